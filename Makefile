@@ -1,0 +1,48 @@
+# authsvc — `make run` starts the service (SQLite, no config needed); `make test` runs every check.
+# A fresh machine needs only python3 (with venv), make and git: uv comes from PyPI into .tools/.
+PYTHON ?= python3
+UV_VERSION := 0.13.8
+UV := .tools/bin/uv
+export UV_PYTHON_DOWNLOADS := never
+export UV_PYTHON := $(PYTHON)
+
+.PHONY: run test lint typecheck imports unit wheel-check bench migrate clean
+
+$(UV):
+	$(PYTHON) -m venv .tools
+	.tools/bin/pip install --quiet uv==$(UV_VERSION)
+
+.venv/.synced: $(UV) pyproject.toml uv.lock
+	$(UV) sync --frozen --extra metrics
+	touch $@
+
+run: .venv/.synced
+	$(UV) run --frozen --no-sync authsvc serve
+
+migrate: .venv/.synced
+	$(UV) run --frozen --no-sync authsvc migrate
+
+lint: .venv/.synced
+	$(UV) run --frozen --no-sync ruff check .
+	$(UV) run --frozen --no-sync ruff format --check .
+
+typecheck: .venv/.synced
+	$(UV) run --frozen --no-sync mypy
+
+imports: .venv/.synced
+	$(UV) run --frozen --no-sync lint-imports
+
+unit: .venv/.synced
+	$(UV) run --frozen --no-sync pytest -q
+
+# Build the wheel and install it into a fresh environment outside the checkout.
+wheel-check: $(UV)
+	bash scripts/wheel-check.sh
+
+test: lint typecheck imports unit wheel-check
+
+bench: .venv/.synced
+	$(UV) run --frozen --no-sync python -m bench.run
+
+clean:
+	rm -rf .venv .tools dist .pytest_cache .mypy_cache .ruff_cache

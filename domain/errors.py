@@ -1,0 +1,105 @@
+"""Domain exceptions. Each carries the contract's problem ``code`` (contract section 1).
+
+The HTTP driver maps each class to a status in exactly one middleware; the CLI prints them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+
+
+class DomainError(Exception):
+    """Base of every error the core raises on purpose. ``code`` is the problem ``code``."""
+
+    code: str = "error"
+
+    def __init__(self, detail: str = "") -> None:
+        super().__init__(detail or self.__class__.__doc__ or self.code)
+        self.detail = detail or (self.__class__.__doc__ or self.code).strip()
+
+
+@attrs.frozen
+class FieldError:
+    """One invalid field of a request: ``field`` is its name (dotted for nested), ``message`` why."""
+
+    field: str
+    message: str
+
+
+class ValidationFailed(DomainError):
+    """The request's fields are missing, of the wrong type, or break a policy."""
+
+    code = "validation_error"
+
+    def __init__(self, errors: Sequence[FieldError], detail: str = "") -> None:
+        self.errors = list(errors)
+        super().__init__(detail or "; ".join(f"{e.field}: {e.message}" for e in self.errors))
+
+
+class InvalidCredentials(DomainError):
+    """Email or password is wrong (the same answer for both: no user enumeration)."""
+
+    code = "invalid_credentials"
+
+
+class InvalidToken(DomainError):
+    """The bearer access token is missing, malformed, badly signed, expired or not ours (RFC 6750)."""
+
+    code = "invalid_token"
+
+
+class InvalidRefreshToken(DomainError):
+    """The refresh token is unknown, expired, already used or revoked (RFC 6749 section 5.2)."""
+
+    code = "invalid_refresh_token"
+
+
+class Forbidden(DomainError):
+    """Authenticated, but the role does not allow the operation."""
+
+    code = "forbidden"
+
+
+class InvalidOldPassword(DomainError):
+    """The old password given for a password change is wrong."""
+
+    code = "invalid_old_password"
+
+
+class NotFound(DomainError):
+    """The resource does not exist or lies outside the caller's organization."""
+
+    code = "not_found"
+
+
+class EmailTaken(DomainError):
+    """A user with this email (compared case-insensitively) already exists."""
+
+    code = "email_taken"
+
+
+class Conflict(DomainError):
+    """The change conflicts with existing state (e.g. a duplicate group name in an org)."""
+
+    code = "conflict"
+
+
+class LastSuperadmin(DomainError):
+    """The last superadmin cannot be demoted."""
+
+    code = "last_superadmin"
+
+
+class RateLimited(DomainError):
+    """Too many failed logins for this email from this client address.
+
+    ``retry_after`` is the number of whole seconds until a login may be tried again.
+    """
+
+    code = "rate_limited"
+
+    def __init__(self, retry_after: int, detail: str = "") -> None:
+        self.retry_after = max(1, int(retry_after))
+        super().__init__(detail or f"too many failed logins; retry after {self.retry_after} s")

@@ -1,0 +1,101 @@
+"""Entities and value objects of authsvc (attrs, frozen).
+
+Timestamps are timezone-aware UTC ``datetime`` values; adapters must round-trip them to the
+microsecond.
+"""
+
+from __future__ import annotations
+
+import enum
+from datetime import datetime
+
+import attrs
+
+from domain.errors import FieldError, ValidationFailed
+
+BCRYPT_MAX_PASSWORD_BYTES = 72
+"""bcrypt reads at most 72 bytes of a password; longer ones are refused, never truncated."""
+
+
+class Role(enum.StrEnum):
+    """A user's role within its organization, lowest to highest (seed.md part 5)."""
+
+    VIEWER = "viewer"
+    OPERATOR = "operator"
+    ORG_ADMIN = "org_admin"
+    SUPERADMIN = "superadmin"
+
+    @property
+    def rank(self) -> int:
+        """0 for viewer up to 3 for superadmin."""
+        return _RANKS[self]
+
+
+_RANKS = {Role.VIEWER: 0, Role.OPERATOR: 1, Role.ORG_ADMIN: 2, Role.SUPERADMIN: 3}
+
+
+@attrs.frozen
+class User:
+    """A registered user. ``email`` is normalized and lower-case; ``password_hash`` is bcrypt."""
+
+    id: str
+    email: str
+    password_hash: str = attrs.field(repr=False)
+    role: Role
+    org_id: str
+    created_at: datetime
+
+
+@attrs.frozen
+class Group:
+    """A named group of users inside one organization; ``name`` is unique per ``org_id``."""
+
+    id: str
+    name: str
+    org_id: str
+    created_at: datetime
+
+
+@attrs.frozen
+class GroupSummary:
+    """A group with its number of members, as listed and returned by the API."""
+
+    group: Group
+    member_count: int
+
+
+@attrs.frozen
+class RefreshToken:
+    """The stored form of an opaque refresh token (RFC 6749 section 1.5; RFC 9700 section 4.14).
+
+    ``token_hash``: SHA-256 of the token, lower-case hex (64 chars) — the clear token is never
+    stored. ``family_id``: one family per login (a session); every rotation stays in it.
+    ``expires_at``: this token's own expiry (idle limit, capped by ``session_expires_at``).
+    ``session_expires_at``: the family's absolute end, counted from the login; rotation never
+    extends it.
+    """
+
+    token_hash: str
+    user_id: str
+    family_id: str
+    expires_at: datetime
+    session_expires_at: datetime
+    created_at: datetime
+
+    def is_expired(self, now: datetime) -> bool:
+        """True when ``now`` is at or past ``expires_at``."""
+        return now >= self.expires_at
+
+
+def check_password_policy(password: str, min_length: int, field: str = "password") -> None:
+    """Enforce the password policy of contract section 2.
+
+    At least ``min_length`` characters and at most 72 bytes in UTF-8 (bcrypt's limit).
+    Raises ``ValidationFailed`` naming ``field`` and the reason.
+    """
+    if len(password) < min_length:
+        raise ValidationFailed([FieldError(field, f"must be at least {min_length} characters")])
+    if len(password.encode("utf-8")) > BCRYPT_MAX_PASSWORD_BYTES:
+        raise ValidationFailed(
+            [FieldError(field, f"must be at most {BCRYPT_MAX_PASSWORD_BYTES} bytes in UTF-8")]
+        )
