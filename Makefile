@@ -13,8 +13,11 @@ $(UV):
 	.tools/bin/pip install --quiet uv==$(UV_VERSION)
 
 .venv/.synced: $(UV) pyproject.toml uv.lock
-	$(UV) sync --frozen --extra metrics
+	$(UV) sync --frozen --extra metrics --no-editable --reinstall-package authsvc
 	touch $@
+
+# Re-install our own (non-editable) package so its metadata lists exactly the shipped files.
+.venv/.synced: $(shell find domain application adapters entrypoints service_actuator -name '*.py' -o -name '*.sql' 2>/dev/null)
 
 run: .venv/.synced
 	$(UV) run --frozen --no-sync authsvc serve

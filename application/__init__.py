@@ -1,1 +1,4 @@
-"""Use cases of authsvc. They depend on ``domain`` and on the ports in ``application.ports`` only."""
+"""Use cases of authsvc.
+
+They depend on ``domain`` and on the ports in ``application.ports`` only.
+"""

@@ -33,7 +33,10 @@ class UserRepo(Protocol):
         ...
 
     async def update(self, user: User) -> None:
-        """Replace the stored user with the same id (email, hash, role, org). Raises ``NotFound``."""
+        """Replace the stored user with the same id (email, hash, role, org).
+
+        Raises ``NotFound`` when no user has that id.
+        """
         ...
 
     async def list_page(self, org_id: str | None, after: str | None, limit: int) -> list[User]:
@@ -107,7 +110,9 @@ class GroupRepo(Protocol):
         """Delete the group and its memberships; False if it did not exist."""
         ...
 
-    async def list_page(self, org_id: str | None, after: str | None, limit: int) -> list[GroupSummary]:
+    async def list_page(
+        self, org_id: str | None, after: str | None, limit: int
+    ) -> list[GroupSummary]:
         """Keyset page of groups with ``id > after`` ordered by id; ``org_id`` None = all orgs."""
         ...
 
@@ -213,6 +218,10 @@ class Signer(Protocol):
 
 EventHandler = Callable[[Any], Awaitable[None] | None]
 
+EmailNormalizer = Callable[[str], str]
+"""Checks an email's syntax and returns its canonical lower-case form; raises ``ValidationFailed``
+naming the field ``email`` when the syntax is bad (contract section 2)."""
+
 
 class EventBus(Protocol):
     """Publish/subscribe of application events. Subscribers' failures are logged, not raised."""
@@ -221,7 +230,9 @@ class EventBus(Protocol):
         """Deliver ``event`` to every subscriber of its type (and of its base types)."""
         ...
 
-    def subscribe(self, event_type: type[E], handler: Callable[[E], Awaitable[None] | None]) -> None:
+    def subscribe(
+        self, event_type: type[E], handler: Callable[[E], Awaitable[None] | None]
+    ) -> None:
         """Call ``handler`` (sync or async) for every published instance of ``event_type``."""
         ...
 
@@ -262,6 +273,7 @@ class HealthIndicator(Protocol):
 
 __all__ = [
     "Clock",
+    "EmailNormalizer",
     "EventBus",
     "EventHandler",
     "GroupRepo",

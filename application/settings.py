@@ -28,7 +28,9 @@ class AuthSettings:
     """
 
     algorithm: str = attrs.field(default="RS256", validator=v.in_(ALGORITHMS))
-    mldsa_backend: str = attrs.field(default="cryptography", validator=v.in_(("cryptography", "liboqs")))
+    mldsa_backend: str = attrs.field(
+        default="cryptography", validator=v.in_(("cryptography", "liboqs"))
+    )
     issuer: str = attrs.field(default="http://localhost:8080", validator=v.min_len(1))
     audience: str = attrs.field(default="authsvc", validator=v.min_len(1))
     access_token_ttl: int = attrs.field(default=900, validator=_positive)
@@ -68,7 +70,7 @@ class ServerSettings:
 
 @attrs.frozen
 class TelemetrySettings:
-    """Prefix ``telemetry``: ``exporter`` = ``none`` | ``console`` | ``otlp`` (to ``otlp_endpoint``)."""
+    """Prefix ``telemetry``: ``exporter`` = ``none`` | ``console`` | ``otlp`` (``otlp_endpoint``)."""
 
     exporter: str = attrs.field(default="none", validator=v.in_(("none", "console", "otlp")))
     otlp_endpoint: str = ""

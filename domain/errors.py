@@ -22,7 +22,7 @@ class DomainError(Exception):
 
 @attrs.frozen
 class FieldError:
-    """One invalid field of a request: ``field`` is its name (dotted for nested), ``message`` why."""
+    """One invalid field: ``field`` is its name (dotted when nested), ``message`` says why."""
 
     field: str
     message: str
@@ -45,7 +45,7 @@ class InvalidCredentials(DomainError):
 
 
 class InvalidToken(DomainError):
-    """The bearer access token is missing, malformed, badly signed, expired or not ours (RFC 6750)."""
+    """The bearer token is missing, malformed, badly signed, expired or not ours (RFC 6750)."""
 
     code = "invalid_token"
 

@@ -1,0 +1,66 @@
+"""Password hashing with bcrypt: the ``Hasher`` port (contract section 2).
+
+bcrypt hashes at most 72 bytes of UTF-8; longer passwords are refused by the password policy
+before they reach this adapter, and bcrypt 5 raises ``ValueError`` rather than truncating.
+Passwords are never logged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+
+import bcrypt
+
+from application.settings import AuthSettings, Live
+
+
+class BcryptHasher:
+    """``Hasher`` over bcrypt at cost ``auth.current.bcrypt_rounds`` (log2 rounds, 4..31).
+
+    Both operations run in a worker thread (``asyncio.to_thread``), as a cost-12 hash takes
+    ~0.2-0.3 s of CPU. ``verify(pw, None)`` checks ``pw`` against a dummy hash of the current
+    cost (made once per cost and cached) and returns False, so an unknown email costs the same
+    time as a wrong password. ``bcrypt.checkpw`` compares in constant time.
+    """
+
+    def __init__(self, auth: Live[AuthSettings]) -> None:
+        self._auth = auth
+        self._dummy: dict[int, bytes] = {}
+
+    async def hash(self, password: str) -> str:
+        """A new salted ``$2b$`` hash (60 ASCII characters) of ``password`` at the current cost.
+
+        Raises ``ValueError`` for a password over 72 UTF-8 bytes (bcrypt's limit).
+        """
+        rounds = self._auth.current.bcrypt_rounds
+        data = password.encode("utf-8")
+        hashed = await asyncio.to_thread(bcrypt.hashpw, data, bcrypt.gensalt(rounds=rounds))
+        return hashed.decode("ascii")
+
+    async def verify(self, password: str, password_hash: str | None) -> bool:
+        """True iff ``password`` matches ``password_hash``; False for None, a malformed hash or
+        a password bcrypt cannot take (over 72 bytes), after spending one check's time."""
+        data = password.encode("utf-8")
+        if password_hash is None:
+            rounds = self._auth.current.bcrypt_rounds
+            await asyncio.to_thread(lambda: self._check(data, self._dummy_hash(rounds)))
+            return False
+        return await asyncio.to_thread(self._check, data, password_hash.encode("ascii", "replace"))
+
+    @staticmethod
+    def _check(password: bytes, hashed: bytes) -> bool:
+        try:
+            return bcrypt.checkpw(password, hashed)
+        except ValueError:  # malformed hash or password over 72 bytes
+            return False
+
+    def _dummy_hash(self, rounds: int) -> bytes:
+        """The cached dummy hash of cost ``rounds`` (runs in the worker thread)."""
+        dummy = self._dummy.get(rounds)
+        if dummy is None:
+            # A hash of a random secret nobody knows; made once per cost (it takes one hash's
+            # time, so the very first unknown-email login is a little slower).
+            dummy = bcrypt.hashpw(secrets.token_bytes(16).hex().encode(), bcrypt.gensalt(rounds))
+            self._dummy[rounds] = dummy
+        return dummy

@@ -1,0 +1,276 @@
+"""Signing-key files in ``auth.key_dir`` (default ``~/.authsvc/keys``) and the record of their use.
+
+One private key file per algorithm (contract section 2, "Access token"):
+
+============  ========================  ==================================================
+algorithm     file                      content
+============  ========================  ==================================================
+RS256         ``rs256.pem``             RSA 3072-bit private key, PKCS#8 PEM, unencrypted
+ML-DSA-65     ``ml-dsa-65.seed``        the 32-byte FIPS 204 key-generation seed (binary)
+ML-DSA-87     ``ml-dsa-87.seed``        the 32-byte FIPS 204 key-generation seed (binary)
+============  ========================  ==================================================
+
+The directory is mode 0700 and every private key file 0600. A missing key is created
+atomically: the material is written to a temporary file opened with ``O_CREAT | O_EXCL`` and
+mode 0600 in the same directory, flushed to disk, then ``os.link``-ed to its final name. The
+link fails if the name exists, so of two processes starting at once exactly one key wins; the
+loser discards its own material and re-reads the winner's file. A reader therefore never sees a
+half-written key.
+
+``keys.json`` beside the keys records, per algorithm, the key id and until when tokens signed
+with it may still be live (see ``docs/adr/0005-signing-keys-and-algorithm-switching.md``). It is
+updated under an advisory ``flock`` so that several workers sharing the directory merge their
+views instead of overwriting each other.
+
+Blocking work (RSA key generation takes about 0.2-1 s) should run off the event loop: use the
+``*_async`` methods from async code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import json
+import logging
+import os
+import secrets
+import stat
+from collections.abc import Callable, Iterator, Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+log = logging.getLogger(__name__)
+
+KEY_FILES: Mapping[str, str] = {
+    "RS256": "rs256.pem",
+    "ML-DSA-65": "ml-dsa-65.seed",
+    "ML-DSA-87": "ml-dsa-87.seed",
+}
+"""The file name of each algorithm's private key inside the key directory."""
+
+STATE_FILE = "keys.json"
+"""Record of each key's id and verification deadline (JSON, no secrets)."""
+
+LOCK_FILE = ".keys.lock"
+RSA_KEY_BITS = 3072
+MLDSA_SEED_BYTES = 32
+
+
+class KeyStoreError(RuntimeError):
+    """A key file or the key directory is unusable (unreadable, corrupt, wrong owner/type)."""
+
+
+class KeyStore:
+    """Private signing keys stored as files under one directory (``~`` is expanded).
+
+    ``load_or_create(alg)`` returns the key material (bytes: PEM for RS256, the 32-byte seed
+    for ML-DSA), generating and storing it first if absent. ``read_state``/``update_state``
+    manage ``keys.json``. Every method is synchronous and may block (disk, key generation);
+    the ``*_async`` variants run them in a worker thread.
+    """
+
+    def __init__(self, key_dir: str | os.PathLike[str]) -> None:
+        self.path = Path(os.path.expanduser(os.fspath(key_dir)))
+
+    # -- directory ---------------------------------------------------------------------------
+
+    def ensure_dir(self) -> Path:
+        """Create the key directory (and parents) if needed and make sure it is mode 0700.
+
+        Raises ``KeyStoreError`` if the path exists and is not a directory.
+        """
+        try:
+            self.path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        except FileExistsError as e:
+            raise KeyStoreError(f"key directory {self.path} exists and is not a directory") from e
+        st = self.path.stat()
+        if not stat.S_ISDIR(st.st_mode):
+            raise KeyStoreError(f"key directory {self.path} is not a directory")
+        if stat.S_IMODE(st.st_mode) != 0o700:
+            os.chmod(self.path, 0o700)
+        return self.path
+
+    def key_path(self, alg: str) -> Path:
+        """The path of ``alg``'s private key file. Raises ``KeyError`` for an unknown alg."""
+        return self.path / KEY_FILES[alg]
+
+    # -- keys --------------------------------------------------------------------------------
+
+    def load(self, alg: str) -> bytes | None:
+        """The stored key material of ``alg``, or None if there is no key file.
+
+        Tightens a key file readable by group or others to 0600 (with a warning). Raises
+        ``KeyStoreError`` if the file is not a regular file or its content is malformed.
+        """
+        path = self.key_path(alg)
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        except FileNotFoundError:
+            return None
+        except OSError as e:
+            raise KeyStoreError(f"cannot open signing key {path}: {e.strerror}") from e
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise KeyStoreError(f"signing key {path} is not a regular file")
+            if stat.S_IMODE(st.st_mode) & 0o077:
+                log.warning("signing key %s was readable by others; setting mode 0600", path)
+                os.fchmod(fd, 0o600)
+            with os.fdopen(fd, "rb", closefd=False) as f:
+                data = f.read()
+        finally:
+            os.close(fd)
+        _check_material(alg, data, path)
+        return data
+
+    def load_or_create(self, alg: str) -> bytes:
+        """The key material of ``alg``, generated and stored atomically first if missing.
+
+        Safe against concurrent creators (threads or processes): all of them return the same
+        material. Raises ``KeyStoreError`` on an unusable directory or a corrupt key file.
+        """
+        self.ensure_dir()
+        existing = self.load(alg)
+        if existing is not None:
+            return existing
+        material = generate_material(alg)
+        if self._create_exclusive(self.key_path(alg), material):
+            log.info("generated a new %s signing key in %s", alg, self.path)
+            return material
+        winner = self.load(alg)
+        if winner is None:  # pragma: no cover - the file was deleted between link and read
+            raise KeyStoreError(f"signing key {self.key_path(alg)} vanished while being created")
+        return winner
+
+    async def load_or_create_async(self, alg: str) -> bytes:
+        """``load_or_create`` in a worker thread (key generation blocks for up to ~1 s)."""
+        return await asyncio.to_thread(self.load_or_create, alg)
+
+    def _create_exclusive(self, path: Path, data: bytes) -> bool:
+        """Write ``data`` to ``path`` (mode 0600) unless it exists; True if this call created it."""
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(8)}.tmp")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(tmp, flags, 0o600)
+        try:
+            try:
+                os.fchmod(fd, 0o600)  # whatever the umask
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                return False
+            _fsync_dir(path.parent)
+            return True
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+
+    # -- state (keys.json) -------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        self.ensure_dir()
+        fd = os.open(self.path / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # releases the lock
+
+    def read_state(self) -> dict[str, Any]:
+        """The parsed ``keys.json`` (``{"keys": {alg: {...}}}``); empty if absent or unreadable."""
+        try:
+            raw = (self.path / STATE_FILE).read_bytes()
+        except FileNotFoundError:
+            return {"keys": {}}
+        try:
+            state = json.loads(raw)
+        except ValueError:
+            log.warning("ignoring malformed %s in %s", STATE_FILE, self.path)
+            return {"keys": {}}
+        if not isinstance(state, dict) or not isinstance(state.get("keys"), dict):
+            return {"keys": {}}
+        return state
+
+    def update_state(self, mutate: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+        """Read ``keys.json`` under an exclusive lock, call ``mutate(state)`` (it edits the dict
+        in place), write the result atomically (temp file + rename) and return it."""
+        with self._locked():
+            state = self.read_state()
+            mutate(state)
+            target = self.path / STATE_FILE
+            tmp = target.with_name(f".{STATE_FILE}.{os.getpid()}.{secrets.token_hex(8)}.tmp")
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as f:
+                    json.dump(state, f, indent=2, sort_keys=True)
+                    f.flush()
+                    os.fsync(f.fileno())
+                os.replace(tmp, target)
+            finally:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp)
+            return state
+
+
+def generate_material(alg: str) -> bytes:
+    """New private key material for ``alg``: RSA-3072 PKCS#8 PEM, or a random 32-byte ML-DSA
+    seed (FIPS 204 ``xi``, from ``secrets``). Raises ``KeyError`` for an unknown alg."""
+    if alg not in KEY_FILES:
+        raise KeyError(alg)
+    if alg == "RS256":
+        key = rsa.generate_private_key(public_exponent=65537, key_size=RSA_KEY_BITS)
+        return key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    return secrets.token_bytes(MLDSA_SEED_BYTES)
+
+
+def _check_material(alg: str, data: bytes, path: Path) -> None:
+    if alg == "RS256":
+        if not data.startswith(b"-----BEGIN PRIVATE KEY-----"):
+            raise KeyStoreError(f"signing key {path} is not a PKCS#8 PEM private key")
+    elif len(data) != MLDSA_SEED_BYTES:
+        raise KeyStoreError(
+            f"signing key {path} is {len(data)} bytes; an ML-DSA seed is {MLDSA_SEED_BYTES}"
+        )
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:  # pragma: no cover - platforms without directory fds
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover
+        pass
+    finally:
+        os.close(fd)
+
+
+def isoformat(t: datetime) -> str:
+    """``t`` as an ISO 8601 string (for ``keys.json``)."""
+    return t.isoformat()
+
+
+def parse_time(s: object) -> datetime | None:
+    """An ISO 8601 string from ``keys.json`` as a datetime, or None if missing/malformed."""
+    if not isinstance(s, str):
+        return None
+    try:
+        return datetime.fromisoformat(s)
+    except ValueError:
+        return None

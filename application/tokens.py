@@ -1,0 +1,186 @@
+"""Access-token claims and the refresh-token lifecycle: issue, rotate, detect reuse, revoke.
+
+Implements contract section 2 ("Access token", "Refresh token"), RFC 6749 section 6 (refresh),
+RFC 9700 section 4.14.2 (rotation with reuse detection) and RFC 7519 (claims).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import uuid
+from datetime import datetime, timedelta
+from typing import Any
+
+import attrs
+
+from application.events import RefreshTokenReuseDetected
+from application.ports import Clock, EventBus, Signer, Transaction, UnitOfWork
+from application.settings import AuthSettings, Live
+from domain.errors import InvalidRefreshToken
+from domain.model import RefreshToken, User
+
+REFRESH_TOKEN_BYTES = 32
+"""Entropy of a refresh token: 32 bytes (256 bits) from ``secrets``, base64url (43 chars)."""
+
+
+def hash_refresh_token(token: str) -> str:
+    """SHA-256 of the token's UTF-8 bytes, lower-case hex (64 chars): the only stored form."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def new_jti() -> str:
+    """A JWT ID (RFC 7519 section 4.1.7): 12 lower-case hex characters (48 random bits)."""
+    return secrets.token_hex(6)
+
+
+@attrs.frozen
+class TokenPair:
+    """What /login and /refresh hand out (contract ``TokenPair``).
+
+    ``expires_in`` and ``refresh_expires_in`` are lifetimes in seconds from issuance.
+    """
+
+    access_token: str
+    refresh_token: str = attrs.field(repr=False)
+    expires_in: int
+    refresh_expires_in: int
+    token_type: str = "Bearer"  # noqa: S105 - the RFC 6750 token type, not a secret
+
+
+class TokenIssuer:
+    """Builds access tokens and refresh tokens for a user.
+
+    ``issue_pair`` writes the new refresh token into the caller's transaction; the caller commits.
+    """
+
+    def __init__(self, signer: Signer, clock: Clock, settings: Live[AuthSettings]) -> None:
+        self._signer = signer
+        self._clock = clock
+        self._settings = settings
+
+    def access_claims(self, user: User, groups: list[str], now: datetime) -> dict[str, Any]:
+        """The claims of seed.md part 2.
+
+        ``sub, email, role, org_id, iss, aud, iat, exp, groups, jti`` (iat/exp in Unix seconds).
+        """
+        cfg = self._settings.current
+        iat = int(now.timestamp())
+        return {
+            "sub": user.id,
+            "email": user.email,
+            "role": user.role.value,
+            "org_id": user.org_id,
+            "iss": cfg.issuer,
+            "aud": cfg.audience,
+            "iat": iat,
+            "exp": iat + cfg.access_token_ttl,
+            "groups": groups,
+            "jti": new_jti(),
+        }
+
+    async def issue_pair(
+        self,
+        tx: Transaction,
+        user: User,
+        *,
+        family_id: str | None = None,
+        session_expires_at: datetime | None = None,
+    ) -> tuple[TokenPair, RefreshToken]:
+        """Sign an access token and store a new refresh token in ``tx``.
+
+        A login passes neither ``family_id`` nor ``session_expires_at``: a new family starts and
+        its absolute end is now + ``session_max_age``. A rotation passes the family's values, so
+        the new token's expiry is min(now + ``refresh_token_ttl``, ``session_expires_at``).
+        """
+        cfg = self._settings.current
+        now = self._clock.now()
+        if family_id is None or session_expires_at is None:
+            family_id = uuid.uuid4().hex
+            session_expires_at = now + timedelta(seconds=cfg.session_max_age)
+        expires_at = min(now + timedelta(seconds=cfg.refresh_token_ttl), session_expires_at)
+        clear = secrets.token_urlsafe(REFRESH_TOKEN_BYTES)
+        record = RefreshToken(
+            token_hash=hash_refresh_token(clear),
+            user_id=user.id,
+            family_id=family_id,
+            expires_at=expires_at,
+            session_expires_at=session_expires_at,
+            created_at=now,
+        )
+        await tx.tokens.add(record)
+        groups = await tx.groups.groups_of(user.id)
+        access = await self._signer.sign(self.access_claims(user, groups, now))
+        pair = TokenPair(
+            access_token=access,
+            refresh_token=clear,
+            expires_in=cfg.access_token_ttl,
+            refresh_expires_in=max(0, int((expires_at - now).total_seconds())),
+        )
+        return pair, record
+
+
+class RefreshTokens:
+    """Rotation of refresh tokens (contract section 2, RFC 9700 section 4.14.2)."""
+
+    def __init__(self, uow: UnitOfWork, issuer: TokenIssuer, bus: EventBus, clock: Clock) -> None:
+        self._uow = uow
+        self._issuer = issuer
+        self._bus = bus
+        self._clock = clock
+
+    async def rotate(self, token: str) -> TokenPair:
+        """Exchange a refresh token for a new pair, in one atomic step.
+
+        The token's record is taken (deleted) and the new one stored in the same transaction, so
+        of N concurrent calls with one token exactly one succeeds. The new access token reads the
+        user record afresh (role and groups as of now). The rotated hash is remembered until its
+        expiry; presenting it again revokes every live token of its family — committed although
+        this call fails — and publishes ``RefreshTokenReuseDetected``.
+
+        Raises ``InvalidRefreshToken`` for an unknown, expired, reused or revoked token, or one
+        whose user is gone.
+        """
+        token_hash = hash_refresh_token(token)
+        now = self._clock.now()
+        reuse: RefreshTokenReuseDetected | None = None
+        async with self._uow.begin() as tx:
+            record = await tx.tokens.take(token_hash)
+            if record is None:
+                rotated = await tx.tokens.find_rotated(token_hash)
+                if rotated is None or rotated.is_expired(now):
+                    raise InvalidRefreshToken("refresh token is unknown, expired or revoked")
+                revoked = await tx.tokens.revoke_family(rotated.family_id)
+                await tx.commit()
+                reuse = RefreshTokenReuseDetected(
+                    user_id=rotated.user_id,
+                    family_id=rotated.family_id,
+                    token_hash_prefix=token_hash[:8],
+                    revoked=revoked,
+                )
+            else:
+                user = await tx.users.get(record.user_id)
+                if record.is_expired(now) or user is None:
+                    await tx.commit()  # the dead record stays deleted
+                    raise InvalidRefreshToken("refresh token is expired")
+                await tx.tokens.remember_rotated(record)
+                pair, _ = await self._issuer.issue_pair(
+                    tx,
+                    user,
+                    family_id=record.family_id,
+                    session_expires_at=record.session_expires_at,
+                )
+                await tx.commit()
+                return pair
+        await self._bus.publish(reuse)
+        raise InvalidRefreshToken("refresh token was already used; its session is revoked")
+
+    async def revoke_session(self, token: str) -> None:
+        """Logout: revoke the whole family of a live or rotated token; unknown tokens do nothing."""
+        token_hash = hash_refresh_token(token)
+        async with self._uow.begin() as tx:
+            record = await tx.tokens.find(token_hash) or await tx.tokens.find_rotated(token_hash)
+            if record is None:
+                return
+            await tx.tokens.revoke_family(record.family_id)
+            await tx.commit()

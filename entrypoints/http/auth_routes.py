@@ -1,0 +1,140 @@
+"""Routes of contract section 2: /register, /login, /me, /refresh, /logout, /me/password."""
+
+from __future__ import annotations
+
+import attrs
+from aiohttp import web
+
+from application.auth import Authenticated, AuthService
+from application.tokens import TokenPair
+from entrypoints.http.common import RouteSpec, bearer_token, client_address, read_json, user_json
+from entrypoints.http.keys import CONTAINER
+
+
+@attrs.frozen
+class Credentials:
+    """Body of /register and /login."""
+
+    email: str
+    password: str = attrs.field(repr=False)
+
+
+@attrs.frozen
+class RefreshRequest:
+    """Body of /refresh and /logout (RFC 6749 section 6, ``refresh_token``)."""
+
+    refresh_token: str = attrs.field(repr=False)
+
+
+@attrs.frozen
+class PasswordChange:
+    """Body of /me/password."""
+
+    old_password: str = attrs.field(repr=False)
+    new_password: str = attrs.field(repr=False)
+
+
+def _auth(request: web.Request) -> AuthService:
+    return request.app[CONTAINER].auth_service()
+
+
+async def authenticate(request: web.Request) -> Authenticated:
+    """The verified caller of a bearer-protected route; raises ``InvalidToken`` (401)."""
+    return await _auth(request).authenticate(bearer_token(request))
+
+
+def _pair_json(pair: TokenPair) -> web.Response:
+    return web.json_response(
+        {
+            "access_token": pair.access_token,
+            "refresh_token": pair.refresh_token,
+            "token_type": pair.token_type,
+            "expires_in": pair.expires_in,
+            "refresh_expires_in": pair.refresh_expires_in,
+        },
+        headers={"Cache-Control": "no-store", "Pragma": "no-cache"},  # RFC 6749 section 5.1
+    )
+
+
+async def register(request: web.Request) -> web.Response:
+    """POST /register → 201 User."""
+    body = await read_json(request, Credentials)
+    user = await _auth(request).register(body.email, body.password)
+    return web.json_response(user_json(user), status=201)
+
+
+async def login(request: web.Request) -> web.Response:
+    """POST /login → 200 TokenPair."""
+    body = await read_json(request, Credentials)
+    server = request.app[CONTAINER].config().server
+    client = client_address(request, server.trusted_proxies)
+    return _pair_json(await _auth(request).login(body.email, body.password, client))
+
+
+async def me(request: web.Request) -> web.Response:
+    """GET /me → 200 User with groups."""
+    caller = await authenticate(request)
+    profile = await _auth(request).profile(caller.user.id)
+    return web.json_response(user_json(profile.user, profile.groups))
+
+
+async def refresh(request: web.Request) -> web.Response:
+    """POST /refresh → 200 TokenPair (one-time rotation)."""
+    body = await read_json(request, RefreshRequest)
+    return _pair_json(await _auth(request).refresh(body.refresh_token))
+
+
+async def logout(request: web.Request) -> web.Response:
+    """POST /logout → 204; revokes the token's session; unknown tokens also 204."""
+    body = await read_json(request, RefreshRequest)
+    await _auth(request).logout(body.refresh_token)
+    return web.Response(status=204)
+
+
+async def change_password(request: web.Request) -> web.Response:
+    """POST /me/password → 204; ends every refresh token of the user."""
+    caller = await authenticate(request)
+    body = await read_json(request, PasswordChange)
+    await _auth(request).change_password(caller.user.id, body.old_password, body.new_password)
+    return web.Response(status=204)
+
+
+_CREDENTIALS = {
+    "type": "object",
+    "required": ["email", "password"],
+    "properties": {
+        "email": {"type": "string", "format": "email"},
+        "password": {"type": "string", "minLength": 8, "description": "at most 72 UTF-8 bytes"},
+    },
+}
+_REFRESH = {
+    "type": "object",
+    "required": ["refresh_token"],
+    "properties": {"refresh_token": {"type": "string"}},
+}
+
+ROUTES = [
+    RouteSpec("POST", "/register", register, "Register a user (role viewer)",
+              {201: "User", 400: "Problem", 409: "Problem", 413: "Problem", 422: "Problem"},
+              request=_CREDENTIALS),
+    RouteSpec("POST", "/login", login, "Log in for an access token and a refresh token",
+              {200: "TokenPair", 400: "Problem", 401: "Problem", 422: "Problem", 429: "Problem"},
+              request=_CREDENTIALS),
+    RouteSpec("GET", "/me", me, "The caller's profile with its group ids",
+              {200: "User", 401: "Problem"}, bearer=True),
+    RouteSpec("POST", "/refresh", refresh, "Rotate a refresh token for a new pair",
+              {200: "TokenPair", 400: "Problem", 401: "Problem", 422: "Problem"},
+              request=_REFRESH),
+    RouteSpec("POST", "/logout", logout, "Revoke the session of a refresh token",
+              {204: "No Content", 400: "Problem", 422: "Problem"}, request=_REFRESH),
+    RouteSpec("POST", "/me/password", change_password,
+              "Change the caller's password; ends all its refresh tokens",
+              {204: "No Content", 400: "Problem", 401: "Problem", 403: "Problem", 422: "Problem"},
+              request={
+                  "type": "object",
+                  "required": ["old_password", "new_password"],
+                  "properties": {"old_password": {"type": "string"},
+                                 "new_password": {"type": "string", "minLength": 8}},
+              },
+              bearer=True),
+]  # fmt: skip

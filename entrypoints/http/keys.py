@@ -1,0 +1,13 @@
+"""Typed application state (``web.AppKey``) shared by the route modules."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from aiohttp import web
+
+if TYPE_CHECKING:
+    from entrypoints.container import Container
+
+CONTAINER: web.AppKey[Container] = web.AppKey("container")
+"""The dependency-injector container that built this app."""

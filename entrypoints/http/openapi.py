@@ -1,0 +1,137 @@
+"""The OpenAPI 3.1 document, built from the same ``RouteSpec`` list that fills the router."""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+from aiohttp import web
+
+from entrypoints.http.common import RouteSpec
+
+ROUTE_SPECS: web.AppKey[list[RouteSpec]] = web.AppKey("route_specs")
+"""Every route of the app, in registration order (the router and this document agree)."""
+
+_PROBLEM = {
+    "type": "object",
+    "required": ["type", "title", "status", "detail", "code"],
+    "properties": {
+        "type": {"type": "string"},
+        "title": {"type": "string"},
+        "status": {"type": "integer"},
+        "detail": {"type": "string"},
+        "code": {"type": "string"},
+        "errors": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"field": {"type": "string"}, "message": {"type": "string"}},
+            },
+        },
+    },
+}
+
+SCHEMAS: dict[str, Any] = {
+    "Problem": _PROBLEM,
+    "User": {
+        "type": "object",
+        "required": ["id", "email", "role", "org_id", "created_at"],
+        "properties": {
+            "id": {"type": "string"},
+            "email": {"type": "string", "format": "email"},
+            "role": {"enum": ["viewer", "operator", "org_admin", "superadmin"]},
+            "org_id": {"type": "string"},
+            "created_at": {"type": "string", "format": "date-time"},
+            "groups": {"type": "array", "items": {"type": "string"}},
+        },
+    },
+    "TokenPair": {
+        "type": "object",
+        "required": ["access_token", "refresh_token", "token_type", "expires_in",
+                     "refresh_expires_in"],
+        "properties": {
+            "access_token": {"type": "string"},
+            "refresh_token": {"type": "string"},
+            "token_type": {"const": "Bearer"},
+            "expires_in": {"type": "integer", "description": "seconds"},
+            "refresh_expires_in": {"type": "integer", "description": "seconds"},
+        },
+    },
+    "Group": {
+        "type": "object",
+        "required": ["id", "name", "org_id", "member_count", "created_at"],
+        "properties": {
+            "id": {"type": "string"},
+            "name": {"type": "string"},
+            "org_id": {"type": "string"},
+            "member_count": {"type": "integer"},
+            "created_at": {"type": "string", "format": "date-time"},
+            "members": {
+                "type": "array",
+                "items": {"type": "object", "properties": {"id": {"type": "string"},
+                                                           "email": {"type": "string"}}},
+            },
+        },
+    },
+    "UserPage": {
+        "type": "object",
+        "properties": {"items": {"type": "array", "items": {"$ref": "#/components/schemas/User"}},
+                       "next_cursor": {"type": ["string", "null"]}},
+    },
+    "GroupPage": {
+        "type": "object",
+        "properties": {"items": {"type": "array", "items": {"$ref": "#/components/schemas/Group"}},
+                       "next_cursor": {"type": ["string", "null"]}},
+    },
+}  # fmt: skip
+
+
+def _response(description: str) -> dict[str, Any]:
+    if description in SCHEMAS:
+        media = "application/problem+json" if description == "Problem" else "application/json"
+        return {
+            "description": description,
+            "content": {media: {"schema": {"$ref": f"#/components/schemas/{description}"}}},
+        }
+    return {"description": description}
+
+
+def _operation(spec: RouteSpec) -> dict[str, Any]:
+    op: dict[str, Any] = {
+        "summary": spec.summary,
+        "operationId": f"{spec.method.lower()}_{spec.path.strip('/').replace('/', '_')}",
+        "tags": [spec.tag],
+        "responses": {str(code): _response(desc) for code, desc in spec.responses.items()},
+    }
+    if spec.bearer:
+        op["security"] = [{"bearerAuth": []}]
+    if spec.parameters:
+        op["parameters"] = list(spec.parameters)
+    if spec.request is not None:
+        op["requestBody"] = {
+            "required": True,
+            "content": {"application/json": {"schema": spec.request}},
+        }
+    return op
+
+
+def build_openapi(app: web.Application) -> dict[str, Any]:
+    """OpenAPI 3.1 for every ``RouteSpec`` in ``app[ROUTE_SPECS]``."""
+    try:
+        app_version = version("authsvc")
+    except PackageNotFoundError:  # running from a checkout without install
+        app_version = "0"
+    paths: dict[str, dict[str, Any]] = {}
+    for spec in app[ROUTE_SPECS]:
+        paths.setdefault(spec.path, {})[spec.method.lower()] = _operation(spec)
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "authsvc", "version": app_version},
+        "paths": paths,
+        "components": {
+            "schemas": SCHEMAS,
+            "securitySchemes": {
+                "bearerAuth": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
+            },
+        },
+    }

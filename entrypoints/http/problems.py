@@ -1,0 +1,124 @@
+"""RFC 9457 problem details: the one place where errors become HTTP statuses and bodies."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from aiohttp import web
+
+from domain import errors as d
+
+log = logging.getLogger("authsvc.http")
+
+PROBLEM_JSON = "application/problem+json"
+
+STATUS_BY_ERROR: dict[type[d.DomainError], int] = {
+    d.ValidationFailed: 422,
+    d.InvalidCredentials: 401,
+    d.InvalidToken: 401,
+    d.InvalidRefreshToken: 401,
+    d.Forbidden: 403,
+    d.InvalidOldPassword: 403,
+    d.NotFound: 404,
+    d.EmailTaken: 409,
+    d.Conflict: 409,
+    d.LastSuperadmin: 409,
+    d.RateLimited: 429,
+}
+"""Contract section 1: domain error class → HTTP status."""
+
+_TITLES = {
+    400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not Found",
+    405: "Method Not Allowed",
+    409: "Conflict",
+    413: "Content Too Large",
+    415: "Unsupported Media Type",
+    422: "Unprocessable Content",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    501: "Not Implemented",
+}
+
+
+class HttpProblem(Exception):
+    """An error that only exists at the HTTP edge (e.g. a body that is not JSON)."""
+
+    def __init__(self, status: int, code: str, detail: str) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.code = code
+        self.detail = detail
+
+
+def problem_response(
+    status: int,
+    code: str,
+    detail: str,
+    *,
+    extra: dict[str, Any] | None = None,
+    headers: dict[str, str] | None = None,
+) -> web.Response:
+    """A problem+json response: ``{type, title, status, detail, code}`` (+ ``extra`` members)."""
+    body: dict[str, Any] = {
+        "type": "about:blank",
+        "title": _TITLES.get(status, "Error"),
+        "status": status,
+        "detail": detail,
+        "code": code,
+    }
+    if extra:
+        body.update(extra)
+    return web.json_response(body, status=status, content_type=PROBLEM_JSON, headers=headers)
+
+
+def domain_problem(exc: d.DomainError) -> web.Response:
+    """The problem response for a domain error, with RFC 6750 / RFC 9110 headers where due."""
+    status = STATUS_BY_ERROR.get(type(exc), 400)
+    headers: dict[str, str] = {}
+    extra: dict[str, Any] = {}
+    if isinstance(exc, d.InvalidToken):
+        headers["WWW-Authenticate"] = 'Bearer error="invalid_token"'
+    if isinstance(exc, d.RateLimited):
+        headers["Retry-After"] = str(exc.retry_after)
+    if isinstance(exc, d.ValidationFailed):
+        extra["errors"] = [{"field": e.field, "message": e.message} for e in exc.errors]
+    return problem_response(status, exc.code, exc.detail, extra=extra, headers=headers)
+
+
+_HTTP_CODES = {
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "body_too_large",
+    415: "unsupported_media_type",
+}
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@web.middleware
+async def problem_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Map every error to problem+json: domain errors by ``STATUS_BY_ERROR``, aiohttp's own
+    (404, 405, 413 ...) by status, anything unexpected to a logged 500 without internals."""
+    try:
+        return await handler(request)
+    except d.DomainError as exc:
+        return domain_problem(exc)
+    except HttpProblem as exc:
+        return problem_response(exc.status, exc.code, exc.detail)
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        code = _HTTP_CODES.get(exc.status, "http_error")
+        detail = exc.text or exc.reason
+        if exc.status == 413:
+            detail = "request body is larger than server.max_body_bytes"
+        headers = {k: v for k, v in exc.headers.items() if k.lower() == "allow"}
+        return problem_response(exc.status, code, detail, headers=headers)
+    except Exception:
+        log.exception("unhandled error on %s %s", request.method, request.path)
+        return problem_response(500, "internal_error", "an unexpected error occurred")

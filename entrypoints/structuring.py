@@ -1,0 +1,81 @@
+"""The private cattrs converters that turn untrusted mappings (request bodies, configuration)
+into attrs/dataclass objects, with strict JSON-like types and errors that name the field."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, TypeVar
+
+import cattrs
+from cattrs.errors import BaseValidationError
+
+from domain.errors import FieldError, ValidationFailed
+
+T = TypeVar("T")
+
+_PATH = re.compile(r"^(?P<msg>.*?) @ \$(?P<path>.*)$")
+
+
+def _strict_str(value: Any, _: type) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"expected a string, got {type(value).__name__}")
+    return value
+
+
+def _strict_int(value: Any, _: type) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"expected an integer, got {type(value).__name__}")
+    return value
+
+
+def _strict_float(value: Any, _: type) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"expected a number, got {type(value).__name__}")
+    return float(value)
+
+
+def _strict_bool(value: Any, _: type) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"expected a boolean, got {type(value).__name__}")
+    return value
+
+
+def _str_tuple(value: Any, _: type) -> tuple[str, ...]:
+    if not isinstance(value, list | tuple):
+        raise TypeError(f"expected a list of strings, got {type(value).__name__}")
+    return tuple(_strict_str(item, str) for item in value)
+
+
+def make_converter(*, forbid_extra_keys: bool) -> cattrs.Converter:
+    """A new private converter with strict hooks: a string field takes only a JSON string, an
+    integer field only an integer (not a bool), etc. ``forbid_extra_keys`` rejects unknown keys."""
+    converter = cattrs.Converter(forbid_extra_keys=forbid_extra_keys)
+    converter.register_structure_hook(str, _strict_str)
+    converter.register_structure_hook(int, _strict_int)
+    converter.register_structure_hook(float, _strict_float)
+    converter.register_structure_hook(bool, _strict_bool)
+    converter.register_structure_hook(tuple[str, ...], _str_tuple)
+    return converter
+
+
+def field_errors(exc: BaseException) -> list[FieldError]:
+    """The (dotted field path, message) pairs of a cattrs structuring error."""
+    if not isinstance(exc, BaseValidationError):
+        return [FieldError("", str(exc))]
+    errors = []
+    for line in cattrs.transform_error(exc, path="$"):
+        match = _PATH.match(line)
+        if match is None:
+            errors.append(FieldError("", line))
+            continue
+        path = match["path"].lstrip(".")
+        errors.append(FieldError(path, match["msg"]))
+    return errors
+
+
+def structure(converter: cattrs.Converter, data: Any, cls: type[T]) -> T:
+    """Structure ``data`` into ``cls``; raises ``ValidationFailed`` listing every bad field."""
+    try:
+        return converter.structure(data, cls)
+    except (BaseValidationError, ValueError, TypeError) as exc:
+        raise ValidationFailed(field_errors(exc)) from None

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Build the wheel and install it into a fresh environment OUTSIDE the checkout, then run
+# `authsvc --help` there: proves the distribution carries every package it needs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+UV=${UV:-.tools/bin/uv}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+"$UV" build --wheel --out-dir "$work/dist" --quiet
+"$UV" venv --quiet "$work/venv"
+# Pin the wheel's dependencies to the lock file's versions.
+"$UV" export --frozen --no-dev --no-hashes --no-emit-project --quiet > "$work/constraints.txt"
+VIRTUAL_ENV="$work/venv" "$UV" pip install --quiet -c "$work/constraints.txt" "$work"/dist/*.whl
+(cd "$work" && "$work/venv/bin/authsvc" --help >/dev/null)
+(cd "$work" && "$work/venv/bin/python" -c "import domain, application, adapters, entrypoints, service_actuator")
+echo "wheel-check: the built wheel installs and runs 'authsvc --help' outside the checkout"

@@ -1,0 +1,95 @@
+"""End-to-end fixtures: the real aiohttp app (container, SQLite, real keys) over HTTP."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp.test_utils import TestClient
+
+from entrypoints.config import load_config
+from entrypoints.container import Container, build_container
+from entrypoints.http.app import create_app
+
+ALGORITHMS = ["RS256", "ML-DSA-65", "ML-DSA-87"]
+
+MakeClient = Callable[..., Awaitable[TestClient]]
+
+
+@pytest.fixture(params=["sqlite"])
+def storage_env(request: pytest.FixtureRequest, tmp_path: Path) -> dict[str, str]:
+    """Environment selecting the storage backend of the app under test."""
+    if request.param == "sqlite":
+        return {"AUTHSVC_STORAGE__BACKEND": "sqlite",
+                "AUTHSVC_STORAGE__SQLITE_PATH": str(tmp_path / "authsvc.db")}  # fmt: skip
+    raise AssertionError(request.param)
+
+
+@pytest.fixture
+def base_env(tmp_path: Path, storage_env: dict[str, str]) -> dict[str, str]:
+    return {
+        "AUTHSVC_AUTH__BCRYPT_ROUNDS": "4",
+        "AUTHSVC_AUTH__KEY_DIR": str(tmp_path / "keys"),
+        **storage_env,
+    }
+
+
+@pytest.fixture
+def make_client(
+    aiohttp_client: Callable[..., Awaitable[TestClient]], base_env: dict[str, str]
+) -> MakeClient:
+    """``await make_client(**{"AUTHSVC_...": value})`` → a client of a fresh app."""
+
+    async def make(env: dict[str, str] | None = None, config_path: str | None = None) -> TestClient:
+        environ = {**base_env, **(env or {})}
+        config = load_config(config_path, environ=environ)
+        container = build_container(config)
+        client = await aiohttp_client(create_app(container))
+        client.app["test_container"] = container  # type: ignore[index]
+        return client
+
+    return make
+
+
+@pytest.fixture
+async def client(make_client: MakeClient) -> TestClient:
+    """A client of the app with default settings (RS256)."""
+    return await make_client()
+
+
+def container_of(client: TestClient) -> Container:
+    return client.app["test_container"]  # type: ignore[index,no-any-return]
+
+
+PASSWORD = "correct horse battery"
+
+
+async def register_and_login(
+    client: TestClient, email: str = "alice@example.com", password: str = PASSWORD
+) -> dict[str, Any]:
+    """Register ``email`` and log in; returns the TokenPair body."""
+    resp = await client.post("/register", json={"email": email, "password": password})
+    assert resp.status == 201, await resp.text()
+    resp = await client.post("/login", json={"email": email, "password": password})
+    assert resp.status == 200, await resp.text()
+    return await resp.json()  # type: ignore[no-any-return]
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+async def assert_problem(resp: Any, status: int, code: str) -> dict[str, Any]:
+    """Assert an RFC 9457 problem+json response with the contract's ``code``."""
+    assert resp.status == status, await resp.text()
+    assert resp.headers["Content-Type"].startswith("application/problem+json")
+    body = await resp.json()
+    assert body["status"] == status and body["code"] == code
+    assert {"type", "title", "detail"} <= set(body)
+    return body  # type: ignore[no-any-return]
+
+
+__all__ = ["ALGORITHMS", "PASSWORD", "os"]

@@ -1,0 +1,78 @@
+"""Fixtures for use-case tests: in-memory adapters, a real signer in a temp key dir, a fake clock."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adapters.crypto.bcrypt_hasher import BcryptHasher
+from adapters.crypto.jwt_signer import JwtSigner
+from adapters.email_address import normalize_email
+from adapters.events.inprocess import InProcessEventBus
+from adapters.persistence.memory import MemoryLoginAttempts, MemoryUnitOfWork
+from application.auth import AuthService
+from application.events import Event
+from application.settings import AuthSettings, Live
+from application.throttle import LoginThrottle
+from tests.fakes import FakeClock
+
+
+class Recorder:
+    """Collects every event published on a bus."""
+
+    def __init__(self, bus: InProcessEventBus) -> None:
+        self.events: list[Event] = []
+        bus.subscribe(Event, self.events.append)
+
+    def of(self, cls: type[Any]) -> list[Any]:
+        return [e for e in self.events if isinstance(e, cls)]
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def auth_settings(tmp_path: Path) -> Live[AuthSettings]:
+    return Live(AuthSettings(bcrypt_rounds=4, key_dir=str(tmp_path / "keys")))
+
+
+@pytest.fixture
+def uow() -> MemoryUnitOfWork:
+    return MemoryUnitOfWork()
+
+
+@pytest.fixture
+def bus() -> InProcessEventBus:
+    return InProcessEventBus()
+
+
+@pytest.fixture
+def recorder(bus: InProcessEventBus) -> Recorder:
+    return Recorder(bus)
+
+
+@pytest.fixture
+def signer(auth_settings: Live[AuthSettings], clock: FakeClock) -> JwtSigner:
+    return JwtSigner.from_settings(auth_settings.current, clock)
+
+
+@pytest.fixture
+def hasher(auth_settings: Live[AuthSettings]) -> BcryptHasher:
+    return BcryptHasher(auth_settings)
+
+
+@pytest.fixture
+def service(
+    uow: MemoryUnitOfWork,
+    hasher: BcryptHasher,
+    signer: JwtSigner,
+    bus: InProcessEventBus,
+    clock: FakeClock,
+    auth_settings: Live[AuthSettings],
+) -> AuthService:
+    throttle = LoginThrottle(MemoryLoginAttempts(), clock, auth_settings)
+    return AuthService(uow, hasher, signer, bus, clock, auth_settings, normalize_email, throttle)

@@ -1,0 +1,254 @@
+"""domain.policy: the permission matrix and the escalation rules of contract section 3.
+
+``MATRIX`` below is the one table of who may do what; ``tests/unit/test_admin.py`` drives the
+real use cases with the same table.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from domain import policy
+from domain.errors import Forbidden, LastSuperadmin, NotFound, ValidationFailed
+from domain.model import Group, Role, User
+from domain.policy import Operation, Principal
+
+# The permission matrix of contract section 3. The caller belongs to organization "acme"; the
+# target (user, group, or the organization named in a listing / creation) is in "acme" (same)
+# or in "globex" (other). ok = allowed, 403 = Forbidden, 404 = NotFound.
+_MATRIX_TABLE = """
+operation       target   viewer  operator  org_admin  superadmin
+list_users      same     403     403       ok         ok
+list_users      other    403     403       404        ok
+view_user       same     403     403       ok         ok
+view_user       other    403     403       404        ok
+set_role        same     403     403       ok         ok
+set_role        other    403     403       404        ok
+move_user       same     403     403       403        ok
+move_user       other    403     403       403        ok
+list_groups     same     ok      ok        ok         ok
+list_groups     other    404     404       404        ok
+view_group      same     ok      ok        ok         ok
+view_group      other    404     404       404        ok
+create_group    same     403     403       ok         ok
+create_group    other    403     403       404        ok
+rename_group    same     403     403       ok         ok
+rename_group    other    403     403       404        ok
+delete_group    same     403     403       ok         ok
+delete_group    other    403     403       404        ok
+add_member      same     403     403       ok         ok
+add_member      other    403     403       404        ok
+remove_member   same     403     403       ok         ok
+remove_member   other    403     403       404        ok
+"""
+
+CALLER_ORG = "acme"
+OTHER_ORG = "globex"
+_OUTCOMES: dict[str, type[Exception] | None] = {"ok": None, "403": Forbidden, "404": NotFound}
+
+
+def _parse(table: str) -> list[tuple[Operation, str, Role, type[Exception] | None]]:
+    lines = [line.split() for line in table.strip().splitlines()]
+    header, rows = lines[0], lines[1:]
+    roles = [Role(name) for name in header[2:]]
+    cases = []
+    for op_name, target, *outcomes in rows:
+        assert target in ("same", "other")
+        assert len(outcomes) == len(roles)
+        for role, outcome in zip(roles, outcomes, strict=True):
+            org = CALLER_ORG if target == "same" else OTHER_ORG
+            cases.append((Operation(op_name), org, role, _OUTCOMES[outcome]))
+    return cases
+
+
+MATRIX = _parse(_MATRIX_TABLE)
+"""(operation, target org, caller role, expected exception or None) for every combination."""
+
+
+def matrix_id(case: tuple[Operation, str, Role, type[Exception] | None]) -> str:
+    """A readable test id: ``set_role-globex-org_admin-NotFound``."""
+    op, org, role, expected = case
+    return f"{op.value}-{org}-{role.value}-{expected.__name__ if expected else 'ok'}"
+
+
+def test_matrix_covers_every_role_operation_and_target() -> None:
+    combos = {(op, org, role) for op, org, role, _ in MATRIX}
+    assert len(combos) == len(MATRIX) == len(Operation) * 2 * len(Role)
+
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def user(uid: str, role: Role, org: str = CALLER_ORG) -> User:
+    return User(uid, f"{uid}@example.com", "x", role, org, NOW)
+
+
+def caller(role: Role, org: str = CALLER_ORG, uid: str = "caller") -> Principal:
+    return Principal(uid, role, org)
+
+
+def _policy_check(op: Operation, principal: Principal, org: str) -> None:
+    """Ask the policy the way the use case of ``op`` does."""
+    if op is Operation.SET_ROLE:
+        policy.check_role_change(principal, user("target", Role.VIEWER, org), Role.OPERATOR, 1)
+    elif op in (Operation.LIST_USERS, Operation.LIST_GROUPS):
+        assert policy.list_scope(principal, op, org) == org
+    elif op is Operation.CREATE_GROUP:
+        assert policy.target_org(principal, op, org) == org
+    else:
+        policy.authorize(principal, op, org)
+
+
+@pytest.mark.parametrize("case", MATRIX, ids=matrix_id)
+def test_permission_matrix(case: tuple[Operation, str, Role, type[Exception] | None]) -> None:
+    op, org, role, expected = case
+    principal = caller(role)
+    if expected is None:
+        _policy_check(op, principal, org)
+    else:
+        with pytest.raises(expected) as info:
+            _policy_check(op, principal, org)
+        assert type(info.value) is expected
+
+
+@pytest.mark.parametrize("op", list(Operation))
+@pytest.mark.parametrize("role", list(Role))
+def test_role_is_checked_before_scope(op: Operation, role: Role) -> None:
+    """A role never allowed an operation gets Forbidden, never NotFound, whatever the target."""
+    principal = caller(role)
+    if policy.can(principal, op):
+        return
+    with pytest.raises(Forbidden):
+        policy.require(principal, op)
+    with pytest.raises(Forbidden):
+        policy.authorize(principal, op, OTHER_ORG)
+
+
+def test_required_role_table_covers_every_operation() -> None:
+    assert set(policy.REQUIRED_ROLE) == set(Operation)
+
+
+def test_not_found_message_does_not_reveal_existence() -> None:
+    with pytest.raises(NotFound) as info:
+        policy.require_in_scope(caller(Role.ORG_ADMIN), OTHER_ORG, "user")
+    assert info.value.detail == "user not found"
+    assert OTHER_ORG not in info.value.detail
+
+
+class TestListScope:
+    def test_org_admin_gets_own_org_by_default(self) -> None:
+        assert policy.list_scope(caller(Role.ORG_ADMIN), Operation.LIST_USERS, None) == CALLER_ORG
+
+    def test_viewer_lists_groups_of_own_org(self) -> None:
+        assert policy.list_scope(caller(Role.VIEWER), Operation.LIST_GROUPS, None) == CALLER_ORG
+
+    def test_superadmin_without_filter_lists_every_org(self) -> None:
+        assert policy.list_scope(caller(Role.SUPERADMIN), Operation.LIST_USERS, None) is None
+
+    def test_superadmin_filters_any_org(self) -> None:
+        principal = caller(Role.SUPERADMIN)
+        assert policy.list_scope(principal, Operation.LIST_USERS, "nowhere") == "nowhere"
+
+    def test_org_admin_naming_any_other_org_gets_not_found(self) -> None:
+        for org in (OTHER_ORG, "does-not-exist"):
+            with pytest.raises(NotFound):
+                policy.list_scope(caller(Role.ORG_ADMIN), Operation.LIST_USERS, org)
+
+
+class TestTargetOrg:
+    def test_superadmin_defaults_to_own_org(self) -> None:
+        principal = caller(Role.SUPERADMIN)
+        assert policy.target_org(principal, Operation.CREATE_GROUP, None) == CALLER_ORG
+
+    def test_org_admin_defaults_to_own_org(self) -> None:
+        principal = caller(Role.ORG_ADMIN)
+        assert policy.target_org(principal, Operation.CREATE_GROUP, None) == CALLER_ORG
+
+
+class TestRoleChange:
+    """Escalation rules (contract section 3)."""
+
+    admin = caller(Role.ORG_ADMIN)
+    root = caller(Role.SUPERADMIN, uid="root")
+
+    @pytest.mark.parametrize("new_role", [Role.VIEWER, Role.OPERATOR, Role.ORG_ADMIN])
+    @pytest.mark.parametrize("old_role", [Role.VIEWER, Role.OPERATOR, Role.ORG_ADMIN])
+    def test_org_admin_sets_non_superadmin_roles_in_own_org(
+        self, old_role: Role, new_role: Role
+    ) -> None:
+        policy.check_role_change(self.admin, user("t", old_role), new_role, 1)
+
+    @pytest.mark.parametrize("old_role", [Role.VIEWER, Role.OPERATOR, Role.ORG_ADMIN])
+    def test_org_admin_may_not_grant_superadmin(self, old_role: Role) -> None:
+        with pytest.raises(Forbidden):
+            policy.check_role_change(self.admin, user("t", old_role), Role.SUPERADMIN, 1)
+
+    @pytest.mark.parametrize("new_role", list(Role))
+    def test_org_admin_may_not_change_a_superadmin(self, new_role: Role) -> None:
+        with pytest.raises(Forbidden):
+            policy.check_role_change(self.admin, user("t", Role.SUPERADMIN), new_role, 5)
+
+    @pytest.mark.parametrize("new_role", list(Role))
+    def test_org_admin_may_not_change_its_own_role(self, new_role: Role) -> None:
+        me = user(self.admin.user_id, Role.ORG_ADMIN)
+        with pytest.raises(Forbidden):
+            policy.check_role_change(self.admin, me, new_role, 1)
+
+    def test_org_admin_gets_not_found_for_a_superadmin_of_another_org(self) -> None:
+        """Scope is checked before the escalation rules: nothing about the target leaks."""
+        target = user("t", Role.SUPERADMIN, OTHER_ORG)
+        with pytest.raises(NotFound):
+            policy.check_role_change(self.admin, target, Role.VIEWER, 5)
+
+    @pytest.mark.parametrize("role", [Role.VIEWER, Role.OPERATOR])
+    def test_viewer_and_operator_are_forbidden_even_on_themselves(self, role: Role) -> None:
+        me = caller(role)
+        with pytest.raises(Forbidden):
+            policy.check_role_change(me, user(me.user_id, role), role, 1)
+
+    @pytest.mark.parametrize("new_role", list(Role))
+    @pytest.mark.parametrize("old_role", [Role.VIEWER, Role.OPERATOR, Role.ORG_ADMIN])
+    def test_superadmin_sets_any_role_in_any_org(self, old_role: Role, new_role: Role) -> None:
+        policy.check_role_change(self.root, user("t", old_role, OTHER_ORG), new_role, 1)
+
+    @pytest.mark.parametrize("new_role", [Role.VIEWER, Role.OPERATOR, Role.ORG_ADMIN])
+    def test_last_superadmin_cannot_be_demoted(self, new_role: Role) -> None:
+        with pytest.raises(LastSuperadmin):
+            policy.check_role_change(self.root, user("root", Role.SUPERADMIN), new_role, 1)
+        with pytest.raises(LastSuperadmin):
+            policy.check_role_change(self.root, user("other", Role.SUPERADMIN), new_role, 1)
+
+    def test_a_superadmin_may_be_demoted_while_another_remains(self) -> None:
+        policy.check_role_change(self.root, user("root", Role.SUPERADMIN), Role.VIEWER, 2)
+        policy.check_role_change(self.root, user("x", Role.SUPERADMIN, OTHER_ORG), Role.VIEWER, 2)
+
+    def test_keeping_the_last_superadmin_superadmin_is_allowed(self) -> None:
+        policy.check_role_change(self.root, user("root", Role.SUPERADMIN), Role.SUPERADMIN, 1)
+
+    def test_last_superadmin_rule_alone(self) -> None:
+        with pytest.raises(LastSuperadmin):
+            policy.check_last_superadmin(user("r", Role.SUPERADMIN), Role.OPERATOR, 1)
+        policy.check_last_superadmin(user("r", Role.SUPERADMIN), Role.OPERATOR, 2)
+        policy.check_last_superadmin(user("r", Role.ORG_ADMIN), Role.VIEWER, 0)
+
+
+class TestMemberOrg:
+    group = Group("g", "ops", CALLER_ORG, NOW)
+
+    def test_member_of_the_group_org_is_accepted(self) -> None:
+        policy.check_member_org(self.group, user("u", Role.VIEWER, CALLER_ORG))
+
+    def test_member_of_another_org_is_a_validation_error_naming_user_id(self) -> None:
+        with pytest.raises(ValidationFailed) as info:
+            policy.check_member_org(self.group, user("u", Role.VIEWER, OTHER_ORG))
+        assert [e.field for e in info.value.errors] == ["user_id"]
+
+
+def test_principal_is_frozen_and_knows_superadmin() -> None:
+    p = Principal("u", Role.SUPERADMIN, "acme")
+    assert p.is_superadmin
+    assert not Principal("u", Role.ORG_ADMIN, "acme").is_superadmin
+    with pytest.raises(AttributeError):
+        p.role = Role.VIEWER  # type: ignore[misc]
