@@ -70,7 +70,7 @@ class ServerSettings:
 
 @attrs.frozen
 class TelemetrySettings:
-    """Prefix ``telemetry``: ``exporter`` = ``none`` | ``console`` | ``otlp`` (``otlp_endpoint``)."""
+    """Prefix ``telemetry``: ``exporter`` = none | console | otlp (sent to ``otlp_endpoint``)."""
 
     exporter: str = attrs.field(default="none", validator=v.in_(("none", "console", "otlp")))
     otlp_endpoint: str = ""

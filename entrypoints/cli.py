@@ -8,6 +8,9 @@ import logging
 import sys
 from collections.abc import Sequence
 
+from adapters.crypto.jwt_signer import SignerUnavailable
+from adapters.crypto.keystore import KeyStoreError
+from adapters.persistence.errors import StorageUnavailable
 from entrypoints.config import Config, ConfigError, load_config
 from entrypoints.container import build_container
 
@@ -16,6 +19,10 @@ log = logging.getLogger("authsvc")
 
 class CliError(Exception):
     """An error to print as one line on stderr, exit status 2 (no traceback)."""
+
+
+STARTUP_ERRORS = (ConfigError, CliError, StorageUnavailable, SignerUnavailable, KeyStoreError)
+"""Errors whose message says what to fix: printed as one line, exit status 2, no traceback."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -65,14 +72,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             _serve(config, args.host, args.port)
         elif args.command == "migrate":
             asyncio.run(_migrate(config))
-    except (ConfigError, CliError) as exc:
+    except STARTUP_ERRORS as exc:
         print(f"authsvc: {exc}", file=sys.stderr)
         return 2
-    except Exception as exc:  # adapters' start-up errors (storage, keys) carry their own message
-        if type(exc).__name__ in {"StorageUnavailable", "KeyStoreError", "BackendUnavailable"}:
-            print(f"authsvc: {exc}", file=sys.stderr)
-            return 2
-        raise
     return 0
 
 

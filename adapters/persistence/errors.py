@@ -29,9 +29,7 @@ def redact_dsn(dsn: str) -> str:
         return "<unparsable DSN>"
     if not parts.scheme or not parts.netloc:
         # A libpq keyword string ("host=... password=...") or garbage: hide any password value.
-        words = [
-            "password=***" if w.lower().startswith("password=") else w for w in dsn.split()
-        ]
+        words = ["password=***" if w.lower().startswith("password=") else w for w in dsn.split()]
         return " ".join(words)
     netloc = parts.netloc
     if "@" in netloc:

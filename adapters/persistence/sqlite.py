@@ -134,8 +134,7 @@ class SqliteUserRepo(_Base):
         """Replace the user with the same id. Raises ``NotFound`` or ``EmailTaken``."""
         try:
             n = await self._count(
-                "UPDATE users SET email = ?, password_hash = ?, role = ?, org_id = ?"
-                " WHERE id = ?",
+                "UPDATE users SET email = ?, password_hash = ?, role = ?, org_id = ? WHERE id = ?",
                 (user.email.lower(), user.password_hash, user.role.value, user.org_id, user.id),
             )
         except sqlite3.IntegrityError:

@@ -1,0 +1,819 @@
+"""application.admin over the in-memory adapters (contract section 3).
+
+The permission matrix is the one table of ``tests/unit/test_policy.py``, driven here through the
+real use cases; then escalation, pagination under concurrent inserts, moves, members, events
+(published after the commit only) and the operator's CLI use cases.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from datetime import datetime
+from typing import Any
+
+import pytest
+
+from adapters.events.inprocess import InProcessEventBus
+from adapters.persistence.memory import MemoryUnitOfWork
+from application import admin
+from application.admin import (
+    AddMember,
+    CreateGroup,
+    CreateSuperadmin,
+    DeleteGroup,
+    GetGroup,
+    GetUser,
+    ListGroups,
+    ListUsers,
+    MoveUser,
+    Page,
+    RemoveMember,
+    RenameGroup,
+    SetOrgByOperator,
+    SetRole,
+    SetRoleByOperator,
+)
+from application.events import Event, GroupMembershipChanged, RoleChanged, UserRegistered
+from application.settings import AuthSettings, Live
+from domain.errors import (
+    Conflict,
+    FieldError,
+    Forbidden,
+    LastSuperadmin,
+    NotFound,
+    ValidationFailed,
+)
+from domain.model import Group, Role, User
+from domain.policy import Operation, Principal
+from tests.fakes import FakeClock
+from tests.unit.test_policy import CALLER_ORG, MATRIX, OTHER_ORG, matrix_id
+
+THIRD_ORG = "initech"
+
+
+# --------------------------------------------------------------------------- doubles
+
+
+class SpyUnitOfWork:
+    """Wraps a MemoryUnitOfWork and records open units and commits, to check that events are
+    published after the commit and outside any unit; ``fail_commit`` makes ``commit()`` raise."""
+
+    def __init__(self, inner: MemoryUnitOfWork) -> None:
+        self.inner = inner
+        self.open_units = 0
+        self.commits = 0
+        self.fail_commit = False
+
+    @asynccontextmanager
+    async def _begin(self) -> AsyncIterator[Any]:
+        async with self.inner.begin() as tx:
+            self.open_units += 1
+            try:
+                yield _SpyTransaction(tx, self)
+            finally:
+                self.open_units -= 1
+
+    def begin(self) -> Any:
+        return self._begin()
+
+    async def open(self) -> None:
+        await self.inner.open()
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+    async def ping(self) -> None:
+        await self.inner.ping()
+
+
+class _SpyTransaction:
+    def __init__(self, tx: Any, spy: SpyUnitOfWork) -> None:
+        self._tx = tx
+        self._spy = spy
+        self.users = tx.users
+        self.tokens = tx.tokens
+        self.groups = tx.groups
+
+    async def commit(self) -> None:
+        if self._spy.fail_commit:
+            raise RuntimeError("disk full")
+        await self._tx.commit()
+        self._spy.commits += 1
+
+
+class FakeHasher:
+    """A Hasher that is not bcrypt: enough for use cases that only store the hash."""
+
+    async def hash(self, password: str) -> str:
+        return "fake$" + password[::-1]
+
+    async def verify(self, password: str, password_hash: str | None) -> bool:
+        return password_hash == "fake$" + password[::-1]
+
+
+def normalize_email(email: str) -> str:
+    email = email.strip()
+    if "@" not in email:
+        raise ValidationFailed([FieldError("email", "is not an email address")])
+    return email.lower()
+
+
+class World:
+    """One in-memory backend, a bus that records every event (and whether a unit was open when
+    it was published), a fake clock, and every admin use case wired to them."""
+
+    def __init__(self) -> None:
+        self.spy = SpyUnitOfWork(MemoryUnitOfWork())
+        self.bus = InProcessEventBus()
+        self.clock = FakeClock()
+        self.events: list[Event] = []
+        self.published_inside_unit: list[Event] = []
+        self.bus.subscribe(Event, self._record)
+        self._seq = 0
+        uow, bus, clock = self.spy, self.bus, self.clock
+        self.list_users = ListUsers(uow)
+        self.get_user = GetUser(uow)
+        self.set_role = SetRole(uow, bus)
+        self.move_user = MoveUser(uow, bus)
+        self.list_groups = ListGroups(uow)
+        self.get_group = GetGroup(uow)
+        self.create_group = CreateGroup(uow, clock, self.next_id)
+        self.rename_group = RenameGroup(uow)
+        self.delete_group = DeleteGroup(uow, bus)
+        self.add_member = AddMember(uow, bus, clock)
+        self.remove_member = RemoveMember(uow, bus)
+        self.hasher = FakeHasher()
+        self.settings = Live(AuthSettings(bcrypt_rounds=4))
+        self.create_superadmin = CreateSuperadmin(
+            uow, bus, self.hasher, clock, self.settings, normalize_email, self.next_id
+        )
+        self.set_role_by_operator = SetRoleByOperator(uow, bus, normalize_email)
+        self.set_org_by_operator = SetOrgByOperator(uow, bus, normalize_email)
+
+    def _record(self, event: Event) -> None:
+        if self.spy.open_units:
+            self.published_inside_unit.append(event)
+        self.events.append(event)
+
+    def next_id(self) -> str:
+        self._seq += 1
+        return f"id{self._seq:04d}"
+
+    async def add_user(self, uid: str, role: Role = Role.VIEWER, org: str = CALLER_ORG) -> User:
+        user = User(uid, f"{uid}@example.com", "hash", role, org, self.clock.now())
+        async with self.spy.inner.begin() as tx:
+            await tx.users.add(user)
+            await tx.commit()
+        return user
+
+    async def add_group(
+        self, gid: str, org: str = CALLER_ORG, members: tuple[str, ...] = ()
+    ) -> None:
+        async with self.spy.inner.begin() as tx:
+            await tx.groups.add(Group(gid, f"name-{gid}", org, self.clock.now()))
+            for uid in members:
+                await tx.groups.add_member(gid, uid, self.clock.now())
+            await tx.commit()
+
+    async def user(self, uid: str) -> User | None:
+        async with self.spy.inner.begin() as tx:
+            return await tx.users.get(uid)
+
+    async def groups_of(self, uid: str) -> list[str]:
+        async with self.spy.inner.begin() as tx:
+            return await tx.groups.groups_of(uid)
+
+    async def group_exists(self, gid: str) -> bool:
+        async with self.spy.inner.begin() as tx:
+            return await tx.groups.get(gid) is not None
+
+
+@pytest.fixture
+def world() -> World:
+    return World()
+
+
+def as_principal(user: User) -> Principal:
+    return Principal(user.id, user.role, user.org_id)
+
+
+async def walk(fetch: Callable[[str | None], Awaitable[Page[Any]]]) -> list[Any]:
+    """Every item of a listing, page after page, until ``next_cursor`` is None."""
+    items: list[Any] = []
+    cursor: str | None = None
+    while True:
+        page = await fetch(cursor)
+        items.extend(page.items)
+        if page.next_cursor is None:
+            return items
+        cursor = page.next_cursor
+
+
+# --------------------------------------------------------------------------- the matrix
+
+
+async def _seed_matrix(world: World, role: Role) -> Principal:
+    """Caller of ``role`` in acme; in each of acme and globex: a viewer ``user-<org>`` (no
+    group), a ``member-<org>`` of ``group-<org>``."""
+    me = await world.add_user("caller", role, CALLER_ORG)
+    for org in (CALLER_ORG, OTHER_ORG):
+        await world.add_user(f"user-{org}", Role.VIEWER, org)
+        await world.add_user(f"member-{org}", Role.VIEWER, org)
+        await world.add_group(f"group-{org}", org, members=(f"member-{org}",))
+    return as_principal(me)
+
+
+async def _run(world: World, op: Operation, me: Principal, org: str) -> None:
+    """Perform ``op`` on the ``org`` targets and check its effect when it is allowed."""
+    user_id, group_id, member_id = f"user-{org}", f"group-{org}", f"member-{org}"
+    if op is Operation.LIST_USERS:
+        page = await world.list_users(me, org_id=org)
+        assert {u.org_id for u in page.items} == {org}
+        assert user_id in {u.id for u in page.items}
+    elif op is Operation.VIEW_USER:
+        assert (await world.get_user(me, user_id)).id == user_id
+    elif op is Operation.SET_ROLE:
+        assert (await world.set_role(me, user_id, "operator")).role is Role.OPERATOR
+    elif op is Operation.MOVE_USER:
+        assert (await world.move_user(me, user_id, THIRD_ORG)).org_id == THIRD_ORG
+    elif op is Operation.LIST_GROUPS:
+        groups = await world.list_groups(me, org_id=org)
+        assert [s.group.id for s in groups.items] == [group_id]
+    elif op is Operation.VIEW_GROUP:
+        detail = await world.get_group(me, group_id)
+        assert [m.id for m in detail.members] == [member_id]
+    elif op is Operation.CREATE_GROUP:
+        assert (await world.create_group(me, "new", org_id=org)).group.org_id == org
+    elif op is Operation.RENAME_GROUP:
+        assert (await world.rename_group(me, group_id, "renamed")).group.name == "renamed"
+    elif op is Operation.DELETE_GROUP:
+        await world.delete_group(me, group_id)
+        assert not await world.group_exists(group_id)
+    elif op is Operation.ADD_MEMBER:
+        assert await world.add_member(me, group_id, user_id) is True
+    elif op is Operation.REMOVE_MEMBER:
+        assert await world.remove_member(me, group_id, member_id) is True
+    else:  # pragma: no cover - a new Operation needs a line here
+        raise AssertionError(op)
+
+
+@pytest.mark.parametrize("case", MATRIX, ids=matrix_id)
+async def test_permission_matrix_through_the_use_cases(
+    world: World, case: tuple[Operation, str, Role, type[Exception] | None]
+) -> None:
+    op, org, role, expected = case
+    me = await _seed_matrix(world, role)
+    if expected is None:
+        await _run(world, op, me, org)
+    else:
+        with pytest.raises(expected) as info:
+            await _run(world, op, me, org)
+        assert type(info.value) is expected
+        assert world.events == []
+
+
+@pytest.mark.parametrize("role", [Role.VIEWER, Role.OPERATOR, Role.ORG_ADMIN])
+async def test_not_found_is_the_same_for_missing_and_foreign_resources(
+    world: World, role: Role
+) -> None:
+    me = await _seed_matrix(world, role)
+    with pytest.raises(NotFound) as foreign:
+        await world.get_group(me, f"group-{OTHER_ORG}")
+    with pytest.raises(NotFound) as missing:
+        await world.get_group(me, "no-such-group")
+    assert foreign.value.detail == missing.value.detail
+
+
+@pytest.mark.parametrize("role", [Role.VIEWER, Role.OPERATOR])
+async def test_forbidden_role_gets_403_even_for_a_missing_target(world: World, role: Role) -> None:
+    me = as_principal(await world.add_user("me", role))
+    with pytest.raises(Forbidden):
+        await world.get_user(me, "no-such-user")
+    with pytest.raises(Forbidden):
+        await world.set_role(me, "no-such-user", "not-a-role")
+    with pytest.raises(Forbidden):
+        await world.delete_group(me, "no-such-group")
+
+
+# --------------------------------------------------------------------------- roles
+
+
+class TestSetRole:
+    async def test_org_admin_promotes_in_own_org_and_event_follows_commit(
+        self, world: World
+    ) -> None:
+        admin_ = as_principal(await world.add_user("admin", Role.ORG_ADMIN))
+        await world.add_user("bob")
+        user = await world.set_role(admin_, "bob", Role.ORG_ADMIN)
+        assert user.role is Role.ORG_ADMIN
+        assert (await world.user("bob")).role is Role.ORG_ADMIN  # type: ignore[union-attr]
+        assert world.events == [RoleChanged("bob", "admin", "viewer", "org_admin")]
+        assert world.published_inside_unit == []
+
+    async def test_org_admin_may_not_grant_superadmin(self, world: World) -> None:
+        admin_ = as_principal(await world.add_user("admin", Role.ORG_ADMIN))
+        await world.add_user("bob")
+        with pytest.raises(Forbidden):
+            await world.set_role(admin_, "bob", "superadmin")
+        assert (await world.user("bob")).role is Role.VIEWER  # type: ignore[union-attr]
+
+    async def test_org_admin_may_not_change_a_superadmin_of_its_org(self, world: World) -> None:
+        admin_ = as_principal(await world.add_user("admin", Role.ORG_ADMIN))
+        await world.add_user("root", Role.SUPERADMIN)
+        await world.add_user("root2", Role.SUPERADMIN)
+        with pytest.raises(Forbidden):
+            await world.set_role(admin_, "root", "viewer")
+
+    async def test_org_admin_gets_404_for_a_superadmin_of_another_org(self, world: World) -> None:
+        admin_ = as_principal(await world.add_user("admin", Role.ORG_ADMIN))
+        await world.add_user("root", Role.SUPERADMIN, OTHER_ORG)
+        with pytest.raises(NotFound):
+            await world.set_role(admin_, "root", "viewer")
+
+    @pytest.mark.parametrize("new_role", ["viewer", "org_admin", "superadmin"])
+    async def test_org_admin_may_not_change_its_own_role(self, world: World, new_role: str) -> None:
+        admin_ = as_principal(await world.add_user("admin", Role.ORG_ADMIN))
+        with pytest.raises(Forbidden):
+            await world.set_role(admin_, "admin", new_role)
+
+    async def test_unknown_role_is_a_validation_error_naming_role(self, world: World) -> None:
+        root = as_principal(await world.add_user("root", Role.SUPERADMIN))
+        await world.add_user("bob")
+        with pytest.raises(ValidationFailed) as info:
+            await world.set_role(root, "bob", "god")
+        assert [e.field for e in info.value.errors] == ["role"]
+
+    async def test_superadmin_sets_any_role_across_orgs(self, world: World) -> None:
+        root = as_principal(await world.add_user("root", Role.SUPERADMIN))
+        await world.add_user("bob", org=OTHER_ORG)
+        assert (await world.set_role(root, "bob", "superadmin")).role is Role.SUPERADMIN
+        assert (await world.set_role(root, "bob", "operator")).role is Role.OPERATOR
+
+    async def test_last_superadmin_cannot_demote_itself(self, world: World) -> None:
+        root = as_principal(await world.add_user("root", Role.SUPERADMIN))
+        with pytest.raises(LastSuperadmin):
+            await world.set_role(root, "root", "org_admin")
+        assert (await world.user("root")).role is Role.SUPERADMIN  # type: ignore[union-attr]
+        assert world.events == []
+
+    async def test_one_of_two_superadmins_may_go_then_the_other_may_not(self, world: World) -> None:
+        root = as_principal(await world.add_user("root", Role.SUPERADMIN))
+        await world.add_user("root2", Role.SUPERADMIN, OTHER_ORG)
+        await world.set_role(root, "root2", "viewer")
+        with pytest.raises(LastSuperadmin):
+            await world.set_role(root, "root", "viewer")
+
+    async def test_concurrent_demotions_leave_one_superadmin(self, world: World) -> None:
+        a = as_principal(await world.add_user("a", Role.SUPERADMIN))
+        b = as_principal(await world.add_user("b", Role.SUPERADMIN))
+        results = await asyncio.gather(
+            world.set_role(a, "b", "viewer"),
+            world.set_role(b, "a", "viewer"),
+            return_exceptions=True,
+        )
+        assert sum(isinstance(r, LastSuperadmin) for r in results) == 1
+        async with world.spy.inner.begin() as tx:
+            assert await tx.users.count_by_role(Role.SUPERADMIN) == 1
+
+    async def test_setting_the_same_role_writes_and_publishes_nothing(self, world: World) -> None:
+        root = as_principal(await world.add_user("root", Role.SUPERADMIN))
+        await world.add_user("bob")
+        commits = world.spy.commits
+        assert (await world.set_role(root, "bob", "viewer")).role is Role.VIEWER
+        assert world.events == []
+        assert world.spy.commits == commits + 1  # an empty commit; nothing changed
+
+    async def test_failed_commit_publishes_nothing_and_changes_nothing(self, world: World) -> None:
+        root = as_principal(await world.add_user("root", Role.SUPERADMIN))
+        await world.add_user("bob")
+        world.spy.fail_commit = True
+        with pytest.raises(RuntimeError):
+            await world.set_role(root, "bob", "operator")
+        assert world.events == []
+        assert (await world.user("bob")).role is Role.VIEWER  # type: ignore[union-attr]
+
+    async def test_subscriber_sees_the_committed_role(self, world: World) -> None:
+        root = as_principal(await world.add_user("root", Role.SUPERADMIN))
+        await world.add_user("bob")
+        seen: list[Role] = []
+
+        async def read_back(event: RoleChanged) -> None:
+            user = await world.user(event.user_id)  # would deadlock inside the unit
+            assert user is not None
+            seen.append(user.role)
+
+        world.bus.subscribe(RoleChanged, read_back)
+        await asyncio.wait_for(world.set_role(root, "bob", "operator"), timeout=5)
+        assert seen == [Role.OPERATOR]
+
+
+# --------------------------------------------------------------------------- pagination
+
+
+class TestPagination:
+    async def test_walk_to_the_end_under_concurrent_inserts(self, world: World) -> None:
+        root = as_principal(await world.add_user("root", Role.SUPERADMIN))
+        for _ in range(40):
+            await world.add_user(admin.new_id())
+        before = {u.id for u in await walk(lambda c: world.list_users(root, limit=200, cursor=c))}
+        assert len(before) == 41
+        inserted: list[str] = []
+
+        async def insert() -> None:
+            for _ in range(60):
+                uid = admin.new_id()
+                await world.add_user(uid)
+                inserted.append(uid)
+                await asyncio.sleep(0)
+
+        progress: list[int] = []
+
+        async def fetch(cursor: str | None) -> Page[User]:
+            progress.append(len(inserted))
+            await asyncio.sleep(0)
+            return await world.list_users(root, limit=7, cursor=cursor)
+
+        walked, _ = await asyncio.gather(walk(fetch), insert())
+        ids = [u.id for u in walked]
+        assert len(ids) == len(set(ids)), "a row appeared twice"
+        assert ids == sorted(ids)
+        assert before <= set(ids), "a row that existed before the walk was skipped"
+        assert set(ids) <= before | set(inserted)
+        assert any(0 < n < 60 for n in progress), "the inserts did not interleave with the walk"
+
+    async def test_inserts_before_and_after_the_cursor(self, world: World) -> None:
+        root = as_principal(await world.add_user("m-root", Role.SUPERADMIN))
+        for i in range(10):
+            await world.add_user(f"m-{i:02d}")
+        page = await world.list_users(root, limit=5)
+        assert [u.id for u in page.items] == ["m-00", "m-01", "m-02", "m-03", "m-04"]
+        await world.add_user("a-early")  # sorts before the cursor: not seen by this walk
+        await world.add_user("z-late")  # sorts after it: seen
+        rest = await walk(lambda c: world.list_users(root, limit=5, cursor=c or page.next_cursor))
+        assert [u.id for u in rest] == [
+            "m-05", "m-06", "m-07", "m-08", "m-09", "m-root", "z-late",
+        ]  # fmt: skip
+
+    async def test_an_exact_last_page_has_no_next_cursor(self, world: World) -> None:
+        root = as_principal(await world.add_user("u0", Role.SUPERADMIN))
+        for i in range(1, 4):
+            await world.add_user(f"u{i}")
+        page = await world.list_users(root, limit=4)
+        assert len(page.items) == 4
+        assert page.next_cursor is None
+        page = await world.list_users(root, limit=3)
+        assert page.next_cursor is not None
+
+    async def test_default_limit_is_50(self, world: World) -> None:
+        root = as_principal(await world.add_user("root", Role.SUPERADMIN))
+        for i in range(59):
+            await world.add_user(f"u{i:03d}")
+        page = await world.list_users(root)
+        assert len(page.items) == admin.DEFAULT_PAGE_LIMIT == 50
+        assert len((await world.list_users(root, cursor=page.next_cursor)).items) == 10
+
+    @pytest.mark.parametrize("limit", [0, -1, 201, True])
+    async def test_bad_limit_names_limit(self, world: World, limit: int) -> None:
+        root = as_principal(await world.add_user("root", Role.SUPERADMIN))
+        with pytest.raises(ValidationFailed) as info:
+            await world.list_users(root, limit=limit)
+        assert [e.field for e in info.value.errors] == ["limit"]
+
+    @pytest.mark.parametrize("limit", [1, 200])
+    async def test_limit_bounds_are_accepted(self, world: World, limit: int) -> None:
+        root = as_principal(await world.add_user("root", Role.SUPERADMIN))
+        assert len((await world.list_users(root, limit=limit)).items) == 1
+
+    @pytest.mark.parametrize(
+        "cursor",
+        [
+            "",
+            "not base64!",
+            "bm90IGpzb24",  # "not json"
+            "W10",  # []
+            admin.encode_cursor("groups", "x"),  # another listing's cursor
+            admin.encode_cursor("users", ""),
+            "e30" * 400,
+        ],
+    )
+    async def test_bad_cursor_names_cursor(self, world: World, cursor: str) -> None:
+        root = as_principal(await world.add_user("root", Role.SUPERADMIN))
+        with pytest.raises(ValidationFailed) as info:
+            await world.list_users(root, cursor=cursor)
+        assert [e.field for e in info.value.errors] == ["cursor"]
+
+    def test_cursor_round_trip_is_url_safe(self) -> None:
+        cursor = admin.encode_cursor("users", "ü/+?=" * 3)
+        assert set(cursor) <= set(
+            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+        )
+        assert admin.decode_cursor("users", cursor) == "ü/+?=" * 3
+
+    async def test_org_admin_walk_sees_only_its_org(self, world: World) -> None:
+        admin_ = as_principal(await world.add_user("admin", Role.ORG_ADMIN))
+        for i in range(12):
+            await world.add_user(f"u{i:02d}", org=CALLER_ORG if i % 3 else OTHER_ORG)
+        items = await walk(lambda c: world.list_users(admin_, limit=2, cursor=c))
+        assert {u.org_id for u in items} == {CALLER_ORG}
+        assert len(items) == 1 + 8
+        own = await walk(lambda c: world.list_users(admin_, limit=2, cursor=c, org_id=CALLER_ORG))
+        assert own == items
+
+    async def test_superadmin_lists_every_org_or_one(self, world: World) -> None:
+        root = as_principal(await world.add_user("root", Role.SUPERADMIN))
+        await world.add_user("a", org=OTHER_ORG)
+        await world.add_user("b", org=THIRD_ORG)
+        everyone = (await world.list_users(root)).items
+        assert {u.id for u in everyone} == {"root", "a", "b"}
+        assert [u.id for u in (await world.list_users(root, org_id=THIRD_ORG)).items] == ["b"]
+
+    async def test_groups_paginate_with_member_counts(self, world: World) -> None:
+        viewer = as_principal(await world.add_user("v"))
+        for i in range(5):
+            await world.add_group(f"g{i}", members=("v",) if i % 2 else ())
+        await world.add_group("foreign", OTHER_ORG)
+        items = await walk(lambda c: world.list_groups(viewer, limit=2, cursor=c))
+        assert [s.group.id for s in items] == ["g0", "g1", "g2", "g3", "g4"]
+        assert [s.member_count for s in items] == [0, 1, 0, 1, 0]
+        users_cursor = admin.encode_cursor("users", "g1")
+        with pytest.raises(ValidationFailed):
+            await world.list_groups(viewer, cursor=users_cursor)
+
+
+# --------------------------------------------------------------------------- moving users
+
+
+class TestMoveUser:
+    async def test_move_removes_old_org_memberships_in_one_unit(self, world: World) -> None:
+        root = as_principal(await world.add_user("root", Role.SUPERADMIN))
+        await world.add_user("bob")
+        await world.add_user("carol")
+        await world.add_group("ga", members=("bob", "carol"))
+        await world.add_group("gb", members=("bob",))
+        await world.add_group("gc")
+        commits = world.spy.commits
+        moved = await world.move_user(root, "bob", OTHER_ORG)
+        assert moved.org_id == OTHER_ORG
+        assert world.spy.commits == commits + 1
+        assert await world.groups_of("bob") == []
+        assert await world.groups_of("carol") == ["ga"]
+        assert sorted(world.events, key=lambda e: e.group_id) == [  # type: ignore[attr-defined]
+            GroupMembershipChanged("ga", "bob", "root", False),
+            GroupMembershipChanged("gb", "bob", "root", False),
+        ]
+        assert world.published_inside_unit == []
+        # the moved user is now in the other org's scope only
+        admin_ = as_principal(await world.add_user("admin", Role.ORG_ADMIN))
+        with pytest.raises(NotFound):
+            await world.get_user(admin_, "bob")
+
+    async def test_moving_to_the_same_org_changes_nothing(self, world: World) -> None:
+        root = as_principal(await world.add_user("root", Role.SUPERADMIN))
+        await world.add_group("ga", members=("root",))
+        assert (await world.move_user(root, "root", CALLER_ORG)).org_id == CALLER_ORG
+        assert await world.groups_of("root") == ["ga"]
+        assert world.events == []
+
+    async def test_failed_commit_keeps_memberships_and_publishes_nothing(
+        self, world: World
+    ) -> None:
+        root = as_principal(await world.add_user("root", Role.SUPERADMIN))
+        await world.add_user("bob")
+        await world.add_group("ga", members=("bob",))
+        world.spy.fail_commit = True
+        with pytest.raises(RuntimeError):
+            await world.move_user(root, "bob", OTHER_ORG)
+        assert (await world.user("bob")).org_id == CALLER_ORG  # type: ignore[union-attr]
+        assert await world.groups_of("bob") == ["ga"]
+        assert world.events == []
+
+    @pytest.mark.parametrize("org", ["", " padded", "x" * 129, "tab\there"])
+    async def test_bad_org_id_names_org_id(self, world: World, org: str) -> None:
+        root = as_principal(await world.add_user("root", Role.SUPERADMIN))
+        with pytest.raises(ValidationFailed) as info:
+            await world.move_user(root, "root", org)
+        assert [e.field for e in info.value.errors] == ["org_id"]
+
+    async def test_missing_user_is_not_found(self, world: World) -> None:
+        root = as_principal(await world.add_user("root", Role.SUPERADMIN))
+        with pytest.raises(NotFound):
+            await world.move_user(root, "ghost", OTHER_ORG)
+
+
+# --------------------------------------------------------------------------- groups
+
+
+class TestGroups:
+    async def test_org_admin_creates_in_own_org_by_default(self, world: World) -> None:
+        admin_ = as_principal(await world.add_user("admin", Role.ORG_ADMIN))
+        created = await world.create_group(admin_, "  ops  ")
+        assert created.group == Group("id0001", "ops", CALLER_ORG, world.clock.now())
+        assert created.member_count == 0
+        assert await world.group_exists("id0001")
+
+    async def test_superadmin_creates_in_named_org_or_own(self, world: World) -> None:
+        root = as_principal(await world.add_user("root", Role.SUPERADMIN))
+        assert (await world.create_group(root, "a", org_id=THIRD_ORG)).group.org_id == THIRD_ORG
+        assert (await world.create_group(root, "a")).group.org_id == CALLER_ORG
+
+    async def test_duplicate_name_in_org_is_a_conflict(self, world: World) -> None:
+        admin_ = as_principal(await world.add_user("admin", Role.ORG_ADMIN))
+        await world.create_group(admin_, "ops")
+        with pytest.raises(Conflict):
+            await world.create_group(admin_, "ops")
+        dev = await world.create_group(admin_, "dev")
+        with pytest.raises(Conflict):
+            await world.rename_group(admin_, dev.group.id, "ops")
+
+    @pytest.mark.parametrize("name", ["", "   ", "x" * 101, "bell\a"])
+    async def test_bad_name_names_name(self, world: World, name: str) -> None:
+        admin_ = as_principal(await world.add_user("admin", Role.ORG_ADMIN))
+        with pytest.raises(ValidationFailed) as info:
+            await world.create_group(admin_, name)
+        assert [e.field for e in info.value.errors] == ["name"]
+
+    async def test_get_group_lists_members_by_id_with_email(self, world: World) -> None:
+        viewer = as_principal(await world.add_user("v"))
+        await world.add_user("b")
+        await world.add_group("g", members=("v", "b"))
+        detail = await world.get_group(viewer, "g")
+        assert [(m.id, m.email) for m in detail.members] == [
+            ("b", "b@example.com"),
+            ("v", "v@example.com"),
+        ]
+        assert detail.summary.member_count == 2
+        assert detail.group.id == "g"
+
+    async def test_delete_removes_memberships_and_announces_them(self, world: World) -> None:
+        admin_ = as_principal(await world.add_user("admin", Role.ORG_ADMIN))
+        await world.add_user("b")
+        await world.add_group("g", members=("admin", "b"))
+        await world.delete_group(admin_, "g")
+        assert not await world.group_exists("g")
+        assert await world.groups_of("b") == []
+        assert world.events == [
+            GroupMembershipChanged("g", "admin", "admin", False),
+            GroupMembershipChanged("g", "b", "admin", False),
+        ]
+        with pytest.raises(NotFound):
+            await world.delete_group(admin_, "g")
+
+
+class TestMembers:
+    async def test_add_is_idempotent_and_announced_once(self, world: World) -> None:
+        admin_ = as_principal(await world.add_user("admin", Role.ORG_ADMIN))
+        await world.add_user("bob")
+        await world.add_group("g")
+        assert await world.add_member(admin_, "g", "bob") is True
+        assert await world.add_member(admin_, "g", "bob") is False
+        assert await world.groups_of("bob") == ["g"]
+        assert world.events == [GroupMembershipChanged("g", "bob", "admin", True)]
+        assert world.published_inside_unit == []
+
+    async def test_superadmin_adding_a_user_of_another_org_gets_422(self, world: World) -> None:
+        root = as_principal(await world.add_user("root", Role.SUPERADMIN))
+        await world.add_user("bob", org=OTHER_ORG)
+        await world.add_group("g", CALLER_ORG)
+        with pytest.raises(ValidationFailed) as info:
+            await world.add_member(root, "g", "bob")
+        assert [e.field for e in info.value.errors] == ["user_id"]
+        assert await world.groups_of("bob") == []
+
+    async def test_org_admin_adding_a_user_of_another_org_gets_404(self, world: World) -> None:
+        admin_ = as_principal(await world.add_user("admin", Role.ORG_ADMIN))
+        await world.add_user("bob", org=OTHER_ORG)
+        await world.add_group("g")
+        with pytest.raises(NotFound):
+            await world.add_member(admin_, "g", "bob")
+
+    async def test_missing_user_or_group_is_404(self, world: World) -> None:
+        admin_ = as_principal(await world.add_user("admin", Role.ORG_ADMIN))
+        await world.add_group("g")
+        with pytest.raises(NotFound):
+            await world.add_member(admin_, "g", "ghost")
+        with pytest.raises(NotFound):
+            await world.add_member(admin_, "ghost", "admin")
+        with pytest.raises(NotFound):
+            await world.remove_member(admin_, "g", "ghost")
+
+    async def test_remove_non_member_succeeds_quietly(self, world: World) -> None:
+        admin_ = as_principal(await world.add_user("admin", Role.ORG_ADMIN))
+        await world.add_group("g")
+        assert await world.remove_member(admin_, "g", "admin") is False
+        assert world.events == []
+
+    async def test_remove_member_is_announced_after_commit(self, world: World) -> None:
+        admin_ = as_principal(await world.add_user("admin", Role.ORG_ADMIN))
+        await world.add_group("g", members=("admin",))
+        assert await world.remove_member(admin_, "g", "admin") is True
+        assert await world.groups_of("admin") == []
+        assert world.events == [GroupMembershipChanged("g", "admin", "admin", False)]
+        assert world.published_inside_unit == []
+
+    async def test_failed_commit_adds_nothing_and_publishes_nothing(self, world: World) -> None:
+        admin_ = as_principal(await world.add_user("admin", Role.ORG_ADMIN))
+        await world.add_group("g")
+        world.spy.fail_commit = True
+        with pytest.raises(RuntimeError):
+            await world.add_member(admin_, "g", "admin")
+        assert await world.groups_of("admin") == []
+        assert world.events == []
+
+
+# --------------------------------------------------------------------------- operator CLI
+
+
+class TestCreateSuperadmin:
+    async def test_creates_a_superadmin_with_a_hashed_password(self, world: World) -> None:
+        result = await world.create_superadmin("  Root@Example.COM ", "correct horse")
+        assert result.created is True
+        user = result.user
+        assert (user.email, user.role, user.org_id) == (
+            "root@example.com",
+            Role.SUPERADMIN,
+            "default",
+        )
+        assert user.password_hash != "correct horse"
+        assert await world.hasher.verify("correct horse", user.password_hash)
+        assert await world.user(user.id) == user
+        assert world.events == [UserRegistered(user.id, "default")]
+
+    async def test_creates_in_a_named_org(self, world: World) -> None:
+        result = await world.create_superadmin("r@example.com", "correct horse", org_id="ops")
+        assert result.user.org_id == "ops"
+
+    async def test_promotes_an_existing_user_keeping_its_password(self, world: World) -> None:
+        bob = await world.add_user("bob", Role.OPERATOR, OTHER_ORG)
+        result = await world.create_superadmin("BOB@example.com", None)
+        assert result.created is False
+        assert result.user == User(
+            "bob", bob.email, "hash", Role.SUPERADMIN, OTHER_ORG, bob.created_at
+        )
+        assert world.events == [
+            RoleChanged("bob", admin.OPERATOR_ACTOR_ID, "operator", "superadmin")
+        ]
+
+    async def test_existing_superadmin_is_left_alone(self, world: World) -> None:
+        await world.add_user("root", Role.SUPERADMIN)
+        result = await world.create_superadmin("root@example.com", "whatever1")
+        assert (result.created, result.user.role) == (False, Role.SUPERADMIN)
+        assert world.events == []
+
+    @pytest.mark.parametrize("password", [None, "short", "é" * 40])
+    async def test_new_user_needs_a_password_within_policy(
+        self, world: World, password: str | None
+    ) -> None:
+        with pytest.raises(ValidationFailed) as info:
+            await world.create_superadmin("new@example.com", password)
+        assert [e.field for e in info.value.errors] == ["password"]
+        assert world.events == []
+
+    async def test_bad_email_is_refused_by_the_normalizer(self, world: World) -> None:
+        with pytest.raises(ValidationFailed) as info:
+            await world.create_superadmin("not-an-email", "correct horse")
+        assert [e.field for e in info.value.errors] == ["email"]
+
+
+class TestOperatorCommands:
+    async def test_set_role_by_email(self, world: World) -> None:
+        await world.add_user("bob")
+        user = await world.set_role_by_operator("Bob@Example.com", "org_admin")
+        assert user.role is Role.ORG_ADMIN
+        assert world.events == [RoleChanged("bob", "cli", "viewer", "org_admin")]
+
+    async def test_operator_cannot_demote_the_last_superadmin(self, world: World) -> None:
+        await world.add_user("root", Role.SUPERADMIN)
+        with pytest.raises(LastSuperadmin):
+            await world.set_role_by_operator("root@example.com", "viewer")
+        await world.add_user("root2", Role.SUPERADMIN)
+        assert (await world.set_role_by_operator("root@example.com", "viewer")).role is Role.VIEWER
+
+    async def test_unknown_email_or_role(self, world: World) -> None:
+        with pytest.raises(NotFound):
+            await world.set_role_by_operator("ghost@example.com", "viewer")
+        await world.add_user("bob")
+        with pytest.raises(ValidationFailed):
+            await world.set_role_by_operator("bob@example.com", "root")
+
+    async def test_set_org_moves_and_drops_old_memberships(self, world: World) -> None:
+        await world.add_user("bob")
+        await world.add_group("g", members=("bob",))
+        user = await world.set_org_by_operator("bob@example.com", OTHER_ORG)
+        assert user.org_id == OTHER_ORG
+        assert await world.groups_of("bob") == []
+        assert world.events == [GroupMembershipChanged("g", "bob", "cli", False)]
+        with pytest.raises(NotFound):
+            await world.set_org_by_operator("ghost@example.com", OTHER_ORG)
+
+
+def test_new_id_is_32_hex() -> None:
+    ids = {admin.new_id() for _ in range(100)}
+    assert len(ids) == 100
+    assert all(len(i) == 32 and int(i, 16) >= 0 for i in ids)
+
+
+def test_created_at_is_aware() -> None:
+    assert FakeClock().now().tzinfo is not None
+    assert isinstance(FakeClock().now(), datetime)
