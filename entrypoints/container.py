@@ -18,6 +18,7 @@ from adapters.email_address import normalize_email
 from adapters.events.inprocess import InProcessEventBus
 from adapters.persistence.memory import MemoryLoginAttempts, MemoryUnitOfWork
 from adapters.persistence.sqlite import SqliteUnitOfWork
+from application import admin
 from application.auth import AuthService
 from application.settings import Live
 from application.throttle import LoginThrottle
@@ -70,6 +71,36 @@ class Container(containers.DeclarativeContainer):
         settings=auth_settings,
         normalize_email=providers.Object(normalize_email),
         throttle=throttle,
+    )
+
+    # Users, roles, groups and members (contract section 3).
+    list_users = providers.Singleton(admin.ListUsers, uow)
+    get_user = providers.Singleton(admin.GetUser, uow)
+    set_role = providers.Singleton(admin.SetRole, uow, bus)
+    move_user = providers.Singleton(admin.MoveUser, uow, bus)
+    list_groups = providers.Singleton(admin.ListGroups, uow)
+    get_group = providers.Singleton(admin.GetGroup, uow)
+    create_group = providers.Singleton(admin.CreateGroup, uow, clock)
+    rename_group = providers.Singleton(admin.RenameGroup, uow)
+    delete_group = providers.Singleton(admin.DeleteGroup, uow, bus)
+    add_member = providers.Singleton(admin.AddMember, uow, bus, clock)
+    remove_member = providers.Singleton(admin.RemoveMember, uow, bus)
+
+    # The operator's command line on the box.
+    create_superadmin = providers.Singleton(
+        admin.CreateSuperadmin,
+        uow=uow,
+        bus=bus,
+        hasher=hasher,
+        clock=clock,
+        settings=auth_settings,
+        normalize_email=providers.Object(normalize_email),
+    )
+    set_role_by_operator = providers.Singleton(
+        admin.SetRoleByOperator, uow, bus, providers.Object(normalize_email)
+    )
+    set_org_by_operator = providers.Singleton(
+        admin.SetOrgByOperator, uow, bus, providers.Object(normalize_email)
     )
 
 

@@ -97,7 +97,8 @@ class ActuatorSettings:
     def __post_init__(self) -> None:
         if self.show_details not in _SHOW_MODES:
             raise InvalidSetting(
-                "show_details", f"must be one of {', '.join(_SHOW_MODES)}, not {self.show_details!r}"
+                "show_details",
+                f"must be one of {', '.join(_SHOW_MODES)}, not {self.show_details!r}",
             )
         if self.show_components is not None and self.show_components not in _SHOW_MODES:
             raise InvalidSetting(
@@ -370,7 +371,9 @@ class HealthReport:
 
 def _describe(exc: BaseException) -> str:
     cls = type(exc)
-    name = cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
+    name = (
+        cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
+    )
     message = str(exc)
     if len(message) > _ERROR_MESSAGE_LIMIT:
         message = message[:_ERROR_MESSAGE_LIMIT] + "..."
@@ -460,7 +463,9 @@ def _put(target: dict[str, Any], path: tuple[str, ...], value: str) -> None:
     target[path[-1]] = value
 
 
-def _git_info(environ: Mapping[str, str], git_file: str | os.PathLike[str] | None) -> dict[str, Any]:
+def _git_info(
+    environ: Mapping[str, str], git_file: str | os.PathLike[str] | None
+) -> dict[str, Any]:
     git: dict[str, Any] = {}
     if git_file is not None:
         path = Path(git_file)

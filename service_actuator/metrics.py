@@ -203,9 +203,7 @@ def negotiate(accept: str | None) -> ExpositionFormat | None:
     best: tuple[float, int, int] | None = None
     chosen: ExpositionFormat | None = None
     for preference, fmt in enumerate(SUPPORTED_FORMATS):
-        matches = [
-            (spec, r.q) for r in ranges if (spec := _specificity(r, fmt)) is not None
-        ]
+        matches = [(spec, r.q) for r in ranges if (spec := _specificity(r, fmt)) is not None]
         if not matches:
             continue
         top = max(spec for spec, _ in matches)
@@ -244,7 +242,7 @@ class MetricsExporter:
         if self.multiprocess_dir is not None:
             fresh = prometheus_client.CollectorRegistry()
             try:
-                prometheus_client.multiprocess.MultiProcessCollector(
+                prometheus_client.multiprocess.MultiProcessCollector(  # type: ignore[no-untyped-call]
                     fresh, path=self.multiprocess_dir
                 )
             except ValueError as exc:
@@ -276,7 +274,8 @@ class MetricsExporter:
             data: bytes = prometheus_client.exposition.generate_latest(self._registry)
             return data
         if fmt == OPENMETRICS_1_0_0:
-            data = prometheus_client.openmetrics.exposition.generate_latest(self._registry)
+            om = prometheus_client.openmetrics.exposition
+            data = om.generate_latest(self._registry)  # type: ignore[no-untyped-call]
             return data
         raise ValueError(f"unsupported exposition format: {fmt!r}")
 
@@ -287,7 +286,7 @@ def mark_process_dead(pid: int, path: str | None = None) -> None:
     A no-op without prometheus-client. ``path`` defaults to ``PROMETHEUS_MULTIPROC_DIR``.
     """
     if METRICS_AVAILABLE:
-        prometheus_client.multiprocess.mark_process_dead(pid, path)
+        prometheus_client.multiprocess.mark_process_dead(pid, path)  # type: ignore[no-untyped-call]
 
 
 # --------------------------------------------------------------------------- HTTP middleware

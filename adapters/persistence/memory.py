@@ -151,9 +151,11 @@ class MemoryTokenStore:
         self._s = stage
 
     async def add(self, token: RefreshToken) -> None:
-        """Store a live token. Raises ``Conflict`` if the hash is already stored."""
+        """Store a live token. Raises ``Conflict`` (hash exists) or ``NotFound`` (no such user)."""
         for at in (token.expires_at, token.session_expires_at, token.created_at):
             require_aware(at)
+        if token.user_id not in self._s.view.users:
+            raise NotFound(f"user {token.user_id} not found")
         if token.token_hash in self._s.view.tokens:
             raise Conflict("refresh token hash exists")
         self._s.write("tokens")[token.token_hash] = token
@@ -170,7 +172,12 @@ class MemoryTokenStore:
         return self._s.view.tokens.get(token_hash)
 
     async def remember_rotated(self, token: RefreshToken) -> None:
-        """Remember a rotated token (replacing an earlier record of the same hash)."""
+        """Remember a rotated token (replacing an earlier record of the same hash).
+
+        Raises ``NotFound`` if its user does not exist.
+        """
+        if token.user_id not in self._s.view.users:
+            raise NotFound(f"user {token.user_id} not found")
         self._s.write("rotated")[token.token_hash] = token
 
     async def find_rotated(self, token_hash: str) -> RefreshToken | None:

@@ -325,7 +325,8 @@ async def test_wrong_typ_rejected(env: Env) -> None:
 
 
 @pytest.mark.parametrize(
-    "garbage", ["", "a", "a.b", "a.b.c", "....", "eyJhbGciOiJSUzI1NiJ9.e30.", "\u00e9.\u00e9.\u00e9"]
+    "garbage",
+    ["", "a", "a.b", "a.b.c", "....", "eyJhbGciOiJSUzI1NiJ9.e30.", "\u00e9.\u00e9.\u00e9"],
 )
 async def test_malformed_tokens_rejected(env: Env, garbage: str) -> None:
     with pytest.raises(InvalidToken):

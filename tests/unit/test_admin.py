@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from adapters.crypto.bcrypt_hasher import BcryptHasher
 from adapters.events.inprocess import InProcessEventBus
 from adapters.persistence.memory import MemoryUnitOfWork
 from application import admin
@@ -103,16 +104,6 @@ class _SpyTransaction:
         self._spy.commits += 1
 
 
-class FakeHasher:
-    """A Hasher that is not bcrypt: enough for use cases that only store the hash."""
-
-    async def hash(self, password: str) -> str:
-        return "fake$" + password[::-1]
-
-    async def verify(self, password: str, password_hash: str | None) -> bool:
-        return password_hash == "fake$" + password[::-1]
-
-
 def normalize_email(email: str) -> str:
     email = email.strip()
     if "@" not in email:
@@ -144,8 +135,8 @@ class World:
         self.delete_group = DeleteGroup(uow, bus)
         self.add_member = AddMember(uow, bus, clock)
         self.remove_member = RemoveMember(uow, bus)
-        self.hasher = FakeHasher()
         self.settings = Live(AuthSettings(bcrypt_rounds=4))
+        self.hasher = BcryptHasher(self.settings)
         self.create_superadmin = CreateSuperadmin(
             uow, bus, self.hasher, clock, self.settings, normalize_email, self.next_id
         )
@@ -735,7 +726,7 @@ class TestCreateSuperadmin:
             Role.SUPERADMIN,
             "default",
         )
-        assert user.password_hash != "correct horse"
+        assert user.password_hash.startswith("$2b$04$")
         assert await world.hasher.verify("correct horse", user.password_hash)
         assert await world.user(user.id) == user
         assert world.events == [UserRegistered(user.id, "default")]

@@ -1,0 +1,214 @@
+"""Fixtures of the contract suites: every port's suite runs over every storage adapter.
+
+``uow`` is parametrized over ``memory``, ``sqlite`` (a file in ``tmp_path``) and ``postgres``.
+The postgres parameter needs ``AUTHSVC_TEST_POSTGRES_DSN`` (a ``postgresql://`` URI) and skips
+without it; the test session creates its own schema ``authsvc_test_<hex>``, migrates it once,
+empties its tables after each test, and drops it at the end.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adapters.persistence.memory import MemoryLoginAttempts, MemoryUnitOfWork
+from adapters.persistence.migrate import apply_postgres_migrations
+from adapters.persistence.postgres import PostgresUnitOfWork
+from adapters.persistence.sqlite import SqliteUnitOfWork
+from domain.model import Group, RefreshToken, Role, User
+
+PG_ENV = "AUTHSVC_TEST_POSTGRES_DSN"
+PG_SKIP_REASON = f"{PG_ENV} not set"
+BACKENDS = [
+    "memory",
+    "sqlite",
+    pytest.param("postgres", marks=pytest.mark.postgres),
+]
+
+T0 = datetime(2026, 1, 2, 3, 4, 5, 123456, tzinfo=UTC)
+"""A reference time with microseconds, to check that adapters round-trip them."""
+
+_TABLES = "users, refresh_tokens, rotated_refresh_tokens, groups, group_members, login_failures"
+
+
+def pg_dsn() -> str | None:
+    """The test PostgreSQL DSN, or None."""
+    return os.environ.get(PG_ENV) or None
+
+
+def drop_pg_schema(dsn: str, schema: str) -> None:
+    """Drop ``schema`` and everything in it."""
+    import psycopg
+    from psycopg import sql
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
+
+
+@pytest.fixture(scope="session")
+def pg_schema() -> Iterator[str]:
+    """This session's migrated PostgreSQL schema (skips when no DSN is configured)."""
+    dsn = pg_dsn()
+    if dsn is None:
+        pytest.skip(PG_SKIP_REASON)
+    schema = f"authsvc_test_{secrets.token_hex(6)}"
+    try:
+        apply_postgres_migrations(dsn, schema)
+        yield schema
+    finally:
+        drop_pg_schema(dsn, schema)
+
+
+@pytest.fixture
+def fresh_pg_schema() -> Iterator[str]:
+    """A new, empty schema name for one test (not created); dropped afterwards."""
+    dsn = pg_dsn()
+    if dsn is None:
+        pytest.skip(PG_SKIP_REASON)
+    schema = f"authsvc_test_{secrets.token_hex(6)}"
+    try:
+        yield schema
+    finally:
+        drop_pg_schema(dsn, schema)
+
+
+async def _truncate(uow: PostgresUnitOfWork) -> None:
+    async with uow.begin() as tx:
+        await tx._conn.execute(f"TRUNCATE {_TABLES} CASCADE")
+        await tx.commit()
+
+
+StoreFactory = Callable[[], Awaitable[Any]]
+
+
+@pytest.fixture(params=BACKENDS)
+async def store(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> AsyncIterator[tuple[str, Any, StoreFactory]]:
+    """``(backend name, an open UnitOfWork, factory of a second open UnitOfWork on the same
+    data)``. The second one is the same object for memory (one process, one store), another
+    connection on the same file for SQLite, and another pool on the same schema for PostgreSQL.
+    """
+    backend: str = request.param
+    opened: list[Any] = []
+
+    async def open_one() -> Any:
+        uow: Any
+        if backend == "memory":
+            if opened:
+                return opened[0]
+            uow = MemoryUnitOfWork()
+        elif backend == "sqlite":
+            uow = SqliteUnitOfWork(str(tmp_path / "db" / "authsvc.db"))
+        else:
+            schema = request.getfixturevalue("pg_schema")
+            uow = PostgresUnitOfWork(pg_dsn() or "", 1, 5, schema=schema)
+        await uow.open()
+        opened.append(uow)
+        return uow
+
+    if backend == "postgres" and pg_dsn() is None:
+        pytest.skip(PG_SKIP_REASON)
+    first = await open_one()
+    try:
+        yield backend, first, open_one
+    finally:
+        if backend == "postgres":
+            await _truncate(first)
+        for uow in reversed(opened):
+            await uow.close()
+
+
+@pytest.fixture
+def uow(store: tuple[str, Any, StoreFactory]) -> Any:
+    """An open UnitOfWork of each backend, empty."""
+    return store[1]
+
+
+@pytest.fixture
+def backend(store: tuple[str, Any, StoreFactory]) -> str:
+    """The name of the backend under test."""
+    return store[0]
+
+
+@pytest.fixture
+def open_peer(store: tuple[str, Any, StoreFactory]) -> StoreFactory:
+    """Opens another UnitOfWork over the same data as ``uow`` (closed by the fixture)."""
+    return store[2]
+
+
+@pytest.fixture
+def login_attempts(store: tuple[str, Any, StoreFactory]) -> Any:
+    """A LoginAttempts of each backend, empty."""
+    backend, uow, _ = store
+    if backend == "memory":
+        return MemoryLoginAttempts()
+    return uow.login_attempts()
+
+
+class Make:
+    """Builders of domain objects with unique ids and microsecond timestamps."""
+
+    def __init__(self) -> None:
+        self._n = 0
+
+    def _next(self) -> int:
+        self._n += 1
+        return self._n
+
+    def user(
+        self,
+        id: str | None = None,
+        email: str | None = None,
+        role: Role = Role.VIEWER,
+        org_id: str = "org-a",
+    ) -> User:
+        """A user; ``id`` defaults to ``u<n>`` and ``email`` to ``user<n>@example.com``."""
+        n = self._next()
+        return User(
+            id=id or f"u{n:04d}",
+            email=email or f"user{n}@example.com",
+            password_hash="$2b$04$" + "x" * 53,
+            role=role,
+            org_id=org_id,
+            created_at=T0 + timedelta(microseconds=n),
+        )
+
+    def token(
+        self,
+        user_id: str,
+        family_id: str = "fam-1",
+        expires_at: datetime | None = None,
+        token_hash: str | None = None,
+    ) -> RefreshToken:
+        """A refresh token record of ``user_id`` (expires one hour after ``T0`` by default)."""
+        return RefreshToken(
+            token_hash=token_hash or secrets.token_hex(32),
+            user_id=user_id,
+            family_id=family_id,
+            expires_at=expires_at or T0 + timedelta(hours=1, microseconds=7),
+            session_expires_at=T0 + timedelta(days=90, microseconds=9),
+            created_at=T0,
+        )
+
+    def group(self, id: str | None = None, name: str | None = None, org_id: str = "org-a") -> Group:
+        """A group; ``id`` defaults to ``g<n>`` and ``name`` to ``group <n>``."""
+        n = self._next()
+        return Group(
+            id=id or f"g{n:04d}",
+            name=name or f"group {n}",
+            org_id=org_id,
+            created_at=T0 + timedelta(microseconds=n),
+        )
+
+
+@pytest.fixture
+def make() -> Make:
+    """Builders of users, tokens and groups."""
+    return Make()
