@@ -54,7 +54,7 @@ def make_converter(*, forbid_extra_keys: bool) -> cattrs.Converter:
     converter.register_structure_hook(int, _strict_int)
     converter.register_structure_hook(float, _strict_float)
     converter.register_structure_hook(bool, _strict_bool)
-    converter.register_structure_hook(tuple[str, ...], _str_tuple)
+    converter.register_structure_hook_func(lambda t: t == tuple[str, ...], _str_tuple)
     return converter
 
 

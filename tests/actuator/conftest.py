@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -77,8 +77,12 @@ def registry() -> CollectorRegistry:
 
 
 @pytest.fixture
-def slow_sync_indicators() -> Iterator[list[SyncIndicator]]:
-    """Blocking indicators registered here are released at teardown, so no thread lingers."""
+async def slow_sync_indicators() -> AsyncIterator[list[SyncIndicator]]:
+    """Blocking indicators registered here are released at teardown, so no thread lingers.
+
+    An async fixture, so it is torn down before the event loop (whose close waits for the
+    default executor's threads).
+    """
     made: list[SyncIndicator] = []
     yield made
     for indicator in made:

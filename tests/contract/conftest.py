@@ -132,7 +132,7 @@ def uow(store: tuple[str, Any, StoreFactory]) -> Any:
 
 
 @pytest.fixture
-def backend(store: tuple[str, Any, StoreFactory]) -> str:
+def storage_name(store: tuple[str, Any, StoreFactory]) -> str:
     """The name of the backend under test."""
     return store[0]
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ from aiohttp.test_utils import TestClient
 from entrypoints.config import load_config
 from entrypoints.container import Container, build_container
 from entrypoints.http.app import create_app
+from entrypoints.http.keys import CONTAINER
 
 ALGORITHMS = ["RS256", "ML-DSA-65", "ML-DSA-87"]
 
@@ -47,9 +47,7 @@ def make_client(
         environ = {**base_env, **(env or {})}
         config = load_config(config_path, environ=environ)
         container = build_container(config)
-        client = await aiohttp_client(create_app(container))
-        client.app["test_container"] = container  # type: ignore[index]
-        return client
+        return await aiohttp_client(create_app(container))
 
     return make
 
@@ -61,7 +59,7 @@ async def client(make_client: MakeClient) -> TestClient:
 
 
 def container_of(client: TestClient) -> Container:
-    return client.app["test_container"]  # type: ignore[index,no-any-return]
+    return client.app[CONTAINER]
 
 
 PASSWORD = "correct horse battery"
@@ -91,5 +89,3 @@ async def assert_problem(resp: Any, status: int, code: str) -> dict[str, Any]:
     assert {"type", "title", "detail"} <= set(body)
     return body  # type: ignore[no-any-return]
 
-
-__all__ = ["ALGORITHMS", "PASSWORD", "os"]
