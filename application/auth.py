@@ -134,11 +134,7 @@ class AuthService:
         await self._bus.publish(LoginSucceeded(user_id=user.id, family_id=record.family_id))
         return pair
 
-    async def authenticate(self, token: str) -> Authenticated:
-        """Verify a bearer access token (RFC 6750) and load its user afresh.
-
-        Raises ``InvalidToken`` for a bad token (see ``Signer.verify``) or a user that is gone.
-        """
+    async def _verified_subject(self, token: str) -> tuple[str, dict[str, Any]]:
         cfg = self._settings.current
         claims = await self._signer.verify(
             token, issuer=cfg.issuer, audience=cfg.audience, leeway=cfg.leeway
@@ -146,19 +142,29 @@ class AuthService:
         sub = claims.get("sub")
         if not isinstance(sub, str):
             raise InvalidToken("token has no subject")
+        return sub, claims
+
+    async def authenticate(self, token: str) -> Authenticated:
+        """Verify a bearer access token (RFC 6750) and load its user afresh.
+
+        Raises ``InvalidToken`` for a bad token (see ``Signer.verify``) or a user that is gone.
+        """
+        sub, claims = await self._verified_subject(token)
         async with self._uow.begin() as tx:
             user = await tx.users.get(sub)
         if user is None:
             raise InvalidToken("the token's user no longer exists")
         return Authenticated(user=user, claims=claims)
 
-    async def profile(self, user_id: str) -> Profile:
-        """The user with its current group ids. Raises ``InvalidToken`` if the user is gone."""
+    async def profile(self, token: str) -> Profile:
+        """The /me answer for a bearer access token: the user afresh with its group ids, read in
+        one transaction. Raises ``InvalidToken`` like ``authenticate``."""
+        sub, _ = await self._verified_subject(token)
         async with self._uow.begin() as tx:
-            user = await tx.users.get(user_id)
-            if user is None:
-                raise InvalidToken("the token's user no longer exists")
-            groups = await tx.groups.groups_of(user_id)
+            user = await tx.users.get(sub)
+            groups = await tx.groups.groups_of(sub) if user is not None else []
+        if user is None:
+            raise InvalidToken("the token's user no longer exists")
         return Profile(user=user, groups=groups)
 
     async def refresh(self, refresh_token: str) -> TokenPair:

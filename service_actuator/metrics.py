@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import time
 import weakref
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
 from aiohttp import web
+from aiohttp.typedefs import Handler, Middleware
 
 from service_actuator.errors import MetricsUnavailable, ServiceActuatorError
 
@@ -290,9 +291,6 @@ def mark_process_dead(pid: int, path: str | None = None) -> None:
 
 
 # --------------------------------------------------------------------------- HTTP middleware
-
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-Middleware = Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]
 
 _KNOWN_METHODS: Final = frozenset(
     {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT"}

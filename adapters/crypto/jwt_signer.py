@@ -51,6 +51,8 @@ log = logging.getLogger(__name__)
 
 MLDSA_ALGORITHMS = ("ML-DSA-65", "ML-DSA-87")
 REQUIRED_CLAIMS = ("exp", "iat", "iss", "aud", "sub", "jti")
+PEER_CHECK_INTERVAL = 5
+"""Seconds between re-reads of ``keys.json`` prompted by tokens with an unknown ``kid``."""
 
 T = TypeVar("T")
 
@@ -332,7 +334,7 @@ class _KeySet:
     settings: AuthSettings
     active: SigningKey
     retired: tuple[SigningKey, ...]
-    backend_name: str | None
+    backend_name: str
 
 
 class _JWT(jwt.PyJWT):
@@ -380,6 +382,7 @@ class JwtSigner:
         self._lock = threading.Lock()
         self._backends: dict[str, MLDSABackend] = {}
         self._keys = self._build(settings, previous=None)
+        self._next_peer_check = clock.now()
 
     # -- construction ------------------------------------------------------------------------
 
@@ -499,6 +502,50 @@ class JwtSigner:
         live = [k for k in keys.retired if k.verify_until is not None and k.verify_until > now]
         return [keys.active, *live]
 
+    def _find(self, kid: str) -> SigningKey | None:
+        return next((k for k in self.verification_keys() if k.kid == kid), None)
+
+    def _adopt_peer_keys(self) -> bool:
+        """Pick up keys another process sharing the key directory activated (e.g. a worker
+        that applied a new ``auth.algorithm`` first). Reads ``keys.json`` at most once per
+        ``PEER_CHECK_INTERVAL`` seconds (by the injected clock); True if a key was added."""
+        now = self._clock.now()
+        if now < self._next_peer_check:
+            return False
+        self._next_peer_check = now + timedelta(seconds=PEER_CHECK_INTERVAL)
+        with self._lock:
+            keys = self._keys
+            known = {k.kid for k in self.verification_keys()}
+            default_span = keys.settings.access_token_ttl + keys.settings.leeway
+            added: list[SigningKey] = []
+            for alg, rec in self._keystore.read_state().get("keys", {}).items():
+                if alg not in ALGORITHMS or not isinstance(rec, dict) or rec.get("kid") in known:
+                    continue
+                until: datetime | None
+                if rec.get("active"):
+                    span = rec.get("lifetime")
+                    until = now + timedelta(seconds=span if isinstance(span, int) else default_span)
+                else:
+                    until = parse_time(rec.get("verify_until"))
+                if until is None or until <= now:
+                    continue
+                try:
+                    material = self._keystore.load(alg)
+                    if material is None:
+                        continue
+                    key = load_signing_key(alg, material, lambda: self._backend(keys.backend_name))
+                except (KeyStoreError, SignerUnavailable, ValueError) as e:
+                    log.warning("cannot load the %s key another process activated: %s", alg, e)
+                    continue
+                if key.kid == rec.get("kid"):
+                    log.info("adopted %s key %s activated by another process", alg, key.kid)
+                    added.append(attrs.evolve(key, verify_until=until))
+            if added:
+                renewed = {k.kid for k in added}
+                kept = tuple(k for k in keys.retired if k.kid not in renewed)
+                self._keys = attrs.evolve(keys, retired=(*kept, *added))
+            return bool(added)
+
     async def sign(self, claims: Mapping[str, Any]) -> str:
         """A compact JWS (RFC 7515) over ``claims`` (JSON object; ``iat``/``exp`` in Unix s)
         with header ``{"alg", "kid", "typ": "JWT"}``, signed by the active key.
@@ -527,9 +574,7 @@ class JwtSigner:
         """
         return self.verify_sync(token, issuer=issuer, audience=audience, leeway=leeway)
 
-    def verify_sync(
-        self, token: str, *, issuer: str, audience: str, leeway: int
-    ) -> dict[str, Any]:
+    def verify_sync(self, token: str, *, issuer: str, audience: str, leeway: int) -> dict[str, Any]:
         """``verify`` as a plain call; same checks, same errors."""
         return self._verify(token, issuer=issuer, audience=audience, leeway=leeway)
 
@@ -541,7 +586,9 @@ class JwtSigner:
         kid = header.get("kid")
         if not isinstance(kid, str) or not kid:
             raise InvalidToken("token has no kid")
-        key = next((k for k in self.verification_keys() if k.kid == kid), None)
+        key = self._find(kid)
+        if key is None and self._adopt_peer_keys():
+            key = self._find(kid)
         if key is None:
             raise InvalidToken("unknown kid")
         if header.get("alg") != key.alg:

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 
 from entrypoints.container import Container
-from entrypoints.http import auth_routes, wellknown_routes
+from entrypoints.http import admin_routes, auth_routes, wellknown_routes
 from entrypoints.http.common import RouteSpec, add_routes
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.openapi import ROUTE_SPECS
@@ -36,7 +36,7 @@ def create_app(container: Container) -> web.Application:
         middlewares=[problem_middleware],
     )
     app[CONTAINER] = container
-    specs: list[RouteSpec] = [*auth_routes.ROUTES, *wellknown_routes.ROUTES]
+    specs: list[RouteSpec] = [*auth_routes.ROUTES, *admin_routes.ROUTES, *wellknown_routes.ROUTES]
     add_routes(app, specs)
     app[ROUTE_SPECS] = specs
     app.cleanup_ctx.append(_resources)

@@ -73,8 +73,7 @@ async def login(request: web.Request) -> web.Response:
 
 async def me(request: web.Request) -> web.Response:
     """GET /me → 200 User with groups."""
-    caller = await authenticate(request)
-    profile = await _auth(request).profile(caller.user.id)
+    profile = await _auth(request).profile(bearer_token(request))
     return web.json_response(user_json(profile.user, profile.groups))
 
 

@@ -6,6 +6,7 @@ import time
 from typing import Any
 
 import pytest
+from aiohttp import web
 
 from service_actuator import (
     Actuator,
@@ -342,12 +343,15 @@ async def test_authorizer_shapes(actuator_client: Any, authorizer: Any) -> None:
 async def test_async_authorizer_gets_request_and_action(actuator_client: Any) -> None:
     seen: list[tuple[str, str]] = []
 
-    async def authorizer(request: Any, action: str) -> bool:
+    async def authorizer(request: web.Request, action: str) -> bool:
         seen.append((request.path, action))
         return request.headers.get("X-Admin") == "1"
 
     client = await actuator_client(indicators=[SyncIndicator("db")], authorizer=authorizer)
-    assert "components" in await (await client.get("/actuator/health", headers={"X-Admin": "1"})).json()
+    assert (
+        "components"
+        in await (await client.get("/actuator/health", headers={"X-Admin": "1"})).json()
+    )
     assert "components" not in await (await client.get("/actuator/health")).json()
     assert seen == [("/actuator/health", "health_details")] * 2
 

@@ -117,7 +117,9 @@ async def test_git_json_file_and_env_override(tmp_path: Path) -> None:
     assert info["git"] == {"branch": "x", "commit": {"id": "222"}}
 
 
-async def test_missing_git_file_is_skipped(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+async def test_missing_git_file_is_skipped(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     info = await Actuator(git_info_file=tmp_path / "absent.properties", environ={}).collect_info()
     assert "git" not in info
     assert "cannot read git info" in caplog.text

@@ -150,9 +150,7 @@ async def test_members_and_groups_of_are_sorted_by_id(uow: Any, make: Make) -> N
         assert await tx.groups.groups_of("nobody") == []
 
 
-async def test_list_page_walks_groups_by_keyset_with_member_counts(
-    uow: Any, make: Make
-) -> None:
+async def test_list_page_walks_groups_by_keyset_with_member_counts(uow: Any, make: Make) -> None:
     user = make.user()
     groups = [make.group(id=f"g{i}", org_id="org-a" if i % 2 else "org-b") for i in range(6)]
     await _setup(uow, [user], groups)

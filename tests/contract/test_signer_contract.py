@@ -217,7 +217,8 @@ async def test_missing_kid_rejected(env: Env) -> None:
 def raw_sign_with_signer_key(key: Any) -> Callable[[bytes], bytes]:
     if key.alg == "RS256":
         return raw_sign_with(key.private)
-    return key.private.sign
+    sign: Callable[[bytes], bytes] = key.private.sign
+    return sign
 
 
 async def test_kid_of_properly_signed_token_must_be_string(env: Env) -> None:
@@ -449,3 +450,17 @@ async def test_retired_window_uses_the_longer_ttl(tmp_path: Path) -> None:
     env.signer.apply(attrs.evolve(env.settings, algorithm="ML-DSA-65", access_token_ttl=60))
     env.clock.advance(env.settings.access_token_ttl + env.settings.leeway - 1)
     assert old_kid in [k["kid"] for k in env.signer.jwks()["keys"]]
+
+
+async def test_workers_sharing_a_key_dir_adopt_each_others_new_key(tmp_path: Path) -> None:
+    """Worker A applies a new algorithm first; worker B still verifies A's new tokens."""
+    clock = FakeClock()
+    a = make_env(tmp_path, "RS256", "cryptography", clock)
+    b = make_env(tmp_path, "RS256", "cryptography", clock)
+    a.signer.apply(attrs.evolve(a.settings, algorithm="ML-DSA-65"))
+    token = await a.signer.sign(a.claims())
+    assert (await b.verify(token))["sub"] == "user-1"
+    assert a.signer.kid in [k["kid"] for k in b.signer.jwks()["keys"]]
+    # Unknown kids re-read keys.json at most every few seconds, not on every request.
+    with pytest.raises(InvalidToken, match="unknown kid"):
+        await b.verify(token.replace(token.split(".")[0], b64url(b'{"alg":"RS256","kid":"x"}')))

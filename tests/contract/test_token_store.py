@@ -75,9 +75,7 @@ async def test_add_for_an_unknown_user_is_not_found(uow: Any, make: Make) -> Non
             await tx.tokens.add(make.token("ghost"))
 
 
-async def test_rotated_hashes_are_remembered_apart_from_live_tokens(
-    uow: Any, make: Make
-) -> None:
+async def test_rotated_hashes_are_remembered_apart_from_live_tokens(uow: Any, make: Make) -> None:
     user_id = await _with_user(uow, make)
     token = make.token(user_id)
     async with uow.begin() as tx:
@@ -150,15 +148,13 @@ async def test_purge_expired_deletes_live_and_rotated_at_or_before_now(
 
 async def _take_in_own_unit(uow: Any, token_hash: str) -> RefreshToken | None:
     async with uow.begin() as tx:
-        got = await tx.tokens.take(token_hash)
+        got: RefreshToken | None = await tx.tokens.take(token_hash)
         await asyncio.sleep(0.01)  # hold the unit open so the others overlap with it
         await tx.commit()
     return got
 
 
-async def test_concurrent_takes_of_one_hash_have_exactly_one_winner(
-    uow: Any, make: Make
-) -> None:
+async def test_concurrent_takes_of_one_hash_have_exactly_one_winner(uow: Any, make: Make) -> None:
     user_id = await _with_user(uow, make)
     token = make.token(user_id)
     await _add_tokens(uow, token)
@@ -182,4 +178,67 @@ async def test_concurrent_takes_through_two_separate_stores_have_exactly_one_win
     winners = [r for r in results if r is not None]
     assert winners == [token]
     async with peer.begin() as tx:
+        assert await tx.tokens.find(token.token_hash) is None
+
+
+def _take_in_fresh_process(
+    kind: str, location: str, schema: str | None, token_hash: str, barrier: Any
+) -> bool:
+    """Run in a child process: open a store of its own, wait for the others, take once."""
+    from adapters.persistence.postgres import PostgresUnitOfWork
+    from adapters.persistence.sqlite import SqliteUnitOfWork
+
+    async def run() -> bool:
+        uow: Any = (
+            SqliteUnitOfWork(location)
+            if kind == "sqlite"
+            else PostgresUnitOfWork(location, 1, 1, schema=schema)
+        )
+        await uow.open()
+        try:
+            barrier.wait(timeout=60)
+            return await _take_in_own_unit(uow, token_hash) is not None
+        finally:
+            await uow.close()
+
+    return asyncio.run(run())
+
+
+@pytest.mark.slow
+async def test_concurrent_takes_from_separate_processes_have_exactly_one_winner(
+    uow: Any, storage_name: str, make: Make, request: pytest.FixtureRequest
+) -> None:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from tests.contract.conftest import pg_dsn
+
+    if storage_name == "memory":
+        pytest.skip("the memory store lives in one process")
+    user_id = await _with_user(uow, make)
+    token = make.token(user_id)
+    await _add_tokens(uow, token)
+    if storage_name == "sqlite":
+        location, schema = uow.path, None
+    else:
+        location, schema = pg_dsn() or "", request.getfixturevalue("pg_schema")
+    processes = 4
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Manager() as manager:
+        barrier = manager.Barrier(processes)
+        with ProcessPoolExecutor(processes, mp_context=ctx) as pool:
+            futures = [
+                pool.submit(
+                    _take_in_fresh_process,
+                    storage_name,
+                    location,
+                    schema,
+                    token.token_hash,
+                    barrier,
+                )
+                for _ in range(processes)
+            ]
+            results = await asyncio.gather(*(asyncio.wrap_future(f) for f in futures))
+    assert sorted(results) == [False] * (processes - 1) + [True]
+    async with uow.begin() as tx:
         assert await tx.tokens.find(token.token_hash) is None

@@ -67,9 +67,7 @@ async def test_changes_after_a_commit_need_another_commit(uow: Any, make: Make) 
         assert await tx.users.get(second.id) is None
 
 
-async def test_rotation_is_atomic_take_and_add_roll_back_together(
-    uow: Any, make: Make
-) -> None:
+async def test_rotation_is_atomic_take_and_add_roll_back_together(uow: Any, make: Make) -> None:
     user = make.user()
     old = make.token(user.id)
     async with uow.begin() as tx:
@@ -91,10 +89,11 @@ async def test_rotation_is_atomic_take_and_add_roll_back_together(
 
 async def test_a_domain_error_leaves_the_unit_usable(uow: Any, make: Make) -> None:
     """After EmailTaken / Conflict is caught, the same unit can go on and commit."""
-    taken = make.user(email="taken@example.com")
+    taken, other = make.user(email="taken@example.com"), make.user()
     group_a, group_b = make.group(name="a"), make.group(name="b")
     async with uow.begin() as tx:
         await tx.users.add(taken)
+        await tx.users.add(other)
         await tx.groups.add(group_a)
         await tx.groups.add(group_b)
         await tx.commit()
@@ -103,7 +102,7 @@ async def test_a_domain_error_leaves_the_unit_usable(uow: Any, make: Make) -> No
         with pytest.raises(EmailTaken):
             await tx.users.add(make.user(email="taken@example.com"))
         with pytest.raises(EmailTaken):
-            await tx.users.update(attrs.evolve(later, id=taken.id, email="TAKEN@example.com"))
+            await tx.users.update(attrs.evolve(other, email="TAKEN@example.com"))
         with pytest.raises(Conflict):
             await tx.groups.rename(group_b.id, "a")
         with pytest.raises(Conflict):
@@ -114,9 +113,7 @@ async def test_a_domain_error_leaves_the_unit_usable(uow: Any, make: Make) -> No
         assert await tx.users.get(later.id) == later
 
 
-async def test_a_cancelled_unit_rolls_back_and_the_store_stays_usable(
-    uow: Any, make: Make
-) -> None:
+async def test_a_cancelled_unit_rolls_back_and_the_store_stays_usable(uow: Any, make: Make) -> None:
     user = make.user()
     entered = asyncio.Event()
 

@@ -211,7 +211,8 @@ async def test_authenticate_returns_current_user(service: AuthService) -> None:
     pair = await service.login("hank@example.com", PASSWORD, "1.2.3.4")
     caller = await service.authenticate(pair.access_token)
     assert caller.user == user
-    profile = await service.profile(user.id)
+    profile = await service.profile(pair.access_token)
+    assert profile.user == user
     assert profile.groups == []
 
 

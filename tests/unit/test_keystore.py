@@ -119,7 +119,10 @@ def test_concurrent_threads_end_with_one_key(tmp_path: Path, alg: str) -> None:
 
 
 def _create_in_process(
-    key_dir: str, alg: str, barrier: multiprocessing.synchronize.Barrier, out: multiprocessing.Queue
+    key_dir: str,
+    alg: str,
+    barrier: multiprocessing.synchronize.Barrier,
+    out: multiprocessing.Queue[str],
 ) -> None:
     barrier.wait()
     material = KeyStore(key_dir).load_or_create(alg)
@@ -132,7 +135,7 @@ def test_concurrent_processes_end_with_one_key(tmp_path: Path, alg: str) -> None
     ctx = multiprocessing.get_context("fork")
     n = 4
     barrier = ctx.Barrier(n)
-    out: multiprocessing.Queue = ctx.Queue()
+    out: multiprocessing.Queue[str] = ctx.Queue()
     procs = [
         ctx.Process(target=_create_in_process, args=(str(tmp_path), alg, barrier, out))
         for _ in range(n)

@@ -1,0 +1,320 @@
+"""Routes of contract section 3: users, roles, groups and members.
+
+Every route authenticates the caller (401 ``invalid_token``), builds the ``Principal`` from the
+caller's user record as loaded afresh by ``authenticate`` (never from the token's claims, so a
+role change applies to the next request), parses the query or body (400 ``malformed_body`` /
+422 ``validation_error``) and hands over to a use case of ``application.admin``. Routes never
+decide access: the use cases ask ``domain.policy`` (403 ``forbidden``, then 404 ``not_found``
+outside the caller's organization, then 403/409/422 of the operation's own rules).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+import attrs
+from aiohttp import web
+
+from application.admin import MAX_PAGE_LIMIT, GroupDetail, Page
+from domain.errors import FieldError, ValidationFailed
+from domain.model import GroupSummary, User
+from domain.policy import Principal
+from entrypoints.http.auth_routes import authenticate
+from entrypoints.http.common import RouteSpec, group_json, read_json, user_json
+from entrypoints.http.keys import CONTAINER
+
+if TYPE_CHECKING:
+    from entrypoints.container import Container
+
+# --------------------------------------------------------------------------- request bodies
+
+
+@attrs.frozen
+class RoleChange:
+    """Body of PUT /users/{id}/role: ``{"role": "viewer" | "operator" | "org_admin" |
+    "superadmin"}`` (the use case checks the value, 422 naming ``role``)."""
+
+    role: str
+
+
+@attrs.frozen
+class OrgMove:
+    """Body of PATCH /users/{id}: ``{"org_id"}``, the organization to move the user to."""
+
+    org_id: str
+
+
+@attrs.frozen
+class NewGroup:
+    """Body of POST /groups: ``{"name"}``, and ``"org_id"`` (superadmin; others may name only
+    their own organization)."""
+
+    name: str
+    org_id: str | None = None
+
+
+@attrs.frozen
+class GroupRename:
+    """Body of PATCH /groups/{id}: ``{"name"}``."""
+
+    name: str
+
+
+# --------------------------------------------------------------------------- helpers
+
+_INTEGER = re.compile(r"[+-]?[0-9]{1,9}")
+
+
+async def _principal(request: web.Request) -> Principal:
+    """The caller as a ``Principal`` built from its freshly loaded user record.
+
+    Raises ``InvalidToken`` (401) for a missing or bad bearer token or a user that is gone.
+    """
+    caller = await authenticate(request)
+    user = caller.user
+    return Principal(user_id=user.id, role=user.role, org_id=user.org_id)
+
+
+def _container(request: web.Request) -> Container:
+    return request.app[CONTAINER]
+
+
+def _page_query(request: web.Request) -> dict[str, Any]:
+    """``limit``, ``cursor`` and ``org_id`` of a listing's query string, as keyword arguments of
+    ``ListUsers`` / ``ListGroups``.
+
+    ``limit`` must be an integer string (422 naming ``limit`` otherwise); its range 1..200 and
+    the cursor are checked by the use case. Absent parameters are left to the use case's defaults.
+    """
+    query = request.query
+    params: dict[str, Any] = {}
+    raw_limit = query.get("limit")
+    if raw_limit is not None:
+        if not _INTEGER.fullmatch(raw_limit):
+            raise ValidationFailed(
+                [FieldError("limit", f"must be an integer between 1 and {MAX_PAGE_LIMIT}")]
+            )
+        params["limit"] = int(raw_limit)
+    if "cursor" in query:
+        params["cursor"] = query["cursor"]
+    if "org_id" in query:
+        params["org_id"] = query["org_id"]
+    return params
+
+
+def _user_page_json(page: Page[User]) -> dict[str, Any]:
+    return {"items": [user_json(u) for u in page.items], "next_cursor": page.next_cursor}
+
+
+def _group_page_json(page: Page[GroupSummary]) -> dict[str, Any]:
+    return {"items": [group_json(g) for g in page.items], "next_cursor": page.next_cursor}
+
+
+def _group_detail_json(detail: GroupDetail) -> dict[str, Any]:
+    body = group_json(detail.summary)
+    body["members"] = [{"id": m.id, "email": m.email} for m in detail.members]
+    return body
+
+
+# --------------------------------------------------------------------------- users
+
+
+async def list_users(request: web.Request) -> web.Response:
+    """GET /users?limit&cursor&org_id → 200 ``{"items": [User], "next_cursor"}``.
+
+    org_admin (own organization) and superadmin (every organization, or ``org_id``); 403 for
+    other roles, 404 for another organization's ``org_id``, 422 for a bad ``limit`` or ``cursor``.
+    """
+    principal = await _principal(request)
+    page = await _container(request).list_users()(principal, **_page_query(request))
+    return web.json_response(_user_page_json(page))
+
+
+async def get_user(request: web.Request) -> web.Response:
+    """GET /users/{id} → 200 ``User``; 403 below org_admin, 404 missing or outside the org."""
+    principal = await _principal(request)
+    user = await _container(request).get_user()(principal, request.match_info["id"])
+    return web.json_response(user_json(user))
+
+
+async def set_role(request: web.Request) -> web.Response:
+    """PUT /users/{id}/role ``{"role"}`` → 200 ``User``.
+
+    403 below org_admin and for the escalation rules (an org_admin granting superadmin, changing
+    a superadmin or its own role), 404 missing or outside the org, 409 ``last_superadmin``,
+    422 for an unknown role.
+    """
+    principal = await _principal(request)
+    body = await read_json(request, RoleChange)
+    user = await _container(request).set_role()(principal, request.match_info["id"], body.role)
+    return web.json_response(user_json(user))
+
+
+async def move_user(request: web.Request) -> web.Response:
+    """PATCH /users/{id} ``{"org_id"}`` → 200 ``User`` (superadmin only; 403 otherwise).
+
+    The user leaves the groups of its old organization. 404 for a missing user, 422 for a bad
+    ``org_id``.
+    """
+    principal = await _principal(request)
+    body = await read_json(request, OrgMove)
+    user = await _container(request).move_user()(principal, request.match_info["id"], body.org_id)
+    return web.json_response(user_json(user))
+
+
+# --------------------------------------------------------------------------- groups
+
+
+async def list_groups(request: web.Request) -> web.Response:
+    """GET /groups?limit&cursor&org_id → 200 ``{"items": [Group], "next_cursor"}``.
+
+    Every role, inside its own organization (superadmin: every organization, or ``org_id``);
+    404 for another organization's ``org_id``, 422 for a bad ``limit`` or ``cursor``.
+    """
+    principal = await _principal(request)
+    page = await _container(request).list_groups()(principal, **_page_query(request))
+    return web.json_response(_group_page_json(page))
+
+
+async def get_group(request: web.Request) -> web.Response:
+    """GET /groups/{id} → 200 ``Group`` + ``"members": [{"id", "email"}]``; 404 missing or
+    outside the caller's organization."""
+    principal = await _principal(request)
+    detail = await _container(request).get_group()(principal, request.match_info["id"])
+    return web.json_response(_group_detail_json(detail))
+
+
+async def create_group(request: web.Request) -> web.Response:
+    """POST /groups ``{"name", "org_id"?}`` → 201 ``Group``.
+
+    403 below org_admin, 404 for another organization's ``org_id`` (not superadmin), 409
+    ``conflict`` for a duplicate name in the organization, 422 for a bad name.
+    """
+    principal = await _principal(request)
+    body = await read_json(request, NewGroup)
+    summary = await _container(request).create_group()(principal, body.name, body.org_id)
+    return web.json_response(group_json(summary), status=201)
+
+
+async def rename_group(request: web.Request) -> web.Response:
+    """PATCH /groups/{id} ``{"name"}`` → 200 ``Group``; 403 below org_admin, 404 missing or
+    outside the org, 409 duplicate name, 422 bad name."""
+    principal = await _principal(request)
+    body = await read_json(request, GroupRename)
+    summary = await _container(request).rename_group()(
+        principal, request.match_info["id"], body.name
+    )
+    return web.json_response(group_json(summary))
+
+
+async def delete_group(request: web.Request) -> web.Response:
+    """DELETE /groups/{id} → 204 (memberships go with it); 403 below org_admin, 404 missing or
+    outside the org."""
+    principal = await _principal(request)
+    await _container(request).delete_group()(principal, request.match_info["id"])
+    return web.Response(status=204)
+
+
+async def add_member(request: web.Request) -> web.Response:
+    """PUT /groups/{id}/members/{user_id} → 204 (idempotent).
+
+    403 below org_admin, 404 for a group or user missing or outside the org, 422 for a user of
+    another organization than the group's (superadmin).
+    """
+    principal = await _principal(request)
+    match = request.match_info
+    await _container(request).add_member()(principal, match["id"], match["user_id"])
+    return web.Response(status=204)
+
+
+async def remove_member(request: web.Request) -> web.Response:
+    """DELETE /groups/{id}/members/{user_id} → 204 (also when not a member); 403 below
+    org_admin, 404 for a group or user missing or outside the org."""
+    principal = await _principal(request)
+    match = request.match_info
+    await _container(request).remove_member()(principal, match["id"], match["user_id"])
+    return web.Response(status=204)
+
+
+# --------------------------------------------------------------------------- OpenAPI
+
+
+def _path(name: str, description: str) -> dict[str, Any]:
+    return {"name": name, "in": "path", "required": True, "description": description,
+            "schema": {"type": "string"}}  # fmt: skip
+
+
+_USER_ID = _path("id", "user id")
+_GROUP_ID = _path("id", "group id")
+_MEMBER_ID = _path("user_id", "id of the user (member)")
+_PAGING = (
+    {"name": "limit", "in": "query", "required": False, "description": "page size",
+     "schema": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE_LIMIT, "default": 50}},
+    {"name": "cursor", "in": "query", "required": False,
+     "description": "opaque cursor: next_cursor of the previous page",
+     "schema": {"type": "string"}},
+    {"name": "org_id", "in": "query", "required": False,
+     "description": "organization to list (superadmin: any; others: only their own)",
+     "schema": {"type": "string"}},
+)  # fmt: skip
+_ROLE_BODY = {
+    "type": "object",
+    "required": ["role"],
+    "properties": {"role": {"enum": ["viewer", "operator", "org_admin", "superadmin"]}},
+}
+_ORG_BODY = {
+    "type": "object",
+    "required": ["org_id"],
+    "properties": {"org_id": {"type": "string", "minLength": 1, "maxLength": 128}},
+}
+_NAME = {"type": "string", "minLength": 1, "maxLength": 100}
+_NEW_GROUP_BODY = {
+    "type": "object",
+    "required": ["name"],
+    "properties": {"name": _NAME,
+                   "org_id": {"type": "string", "minLength": 1, "maxLength": 128,
+                              "description": "superadmin: any organization (default: its own)"}},
+}  # fmt: skip
+_RENAME_BODY = {"type": "object", "required": ["name"], "properties": {"name": _NAME}}
+
+_P = "Problem"
+
+ROUTES = [
+    RouteSpec("GET", "/users", list_users, "List users (org_admin: own organization)",
+              {200: "UserPage", 401: _P, 403: _P, 404: _P, 422: _P},
+              bearer=True, parameters=_PAGING, tag="admin"),
+    RouteSpec("GET", "/users/{id}", get_user, "One user",
+              {200: "User", 401: _P, 403: _P, 404: _P},
+              bearer=True, parameters=(_USER_ID,), tag="admin"),
+    RouteSpec("PUT", "/users/{id}/role", set_role, "Set a user's role (escalation rules apply)",
+              {200: "User", 400: _P, 401: _P, 403: _P, 404: _P, 409: _P, 413: _P, 422: _P},
+              request=_ROLE_BODY, bearer=True, parameters=(_USER_ID,), tag="admin"),
+    RouteSpec("PATCH", "/users/{id}", move_user,
+              "Move a user to another organization (superadmin); drops old-org memberships",
+              {200: "User", 400: _P, 401: _P, 403: _P, 404: _P, 413: _P, 422: _P},
+              request=_ORG_BODY, bearer=True, parameters=(_USER_ID,), tag="admin"),
+    RouteSpec("GET", "/groups", list_groups, "List groups (own organization; superadmin: any)",
+              {200: "GroupPage", 401: _P, 404: _P, 422: _P},
+              bearer=True, parameters=_PAGING, tag="admin"),
+    RouteSpec("POST", "/groups", create_group, "Create a group",
+              {201: "Group", 400: _P, 401: _P, 403: _P, 404: _P, 409: _P, 413: _P, 422: _P},
+              request=_NEW_GROUP_BODY, bearer=True, tag="admin"),
+    RouteSpec("GET", "/groups/{id}", get_group, "One group with its members",
+              {200: "Group", 401: _P, 404: _P},
+              bearer=True, parameters=(_GROUP_ID,), tag="admin"),
+    RouteSpec("PATCH", "/groups/{id}", rename_group, "Rename a group",
+              {200: "Group", 400: _P, 401: _P, 403: _P, 404: _P, 409: _P, 413: _P, 422: _P},
+              request=_RENAME_BODY, bearer=True, parameters=(_GROUP_ID,), tag="admin"),
+    RouteSpec("DELETE", "/groups/{id}", delete_group, "Delete a group and its memberships",
+              {204: "No Content", 401: _P, 403: _P, 404: _P},
+              bearer=True, parameters=(_GROUP_ID,), tag="admin"),
+    RouteSpec("PUT", "/groups/{id}/members/{user_id}", add_member,
+              "Add a member (idempotent; the user must belong to the group's organization)",
+              {204: "No Content", 401: _P, 403: _P, 404: _P, 422: _P},
+              bearer=True, parameters=(_GROUP_ID, _MEMBER_ID), tag="admin"),
+    RouteSpec("DELETE", "/groups/{id}/members/{user_id}", remove_member, "Remove a member",
+              {204: "No Content", 401: _P, 403: _P, 404: _P},
+              bearer=True, parameters=(_GROUP_ID, _MEMBER_ID), tag="admin"),
+]  # fmt: skip
+"""The routes of contract section 3, registered by ``create_app`` and described in OpenAPI."""

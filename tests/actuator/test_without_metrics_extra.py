@@ -1,0 +1,103 @@
+"""Without prometheus-client: /metrics answers 501 problem+json, everything else works.
+
+The check runs in a fresh interpreter in which ``prometheus_client`` cannot be imported (a
+``sys.meta_path`` finder refuses it), so nothing of our own code is mocked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+SCRIPT = textwrap.dedent(
+    """
+    import asyncio, importlib.abc, json, sys
+
+    class RefusePrometheus(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path=None, target=None):
+            if name == "prometheus_client" or name.startswith("prometheus_client."):
+                raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+            return None
+
+    sys.meta_path.insert(0, RefusePrometheus())
+
+    from aiohttp import web
+    from aiohttp.test_utils import TestClient, TestServer
+
+    import service_actuator
+    from service_actuator import (
+        METRICS_AVAILABLE, Actuator, ActuatorSettings, HealthCheck, setup_actuator,
+    )
+    from service_actuator.metrics import metrics_middleware
+
+    async def main():
+        actuator = Actuator(
+            ActuatorSettings(show_details="always"),
+            indicators=[HealthCheck("ping", lambda: True)],
+            environ={"PROMETHEUS_MULTIPROC_DIR": "/nonexistent"},
+        )
+        app = web.Application(middlewares=[metrics_middleware()])
+        app.router.add_get("/hello", lambda request: web.Response(text="hi"))
+        setup_actuator(app, actuator)
+        async with TestClient(TestServer(app)) as client:
+            metrics = await client.get("/actuator/metrics")
+            health = await client.get("/actuator/health")
+            hello = await client.get("/hello")
+            print(json.dumps({
+                "available": METRICS_AVAILABLE,
+                "package": service_actuator.__file__,
+                "prometheus_loaded": any(m.startswith("prometheus_client") for m in sys.modules),
+                "metrics_status": metrics.status,
+                "metrics_type": metrics.headers["Content-Type"],
+                "metrics_body": json.loads(await metrics.text()),
+                "health_status": health.status,
+                "health_body": await health.json(),
+                "hello": [hello.status, await hello.text()],
+            }))
+
+    asyncio.run(main())
+    """
+)
+
+
+@pytest.mark.slow
+def test_metrics_is_501_and_the_rest_works_without_prometheus_client() -> None:
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    env.pop("PROMETHEUS_MULTIPROC_DIR", None)
+    completed = subprocess.run(
+        [sys.executable, "-c", SCRIPT],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    result = json.loads(completed.stdout)
+    assert result["package"] == str(REPO_ROOT / "service_actuator" / "__init__.py")
+    assert result["available"] is False
+    assert result["prometheus_loaded"] is False
+    assert result["metrics_status"] == 501
+    assert result["metrics_type"] == "application/problem+json"
+    assert result["metrics_body"] == {
+        "type": "about:blank",
+        "title": "Not Implemented",
+        "status": 501,
+        "detail": "Metrics need prometheus-client: install the 'metrics' extra.",
+        "code": "metrics_unavailable",
+    }
+    assert result["health_status"] == 200
+    assert result["health_body"] == {
+        "status": "UP",
+        "components": {"ping": {"status": "UP", "details": {}}},
+    }
+    assert result["hello"] == [200, "hi"]

@@ -1,0 +1,222 @@
+"""Migrations (yoyo): idempotent, safe when started concurrently, and clear when storage is
+unreachable. Covers SQLite always and PostgreSQL when ``AUTHSVC_TEST_POSTGRES_DSN`` is set."""
+
+from __future__ import annotations
+
+import multiprocessing
+import stat
+from collections.abc import Callable
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from adapters.persistence.errors import StorageUnavailable, redact_dsn
+from adapters.persistence.migrate import apply_postgres_migrations, apply_sqlite_migrations
+from adapters.persistence.postgres import PostgresUnitOfWork
+from adapters.persistence.sqlite import SqliteUnitOfWork
+from tests.contract.conftest import PG_SKIP_REASON, pg_dsn
+
+ALL = ["0001_initial"]
+EXPECTED_TABLES = {
+    "users",
+    "refresh_tokens",
+    "rotated_refresh_tokens",
+    "groups",
+    "group_members",
+    "login_failures",
+}
+RUNNERS = 4
+
+
+def _run_concurrently(
+    executor: Executor, fn: Callable[..., list[str]], *args: object
+) -> list[list[str]]:
+    with executor:
+        futures = [executor.submit(fn, *args) for _ in range(RUNNERS)]
+        return [f.result(timeout=90) for f in futures]
+
+
+def _processes() -> Executor:
+    return ProcessPoolExecutor(RUNNERS, mp_context=multiprocessing.get_context("spawn"))
+
+
+def _sqlite_tables(path: Path) -> set[str]:
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    try:
+        rows = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+    finally:
+        conn.close()
+    return {r[0] for r in rows}
+
+
+def _pg_tables(dsn: str, schema: str) -> set[str]:
+    import psycopg
+
+    with psycopg.connect(dsn) as conn:
+        rows = conn.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = %s", (schema,)
+        ).fetchall()
+    return {r[0] for r in rows}
+
+
+@pytest.fixture
+def dsn() -> str:
+    value = pg_dsn()
+    if value is None:
+        pytest.skip(PG_SKIP_REASON)
+    return value
+
+
+# --- SQLite ---------------------------------------------------------------------------------
+
+
+def test_sqlite_migrations_apply_once_then_do_nothing(tmp_path: Path) -> None:
+    db = tmp_path / "a" / "b.db"
+    assert apply_sqlite_migrations(str(db)) == ALL
+    assert apply_sqlite_migrations(str(db)) == []
+    assert EXPECTED_TABLES <= _sqlite_tables(db)
+
+
+def test_sqlite_file_and_folder_are_private_and_in_wal_mode(tmp_path: Path) -> None:
+    import sqlite3
+
+    db = tmp_path / "private" / "authsvc.db"
+    apply_sqlite_migrations(str(db))
+    assert stat.S_IMODE(db.parent.stat().st_mode) == 0o700
+    assert stat.S_IMODE(db.stat().st_mode) == 0o600
+    conn = sqlite3.connect(db)
+    try:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    finally:
+        conn.close()
+
+
+def test_sqlite_path_expands_the_home_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert apply_sqlite_migrations("~/.authsvc/authsvc.db") == ALL
+    assert (tmp_path / ".authsvc" / "authsvc.db").is_file()
+
+
+def test_sqlite_migrations_from_concurrent_threads_apply_exactly_once(tmp_path: Path) -> None:
+    db = tmp_path / "threads.db"
+    results = _run_concurrently(ThreadPoolExecutor(RUNNERS), apply_sqlite_migrations, str(db))
+    assert sorted(i for r in results for i in r) == ALL
+    assert EXPECTED_TABLES <= _sqlite_tables(db)
+
+
+@pytest.mark.slow
+def test_sqlite_migrations_from_concurrent_processes_apply_exactly_once(tmp_path: Path) -> None:
+    db = tmp_path / "procs.db"
+    results = _run_concurrently(_processes(), apply_sqlite_migrations, str(db))
+    assert sorted(i for r in results for i in r) == ALL
+    assert EXPECTED_TABLES <= _sqlite_tables(db)
+
+
+def test_sqlite_unusable_path_raises_storage_unavailable(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    with pytest.raises(StorageUnavailable) as info:
+        apply_sqlite_migrations(str(blocker / "authsvc.db"))
+    assert "storage.sqlite_path" in str(info.value)
+
+
+async def test_sqlite_open_applies_migrations(tmp_path: Path) -> None:
+    db = tmp_path / "open.db"
+    uow = SqliteUnitOfWork(str(db))
+    await uow.open()
+    try:
+        await uow.ping()
+        assert EXPECTED_TABLES <= _sqlite_tables(db)
+    finally:
+        await uow.close()
+    assert apply_sqlite_migrations(str(db)) == []
+
+
+# --- PostgreSQL ------------------------------------------------------------------------------
+
+
+@pytest.mark.postgres
+def test_postgres_migrations_apply_once_then_do_nothing(dsn: str, fresh_pg_schema: str) -> None:
+    assert apply_postgres_migrations(dsn, fresh_pg_schema) == ALL
+    assert apply_postgres_migrations(dsn, fresh_pg_schema) == []
+    assert EXPECTED_TABLES <= _pg_tables(dsn, fresh_pg_schema)
+
+
+@pytest.mark.postgres
+def test_postgres_migrations_from_concurrent_threads_apply_exactly_once(
+    dsn: str, fresh_pg_schema: str
+) -> None:
+    results = _run_concurrently(
+        ThreadPoolExecutor(RUNNERS), apply_postgres_migrations, dsn, fresh_pg_schema
+    )
+    assert sorted(i for r in results for i in r) == ALL
+    assert EXPECTED_TABLES <= _pg_tables(dsn, fresh_pg_schema)
+
+
+@pytest.mark.postgres
+@pytest.mark.slow
+def test_postgres_migrations_from_concurrent_processes_apply_exactly_once(
+    dsn: str, fresh_pg_schema: str
+) -> None:
+    results = _run_concurrently(_processes(), apply_postgres_migrations, dsn, fresh_pg_schema)
+    assert sorted(i for r in results for i in r) == ALL
+    assert EXPECTED_TABLES <= _pg_tables(dsn, fresh_pg_schema)
+
+
+@pytest.mark.postgres
+async def test_postgres_open_applies_migrations(dsn: str, fresh_pg_schema: str) -> None:
+    uow = PostgresUnitOfWork(dsn, 1, 2, schema=fresh_pg_schema)
+    await uow.open()
+    try:
+        await uow.ping()
+        assert EXPECTED_TABLES <= _pg_tables(dsn, fresh_pg_schema)
+    finally:
+        await uow.close()
+
+
+UNREACHABLE = "postgresql://authsvc:s3cret-pw@127.0.0.1:1/authsvc"
+
+
+def test_unreachable_postgres_raises_storage_unavailable_without_the_password() -> None:
+    with pytest.raises(StorageUnavailable) as info:
+        apply_postgres_migrations(UNREACHABLE)
+    message = str(info.value)
+    assert message.startswith("storage.postgres_dsn: ")
+    assert "s3cret-pw" not in message
+    assert "postgresql://authsvc:***@127.0.0.1:1/authsvc" in message
+    assert info.value.reason  # the driver's reason, first line only
+    assert "\n" not in message
+
+
+async def test_postgres_open_on_unreachable_server_raises_storage_unavailable() -> None:
+    uow = PostgresUnitOfWork(UNREACHABLE, 1, 2)
+    with pytest.raises(StorageUnavailable) as info:
+        await uow.open()
+    assert "storage.postgres_dsn" in str(info.value)
+    assert "s3cret-pw" not in str(info.value)
+
+
+@pytest.mark.parametrize("bad", ["not a dsn", "mysql://u:s3cret-pw@h/db", "postgresql://h:x/db"])
+async def test_malformed_postgres_dsn_raises_storage_unavailable(bad: str) -> None:
+    with pytest.raises(StorageUnavailable) as info:
+        await PostgresUnitOfWork(bad, 1, 2).open()
+    assert "storage.postgres_dsn" in str(info.value)
+    assert "s3cret-pw" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("dsn_in", "shown"),
+    [
+        ("postgresql://u:pw@h:5432/db", "postgresql://u:***@h:5432/db"),
+        ("postgresql://u@h/db", "postgresql://u@h/db"),
+        ("postgresql://h/db?user=u&password=pw", "postgresql://h/db?user=u&password=***"),
+        ("host=h user=u password=pw", "host=h user=u password=***"),
+    ],
+)
+def test_redact_dsn_hides_only_the_password(dsn_in: str, shown: str) -> None:
+    assert redact_dsn(dsn_in) == shown
