@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from operator import attrgetter
 
-from adapters.persistence.postgres import PostgresUnitOfWork
 from dependency_injector import containers, providers
 
 from adapters.clock import SystemClock
@@ -17,6 +16,7 @@ from adapters.crypto.jwt_signer import JwtSigner
 from adapters.email_address import normalize_email
 from adapters.events.inprocess import InProcessEventBus
 from adapters.persistence.memory import MemoryLoginAttempts, MemoryUnitOfWork
+from adapters.persistence.postgres import PostgresUnitOfWork
 from adapters.persistence.sqlite import SqliteUnitOfWork
 from application import admin
 from application.auth import AuthService

@@ -45,9 +45,9 @@ MIN_LIBOQS = (0, 12)
 
 INSTALL_HELP = (
     "liboqs (the C library) is not installed, and liboqs-python must not download and build it "
-    "at run time. Debian 12 does not package liboqs; build it once: "
-    "`apt-get install cmake ninja-build gcc libssl-dev && "
-    "git clone --depth 1 --branch 0.15.0 https://github.com/open-quantum-safe/liboqs && "
+    "at run time. Debian 12 has no liboqs package; build the release matching liboqs-python "
+    "once: `apt-get install cmake ninja-build gcc libssl-dev && "
+    "git clone --depth 1 --branch 0.16.0 https://github.com/open-quantum-safe/liboqs && "
     "cmake -S liboqs -B liboqs/build -GNinja -DBUILD_SHARED_LIBS=ON -DOQS_BUILD_ONLY_LIB=ON "
     "-DCMAKE_INSTALL_PREFIX=$HOME/_oqs && cmake --build liboqs/build --target install`, "
     "then set OQS_INSTALL_PATH=$HOME/_oqs (or install it under /usr/local and run ldconfig). "

@@ -88,4 +88,3 @@ async def assert_problem(resp: Any, status: int, code: str) -> dict[str, Any]:
     assert body["status"] == status and body["code"] == code
     assert {"type", "title", "detail"} <= set(body)
     return body  # type: ignore[no-any-return]
-
