@@ -8,7 +8,13 @@ from typing import Any
 
 import attrs
 
-from application.events import LoginFailed, LoginSucceeded, PasswordChanged, UserRegistered
+from application.events import (
+    AccessTokenIssued,
+    LoginFailed,
+    LoginSucceeded,
+    PasswordChanged,
+    UserRegistered,
+)
 from application.ports import Clock, EmailNormalizer, EventBus, Hasher, Signer, UnitOfWork
 from application.settings import AuthSettings, Live
 from application.throttle import LoginThrottle
@@ -18,6 +24,7 @@ from domain.errors import (
     InvalidCredentials,
     InvalidOldPassword,
     InvalidToken,
+    RateLimited,
     ValidationFailed,
 )
 from domain.model import BCRYPT_MAX_PASSWORD_BYTES, Role, User, check_password_policy
@@ -104,9 +111,17 @@ class AuthService:
         An unknown email spends one bcrypt check against a dummy hash, so the answer and its
         timing are the same as for a wrong password. Raises ``RateLimited`` (429) when this email
         from this ``client`` address is throttled, else ``InvalidCredentials`` (401).
+
+        Events, after the commit: ``LoginSucceeded`` and ``AccessTokenIssued`` (grant ``login``)
+        on success; ``LoginFailed`` with reason ``wrong_password``, ``unknown_email`` or
+        ``rate_limited`` on failure.
         """
         canonical = self._login_email(email)
-        await self._throttle.check(canonical, client)
+        try:
+            await self._throttle.check(canonical, client)
+        except RateLimited:
+            await self._bus.publish(LoginFailed(user_id=None, client=client, reason="rate_limited"))
+            raise
         async with self._uow.begin() as tx:
             user = await tx.users.get_by_email(canonical)
         if len(password.encode("utf-8")) > BCRYPT_MAX_PASSWORD_BYTES:
@@ -132,6 +147,14 @@ class AuthService:
             pair, record = await self._issuer.issue_pair(tx, current)
             await tx.commit()
         await self._bus.publish(LoginSucceeded(user_id=user.id, family_id=record.family_id))
+        await self._bus.publish(
+            AccessTokenIssued(
+                user_id=user.id,
+                family_id=record.family_id,
+                algorithm=pair.algorithm,
+                grant="login",
+            )
+        )
         return pair
 
     async def _verified_subject(self, token: str) -> tuple[str, dict[str, Any]]:
@@ -143,6 +166,16 @@ class AuthService:
         if not isinstance(sub, str):
             raise InvalidToken("token has no subject")
         return sub, claims
+
+    async def verify_token(self, token: str) -> dict[str, Any]:
+        """The claims of a valid bearer access token, without loading its user (no storage
+        access; the role claim may be up to ``auth.access_token_ttl`` seconds old).
+
+        For decisions that must still work while the storage is down (e.g. showing health
+        details); everything else uses ``authenticate``. Raises ``InvalidToken``.
+        """
+        _, claims = await self._verified_subject(token)
+        return claims
 
     async def authenticate(self, token: str) -> Authenticated:
         """Verify a bearer access token (RFC 6750) and load its user afresh.

@@ -35,11 +35,37 @@ class LoginSucceeded(Event):
 
 @attrs.frozen
 class LoginFailed(Event):
-    """A login failed. ``user_id`` is None for an unknown email; the email itself is not carried."""
+    """A login failed. ``user_id`` is None for an unknown email (and for a throttled login);
+    the email itself is not carried. ``reason``: ``"wrong_password"``, ``"unknown_email"`` or
+    ``"rate_limited"`` (refused by the throttle before any check)."""
 
     user_id: str | None
     client: str
     reason: str
+
+
+@attrs.frozen
+class AccessTokenIssued(Event):
+    """An access token was issued (after the commit that stored its refresh token).
+
+    ``grant`` is ``"login"`` or ``"refresh"``; ``algorithm`` the JWS ``alg`` it was signed with
+    (``RS256``, ``ML-DSA-65``, ``ML-DSA-87``). Carries ids only, never the tokens.
+    """
+
+    user_id: str
+    family_id: str
+    algorithm: str
+    grant: str
+
+
+@attrs.frozen
+class RefreshFailed(Event):
+    """A refresh was refused for a token that is unknown, revoked or expired (``reason``:
+    ``"unknown"`` or ``"expired"``); ``user_id`` is known only for an expired token. A reused
+    token is reported by ``RefreshTokenReuseDetected`` instead."""
+
+    reason: str
+    user_id: str | None = None
 
 
 @attrs.frozen

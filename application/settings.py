@@ -45,14 +45,21 @@ class AuthSettings:
     key_dir: str = attrs.field(default="~/.authsvc/keys", validator=v.min_len(1))
 
 
+def _dsn_required(instance: StorageSettings, attribute: attrs.Attribute[str], value: str) -> None:
+    if instance.backend == "postgres" and not value.strip():
+        raise ValueError(f"'{attribute.name}' must be set when storage.backend is postgres")
+
+
 @attrs.frozen
 class StorageSettings:
     """Prefix ``storage``: ``backend`` = ``sqlite`` (file ``sqlite_path``) | ``postgres``
-    (``postgres_dsn``, pool of ``pool_min_size``..``pool_max_size`` connections) | ``memory``."""
+    (``postgres_dsn``, pool of ``pool_min_size``..``pool_max_size`` connections, tables in
+    ``postgres_schema`` — empty for the server's default ``search_path``) | ``memory``."""
 
     backend: str = attrs.field(default="sqlite", validator=v.in_(("sqlite", "postgres", "memory")))
     sqlite_path: str = attrs.field(default="~/.authsvc/authsvc.db", validator=v.min_len(1))
-    postgres_dsn: str = attrs.field(default="", repr=False)
+    postgres_dsn: str = attrs.field(default="", repr=False, validator=_dsn_required)
+    postgres_schema: str = attrs.field(default="", validator=v.matches_re(r"([a-z_][a-z0-9_]*)?"))
     pool_min_size: int = attrs.field(default=1, validator=v.ge(0))
     pool_max_size: int = attrs.field(default=10, validator=_positive)
 

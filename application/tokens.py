@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-from application.events import RefreshTokenReuseDetected
+from application.events import AccessTokenIssued, RefreshFailed, RefreshTokenReuseDetected
 from application.ports import Clock, EventBus, Signer, Transaction, UnitOfWork
 from application.settings import AuthSettings, Live
 from domain.errors import InvalidRefreshToken
@@ -39,6 +39,7 @@ class TokenPair:
     """What /login and /refresh hand out (contract ``TokenPair``).
 
     ``expires_in`` and ``refresh_expires_in`` are lifetimes in seconds from issuance.
+    ``algorithm`` is the JWS ``alg`` the access token was signed with (not sent to clients).
     """
 
     access_token: str
@@ -46,6 +47,7 @@ class TokenPair:
     expires_in: int
     refresh_expires_in: int
     token_type: str = "Bearer"  # noqa: S105 - the RFC 6750 token type, not a secret
+    algorithm: str = ""
 
 
 class TokenIssuer:
@@ -110,12 +112,14 @@ class TokenIssuer:
         )
         await tx.tokens.add(record)
         groups = await tx.groups.groups_of(user.id)
+        algorithm = self._signer.algorithm
         access = await self._signer.sign(self.access_claims(user, groups, now))
         pair = TokenPair(
             access_token=access,
             refresh_token=clear,
             expires_in=cfg.access_token_ttl,
             refresh_expires_in=max(0, int((expires_at - now).total_seconds())),
+            algorithm=algorithm,
         )
         return pair, record
 
@@ -136,7 +140,9 @@ class RefreshTokens:
         of N concurrent calls with one token exactly one succeeds. The new access token reads the
         user record afresh (role and groups as of now). The rotated hash is remembered until its
         expiry; presenting it again revokes every live token of its family — committed although
-        this call fails — and publishes ``RefreshTokenReuseDetected``.
+        this call fails — and publishes ``RefreshTokenReuseDetected``. After the commit it
+        publishes ``AccessTokenIssued`` (grant ``refresh``) on success and ``RefreshFailed``
+        for an unknown, revoked or expired token.
 
         Raises ``InvalidRefreshToken`` for an unknown, expired, reused or revoked token, or one
         whose user is gone.
@@ -144,35 +150,56 @@ class RefreshTokens:
         token_hash = hash_refresh_token(token)
         now = self._clock.now()
         reuse: RefreshTokenReuseDetected | None = None
+        failed: RefreshFailed | None = None
+        issued: tuple[TokenPair, AccessTokenIssued] | None = None
         async with self._uow.begin() as tx:
             record = await tx.tokens.take(token_hash)
             if record is None:
                 rotated = await tx.tokens.find_rotated(token_hash)
                 if rotated is None or rotated.is_expired(now):
-                    raise InvalidRefreshToken("refresh token is unknown, expired or revoked")
-                revoked = await tx.tokens.revoke_family(rotated.family_id)
-                await tx.commit()
-                reuse = RefreshTokenReuseDetected(
-                    user_id=rotated.user_id,
-                    family_id=rotated.family_id,
-                    token_hash_prefix=token_hash[:8],
-                    revoked=revoked,
-                )
+                    failed = RefreshFailed(reason="unknown")
+                else:
+                    revoked = await tx.tokens.revoke_family(rotated.family_id)
+                    await tx.commit()
+                    reuse = RefreshTokenReuseDetected(
+                        user_id=rotated.user_id,
+                        family_id=rotated.family_id,
+                        token_hash_prefix=token_hash[:8],
+                        revoked=revoked,
+                    )
             else:
                 user = await tx.users.get(record.user_id)
                 if record.is_expired(now) or user is None:
                     await tx.commit()  # the dead record stays deleted
-                    raise InvalidRefreshToken("refresh token is expired")
-                await tx.tokens.remember_rotated(record)
-                pair, _ = await self._issuer.issue_pair(
-                    tx,
-                    user,
-                    family_id=record.family_id,
-                    session_expires_at=record.session_expires_at,
-                )
-                await tx.commit()
-                return pair
-        await self._bus.publish(reuse)
+                    failed = RefreshFailed(reason="expired", user_id=record.user_id)
+                else:
+                    await tx.tokens.remember_rotated(record)
+                    pair, _ = await self._issuer.issue_pair(
+                        tx,
+                        user,
+                        family_id=record.family_id,
+                        session_expires_at=record.session_expires_at,
+                    )
+                    await tx.commit()
+                    issued = (
+                        pair,
+                        AccessTokenIssued(
+                            user_id=user.id,
+                            family_id=record.family_id,
+                            algorithm=pair.algorithm,
+                            grant="refresh",
+                        ),
+                    )
+        if issued is not None:
+            await self._bus.publish(issued[1])
+            return issued[0]
+        if failed is not None:
+            await self._bus.publish(failed)
+            if failed.reason == "expired":
+                raise InvalidRefreshToken("refresh token is expired")
+            raise InvalidRefreshToken("refresh token is unknown, expired or revoked")
+        if reuse is not None:
+            await self._bus.publish(reuse)
         raise InvalidRefreshToken("refresh token was already used; its session is revoked")
 
     async def revoke_session(self, token: str) -> None:

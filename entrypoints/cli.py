@@ -99,12 +99,20 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _serve(config: Config, host: str | None, port: int | None) -> None:
+def _serve(
+    config: Config, host: str | None, port: int | None, config_path: str | None = None
+) -> None:
+    """Run the HTTP service; ``config_path`` (``--config``) is what ``/actuator/refresh``
+    re-reads (None: ``$AUTHSVC_CONFIG``). Actuator start-up errors become ``CliError``."""
     from aiohttp import web
 
     from entrypoints.http.app import create_app
+    from service_actuator import ServiceActuatorError
 
-    app = create_app(build_container(config))
+    try:
+        app = create_app(build_container(config, config_path=config_path))
+    except ServiceActuatorError as exc:
+        raise CliError(str(exc)) from None
     web.run_app(
         app,
         host=host or config.server.host,
@@ -204,7 +212,7 @@ async def _list_users(container: Container, org: str | None, limit: int | None) 
         print(f"(only the first {len(users)} users; raise --limit for more)", file=sys.stderr)
 
 
-def _print_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
+def _print_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
     for row in [header, *rows]:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
@@ -240,7 +248,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         config = load_config(args.config)
         if args.command == "serve":
-            _serve(config, args.host, args.port)
+            _serve(config, args.host, args.port, args.config)
         elif args.command == "migrate":
             asyncio.run(_migrate(config))
         else:

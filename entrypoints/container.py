@@ -1,11 +1,18 @@
-"""The dependency-injector container: configuration → adapters → use cases.
+"""The dependency-injector container: configuration → adapters → use cases → actuator.
 
 The only place that names concrete adapters. ``storage.backend`` selects the UnitOfWork
-(memory | sqlite | postgres). Tests build ``Container(config=providers.Object(cfg))``.
+(memory | sqlite | postgres). Tests build ``Container(config=providers.Object(cfg))``, or
+``build_container(cfg, config_path=..., environ=...)`` when a refresh must re-read the source.
+
+Every use case is wrapped by ``entrypoints.telemetry.traced`` (one span per call). The actuator
+(contract section 4) gets the database and signing-key readiness indicators, the bearer-token
+authorizer, the config reloader and the service's own metrics registry.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from operator import attrgetter
 
 from dependency_injector import containers, providers
@@ -15,18 +22,58 @@ from adapters.crypto.bcrypt_hasher import BcryptHasher
 from adapters.crypto.jwt_signer import JwtSigner
 from adapters.email_address import normalize_email
 from adapters.events.inprocess import InProcessEventBus
+from adapters.health import DatabaseHealth, SigningKeyHealth
+from adapters.metrics import ServiceMetrics, subscribe_service_metrics
 from adapters.persistence.memory import MemoryLoginAttempts, MemoryUnitOfWork
 from adapters.persistence.postgres import PostgresUnitOfWork
 from adapters.persistence.sqlite import SqliteUnitOfWork
 from application import admin
 from application.auth import AuthService
+from application.ports import UnitOfWork
 from application.settings import Live
 from application.throttle import LoginThrottle
 from entrypoints.config import Config
+from entrypoints.http.actuator_routes import ServiceInfo, make_authorizer
+from entrypoints.reload import (
+    ConfigReloader,
+    ConfigSource,
+    check_servable,
+    subscribe_config_consumers,
+)
+from entrypoints.telemetry import Telemetry, traced
+from service_actuator import Actuator
+from service_actuator.metrics import new_registry
 
 
 def _live_auth(config: Config) -> Live:  # type: ignore[type-arg]
     return Live(config.auth)
+
+
+def _actuator(
+    config: Config,
+    live_config: Live[Config],
+    uow: UnitOfWork,
+    signer: JwtSigner,
+    auth_service: AuthService,
+    reloader: ConfigReloader,
+    registry: object,
+) -> Actuator:
+    """The actuator of contract section 4 (distribution ``authsvc``; readiness: db, signingKey).
+
+    Raises ``ServiceActuatorError`` when ``PROMETHEUS_MULTIPROC_DIR`` names no directory.
+    """
+    return Actuator(
+        config.actuator,
+        distribution="authsvc",
+        readiness_indicators=[
+            DatabaseHealth(uow, config.storage.backend),
+            SigningKeyHealth(signer),
+        ],
+        info_contributors=[ServiceInfo(live_config, config, signer)],
+        authorizer=make_authorizer(auth_service),
+        reloader=reloader,
+        registry=registry,
+    )
 
 
 class Container(containers.DeclarativeContainer):
@@ -41,8 +88,13 @@ class Container(containers.DeclarativeContainer):
     auth_settings = providers.Singleton(_live_auth, config)
     """``Live[AuthSettings]``: the ``auth`` prefix in force, read by the use cases per call."""
 
+    config_source = providers.Object(ConfigSource())
+    """Where ``config`` was read from (path, environment): a refresh reads it again."""
+
     clock = providers.Singleton(SystemClock)
     bus = providers.Singleton(InProcessEventBus)
+    telemetry = providers.Singleton(Telemetry.from_settings, config.provided.telemetry)
+    """Tracing (``[telemetry]``); raises ``ConfigError`` for otlp without its package."""
 
     uow = providers.Selector(
         providers.Callable(attrgetter("storage.backend"), config),
@@ -53,57 +105,131 @@ class Container(containers.DeclarativeContainer):
             config.provided.storage.postgres_dsn,
             config.provided.storage.pool_min_size,
             config.provided.storage.pool_max_size,
+            providers.Callable(lambda c: c.storage.postgres_schema or None, config),
         ),
     )
 
     hasher = providers.Singleton(BcryptHasher, auth_settings)
     signer = providers.Singleton(JwtSigner.from_settings, config.provided.auth, clock)
-    login_attempts = providers.Singleton(MemoryLoginAttempts)
+    login_attempts = providers.Selector(
+        providers.Callable(attrgetter("storage.backend"), config),
+        memory=providers.Singleton(MemoryLoginAttempts),
+        # Shared by every worker process using the same database.
+        sqlite=providers.Singleton(lambda uow: uow.login_attempts(), uow),
+        postgres=providers.Singleton(lambda uow: uow.login_attempts(), uow),
+    )
     throttle = providers.Singleton(LoginThrottle, login_attempts, clock, auth_settings)
 
     auth_service = providers.Singleton(
-        AuthService,
-        uow=uow,
-        hasher=hasher,
-        signer=signer,
-        bus=bus,
-        clock=clock,
-        settings=auth_settings,
-        normalize_email=providers.Object(normalize_email),
-        throttle=throttle,
+        traced,
+        providers.Singleton(
+            AuthService,
+            uow=uow,
+            hasher=hasher,
+            signer=signer,
+            bus=bus,
+            clock=clock,
+            settings=auth_settings,
+            normalize_email=providers.Object(normalize_email),
+            throttle=throttle,
+        ),
+        "AuthService",
+        telemetry,
     )
 
-    # Users, roles, groups and members (contract section 3).
-    list_users = providers.Singleton(admin.ListUsers, uow)
-    get_user = providers.Singleton(admin.GetUser, uow)
-    set_role = providers.Singleton(admin.SetRole, uow, bus)
-    move_user = providers.Singleton(admin.MoveUser, uow, bus)
-    list_groups = providers.Singleton(admin.ListGroups, uow)
-    get_group = providers.Singleton(admin.GetGroup, uow)
-    create_group = providers.Singleton(admin.CreateGroup, uow, clock)
-    rename_group = providers.Singleton(admin.RenameGroup, uow)
-    delete_group = providers.Singleton(admin.DeleteGroup, uow, bus)
-    add_member = providers.Singleton(admin.AddMember, uow, bus, clock)
-    remove_member = providers.Singleton(admin.RemoveMember, uow, bus)
+    # Users, roles, groups and members (contract section 3); one span per call.
+    list_users = providers.Singleton(
+        traced, providers.Singleton(admin.ListUsers, uow), "ListUsers", telemetry
+    )
+    get_user = providers.Singleton(
+        traced, providers.Singleton(admin.GetUser, uow), "GetUser", telemetry
+    )
+    set_role = providers.Singleton(
+        traced, providers.Singleton(admin.SetRole, uow, bus), "SetRole", telemetry
+    )
+    move_user = providers.Singleton(
+        traced, providers.Singleton(admin.MoveUser, uow, bus), "MoveUser", telemetry
+    )
+    list_groups = providers.Singleton(
+        traced, providers.Singleton(admin.ListGroups, uow), "ListGroups", telemetry
+    )
+    get_group = providers.Singleton(
+        traced, providers.Singleton(admin.GetGroup, uow), "GetGroup", telemetry
+    )
+    create_group = providers.Singleton(
+        traced, providers.Singleton(admin.CreateGroup, uow, clock), "CreateGroup", telemetry
+    )
+    rename_group = providers.Singleton(
+        traced, providers.Singleton(admin.RenameGroup, uow), "RenameGroup", telemetry
+    )
+    delete_group = providers.Singleton(
+        traced, providers.Singleton(admin.DeleteGroup, uow, bus), "DeleteGroup", telemetry
+    )
+    add_member = providers.Singleton(
+        traced, providers.Singleton(admin.AddMember, uow, bus, clock), "AddMember", telemetry
+    )
+    remove_member = providers.Singleton(
+        traced, providers.Singleton(admin.RemoveMember, uow, bus), "RemoveMember", telemetry
+    )
 
     # The operator's command line on the box.
     create_superadmin = providers.Singleton(
-        admin.CreateSuperadmin,
-        uow=uow,
-        bus=bus,
-        hasher=hasher,
-        clock=clock,
-        settings=auth_settings,
-        normalize_email=providers.Object(normalize_email),
+        traced,
+        providers.Singleton(
+            admin.CreateSuperadmin,
+            uow=uow,
+            bus=bus,
+            hasher=hasher,
+            clock=clock,
+            settings=auth_settings,
+            normalize_email=providers.Object(normalize_email),
+        ),
+        "CreateSuperadmin",
+        telemetry,
     )
     set_role_by_operator = providers.Singleton(
-        admin.SetRoleByOperator, uow, bus, providers.Object(normalize_email)
+        traced,
+        providers.Singleton(admin.SetRoleByOperator, uow, bus, providers.Object(normalize_email)),
+        "SetRoleByOperator",
+        telemetry,
     )
     set_org_by_operator = providers.Singleton(
-        admin.SetOrgByOperator, uow, bus, providers.Object(normalize_email)
+        traced,
+        providers.Singleton(admin.SetOrgByOperator, uow, bus, providers.Object(normalize_email)),
+        "SetOrgByOperator",
+        telemetry,
     )
 
+    # Actuator (contract section 4), metrics and configuration refresh.
+    metrics_registry = providers.Singleton(new_registry)
+    """This container's prometheus-client registry (None without the ``metrics`` extra)."""
 
-def build_container(config: Config) -> Container:
-    """A container for ``config``."""
-    return Container(config=providers.Object(config))
+    service_metrics: providers.Singleton[ServiceMetrics] = providers.Singleton(
+        subscribe_service_metrics, bus, metrics_registry
+    )
+    """Login/refresh/token counters, subscribed to the bus; instantiate once at wiring."""
+
+    reloader = providers.Singleton(
+        ConfigReloader, live_config, bus, config_source, providers.Object(check_servable)
+    )
+    actuator = providers.Singleton(
+        _actuator, config, live_config, uow, signer, auth_service, reloader, metrics_registry
+    )
+    config_subscriptions = providers.Singleton(
+        subscribe_config_consumers, bus, live_config, auth_settings, signer, actuator, telemetry
+    )
+    """The ``ConfigChanged`` subscribers, registered once (instantiate at wiring)."""
+
+
+def build_container(
+    config: Config,
+    *,
+    config_path: str | os.PathLike[str] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Container:
+    """A container for ``config``, read from ``config_path`` and ``environ`` (None: the
+    ``$AUTHSVC_CONFIG`` file and ``os.environ``), which ``POST /actuator/refresh`` re-reads."""
+    return Container(
+        config=providers.Object(config),
+        config_source=providers.Object(ConfigSource(config_path, environ)),
+    )

@@ -14,6 +14,15 @@ from domain.errors import FieldError, ValidationFailed
 T = TypeVar("T")
 
 _PATH = re.compile(r"^(?P<msg>.*?) @ \$(?P<path>.*)$")
+_EXTRA = re.compile(r"^extra fields found \((?P<names>[^)]*)\)")
+_QUOTED_FIELD = re.compile(r"'(?P<name>[A-Za-z_][A-Za-z0-9_]*)'")
+
+
+def _describe(exc: BaseException, type_: Any) -> str:
+    """cattrs' message for type errors; the validator's own message for value errors."""
+    if isinstance(exc, ValueError) and not isinstance(exc, BaseValidationError):
+        return str(exc.args[0]) if exc.args else "invalid value"
+    return cattrs.v.format_exception(exc, type_)
 
 
 def _strict_str(value: Any, _: type) -> str:
@@ -63,13 +72,23 @@ def field_errors(exc: BaseException) -> list[FieldError]:
     if not isinstance(exc, BaseValidationError):
         return [FieldError("", str(exc))]
     errors = []
-    for line in cattrs.transform_error(exc, path="$"):
+    for line in cattrs.transform_error(exc, path="$", format_exception=_describe):
         match = _PATH.match(line)
         if match is None:
             errors.append(FieldError("", line))
             continue
-        path = match["path"].lstrip(".")
-        errors.append(FieldError(path, match["msg"]))
+        path, message = match["path"].lstrip("."), match["msg"]
+        # attrs validators run in __init__, so cattrs places them on the class; their messages
+        # quote the attribute ('algorithm' must be in ...): put the error on that field.
+        named = _QUOTED_FIELD.search(message)
+        extra = _EXTRA.match(message)
+        if extra:
+            for name in extra["names"].split(", "):
+                errors.append(FieldError(f"{path}.{name}" if path else name, "unknown key"))
+            continue
+        if named and "must" in message:
+            path = f"{path}.{named['name']}" if path else named["name"]
+        errors.append(FieldError(path, message))
     return errors
 
 

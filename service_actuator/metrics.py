@@ -46,9 +46,13 @@ __all__ = [
     "TEXT_0_0_4",
     "ExpositionFormat",
     "MetricsExporter",
+    "NoopMetric",
+    "counter",
+    "histogram",
     "mark_process_dead",
     "metrics_middleware",
     "negotiate",
+    "new_registry",
     "route_template",
 ]
 
@@ -288,6 +292,94 @@ def mark_process_dead(pid: int, path: str | None = None) -> None:
     """
     if METRICS_AVAILABLE:
         prometheus_client.multiprocess.mark_process_dead(pid, path)  # type: ignore[no-untyped-call]
+
+
+# --------------------------------------------------------------------------- metric factories
+
+
+class NoopMetric:
+    """Stands in for a prometheus-client metric when the ``metrics`` extra is missing.
+
+    Supports the calls services make on counters, histograms and gauges (``labels``, ``inc``,
+    ``dec``, ``set``, ``observe``); each does nothing.
+    """
+
+    def labels(self, *values: str, **labels: str) -> NoopMetric:
+        """This object again (any label values accepted)."""
+        return self
+
+    def inc(self, amount: float = 1) -> None:
+        """Nothing."""
+
+    def dec(self, amount: float = 1) -> None:
+        """Nothing."""
+
+    def set(self, value: float) -> None:
+        """Nothing."""
+
+    def observe(self, amount: float) -> None:
+        """Nothing."""
+
+
+def new_registry(*, process_collectors: bool = True) -> Any:
+    """A fresh ``prometheus_client.CollectorRegistry`` for one service instance, or None.
+
+    With ``process_collectors`` it also carries the process, platform and GC collectors that
+    prometheus-client's global registry has by default (``process_*``, ``python_info``,
+    ``python_gc_*``), so a service using its own registry still exposes them.
+
+    Returns:
+        The registry, or None when prometheus-client (the ``metrics`` extra) is not installed.
+    """
+    if not METRICS_AVAILABLE:
+        return None
+    registry = prometheus_client.CollectorRegistry()
+    if process_collectors:
+        prometheus_client.ProcessCollector(registry=registry)
+        prometheus_client.PlatformCollector(registry=registry)
+        prometheus_client.GCCollector(registry=registry)
+    return registry
+
+
+def counter(
+    name: str, documentation: str, labelnames: tuple[str, ...] = (), registry: Any = None
+) -> Any:
+    """A ``prometheus_client.Counter`` (exposed as ``<name>_total``), or a :class:`NoopMetric`.
+
+    Args:
+        name: the metric name without the ``_total`` suffix, e.g. ``"authsvc_logins"``.
+        documentation: the HELP text.
+        labelnames: label names; keep their values to a small fixed set.
+        registry: where to register it; default ``prometheus_client.REGISTRY``.
+
+    Raises:
+        ValueError: (prometheus-client) the name is already registered in ``registry``.
+    """
+    if not METRICS_AVAILABLE:
+        return NoopMetric()
+    target = registry if registry is not None else prometheus_client.REGISTRY
+    return prometheus_client.Counter(name, documentation, labelnames, registry=target)
+
+
+def histogram(
+    name: str,
+    documentation: str,
+    labelnames: tuple[str, ...] = (),
+    registry: Any = None,
+    buckets: tuple[float, ...] | None = None,
+) -> Any:
+    """A ``prometheus_client.Histogram`` (seconds, by convention), or a :class:`NoopMetric`.
+
+    ``buckets`` default to prometheus-client's (5 ms .. 10 s). Raises like :func:`counter`.
+    """
+    if not METRICS_AVAILABLE:
+        return NoopMetric()
+    target = registry if registry is not None else prometheus_client.REGISTRY
+    if buckets is None:
+        return prometheus_client.Histogram(name, documentation, labelnames, registry=target)
+    return prometheus_client.Histogram(
+        name, documentation, labelnames, registry=target, buckets=buckets
+    )
 
 
 # --------------------------------------------------------------------------- HTTP middleware

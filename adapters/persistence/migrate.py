@@ -84,6 +84,8 @@ def apply_sqlite_migrations(path: str) -> list[str]:
     Returns the ids applied by this call, oldest first (empty when up to date).
     Raises ``StorageUnavailable`` naming ``storage.sqlite_path`` if the file cannot be used.
     """
+    from yoyo.exceptions import LockTimeout
+
     db = prepare_sqlite_path(path)
     try:
         with _file_lock(db.with_name(db.name + ".migrate-lock")):
@@ -96,8 +98,8 @@ def apply_sqlite_migrations(path: str) -> list[str]:
             finally:
                 conn.close()
             return _run_yoyo("sqlite:///" + quote(str(db.resolve())), MIGRATIONS_DIR / "sqlite")
-    except (OSError, sqlite3.Error) as exc:
-        raise StorageUnavailable("storage.sqlite_path", str(exc), str(db)) from None
+    except (OSError, sqlite3.Error, LockTimeout) as exc:
+        raise StorageUnavailable("storage.sqlite_path", safe_reason(exc), str(db)) from None
 
 
 def validate_schema_name(schema: str) -> str:
@@ -124,11 +126,13 @@ def apply_postgres_migrations(dsn: str, schema: str | None = None) -> list[str]:
     With ``schema``, the schema is created if missing and both the tables and yoyo's bookkeeping
     live in it. Returns the ids applied by this call, oldest first (empty when up to date).
     Raises ``StorageUnavailable`` naming ``storage.postgres_dsn`` (password redacted) when the
-    DSN is malformed or the server cannot be reached; ``ValueError`` for a bad ``schema`` name.
+    DSN is malformed, the server cannot be reached, or a migration fails (e.g. no privilege);
+    ``ValueError`` for a bad ``schema`` name.
     """
     import psycopg
     from psycopg import sql
     from yoyo.connections import BadConnectionURI
+    from yoyo.exceptions import LockTimeout
 
     if schema is not None:
         validate_schema_name(schema)
@@ -145,5 +149,5 @@ def apply_postgres_migrations(dsn: str, schema: str | None = None) -> list[str]:
                 return _run_yoyo(uri, MIGRATIONS_DIR / "postgres")
             finally:
                 lock_conn.execute("SELECT pg_advisory_unlock(%s)", (_PG_LOCK_KEY,))
-    except (ValueError, BadConnectionURI, psycopg.OperationalError) as exc:
+    except (ValueError, BadConnectionURI, LockTimeout, psycopg.Error) as exc:
         raise StorageUnavailable("storage.postgres_dsn", safe_reason(exc, dsn), where) from None

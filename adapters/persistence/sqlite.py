@@ -17,6 +17,7 @@ import sqlite3
 from collections.abc import AsyncIterator, Iterable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import aiosqlite
@@ -360,7 +361,7 @@ class SqliteUnitOfWork:
     @property
     def path(self) -> str:
         """The database file (``~`` expanded)."""
-        return str(prepare_sqlite_path(self._path))
+        return str(Path(self._path).expanduser())
 
     async def open(self) -> None:
         """Apply pending migrations (in a thread), then connect and set the pragmas.

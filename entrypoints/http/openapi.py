@@ -83,6 +83,39 @@ SCHEMAS: dict[str, Any] = {
         "properties": {"items": {"type": "array", "items": {"$ref": "#/components/schemas/Group"}},
                        "next_cursor": {"type": ["string", "null"]}},
     },
+    "Health": {
+        "type": "object",
+        "required": ["status"],
+        "properties": {
+            "status": {"enum": ["UP", "DOWN"]},
+            "components": {
+                "type": "object",
+                "additionalProperties": {
+                    "type": "object",
+                    "required": ["status"],
+                    "properties": {"status": {"enum": ["UP", "DOWN"]},
+                                   "details": {"type": "object"}},
+                },
+            },
+        },
+    },
+    "Info": {
+        "type": "object",
+        "properties": {
+            "app": {"type": "object", "properties": {"name": {"type": "string"},
+                                                     "version": {"type": "string"}}},
+            "git": {"type": "object"},
+            "python": {"type": "object"},
+        },
+    },
+    "RefreshResult": {
+        "type": "object",
+        "required": ["changed", "restart_required"],
+        "properties": {
+            "changed": {"type": "array", "items": {"type": "string"}},
+            "restart_required": {"type": "array", "items": {"type": "string"}},
+        },
+    },
 }  # fmt: skip
 
 

@@ -8,7 +8,6 @@ empties its tables after each test, and drops it at the end.
 
 from __future__ import annotations
 
-import os
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from datetime import UTC, datetime, timedelta
@@ -22,9 +21,8 @@ from adapters.persistence.migrate import apply_postgres_migrations
 from adapters.persistence.postgres import PostgresUnitOfWork
 from adapters.persistence.sqlite import SqliteUnitOfWork
 from domain.model import Group, RefreshToken, Role, User
+from tests.pg import PG_SKIP_REASON, drop_pg_schema, new_schema_name, pg_dsn
 
-PG_ENV = "AUTHSVC_TEST_POSTGRES_DSN"
-PG_SKIP_REASON = f"{PG_ENV} not set"
 BACKENDS = [
     "memory",
     "sqlite",
@@ -37,27 +35,13 @@ T0 = datetime(2026, 1, 2, 3, 4, 5, 123456, tzinfo=UTC)
 _TABLES = "users, refresh_tokens, rotated_refresh_tokens, groups, group_members, login_failures"
 
 
-def pg_dsn() -> str | None:
-    """The test PostgreSQL DSN, or None."""
-    return os.environ.get(PG_ENV) or None
-
-
-def drop_pg_schema(dsn: str, schema: str) -> None:
-    """Drop ``schema`` and everything in it."""
-    import psycopg
-    from psycopg import sql
-
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
-
-
 @pytest.fixture(scope="session")
 def pg_schema() -> Iterator[str]:
     """This session's migrated PostgreSQL schema (skips when no DSN is configured)."""
     dsn = pg_dsn()
     if dsn is None:
         pytest.skip(PG_SKIP_REASON)
-    schema = f"authsvc_test_{secrets.token_hex(6)}"
+    schema = new_schema_name()
     try:
         apply_postgres_migrations(dsn, schema)
         yield schema
@@ -71,7 +55,7 @@ def fresh_pg_schema() -> Iterator[str]:
     dsn = pg_dsn()
     if dsn is None:
         pytest.skip(PG_SKIP_REASON)
-    schema = f"authsvc_test_{secrets.token_hex(6)}"
+    schema = new_schema_name()
     try:
         yield schema
     finally:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,19 +13,30 @@ from entrypoints.config import load_config
 from entrypoints.container import Container, build_container
 from entrypoints.http.app import create_app
 from entrypoints.http.keys import CONTAINER
+from tests.pg import PG_SKIP_REASON, drop_pg_schema, new_schema_name, pg_dsn
 
 ALGORITHMS = ["RS256", "ML-DSA-65", "ML-DSA-87"]
 
 MakeClient = Callable[..., Awaitable[TestClient]]
 
 
-@pytest.fixture(params=["sqlite"])
-def storage_env(request: pytest.FixtureRequest, tmp_path: Path) -> dict[str, str]:
-    """Environment selecting the storage backend of the app under test."""
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def storage_env(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[dict[str, str]]:
+    """Environment selecting the storage backend of the app under test: a SQLite file in
+    ``tmp_path``, or a fresh schema of the test PostgreSQL (dropped afterwards)."""
     if request.param == "sqlite":
-        return {"AUTHSVC_STORAGE__BACKEND": "sqlite",
-                "AUTHSVC_STORAGE__SQLITE_PATH": str(tmp_path / "authsvc.db")}  # fmt: skip
-    raise AssertionError(request.param)
+        yield {"AUTHSVC_STORAGE__BACKEND": "sqlite",
+               "AUTHSVC_STORAGE__SQLITE_PATH": str(tmp_path / "authsvc.db")}  # fmt: skip
+        return
+    dsn = pg_dsn()
+    if dsn is None:
+        pytest.skip(PG_SKIP_REASON)
+    schema = new_schema_name("authsvc_e2e")
+    try:
+        yield {"AUTHSVC_STORAGE__BACKEND": "postgres", "AUTHSVC_STORAGE__POSTGRES_DSN": dsn,
+               "AUTHSVC_STORAGE__POSTGRES_SCHEMA": schema}  # fmt: skip
+    finally:
+        drop_pg_schema(dsn, schema)
 
 
 @pytest.fixture
@@ -46,7 +57,7 @@ def make_client(
     async def make(env: dict[str, str] | None = None, config_path: str | None = None) -> TestClient:
         environ = {**base_env, **(env or {})}
         config = load_config(config_path, environ=environ)
-        container = build_container(config)
+        container = build_container(config, config_path=config_path, environ=environ)
         return await aiohttp_client(create_app(container))
 
     return make

@@ -1,0 +1,117 @@
+"""Service metrics (contract section 4), recorded by subscribing to application events.
+
+Metric families (Prometheus names; counters are exposed with the ``_total`` suffix):
+
+=============================================  =========================  =======================
+name                                           labels                     from event
+=============================================  =========================  =======================
+``authsvc_logins_total``                       ``outcome`` = success |    ``LoginSucceeded``,
+                                               invalid_credentials |      ``LoginFailed``
+                                               rate_limited
+``authsvc_token_refreshes_total``              ``outcome`` = success |    ``AccessTokenIssued``
+                                               invalid | reuse            (grant refresh),
+                                                                          ``RefreshFailed``,
+                                                                          ``RefreshTokenReuse-
+                                                                          Detected``
+``authsvc_refresh_token_reuse_detections``     —                          ``RefreshTokenReuse-
+``_total``                                                                Detected``
+``authsvc_access_tokens_issued_total``         ``algorithm``, ``grant``   ``AccessTokenIssued``
+                                               (login | refresh)
+=============================================  =========================  =======================
+
+HTTP request counts and latencies come from ``service_actuator.metrics.metrics_middleware``.
+prometheus-client is optional: ``service_actuator.metrics`` hands out no-op metrics without it,
+so this module never imports it (the design's rule: one module imports prometheus_client).
+Label values come from fixed sets, never from user input, so cardinality stays bounded.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from application.ports import EventBus
+from application.events import (
+    AccessTokenIssued,
+    LoginFailed,
+    LoginSucceeded,
+    RefreshFailed,
+    RefreshTokenReuseDetected,
+)
+from application.settings import ALGORITHMS
+from service_actuator.metrics import counter
+
+LOGIN_OUTCOMES = ("success", "invalid_credentials", "rate_limited")
+REFRESH_OUTCOMES = ("success", "invalid", "reuse")
+GRANTS = ("login", "refresh")
+
+
+class ServiceMetrics:
+    """The service's business metrics in ``registry`` (a ``CollectorRegistry``, or None for
+    prometheus-client's global one); :meth:`subscribe` connects them to the bus.
+
+    Every label combination starts at 0, so rates work from the first scrape.
+
+    Raises:
+        ValueError: (prometheus-client) the metrics are already registered in ``registry`` —
+            create one ``ServiceMetrics`` per registry.
+    """
+
+    def __init__(self, registry: Any = None) -> None:
+        self.logins = counter(
+            "authsvc_logins", "Login attempts, by outcome.", ("outcome",), registry
+        )
+        self.refreshes = counter(
+            "authsvc_token_refreshes", "Refresh-token exchanges, by outcome.", ("outcome",), registry
+        )
+        self.reuse_detections = counter(
+            "authsvc_refresh_token_reuse_detections",
+            "Already-rotated refresh tokens presented again (their session was revoked).",
+            (),
+            registry,
+        )
+        self.tokens_issued = counter(
+            "authsvc_access_tokens_issued",
+            "Access tokens issued, by signing algorithm and grant (login or refresh).",
+            ("algorithm", "grant"),
+            registry,
+        )
+        for outcome in LOGIN_OUTCOMES:
+            self.logins.labels(outcome)
+        for outcome in REFRESH_OUTCOMES:
+            self.refreshes.labels(outcome)
+        for algorithm in ALGORITHMS:
+            for grant in GRANTS:
+                self.tokens_issued.labels(algorithm, grant)
+
+    def subscribe(self, bus: EventBus) -> ServiceMetrics:
+        """Record the events published on ``bus`` from now on; returns ``self``."""
+        bus.subscribe(LoginSucceeded, self._login_succeeded)
+        bus.subscribe(LoginFailed, self._login_failed)
+        bus.subscribe(AccessTokenIssued, self._token_issued)
+        bus.subscribe(RefreshFailed, self._refresh_failed)
+        bus.subscribe(RefreshTokenReuseDetected, self._reuse_detected)
+        return self
+
+    def _login_succeeded(self, event: LoginSucceeded) -> None:
+        self.logins.labels("success").inc()
+
+    def _login_failed(self, event: LoginFailed) -> None:
+        outcome = "rate_limited" if event.reason == "rate_limited" else "invalid_credentials"
+        self.logins.labels(outcome).inc()
+
+    def _token_issued(self, event: AccessTokenIssued) -> None:
+        self.tokens_issued.labels(event.algorithm, event.grant).inc()
+        if event.grant == "refresh":
+            self.refreshes.labels("success").inc()
+
+    def _refresh_failed(self, event: RefreshFailed) -> None:
+        self.refreshes.labels("invalid").inc()
+
+    def _reuse_detected(self, event: RefreshTokenReuseDetected) -> None:
+        self.refreshes.labels("reuse").inc()
+        self.reuse_detections.inc()
+
+
+def subscribe_service_metrics(bus: EventBus, registry: Any = None) -> ServiceMetrics:
+    """``ServiceMetrics(registry).subscribe(bus)`` (a container provider's factory)."""
+    return ServiceMetrics(registry).subscribe(bus)

@@ -1,0 +1,144 @@
+"""The actuator endpoints of authsvc (contract section 4): wiring of ``service_actuator``.
+
+``service_actuator`` serves the six routes; this module supplies what the library leaves to the
+service — who may do what (:func:`make_authorizer`), what ``/actuator/info`` adds
+(:class:`ServiceInfo`) — and the ``RouteSpec`` entries that describe the routes in
+``/openapi.json`` (:func:`route_specs`; documentation only, the library registers the routes).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from aiohttp import web
+
+from application.auth import AuthService
+from domain.errors import InvalidToken
+from domain.model import Role
+from entrypoints.http.common import RouteSpec, bearer_token
+from service_actuator import Access, Action, Authorizer
+
+log = logging.getLogger("authsvc.actuator")
+
+DETAILS_ROLES = frozenset({Role.ORG_ADMIN, Role.SUPERADMIN})
+REFRESH_ROLES = frozenset({Role.SUPERADMIN})
+
+
+def make_authorizer(auth: AuthService) -> Authorizer:
+    """The actuator's authorizer: ``(request, action)`` → ``"ok" | "unauthenticated" |
+    "forbidden"``, from the request's ``Authorization: Bearer`` access token.
+
+    =================  ===========================================================
+    action             allowed
+    =================  ===========================================================
+    ``health_details`` org_admin, superadmin
+    ``refresh``        superadmin
+    ``metrics``        any authenticated user (asked only when
+                       ``actuator.metrics_require_auth`` is true)
+    =================  ===========================================================
+
+    A missing, malformed, expired or otherwise invalid token (or one whose user is gone) is
+    ``unauthenticated``. The user is loaded afresh (``AuthService.authenticate``), so a demoted
+    admin loses access at once — except for ``health_details`` while the storage is failing:
+    then the verified token's ``role`` claim decides, so operators can still read why the
+    service is DOWN (health details hold no user data).
+    """
+
+    async def authorize(request: web.Request, action: Action) -> Access:
+        try:
+            token = bearer_token(request)
+        except InvalidToken:
+            return Access.UNAUTHENTICATED
+        try:
+            role = (await auth.authenticate(token)).user.role
+        except InvalidToken:
+            return Access.UNAUTHENTICATED
+        except Exception:
+            if action != "health_details":
+                raise
+            log.warning("storage unavailable; health details authorized by the token's claims")
+            try:
+                claims = await auth.verify_token(token)
+            except InvalidToken:
+                return Access.UNAUTHENTICATED
+            try:
+                role = Role(claims.get("role"))
+            except ValueError:
+                return Access.FORBIDDEN
+        if action == "health_details":
+            allowed = role in DETAILS_ROLES
+        elif action == "refresh":
+            allowed = role in REFRESH_ROLES
+        else:  # "metrics": any authenticated caller
+            allowed = True
+        return Access.OK if allowed else Access.FORBIDDEN
+
+    return authorize
+
+
+class ServiceInfo:
+    """``/actuator/info`` contributor: ``{"auth": {"algorithm", "issuer"}, "storage":
+    {"backend"}, "telemetry": {"exporter"}}`` — public facts only, never a secret (no DSN, no
+    key material, no key paths). ``auth`` comes from the settings in force (after a refresh),
+    ``storage`` from the start configuration (it needs a restart to change)."""
+
+    def __init__(self, live_config: Any, start_config: Any, signer: Any) -> None:
+        self._live = live_config
+        self._start = start_config
+        self._signer = signer
+
+    def contribute(self) -> dict[str, Any]:
+        """The contribution, read now."""
+        live = self._live.current
+        return {
+            "auth": {"algorithm": self._signer.algorithm, "issuer": live.auth.issuer},
+            "storage": {"backend": self._start.storage.backend},
+            "telemetry": {"exporter": live.telemetry.exporter},
+        }
+
+
+# (route name given by setup_actuator, method, summary, responses, bearer)
+_DOCS: tuple[tuple[str, str, str, dict[int, str], bool], ...] = (
+    ("actuator.health", "GET",
+     "Health over every indicator (db, signingKey); details per actuator.show_details",
+     {200: "Health", 503: "Health"}, False),
+    ("actuator.liveness", "GET", "Liveness: always UP, checks no dependency",
+     {200: "Health"}, False),
+    ("actuator.readiness", "GET", "Readiness over the readiness indicators (db, signingKey)",
+     {200: "Health", 503: "Health"}, False),
+    ("actuator.info", "GET", "Application name and version, git, python, auth and storage facts",
+     {200: "Info"}, False),
+    ("actuator.metrics", "GET",
+     "Prometheus text 0.0.4, or OpenMetrics 1.0.0 with Accept: application/openmetrics-text",
+     {200: "Prometheus text 0.0.4 or OpenMetrics 1.0.0", 401: "Problem", 403: "Problem",
+      406: "Problem", 501: "Problem"}, False),
+    ("actuator.refresh", "POST",
+     "Re-read the configuration file and environment (superadmin)",
+     {200: "RefreshResult", 401: "Problem", 403: "Problem", 422: "Problem", 501: "Problem"},
+     True),
+)  # fmt: skip
+
+
+def route_specs(app: web.Application) -> list[RouteSpec]:
+    """``RouteSpec``s describing the actuator routes ``setup_actuator`` registered on ``app``
+    (path and handler read back from the router, so the document follows the library).
+
+    Raises ``KeyError`` if ``setup_actuator`` has not run on ``app``.
+    """
+    specs: list[RouteSpec] = []
+    for name, method, summary, responses, bearer in _DOCS:
+        resource = app.router[name]
+        route = next(r for r in resource if r.method == method)
+        specs.append(
+            RouteSpec(
+                method,
+                resource.canonical,
+                route.handler,  # type: ignore[arg-type]
+                summary,
+                responses,
+                bearer=bearer,
+                tag="actuator",
+            )
+        )
+    return specs

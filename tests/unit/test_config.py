@@ -1,0 +1,93 @@
+"""Configuration: TOML + AUTHSVC_<PREFIX>__<KEY>, validated, errors naming the key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from application.settings import AuthSettings
+from entrypoints.config import Config, ConfigError, load_config
+
+
+def test_no_file_no_env_gives_the_contract_defaults() -> None:
+    config = load_config(None, environ={})
+    assert config == Config()
+    assert config.auth == AuthSettings()
+    assert (config.auth.algorithm, config.auth.access_token_ttl) == ("RS256", 900)
+    assert config.storage.backend == "sqlite"
+    assert config.storage.sqlite_path == "~/.authsvc/authsvc.db"
+    assert (config.server.host, config.server.port) == ("127.0.0.1", 8080)
+    assert config.server.max_body_bytes == 65_536
+    assert config.actuator.show_details == "when_authorized"
+
+
+def test_file_then_environment(tmp_path: Path) -> None:
+    path = tmp_path / "authsvc.toml"
+    path.write_text(
+        '[auth]\naccess_token_ttl = 300\nissuer = "https://a.example"\n'
+        '[server]\ntrusted_proxies = ["10.0.0.0/8"]\n'
+    )
+    env = {
+        "AUTHSVC_AUTH__ACCESS_TOKEN_TTL": "60",
+        "AUTHSVC_AUTH__AUDIENCE": "12345",  # a string field keeps digits as text
+        "AUTHSVC_SERVER__TRUSTED_PROXIES": "127.0.0.1, ::1",
+        "AUTHSVC_ACTUATOR__METRICS_REQUIRE_AUTH": "true",
+    }
+    config = load_config(path, environ=env)
+    assert config.auth.access_token_ttl == 60
+    assert config.auth.issuer == "https://a.example"
+    assert config.auth.audience == "12345"
+    assert config.server.trusted_proxies == ("127.0.0.1", "::1")
+    assert config.actuator.metrics_require_auth is True
+
+
+def test_config_path_from_environment(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text('[auth]\nalgorithm = "ML-DSA-65"\n')
+    assert load_config(None, environ={"AUTHSVC_CONFIG": str(path)}).auth.algorithm == "ML-DSA-65"
+
+
+@pytest.mark.parametrize(
+    ("toml", "env", "key"),
+    [
+        ("[auth]\nnope = 1\n", {}, "auth.nope"),
+        ("[nope]\nx = 1\n", {}, "nope"),
+        ("", {"AUTHSVC_AUTH__NOPE": "1"}, "auth.nope"),
+        ("", {"AUTHSVC_NOPE__X": "1"}, "nope.x"),
+        ('[auth]\naccess_token_ttl = "soon"\n', {}, "auth.access_token_ttl"),
+        ("", {"AUTHSVC_AUTH__ACCESS_TOKEN_TTL": "0"}, "auth.access_token_ttl"),
+        ("", {"AUTHSVC_AUTH__ALGORITHM": "HS256"}, "auth.algorithm"),
+        ("", {"AUTHSVC_AUTH__BCRYPT_ROUNDS": "true"}, "auth.bcrypt_rounds"),
+        ("", {"AUTHSVC_STORAGE__BACKEND": "postgres"}, "storage.postgres_dsn"),
+        ("", {"AUTHSVC_STORAGE__BACKEND": "mysql"}, "storage.backend"),
+        ("", {"AUTHSVC_SERVER__PORT": "70000"}, "server.port"),
+        ("", {"AUTHSVC_ACTUATOR__SHOW_DETAILS": "sometimes"}, "actuator.show_details"),
+        ("auth = 5\n", {}, "auth"),
+    ],
+)
+def test_bad_configuration_names_the_key(
+    tmp_path: Path, toml: str, env: dict[str, str], key: str
+) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text(toml)
+    with pytest.raises(ConfigError) as info:
+        load_config(path, environ=env)
+    assert info.value.key.startswith(key), info.value
+    assert key in str(info.value)
+
+
+def test_unreadable_or_invalid_file_names_the_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_config(tmp_path / "missing.toml", environ={})
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[auth\n")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_config(bad, environ={})
+
+
+def test_changed_prefixes() -> None:
+    base = load_config(None, environ={})
+    other = load_config(None, environ={"AUTHSVC_AUTH__LEEWAY": "5", "AUTHSVC_SERVER__PORT": "9000"})
+    assert base.changed_prefixes(other) == ["auth", "server"]
+    assert base.changed_prefixes(base) == []
