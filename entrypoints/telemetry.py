@@ -30,6 +30,7 @@ import functools
 import importlib
 import inspect
 import logging
+import sys
 from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, TypeVar, cast
@@ -71,7 +72,8 @@ def build_exporter(settings: TelemetrySettings) -> SpanExporter | None:
     if settings.exporter == "none":
         return None
     if settings.exporter == "console":
-        return ConsoleSpanExporter(service_name=settings.service_name)
+        # sys.stdout now, not the one bound as the SDK's default argument at its import.
+        return ConsoleSpanExporter(service_name=settings.service_name, out=sys.stdout)
     try:
         module = importlib.import_module(OTLP_MODULE)
     except ImportError:

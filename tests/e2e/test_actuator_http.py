@@ -519,12 +519,12 @@ async def test_refresh_to_otlp_without_its_package_is_422(
 
 
 async def test_console_exporter_prints_spans(
-    make_client: MakeClient, capfd: pytest.CaptureFixture[str]
+    make_client: MakeClient, capsys: pytest.CaptureFixture[str]
 ) -> None:
     client = await make_client({"AUTHSVC_TELEMETRY__EXPORTER": "console"})
     assert (await client.get("/actuator/health/live")).status == 200
     container_of(client).telemetry().shutdown()  # flushes the batch
-    assert '"GET /actuator/health/live"' in capfd.readouterr().out
+    assert '"GET /actuator/health/live"' in capsys.readouterr().out
 
 
 # --------------------------------------------------------------------------- without the extra
