@@ -13,4 +13,7 @@ trap 'rm -rf "$work"' EXIT
 VIRTUAL_ENV="$work/venv" "$UV" pip install --quiet -c "$work/constraints.txt" "$work"/dist/*.whl
 (cd "$work" && "$work/venv/bin/authsvc" --help >/dev/null)
 (cd "$work" && "$work/venv/bin/python" -c "import domain, application, adapters, entrypoints, service_actuator")
-echo "wheel-check: the built wheel installs and runs 'authsvc --help' outside the checkout"
+# The migrations (SQL files) ship in the wheel: migrate a fresh SQLite database with it.
+(cd "$work" && AUTHSVC_STORAGE__SQLITE_PATH="$work/check.db" AUTHSVC_AUTH__KEY_DIR="$work/keys" \
+    "$work/venv/bin/authsvc" migrate >/dev/null 2>&1)
+echo "wheel-check: the built wheel installs outside the checkout; 'authsvc --help' and 'authsvc migrate' run"
