@@ -663,7 +663,7 @@ class CreateSuperadmin:
 
 
 class SetRoleByOperator:
-    """``authsvc users set-role --email E --role R``, run by the box operator (trusted: no
+    """``authsvc users set-role EMAIL ROLE``, run by the box operator (trusted: no
     principal, no escalation rules).
 
     Rules: unknown email → ``NotFound``; unknown role → ``ValidationFailed`` naming ``role``;
@@ -694,7 +694,7 @@ class SetRoleByOperator:
 
 
 class SetOrgByOperator:
-    """``authsvc users set-org --email E --org O``, run by the box operator (trusted).
+    """``authsvc users set-org EMAIL ORG``, run by the box operator (trusted).
 
     Rules: unknown email → ``NotFound``; a bad ``org_id`` → ``ValidationFailed``. As ``MoveUser``:
     the memberships of the old organization's groups go in the same unit of work, and one
