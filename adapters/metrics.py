@@ -29,7 +29,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from application.ports import EventBus
 from application.events import (
     AccessTokenIssued,
     LoginFailed,
@@ -37,6 +36,7 @@ from application.events import (
     RefreshFailed,
     RefreshTokenReuseDetected,
 )
+from application.ports import EventBus
 from application.settings import ALGORITHMS
 from service_actuator.metrics import counter
 
@@ -61,7 +61,10 @@ class ServiceMetrics:
             "authsvc_logins", "Login attempts, by outcome.", ("outcome",), registry
         )
         self.refreshes = counter(
-            "authsvc_token_refreshes", "Refresh-token exchanges, by outcome.", ("outcome",), registry
+            "authsvc_token_refreshes",
+            "Refresh-token exchanges, by outcome.",
+            ("outcome",),
+            registry,
         )
         self.reuse_detections = counter(
             "authsvc_refresh_token_reuse_detections",

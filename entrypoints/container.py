@@ -120,7 +120,7 @@ class Container(containers.DeclarativeContainer):
     )
     throttle = providers.Singleton(LoginThrottle, login_attempts, clock, auth_settings)
 
-    auth_service = providers.Singleton(
+    auth_service: providers.Singleton[AuthService] = providers.Singleton(
         traced,
         providers.Singleton(
             AuthService,
@@ -138,42 +138,42 @@ class Container(containers.DeclarativeContainer):
     )
 
     # Users, roles, groups and members (contract section 3); one span per call.
-    list_users = providers.Singleton(
+    list_users: providers.Singleton[admin.ListUsers] = providers.Singleton(
         traced, providers.Singleton(admin.ListUsers, uow), "ListUsers", telemetry
     )
-    get_user = providers.Singleton(
+    get_user: providers.Singleton[admin.GetUser] = providers.Singleton(
         traced, providers.Singleton(admin.GetUser, uow), "GetUser", telemetry
     )
-    set_role = providers.Singleton(
+    set_role: providers.Singleton[admin.SetRole] = providers.Singleton(
         traced, providers.Singleton(admin.SetRole, uow, bus), "SetRole", telemetry
     )
-    move_user = providers.Singleton(
+    move_user: providers.Singleton[admin.MoveUser] = providers.Singleton(
         traced, providers.Singleton(admin.MoveUser, uow, bus), "MoveUser", telemetry
     )
-    list_groups = providers.Singleton(
+    list_groups: providers.Singleton[admin.ListGroups] = providers.Singleton(
         traced, providers.Singleton(admin.ListGroups, uow), "ListGroups", telemetry
     )
-    get_group = providers.Singleton(
+    get_group: providers.Singleton[admin.GetGroup] = providers.Singleton(
         traced, providers.Singleton(admin.GetGroup, uow), "GetGroup", telemetry
     )
-    create_group = providers.Singleton(
+    create_group: providers.Singleton[admin.CreateGroup] = providers.Singleton(
         traced, providers.Singleton(admin.CreateGroup, uow, clock), "CreateGroup", telemetry
     )
-    rename_group = providers.Singleton(
+    rename_group: providers.Singleton[admin.RenameGroup] = providers.Singleton(
         traced, providers.Singleton(admin.RenameGroup, uow), "RenameGroup", telemetry
     )
-    delete_group = providers.Singleton(
+    delete_group: providers.Singleton[admin.DeleteGroup] = providers.Singleton(
         traced, providers.Singleton(admin.DeleteGroup, uow, bus), "DeleteGroup", telemetry
     )
-    add_member = providers.Singleton(
+    add_member: providers.Singleton[admin.AddMember] = providers.Singleton(
         traced, providers.Singleton(admin.AddMember, uow, bus, clock), "AddMember", telemetry
     )
-    remove_member = providers.Singleton(
+    remove_member: providers.Singleton[admin.RemoveMember] = providers.Singleton(
         traced, providers.Singleton(admin.RemoveMember, uow, bus), "RemoveMember", telemetry
     )
 
     # The operator's command line on the box.
-    create_superadmin = providers.Singleton(
+    create_superadmin: providers.Singleton[admin.CreateSuperadmin] = providers.Singleton(
         traced,
         providers.Singleton(
             admin.CreateSuperadmin,
@@ -187,13 +187,13 @@ class Container(containers.DeclarativeContainer):
         "CreateSuperadmin",
         telemetry,
     )
-    set_role_by_operator = providers.Singleton(
+    set_role_by_operator: providers.Singleton[admin.SetRoleByOperator] = providers.Singleton(
         traced,
         providers.Singleton(admin.SetRoleByOperator, uow, bus, providers.Object(normalize_email)),
         "SetRoleByOperator",
         telemetry,
     )
-    set_org_by_operator = providers.Singleton(
+    set_org_by_operator: providers.Singleton[admin.SetOrgByOperator] = providers.Singleton(
         traced,
         providers.Singleton(admin.SetOrgByOperator, uow, bus, providers.Object(normalize_email)),
         "SetOrgByOperator",

@@ -63,7 +63,7 @@ def make_authorizer(auth: AuthService) -> Authorizer:
             except InvalidToken:
                 return Access.UNAUTHENTICATED
             try:
-                role = Role(claims.get("role"))
+                role = Role(str(claims.get("role")))
             except ValueError:
                 return Access.FORBIDDEN
         if action == "health_details":
@@ -134,7 +134,7 @@ def route_specs(app: web.Application) -> list[RouteSpec]:
             RouteSpec(
                 method,
                 resource.canonical,
-                route.handler,  # type: ignore[arg-type]
+                route.handler,
                 summary,
                 responses,
                 bearer=bearer,
