@@ -26,9 +26,10 @@ import attrs
 from application.events import Event, GroupMembershipChanged, RoleChanged, UserRegistered
 from application.ports import Clock, EventBus, Hasher, Transaction, UnitOfWork
 from application.settings import AuthSettings, Live
+from application.users import new_user
 from domain import policy
 from domain.errors import FieldError, NotFound, ValidationFailed
-from domain.model import Group, GroupSummary, Role, User, check_password_policy
+from domain.model import Group, GroupSummary, Role, User
 from domain.policy import Operation, Principal
 
 __all__ = [
@@ -625,15 +626,15 @@ class CreateSuperadmin:
         settings = self._settings.current
         if password is None:
             raise _invalid("password", "is required to create a user")
-        check_password_policy(password, settings.password_min_length)
-        password_hash = await self._hasher.hash(password)
-        user = User(
-            id=self._ids(),
+        user = await new_user(
+            user_id=self._ids(),
             email=email,
-            password_hash=password_hash,
+            password=password,
             role=Role.SUPERADMIN,
             org_id=org or settings.default_org_id,
-            created_at=self._clock.now(),
+            min_password_length=settings.password_min_length,
+            hasher=self._hasher,
+            clock=self._clock,
         )
         async with self._uow.begin() as tx:
             if await tx.users.get_by_email(email) is None:

@@ -19,6 +19,7 @@ from application.ports import Clock, EmailNormalizer, EventBus, Hasher, Signer, 
 from application.settings import AuthSettings, Live
 from application.throttle import LoginThrottle
 from application.tokens import RefreshTokens, TokenIssuer, TokenPair
+from application.users import new_user
 from domain.errors import (
     EmailTaken,
     InvalidCredentials,
@@ -84,14 +85,15 @@ class AuthService:
         async with self._uow.begin() as tx:
             if await tx.users.get_by_email(canonical) is not None:
                 raise EmailTaken("a user with this email already exists")
-        password_hash = await self._hasher.hash(password)
-        user = User(
-            id=uuid.uuid4().hex,
+        user = await new_user(
+            user_id=uuid.uuid4().hex,
             email=canonical,
-            password_hash=password_hash,
+            password=password,
             role=Role.VIEWER,
             org_id=cfg.default_org_id,
-            created_at=self._clock.now(),
+            min_password_length=cfg.password_min_length,
+            hasher=self._hasher,
+            clock=self._clock,
         )
         async with self._uow.begin() as tx:
             await tx.users.add(user)  # raises EmailTaken on a concurrent duplicate

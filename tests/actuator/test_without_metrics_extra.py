@@ -15,19 +15,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.no_prometheus import REFUSE_PROMETHEUS
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
-SCRIPT = textwrap.dedent(
+SCRIPT = REFUSE_PROMETHEUS + textwrap.dedent(
     """
     import asyncio, importlib.abc, json, sys
 
-    class RefusePrometheus(importlib.abc.MetaPathFinder):
-        def find_spec(self, name, path=None, target=None):
-            if name == "prometheus_client" or name.startswith("prometheus_client."):
-                raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-            return None
-
-    sys.meta_path.insert(0, RefusePrometheus())
 
     from aiohttp import web
     from aiohttp.test_utils import TestClient, TestServer

@@ -35,6 +35,7 @@ from tests.e2e.conftest import (
     container_of,
     register_and_login,
 )
+from tests.no_prometheus import REFUSE_PROMETHEUS
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TEXT_0_0_4 = "text/plain; version=0.0.4; charset=utf-8"
@@ -509,17 +510,10 @@ async def test_console_exporter_prints_spans(
 
 # --------------------------------------------------------------------------- without the extra
 
-NO_PROMETHEUS = textwrap.dedent(
+NO_PROMETHEUS = REFUSE_PROMETHEUS + textwrap.dedent(
     """
     import asyncio, importlib.abc, json, sys
 
-    class RefusePrometheus(importlib.abc.MetaPathFinder):
-        def find_spec(self, name, path=None, target=None):
-            if name == "prometheus_client" or name.startswith("prometheus_client."):
-                raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-            return None
-
-    sys.meta_path.insert(0, RefusePrometheus())
 
     from aiohttp.test_utils import TestClient, TestServer
     from entrypoints.config import load_config

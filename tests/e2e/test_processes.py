@@ -7,7 +7,6 @@ import asyncio
 import hashlib
 import random
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,6 @@ import bcrypt
 import pytest
 
 from tests.e2e.servers import Server
-from tests.pg import PG_SKIP_REASON, drop_pg_schema, new_schema_name, pg_dsn
 
 pytestmark = pytest.mark.slow
 
@@ -52,24 +50,11 @@ class Database:
         return str(self.rows("SELECT password_hash FROM users WHERE id = ?", user_id)[0][0])
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def env(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[dict[str, str]]:
-    common = {"AUTHSVC_AUTH__KEY_DIR": str(tmp_path / "keys"), "AUTHSVC_AUTH__BCRYPT_ROUNDS": "4",
-              "AUTHSVC_AUTH__LOGIN_MAX_FAILURES": "1000"}  # fmt: skip
-    if request.param == "sqlite":
-        yield {**common, "AUTHSVC_STORAGE__BACKEND": "sqlite",
-               "AUTHSVC_STORAGE__SQLITE_PATH": str(tmp_path / "authsvc.db")}  # fmt: skip
-        return
-    dsn = pg_dsn()
-    if dsn is None:
-        pytest.skip(PG_SKIP_REASON)
-    schema = new_schema_name("authsvc_proc")
-    try:
-        yield {**common, "AUTHSVC_STORAGE__BACKEND": "postgres",
-               "AUTHSVC_STORAGE__POSTGRES_DSN": dsn,
-               "AUTHSVC_STORAGE__POSTGRES_SCHEMA": schema}  # fmt: skip
-    finally:
-        drop_pg_schema(dsn, schema)
+@pytest.fixture
+def env(tmp_path: Path, storage_env: dict[str, str]) -> dict[str, str]:
+    """The servers' environment: the e2e storage (SQLite file or a fresh Postgres schema)."""
+    return {"AUTHSVC_AUTH__KEY_DIR": str(tmp_path / "keys"), "AUTHSVC_AUTH__BCRYPT_ROUNDS": "4",
+            "AUTHSVC_AUTH__LOGIN_MAX_FAILURES": "1000", **storage_env}  # fmt: skip
 
 
 async def _post(session: aiohttp.ClientSession, url: str, body: dict[str, Any],
