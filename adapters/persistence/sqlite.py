@@ -83,16 +83,18 @@ def _is_fk(exc: sqlite3.IntegrityError) -> bool:
 
 
 class _Base:
+    """Query helpers. Every aiosqlite call is a hop to its thread (~0.1 ms): ``execute_fetchall``
+    runs a statement and fetches its rows in one hop (cursor + fetch + close would be three)."""
+
     def __init__(self, conn: aiosqlite.Connection) -> None:
         self._c = conn
 
     async def _all(self, sql: str, params: Iterable[Any] = ()) -> list[Any]:
-        async with self._c.execute(sql, tuple(params)) as cur:
-            return list(await cur.fetchall())
+        return list(await self._c.execute_fetchall(sql, tuple(params)))
 
     async def _one(self, sql: str, params: Iterable[Any] = ()) -> Any:
-        async with self._c.execute(sql, tuple(params)) as cur:
-            return await cur.fetchone()
+        rows = list(await self._c.execute_fetchall(sql, tuple(params)))
+        return rows[0] if rows else None
 
     async def _count(self, sql: str, params: Iterable[Any] = ()) -> int:
         async with self._c.execute(sql, tuple(params)) as cur:
