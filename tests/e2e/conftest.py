@@ -20,11 +20,38 @@ ALGORITHMS = ["RS256", "ML-DSA-65", "ML-DSA-87"]
 MakeClient = Callable[..., Awaitable[TestClient]]
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def storage_env(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[dict[str, str]]:
+DEPLOYMENTS = [
+    pytest.param(("sqlite", "RS256"), id="sqlite-RS256"),
+    pytest.param(("sqlite", "ML-DSA-65"), id="sqlite-ML-DSA-65"),
+    pytest.param(("sqlite", "ML-DSA-87"), id="sqlite-ML-DSA-87"),
+    pytest.param(("postgres", "RS256"), id="postgres-RS256", marks=pytest.mark.postgres),
+]
+"""Every e2e test runs on SQLite with each signing algorithm, and once on Postgres."""
+
+
+@pytest.fixture(params=DEPLOYMENTS)
+def deployment(request: pytest.FixtureRequest) -> tuple[str, str]:
+    """(storage backend, signing algorithm) of the app under test."""
+    return request.param  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def backend(deployment: tuple[str, str]) -> str:
+    """The storage backend of the app under test."""
+    return deployment[0]
+
+
+@pytest.fixture
+def algorithm(deployment: tuple[str, str]) -> str:
+    """The ``auth.algorithm`` of the app under test."""
+    return deployment[1]
+
+
+@pytest.fixture
+def storage_env(backend: str, tmp_path: Path) -> Iterator[dict[str, str]]:
     """Environment selecting the storage backend of the app under test: a SQLite file in
     ``tmp_path``, or a fresh schema of the test PostgreSQL (dropped afterwards)."""
-    if request.param == "sqlite":
+    if backend == "sqlite":
         yield {"AUTHSVC_STORAGE__BACKEND": "sqlite",
                "AUTHSVC_STORAGE__SQLITE_PATH": str(tmp_path / "authsvc.db")}  # fmt: skip
         return
@@ -40,10 +67,12 @@ def storage_env(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[dict
 
 
 @pytest.fixture
-def base_env(tmp_path: Path, storage_env: dict[str, str]) -> dict[str, str]:
+def base_env(tmp_path: Path, storage_env: dict[str, str], algorithm: str) -> dict[str, str]:
+    """The app's environment: low bcrypt cost (by configuration), keys in ``tmp_path``."""
     return {
         "AUTHSVC_AUTH__BCRYPT_ROUNDS": "4",
         "AUTHSVC_AUTH__KEY_DIR": str(tmp_path / "keys"),
+        "AUTHSVC_AUTH__ALGORITHM": algorithm,
         **storage_env,
     }
 
@@ -56,6 +85,8 @@ def make_client(
 
     async def make(env: dict[str, str] | None = None, config_path: str | None = None) -> TestClient:
         environ = {**base_env, **(env or {})}
+        if config_path is not None:  # a test's configuration file decides the algorithm
+            environ.pop("AUTHSVC_AUTH__ALGORITHM", None)
         config = load_config(config_path, environ=environ)
         container = build_container(config, config_path=config_path, environ=environ)
         return await aiohttp_client(create_app(container))
@@ -65,7 +96,7 @@ def make_client(
 
 @pytest.fixture
 async def client(make_client: MakeClient) -> TestClient:
-    """A client of the app with default settings (RS256)."""
+    """A client of the app of this deployment (storage × algorithm)."""
     return await make_client()
 
 

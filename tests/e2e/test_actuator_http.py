@@ -91,7 +91,9 @@ async def refresh(client: TestClient, token: str) -> Any:
 # --------------------------------------------------------------------------- health
 
 
-async def test_health_is_up_with_db_and_signing_key_for_a_superadmin(client: TestClient) -> None:
+async def test_health_is_up_with_db_and_signing_key_for_a_superadmin(
+    client: TestClient, algorithm: str
+) -> None:
     token = await superadmin_token(client)
     resp = await client.get("/actuator/health", headers=bearer(token))
     assert resp.status == 200
@@ -103,7 +105,7 @@ async def test_health_is_up_with_db_and_signing_key_for_a_superadmin(client: Tes
     db, key = body["components"]["db"], body["components"]["signingKey"]
     assert db["status"] == "UP" and db["details"]["backend"] in {"sqlite", "postgres"}
     assert key["status"] == "UP"
-    assert key["details"]["alg"] == "RS256"
+    assert key["details"]["alg"] == algorithm
     jwks = await (await client.get("/.well-known/jwks.json")).json()
     assert key["details"]["kid"] == jwks["keys"][0]["kid"]
 
@@ -158,7 +160,7 @@ async def test_a_closed_database_is_down_503_but_liveness_stays_up(client: TestC
 
 
 async def test_info_names_the_app_and_no_secret(
-    make_client: MakeClient, base_env: dict[str, str]
+    make_client: MakeClient, base_env: dict[str, str], algorithm: str
 ) -> None:
     client = await make_client()
     resp = await client.get("/actuator/info")
@@ -166,7 +168,7 @@ async def test_info_names_the_app_and_no_secret(
     body = await resp.json()
     assert body["app"]["name"] == "authsvc" and body["app"]["version"]
     assert body["python"]["version"]
-    assert body["auth"]["algorithm"] == "RS256"
+    assert body["auth"]["algorithm"] == algorithm
     assert body["storage"]["backend"] == base_env["AUTHSVC_STORAGE__BACKEND"]
     text = await resp.text()
     for value in base_env.values():
@@ -177,7 +179,9 @@ async def test_info_names_the_app_and_no_secret(
 # --------------------------------------------------------------------------- metrics
 
 
-async def test_metrics_count_http_logins_refreshes_reuse_and_tokens(client: TestClient) -> None:
+async def test_metrics_count_http_logins_refreshes_reuse_and_tokens(
+    client: TestClient, algorithm: str
+) -> None:
     pair = await register_and_login(client)
     resp = await client.post("/login", json={"email": "alice@example.com", "password": "wrong pw"})
     assert resp.status == 401
@@ -200,9 +204,10 @@ async def test_metrics_count_http_logins_refreshes_reuse_and_tokens(client: Test
     assert got[("authsvc_token_refreshes_total", (("outcome", "invalid"),))] == 1
     assert got[("authsvc_refresh_token_reuse_detections_total", ())] == 1
     issued = "authsvc_access_tokens_issued_total"
-    assert got[(issued, (("algorithm", "RS256"), ("grant", "login")))] == 1
-    assert got[(issued, (("algorithm", "RS256"), ("grant", "refresh")))] == 1
-    assert got[(issued, (("algorithm", "ML-DSA-65"), ("grant", "login")))] == 0
+    assert got[(issued, (("algorithm", algorithm), ("grant", "login")))] == 1
+    assert got[(issued, (("algorithm", algorithm), ("grant", "refresh")))] == 1
+    for other in {"RS256", "ML-DSA-65", "ML-DSA-87"} - {algorithm}:  # pre-created at zero
+        assert got[(issued, (("algorithm", other), ("grant", "login")))] == 0
     requests = "http_server_requests_total"
     assert got[(requests, (("method", "POST"), ("route", "/login"), ("status", "200")))] == 1
     assert got[(requests, (("method", "POST"), ("route", "/refresh"), ("status", "401")))] == 2

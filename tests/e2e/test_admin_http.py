@@ -46,11 +46,12 @@ def shared_key_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def base_env(tmp_path: Path, storage_env: dict[str, str], shared_key_dir: Path) -> dict[str, str]:
+def base_env(storage_env: dict[str, str], shared_key_dir: Path, algorithm: str) -> dict[str, str]:
     """As in conftest, but with the shared key directory (each test still has its own db)."""
     return {
         "AUTHSVC_AUTH__BCRYPT_ROUNDS": "4",
         "AUTHSVC_AUTH__KEY_DIR": str(shared_key_dir),
+        "AUTHSVC_AUTH__ALGORITHM": algorithm,
         **storage_env,
     }
 

@@ -15,7 +15,6 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from tests.e2e.conftest import (
-    ALGORITHMS,
     PASSWORD,
     MakeClient,
     assert_problem,
@@ -25,13 +24,7 @@ from tests.e2e.conftest import (
 )
 
 
-@pytest.fixture(params=ALGORITHMS)
-async def algo_client(request: pytest.FixtureRequest, make_client: MakeClient) -> TestClient:
-    return await make_client({"AUTHSVC_AUTH__ALGORITHM": request.param})
-
-
-async def test_walk_through(algo_client: TestClient) -> None:
-    client = algo_client
+async def test_walk_through(client: TestClient) -> None:
     resp = await client.post("/register", json={"email": "Alice@Example.com", "password": PASSWORD})
     assert resp.status == 201
     user = await resp.json()
@@ -72,23 +65,23 @@ async def test_walk_through(algo_client: TestClient) -> None:
     assert resp.status == 200
 
 
-async def test_twenty_concurrent_refreshes_exactly_one_succeeds(algo_client: TestClient) -> None:
-    pair = await register_and_login(algo_client)
+async def test_twenty_concurrent_refreshes_exactly_one_succeeds(client: TestClient) -> None:
+    pair = await register_and_login(client)
     responses = await asyncio.gather(
-        *(algo_client.post("/refresh", json={"refresh_token": pair["refresh_token"]})
+        *(client.post("/refresh", json={"refresh_token": pair["refresh_token"]})
           for _ in range(20))
     )  # fmt: skip
     statuses = sorted(r.status for r in responses)
     assert statuses == [200] + [401] * 19
 
 
-async def test_reuse_kills_the_newest_token_of_the_family(algo_client: TestClient) -> None:
-    pair = await register_and_login(algo_client)
-    resp = await algo_client.post("/refresh", json={"refresh_token": pair["refresh_token"]})
+async def test_reuse_kills_the_newest_token_of_the_family(client: TestClient) -> None:
+    pair = await register_and_login(client)
+    resp = await client.post("/refresh", json={"refresh_token": pair["refresh_token"]})
     newest = (await resp.json())["refresh_token"]
-    resp = await algo_client.post("/refresh", json={"refresh_token": pair["refresh_token"]})
+    resp = await client.post("/refresh", json={"refresh_token": pair["refresh_token"]})
     await assert_problem(resp, 401, "invalid_refresh_token")
-    resp = await algo_client.post("/refresh", json={"refresh_token": newest})
+    resp = await client.post("/refresh", json={"refresh_token": newest})
     await assert_problem(resp, 401, "invalid_refresh_token")
 
 
@@ -250,8 +243,7 @@ def _rsa_public_pem(client: TestClient) -> bytes | None:
     return None
 
 
-async def test_jwt_attacks_are_rejected(algo_client: TestClient) -> None:
-    client = algo_client
+async def test_jwt_attacks_are_rejected(client: TestClient) -> None:
     token, header, claims = await _token_parts(client)
     head, payload, sig = token.split(".")
     flipped = sig[:-4] + ("AAAA" if sig[-4:] != "AAAA" else "BBBB")
@@ -319,8 +311,8 @@ async def test_expired_token_is_rejected(make_client: MakeClient) -> None:
 # --- keys and discovery -----------------------------------------------------------------
 
 
-async def test_key_files_are_private(algo_client: TestClient) -> None:
-    key_dir = Path(container_of(algo_client).config().auth.key_dir).expanduser()
+async def test_key_files_are_private(client: TestClient) -> None:
+    key_dir = Path(container_of(client).config().auth.key_dir).expanduser()
     assert stat.S_IMODE(key_dir.stat().st_mode) == 0o700
     files = [p for p in key_dir.iterdir() if p.is_file()]
     assert files
@@ -328,7 +320,10 @@ async def test_key_files_are_private(algo_client: TestClient) -> None:
         assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
 
 
-async def test_token_verifies_with_pyjwkclient_against_the_jwks(client: TestClient) -> None:
+async def test_token_verifies_with_pyjwkclient_against_the_jwks(make_client: MakeClient) -> None:
+    # PyJWT's PyJWKClient knows RSA JWKs; AKP (ML-DSA) keys are checked with dilithium-py in
+    # tests/unit/test_mldsa_interop.py.
+    client = await make_client({"AUTHSVC_AUTH__ALGORITHM": "RS256"})
     pair = await register_and_login(client)
     url = str(client.make_url("/.well-known/jwks.json"))
     cfg = container_of(client).config().auth
@@ -343,13 +338,13 @@ async def test_token_verifies_with_pyjwkclient_against_the_jwks(client: TestClie
     assert claims["email"] == "alice@example.com"
 
 
-async def test_discovery_document(algo_client: TestClient) -> None:
-    resp = await algo_client.get("/.well-known/openid-configuration")
+async def test_discovery_document(client: TestClient) -> None:
+    resp = await client.get("/.well-known/openid-configuration")
     assert resp.status == 200
     doc = await resp.json()
     assert doc["issuer"] == "http://localhost:8080"
     assert doc["jwks_uri"] == "http://localhost:8080/.well-known/jwks.json"
-    alg = container_of(algo_client).config().auth.algorithm
+    alg = container_of(client).config().auth.algorithm
     assert alg in doc["id_token_signing_alg_values_supported"]
 
 

@@ -50,6 +50,12 @@ class Database:
         return str(self.rows("SELECT password_hash FROM users WHERE id = ?", user_id)[0][0])
 
 
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def backend(request: pytest.FixtureRequest) -> str:
+    """Each process test runs once per storage backend (the signing algorithm is irrelevant)."""
+    return request.param  # type: ignore[no-any-return]
+
+
 @pytest.fixture
 def env(tmp_path: Path, storage_env: dict[str, str]) -> dict[str, str]:
     """The servers' environment: the e2e storage (SQLite file or a fresh Postgres schema)."""
