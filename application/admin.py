@@ -29,7 +29,7 @@ from application.settings import AuthSettings, Live
 from application.users import new_user
 from domain import policy
 from domain.errors import FieldError, NotFound, ValidationFailed
-from domain.model import Group, GroupSummary, Role, User
+from domain.model import Group, GroupSummary, Role, User, check_password_policy
 from domain.policy import Operation, Principal
 
 __all__ = [
@@ -626,13 +626,13 @@ class CreateSuperadmin:
         settings = self._settings.current
         if password is None:
             raise _invalid("password", "is required to create a user")
+        check_password_policy(password, settings.password_min_length)
         user = await new_user(
             user_id=self._ids(),
             email=email,
             password=password,
             role=Role.SUPERADMIN,
             org_id=org or settings.default_org_id,
-            min_password_length=settings.password_min_length,
             hasher=self._hasher,
             clock=self._clock,
         )

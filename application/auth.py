@@ -91,7 +91,6 @@ class AuthService:
             password=password,
             role=Role.VIEWER,
             org_id=cfg.default_org_id,
-            min_password_length=cfg.password_min_length,
             hasher=self._hasher,
             clock=self._clock,
         )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from application.ports import Clock, Hasher
-from domain.model import Role, User, check_password_policy
+from domain.model import Role, User
 
 
 async def new_user(
@@ -13,16 +13,14 @@ async def new_user(
     password: str,
     role: Role,
     org_id: str,
-    min_password_length: int,
     hasher: Hasher,
     clock: Clock,
 ) -> User:
-    """A new ``User`` (not stored) with ``password`` checked against the policy and bcrypt-hashed.
+    """A new ``User`` (not stored) whose ``password`` is bcrypt-hashed (off the event loop).
 
-    ``email`` must already be normalized. Raises ``ValidationFailed`` naming ``password`` when the
-    policy (min length, at most 72 UTF-8 bytes) is not met; hashes off the event loop.
+    ``email`` must already be normalized and ``password`` already checked against the policy
+    (``domain.model.check_password_policy``): callers check it first, before any lookup.
     """
-    check_password_policy(password, min_password_length)
     return User(
         id=user_id,
         email=email,
