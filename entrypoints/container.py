@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from operator import attrgetter
+from operator import attrgetter, methodcaller
+from typing import Any, TypeVar
 
 from dependency_injector import containers, providers
 
@@ -76,6 +77,18 @@ def _actuator(
     )
 
 
+T = TypeVar("T")
+
+
+def _use_case(
+    telemetry: providers.Provider[Telemetry], cls: type[T], *deps: Any, **named: Any
+) -> providers.Singleton[T]:
+    """A singleton ``cls(*deps, **named)`` with one span per call, named after the class."""
+    return providers.Singleton(
+        traced, providers.Singleton(cls, *deps, **named), cls.__name__, telemetry
+    )
+
+
 class Container(containers.DeclarativeContainer):
     """Wires the service. Every provider is a singleton per container (one per process)."""
 
@@ -111,93 +124,59 @@ class Container(containers.DeclarativeContainer):
 
     hasher = providers.Singleton(BcryptHasher, auth_settings)
     signer = providers.Singleton(JwtSigner.from_settings, config.provided.auth, clock)
+    database_login_attempts = providers.Singleton(methodcaller("login_attempts"), uow)
+    """Failed logins in the database: shared by every worker process and instance using it."""
+
     login_attempts = providers.Selector(
         providers.Callable(attrgetter("storage.backend"), config),
         memory=providers.Singleton(MemoryLoginAttempts),
-        # Shared by every worker process using the same database.
-        sqlite=providers.Singleton(lambda uow: uow.login_attempts(), uow),
-        postgres=providers.Singleton(lambda uow: uow.login_attempts(), uow),
+        sqlite=database_login_attempts,
+        postgres=database_login_attempts,
     )
     throttle = providers.Singleton(LoginThrottle, login_attempts, clock, auth_settings)
 
-    auth_service: providers.Singleton[AuthService] = providers.Singleton(
-        traced,
-        providers.Singleton(
-            AuthService,
-            uow=uow,
-            hasher=hasher,
-            signer=signer,
-            bus=bus,
-            clock=clock,
-            settings=auth_settings,
-            normalize_email=providers.Object(normalize_email),
-            throttle=throttle,
-        ),
-        "AuthService",
+    auth_service = _use_case(
         telemetry,
+        AuthService,
+        uow=uow,
+        hasher=hasher,
+        signer=signer,
+        bus=bus,
+        clock=clock,
+        settings=auth_settings,
+        normalize_email=providers.Object(normalize_email),
+        throttle=throttle,
     )
 
     # Users, roles, groups and members (contract section 3); one span per call.
-    list_users: providers.Singleton[admin.ListUsers] = providers.Singleton(
-        traced, providers.Singleton(admin.ListUsers, uow), "ListUsers", telemetry
-    )
-    get_user: providers.Singleton[admin.GetUser] = providers.Singleton(
-        traced, providers.Singleton(admin.GetUser, uow), "GetUser", telemetry
-    )
-    set_role: providers.Singleton[admin.SetRole] = providers.Singleton(
-        traced, providers.Singleton(admin.SetRole, uow, bus), "SetRole", telemetry
-    )
-    move_user: providers.Singleton[admin.MoveUser] = providers.Singleton(
-        traced, providers.Singleton(admin.MoveUser, uow, bus), "MoveUser", telemetry
-    )
-    list_groups: providers.Singleton[admin.ListGroups] = providers.Singleton(
-        traced, providers.Singleton(admin.ListGroups, uow), "ListGroups", telemetry
-    )
-    get_group: providers.Singleton[admin.GetGroup] = providers.Singleton(
-        traced, providers.Singleton(admin.GetGroup, uow), "GetGroup", telemetry
-    )
-    create_group: providers.Singleton[admin.CreateGroup] = providers.Singleton(
-        traced, providers.Singleton(admin.CreateGroup, uow, clock), "CreateGroup", telemetry
-    )
-    rename_group: providers.Singleton[admin.RenameGroup] = providers.Singleton(
-        traced, providers.Singleton(admin.RenameGroup, uow), "RenameGroup", telemetry
-    )
-    delete_group: providers.Singleton[admin.DeleteGroup] = providers.Singleton(
-        traced, providers.Singleton(admin.DeleteGroup, uow, bus), "DeleteGroup", telemetry
-    )
-    add_member: providers.Singleton[admin.AddMember] = providers.Singleton(
-        traced, providers.Singleton(admin.AddMember, uow, bus, clock), "AddMember", telemetry
-    )
-    remove_member: providers.Singleton[admin.RemoveMember] = providers.Singleton(
-        traced, providers.Singleton(admin.RemoveMember, uow, bus), "RemoveMember", telemetry
-    )
+    list_users = _use_case(telemetry, admin.ListUsers, uow)
+    get_user = _use_case(telemetry, admin.GetUser, uow)
+    set_role = _use_case(telemetry, admin.SetRole, uow, bus)
+    move_user = _use_case(telemetry, admin.MoveUser, uow, bus)
+    list_groups = _use_case(telemetry, admin.ListGroups, uow)
+    get_group = _use_case(telemetry, admin.GetGroup, uow)
+    create_group = _use_case(telemetry, admin.CreateGroup, uow, clock)
+    rename_group = _use_case(telemetry, admin.RenameGroup, uow)
+    delete_group = _use_case(telemetry, admin.DeleteGroup, uow, bus)
+    add_member = _use_case(telemetry, admin.AddMember, uow, bus, clock)
+    remove_member = _use_case(telemetry, admin.RemoveMember, uow, bus)
 
     # The operator's command line on the box.
-    create_superadmin: providers.Singleton[admin.CreateSuperadmin] = providers.Singleton(
-        traced,
-        providers.Singleton(
-            admin.CreateSuperadmin,
-            uow=uow,
-            bus=bus,
-            hasher=hasher,
-            clock=clock,
-            settings=auth_settings,
-            normalize_email=providers.Object(normalize_email),
-        ),
-        "CreateSuperadmin",
+    create_superadmin = _use_case(
         telemetry,
+        admin.CreateSuperadmin,
+        uow=uow,
+        bus=bus,
+        hasher=hasher,
+        clock=clock,
+        settings=auth_settings,
+        normalize_email=providers.Object(normalize_email),
     )
-    set_role_by_operator: providers.Singleton[admin.SetRoleByOperator] = providers.Singleton(
-        traced,
-        providers.Singleton(admin.SetRoleByOperator, uow, bus, providers.Object(normalize_email)),
-        "SetRoleByOperator",
-        telemetry,
+    set_role_by_operator = _use_case(
+        telemetry, admin.SetRoleByOperator, uow, bus, providers.Object(normalize_email)
     )
-    set_org_by_operator: providers.Singleton[admin.SetOrgByOperator] = providers.Singleton(
-        traced,
-        providers.Singleton(admin.SetOrgByOperator, uow, bus, providers.Object(normalize_email)),
-        "SetOrgByOperator",
-        telemetry,
+    set_org_by_operator = _use_case(
+        telemetry, admin.SetOrgByOperator, uow, bus, providers.Object(normalize_email)
     )
 
     # Actuator (contract section 4), metrics and configuration refresh.
