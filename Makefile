@@ -6,7 +6,7 @@ UV := .tools/bin/uv
 export UV_PYTHON_DOWNLOADS := never
 export UV_PYTHON := $(PYTHON)
 
-.PHONY: run test lint typecheck imports unit wheel-check bench migrate clean
+.PHONY: run test lint typecheck imports unit wheel-check bench migrate fuzz clean
 
 $(UV):
 	$(PYTHON) -m venv .tools
@@ -43,6 +43,13 @@ wheel-check: $(UV)
 	bash scripts/wheel-check.sh
 
 test: lint typecheck imports unit wheel-check
+
+# A long schemathesis run (every operation, every role, SQLite and PostgreSQL when
+# AUTHSVC_TEST_POSTGRES_DSN is set): FUZZ_EXAMPLES examples per operation.
+FUZZ_EXAMPLES ?= 300
+fuzz: .venv/.synced
+	AUTHSVC_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(UV) run --frozen --no-sync pytest -q -s \
+		-p no:cacheprovider --timeout 0 tests/e2e/test_schemathesis.py
 
 bench: .venv/.synced
 	$(UV) run --frozen --no-sync python -m bench.run

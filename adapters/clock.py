@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from application.ports import Clock
 
-class SystemClock:
+
+class SystemClock(Clock):
     """``now()`` is the wall-clock time as a timezone-aware UTC datetime."""
 
     def now(self) -> datetime:

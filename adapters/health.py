@@ -1,10 +1,11 @@
-"""Health indicators of the service (contract section 4): the database and the signing key.
+"""Health indicators of the service (contract section 4): the database, the signing key, the
+readiness state and the event bus.
 
-Both satisfy ``application.ports.HealthIndicator`` and ``service_actuator.HealthIndicator``
-(``name`` plus ``check()``); the container registers them as readiness indicators, so they count
-for ``/actuator/health`` and ``/actuator/health/ready`` and never for ``/actuator/health/live``.
-A check that raises is reported DOWN by the actuator with ``details.error`` =
-``"<exception class>: <message>"``.
+Each satisfies ``service_actuator.HealthIndicator`` (``name`` plus ``check()``); the container
+registers all but ``events`` as readiness indicators, so they count for ``/actuator/health`` and
+``/actuator/health/ready`` and never for ``/actuator/health/live``; ``events`` counts for
+``/actuator/health`` only. A check that raises is
+reported DOWN by the actuator with ``details.error`` = ``"<exception class>: <message>"``.
 """
 
 from __future__ import annotations
@@ -12,28 +13,30 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from application.ports import UnitOfWork
+from application.ports import Storage
 
 
 class DatabaseHealth:
-    """Component ``db``: a real round trip to the configured storage (``UnitOfWork.ping()``,
+    """Component ``db``: a real round trip to the configured storage (``Storage.ping()``,
     e.g. ``SELECT 1``).
 
     ``check()`` (async) returns ``{"backend": "sqlite" | "postgres" | "memory"}`` when the query
     succeeds; it raises whatever the storage raises (closed connection, unreachable server,
-    unreadable file), which the actuator reports as DOWN. It must be bounded by the actuator's
-    ``indicator_timeout`` (default 2 s), not by its own timer.
+    unreadable file, ``StorageFault`` while SQLite cannot write), which the actuator reports as
+    DOWN. The storage keeps its ping short (PostgreSQL: its own connection, 1 s per step), so
+    readiness turns DOWN within about a second of an outage and UP within one of its end
+    (contract section 12); the actuator's ``indicator_timeout`` (default 2 s) bounds it too.
     """
 
     name = "db"
 
-    def __init__(self, uow: UnitOfWork, backend: str) -> None:
-        self._uow = uow
+    def __init__(self, storage: Storage, backend: str) -> None:
+        self._storage = storage
         self._backend = backend
 
     async def check(self) -> dict[str, Any]:
         """Ping the database; ``{"backend": name}`` on success, raises on failure."""
-        await self._uow.ping()
+        await self._storage.ping()
         return {"backend": self._backend}
 
 
@@ -61,3 +64,58 @@ class SigningKeyHealth:
     def check(self) -> dict[str, Any]:
         """The signer's health details; raises when the active key is unusable."""
         return dict(self._signer.health())
+
+
+class SupportsEventsHealth(Protocol):
+    """What the events indicator needs of a bus (``health()`` of the in-process, NATS and
+    Redis buses)."""
+
+    def health(self) -> Mapping[str, Any]:
+        """``{"backend", ...}``, with ``"status": "DOWN"`` while the broker is unreachable."""
+        ...
+
+
+class EventsHealth:
+    """Component ``events`` (contract section 12): the event bus and its broker connection.
+
+    ``check()`` returns the bus's ``health()``: ``{"backend": "memory"}``, or for NATS and Redis
+    ``{"backend", "channel", "broker"}`` (URL without credentials) plus ``"status": "DOWN"`` and
+    the last ``"error"`` while the broker cannot be reached. Registered as a plain indicator,
+    **not** a readiness one: serving tokens does not need the broker (a missed announcement only
+    delays; instances poll the key store), so readiness stays UP while ``/actuator/health``
+    shows the component DOWN.
+    """
+
+    name = "events"
+
+    def __init__(self, bus: SupportsEventsHealth) -> None:
+        self._bus = bus
+
+    async def check(self) -> dict[str, Any]:
+        """The bus's state; never raises."""
+        return dict(self._bus.health())
+
+
+class ReadinessState:
+    """Component ``readinessState`` (Spring Boot's availability state): UP while the service
+    accepts traffic, DOWN from the moment a graceful shutdown begins (contract section 12), so
+    a load balancer stops sending requests while those in flight still finish.
+
+    ``check()`` returns ``{"state": "ACCEPTING_TRAFFIC"}``, or ``{"status": "DOWN", "state":
+    "REFUSING_TRAFFIC"}`` after ``refuse_traffic()``.
+    """
+
+    name = "readinessState"
+
+    def __init__(self) -> None:
+        self._accepting = True
+
+    def refuse_traffic(self) -> None:
+        """Turn readiness DOWN for good (the process is shutting down)."""
+        self._accepting = False
+
+    def check(self) -> dict[str, Any]:
+        """The state; never raises."""
+        if self._accepting:
+            return {"state": "ACCEPTING_TRAFFIC"}
+        return {"status": "DOWN", "state": "REFUSING_TRAFFIC"}

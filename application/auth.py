@@ -3,22 +3,21 @@ change password (seed.md parts 3–5; contract section 2)."""
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 import attrs
 
 from application.events import (
-    AccessTokenIssued,
     LoginFailed,
     LoginSucceeded,
     PasswordChanged,
     UserRegistered,
 )
-from application.ports import Clock, EmailNormalizer, EventBus, Hasher, Signer, UnitOfWork
+from application.ports import Clock, EmailNormalizer, EventBus, Hasher, Signer, Storage, UnitOfWork
 from application.settings import AuthSettings, Live
+from application.steps import new_id
 from application.throttle import LoginThrottle
-from application.tokens import RefreshTokens, TokenIssuer, TokenPair
+from application.tokens import SessionRotation, TokenIssuer, TokenPair
 from application.users import new_user
 from domain.errors import (
     EmailTaken,
@@ -47,30 +46,43 @@ class Authenticated:
     claims: dict[str, Any]
 
 
-class AuthService:
-    """The authentication use cases, their ports injected (one instance per process)."""
+_USER_GONE = "the token's user no longer exists"
 
-    def __init__(
-        self,
-        uow: UnitOfWork,
-        hasher: Hasher,
-        signer: Signer,
-        bus: EventBus,
-        clock: Clock,
-        settings: Live[AuthSettings],
-        normalize_email: EmailNormalizer,
-        throttle: LoginThrottle,
-    ) -> None:
-        self._uow = uow
-        self._hasher = hasher
-        self._signer = signer
-        self._bus = bus
-        self._clock = clock
-        self._settings = settings
-        self._normalize_email = normalize_email
-        self._throttle = throttle
-        self._issuer = TokenIssuer(signer, clock, settings)
-        self._refresh = RefreshTokens(uow, self._issuer, bus, clock)
+
+async def _token_user(uow: UnitOfWork, user_id: str) -> User:
+    """The user a verified token names. Raises ``InvalidToken`` if it no longer exists."""
+    user = await uow.users.get(user_id)
+    if user is None:
+        raise InvalidToken(_USER_GONE)
+    return user
+
+
+@attrs.frozen
+class AuthService:
+    """The authentication use cases, their ports injected (one instance per process):
+    ``AuthService(storage, hasher, signer, bus, clock, settings, normalize_email, throttle)``."""
+
+    _storage: Storage
+    _hasher: Hasher
+    _signer: Signer
+    _bus: EventBus
+    _clock: Clock
+    _settings: Live[AuthSettings]
+    _normalize_email: EmailNormalizer
+    _throttle: LoginThrottle
+    _issuer: TokenIssuer = attrs.field(
+        init=False,
+        default=attrs.Factory(
+            lambda self: TokenIssuer(self._signer, self._clock, self._settings), takes_self=True
+        ),
+    )
+    _rotation: SessionRotation = attrs.field(
+        init=False,
+        default=attrs.Factory(
+            lambda self: SessionRotation(self._storage, self._issuer, self._bus, self._clock),
+            takes_self=True,
+        ),
+    )
 
     async def register(self, email: str, password: str) -> User:
         """Create a user with role ``viewer`` in ``auth.default_org_id``.
@@ -82,11 +94,11 @@ class AuthService:
         cfg = self._settings.current
         canonical = self._normalize_email(email)
         check_password_policy(password, cfg.password_min_length)
-        async with self._uow.begin() as tx:
-            if await tx.users.get_by_email(canonical) is not None:
+        async with self._storage.begin() as uow:
+            if await uow.users.get_by_email(canonical) is not None:
                 raise EmailTaken("a user with this email already exists")
         user = await new_user(
-            user_id=uuid.uuid4().hex,
+            user_id=new_id(),
             email=canonical,
             password=password,
             role=Role.VIEWER,
@@ -94,17 +106,20 @@ class AuthService:
             hasher=self._hasher,
             clock=self._clock,
         )
-        async with self._uow.begin() as tx:
-            await tx.users.add(user)  # raises EmailTaken on a concurrent duplicate
-            await tx.commit()
+        async with self._storage.begin() as uow:
+            await uow.users.add(user)  # raises EmailTaken on a concurrent duplicate
+            await uow.commit()
         await self._bus.publish(UserRegistered(user_id=user.id, org_id=user.org_id))
         return user
 
     def _login_email(self, email: str) -> str:
+        """The canonical email to look up; for one that fails the syntax check (and so cannot
+        exist), the empty string, which no stored user has: the lookup still happens (same
+        round trip as an unknown email) but nothing unstorable (U+0000 ...) reaches storage."""
         try:
             return self._normalize_email(email)
         except ValidationFailed:
-            return email.strip().lower()  # cannot exist; still costs a dummy check below
+            return ""
 
     async def login(self, email: str, password: str, client: str) -> TokenPair:
         """Verify credentials and start a session (a new refresh-token family).
@@ -118,20 +133,21 @@ class AuthService:
         ``rate_limited`` on failure.
         """
         canonical = self._login_email(email)
+        throttle_key = canonical or email  # hashed by the throttle; never stored in clear
         try:
-            await self._throttle.check(canonical, client)
+            await self._throttle.check(throttle_key, client)
         except RateLimited:
             await self._bus.publish(LoginFailed(user_id=None, client=client, reason="rate_limited"))
             raise
-        async with self._uow.begin() as tx:
-            user = await tx.users.get_by_email(canonical)
+        async with self._storage.begin() as uow:
+            user = await uow.users.get_by_email(canonical)
         if len(password.encode("utf-8")) > BCRYPT_MAX_PASSWORD_BYTES:
             await self._hasher.verify("", None)  # no stored password can match; same cost
             ok = False
         else:
             ok = await self._hasher.verify(password, user.password_hash if user else None)
         if not ok or user is None:
-            await self._throttle.failed(canonical, client)
+            await self._throttle.failed(throttle_key, client)
             await self._bus.publish(
                 LoginFailed(
                     user_id=user.id if user else None,
@@ -140,22 +156,15 @@ class AuthService:
                 )
             )
             raise InvalidCredentials("email or password is wrong")
-        await self._throttle.succeeded(canonical, client)
-        async with self._uow.begin() as tx:
-            current = await tx.users.get(user.id)
+        await self._throttle.succeeded(throttle_key, client)
+        async with self._storage.begin() as uow:
+            current = await uow.users.get(user.id)
             if current is None:  # deleted between the check and now
                 raise InvalidCredentials("email or password is wrong")
-            pair, record = await self._issuer.issue_pair(tx, current)
-            await tx.commit()
-        await self._bus.publish(LoginSucceeded(user_id=user.id, family_id=record.family_id))
-        await self._bus.publish(
-            AccessTokenIssued(
-                user_id=user.id,
-                family_id=record.family_id,
-                algorithm=pair.algorithm,
-                grant="login",
-            )
-        )
+            pair, issued = await self._issuer.issue_pair(uow, current, "login")
+            await uow.commit()
+        await self._bus.publish(LoginSucceeded(user_id=user.id, family_id=issued.family_id))
+        await self._bus.publish(issued)
         return pair
 
     async def _verified_subject(self, token: str) -> tuple[str, dict[str, Any]]:
@@ -184,30 +193,28 @@ class AuthService:
         Raises ``InvalidToken`` for a bad token (see ``Signer.verify``) or a user that is gone.
         """
         sub, claims = await self._verified_subject(token)
-        async with self._uow.begin() as tx:
-            user = await tx.users.get(sub)
-        if user is None:
-            raise InvalidToken("the token's user no longer exists")
+        async with self._storage.begin() as uow:
+            user = await _token_user(uow, sub)
         return Authenticated(user=user, claims=claims)
 
     async def profile(self, token: str) -> Profile:
-        """The /me answer for a bearer access token: the user afresh with its group ids, read in
-        one transaction. Raises ``InvalidToken`` like ``authenticate``."""
+        """The /me answer for a bearer access token: the user afresh with its group ids, read by
+        one statement (one snapshot, one round trip). Raises ``InvalidToken`` like
+        ``authenticate``."""
         sub, _ = await self._verified_subject(token)
-        async with self._uow.begin() as tx:
-            user = await tx.users.get(sub)
-            groups = await tx.groups.groups_of(sub) if user is not None else []
-        if user is None:
-            raise InvalidToken("the token's user no longer exists")
-        return Profile(user=user, groups=groups)
+        async with self._storage.read() as uow:
+            found = await uow.users.get_with_groups(sub)
+        if found is None:
+            raise InvalidToken(_USER_GONE)
+        return Profile(user=found[0], groups=found[1])
 
     async def refresh(self, refresh_token: str) -> TokenPair:
-        """One-time rotation; see ``RefreshTokens.rotate``. Raises ``InvalidRefreshToken``."""
-        return await self._refresh.rotate(refresh_token)
+        """One-time rotation; see ``SessionRotation.rotate``. Raises ``InvalidRefreshToken``."""
+        return await self._rotation.rotate(refresh_token)
 
     async def logout(self, refresh_token: str) -> None:
         """Revoke the session (family) of a refresh token; an unknown token is no error."""
-        await self._refresh.revoke_session(refresh_token)
+        await self._rotation.revoke_session(refresh_token)
 
     async def change_password(self, user_id: str, old_password: str, new_password: str) -> None:
         """Verify the old password, then store the new bcrypt hash and delete every refresh
@@ -219,19 +226,15 @@ class AuthService:
         check_password_policy(
             new_password, self._settings.current.password_min_length, "new_password"
         )
-        async with self._uow.begin() as tx:
-            user = await tx.users.get(user_id)
-        if user is None:
-            raise InvalidToken("the token's user no longer exists")
+        async with self._storage.begin() as uow:
+            user = await _token_user(uow, user_id)
         too_long = len(old_password.encode("utf-8")) > BCRYPT_MAX_PASSWORD_BYTES
         if too_long or not await self._hasher.verify(old_password, user.password_hash):
             raise InvalidOldPassword("the old password is wrong")
         new_hash = await self._hasher.hash(new_password)
-        async with self._uow.begin() as tx:
-            current = await tx.users.get(user_id)
-            if current is None:
-                raise InvalidToken("the token's user no longer exists")
-            await tx.users.update(attrs.evolve(current, password_hash=new_hash))
-            revoked = await tx.tokens.revoke_user(user_id)
-            await tx.commit()
+        async with self._storage.begin() as uow:
+            current = await _token_user(uow, user_id)
+            await uow.users.update(attrs.evolve(current, password_hash=new_hash))
+            revoked = await uow.tokens.revoke_user(user_id)
+            await uow.commit()
         await self._bus.publish(PasswordChanged(user_id=user_id, revoked=revoked))

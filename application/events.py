@@ -11,10 +11,39 @@ class Event:
 
 
 @attrs.frozen
-class ConfigChanged(Event):
-    """The configuration was re-read; ``changed`` lists the prefixes that differ (e.g. ``auth``)."""
+class SharedEvent(Event):
+    """An event every instance of the service must hear (contract section 12, "Many
+    instances"): a broker bus (``events.backend`` = ``nats`` | ``redis``) also sends it to the
+    other instances, which deliver it to their own subscribers.
+
+    ``origin`` is None on the instance that published it; on a receiving instance it is the
+    publisher's instance id (random per process), so a subscriber can tell "changed here" from
+    "changed on a peer" and a received event is never sent on again.
+    """
+
+    origin: str | None = attrs.field(default=None, kw_only=True)
+
+
+@attrs.frozen
+class ConfigChanged(SharedEvent):
+    """The configuration was re-read; ``changed`` lists the prefixes that differ (e.g. ``auth``).
+
+    Received from a peer (``origin`` set), it makes this instance re-read its own configuration
+    (all or nothing, like ``POST /actuator/refresh``)."""
 
     changed: tuple[str, ...]
+
+
+@attrs.frozen
+class SigningKeysChanged(SharedEvent):
+    """The shared signing keys changed (``reason``: ``"rotated"``, ``"retired"`` or
+    ``"created"``); ``kids`` are the RFC 7638 key ids concerned — public ids, never key material.
+
+    Received from a peer, it makes this instance re-read the key store at once instead of at its
+    next poll."""
+
+    kids: tuple[str, ...]
+    reason: str
 
 
 @attrs.frozen

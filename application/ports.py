@@ -1,7 +1,22 @@
 """Ports: the Protocols the use cases depend on. Adapters implement them and nothing else.
 
-Adapters translate their drivers' errors (sqlite3, asyncpg, OpenSSL ...) into the domain errors
-named here before they cross the port. All times are timezone-aware UTC datetimes.
+Each adapter names the port it implements as a base class (``class SqliteUserRepo(UserRepo)``),
+so the type checker holds its signatures to the port's. Adapters translate their drivers' errors
+(sqlite3, asyncpg, OpenSSL ...) into the errors named here before they cross the port; each
+method's docstring lists every error an adapter may raise. All times are timezone-aware UTC
+datetimes: a naive one is a programming error, which the SQL adapters refuse with ``ValueError``.
+
+Storage comes in two ports: ``Storage`` is the backend with a lifetime (open, ping, close) that
+``begin()``s units of work; a ``UnitOfWork`` is one transaction holding the repositories.
+
+Storage faults (contract section 12, ADR 0014): every method of ``Storage.begin``, the
+repositories, ``UnitOfWork.commit`` and ``LoginAttempts`` may also raise ``StorageFault``
+(``domain.errors``) when the database cannot be reached or cannot write — the connection lost,
+the server restarting or refusing connections, the disk full, the file read-only, a lock held
+past the busy timeout. The unit of work it interrupts is rolled back, so nothing of it was
+written, except that a connection lost during the commit itself leaves the outcome unknown.
+Use cases let it through; the HTTP edge answers it 503 ``storage_unavailable`` with
+``Retry-After``. The adapters heal by themselves: the first request after the fault ends works.
 """
 
 from __future__ import annotations
@@ -18,31 +33,49 @@ E = TypeVar("E", bound=Event)
 
 
 class UserRepo(Protocol):
-    """Users, inside one transaction."""
+    """Users, inside one unit of work. Emails are stored and compared lower-case."""
 
     async def add(self, user: User) -> None:
-        """Insert ``user``. Raises ``EmailTaken`` if the email (case-insensitive) exists."""
+        """Insert ``user``.
+
+        Raises ``EmailTaken`` if the email (case-insensitive) exists, ``Conflict`` if the id
+        exists, ``ValidationFailed`` if a value cannot be stored or looked up by the backend.
+        """
         ...
 
     async def get(self, user_id: str) -> User | None:
-        """The user with this id, or None."""
+        """The user with this id, or None.
+
+        Raises ``ValidationFailed`` if a value cannot be stored or looked up by the backend.
+        """
+        ...
+
+    async def get_with_groups(self, user_id: str) -> tuple[User, list[str]] | None:
+        """The user with this id and the sorted ids of its groups, read by one statement (one
+        consistent snapshot, one round trip), or None. Raises ``ValidationFailed`` if the id
+        cannot be looked up by the backend."""
         ...
 
     async def get_by_email(self, email: str) -> User | None:
-        """The user with this (already lower-cased) email, or None."""
+        """The user with this email (compared lower-case), or None.
+
+        Raises ``ValidationFailed`` if a value cannot be stored or looked up by the backend.
+        """
         ...
 
     async def update(self, user: User) -> None:
         """Replace the stored user with the same id (email, hash, role, org).
 
-        Raises ``NotFound`` when no user has that id.
+        Raises ``NotFound`` when no user has that id, ``EmailTaken`` when another user has the
+        email, ``ValidationFailed`` if a value cannot be stored or looked up by the backend.
         """
         ...
 
     async def list_page(self, org_id: str | None, after: str | None, limit: int) -> list[User]:
         """Keyset page: up to ``limit`` users with ``id > after`` (all if None), ordered by id.
 
-        ``org_id`` None means every organization.
+        ``org_id`` None means every organization. Raises ``ValidationFailed`` if a value cannot be
+        stored or looked up by the backend.
         """
         ...
 
@@ -55,35 +88,57 @@ class TokenStore(Protocol):
     """Refresh tokens (stored by SHA-256 hash only) and the hashes of rotated ones."""
 
     async def add(self, token: RefreshToken) -> None:
-        """Store a new live refresh token."""
+        """Store a new live refresh token.
+
+        Raises ``Conflict`` if the hash exists, ``NotFound`` if its user does not,
+        ``ValidationFailed`` if a value cannot be stored or looked up by the backend.
+        """
         ...
 
     async def take(self, token_hash: str) -> RefreshToken | None:
         """Atomically delete and return the live token with this hash, or None.
 
         Of concurrent ``take`` calls for one hash (in any process), at most one gets the token
-        (e.g. ``DELETE ... RETURNING``).
+        (e.g. ``DELETE ... RETURNING``). Raises ``ValidationFailed`` if a value cannot be stored or
+        looked up by the backend.
         """
         ...
 
     async def find(self, token_hash: str) -> RefreshToken | None:
-        """The live token with this hash, or None (no change)."""
+        """The live token with this hash, or None (no change).
+
+        Raises ``ValidationFailed`` if a value cannot be stored or looked up by the backend.
+        """
         ...
 
     async def remember_rotated(self, token: RefreshToken) -> None:
-        """Remember a rotated token's hash (with its family) until its ``expires_at``."""
+        """Remember a rotated token's hash (with its family) until its ``expires_at``, replacing
+        an earlier record of the same hash.
+
+        Raises ``NotFound`` if its user does not exist, ``ValidationFailed`` if a value cannot be
+        stored or looked up by the backend.
+        """
         ...
 
     async def find_rotated(self, token_hash: str) -> RefreshToken | None:
-        """The remembered rotated token with this hash, or None."""
+        """The remembered rotated token with this hash, or None.
+
+        Raises ``ValidationFailed`` if a value cannot be stored or looked up by the backend.
+        """
         ...
 
     async def revoke_family(self, family_id: str) -> int:
-        """Delete every live token of the family; returns how many were deleted."""
+        """Delete every live token of the family; returns how many were deleted.
+
+        Raises ``ValidationFailed`` if a value cannot be stored or looked up by the backend.
+        """
         ...
 
     async def revoke_user(self, user_id: str) -> int:
-        """Delete every live token of the user; returns how many were deleted."""
+        """Delete every live token of the user; returns how many were deleted.
+
+        Raises ``ValidationFailed`` if a value cannot be stored or looked up by the backend.
+        """
         ...
 
     async def purge_expired(self, now: datetime) -> int:
@@ -92,55 +147,90 @@ class TokenStore(Protocol):
 
 
 class GroupRepo(Protocol):
-    """Groups and memberships, inside one transaction."""
+    """Groups and memberships, inside one unit of work. Names are unique per organization."""
 
     async def add(self, group: Group) -> None:
-        """Insert. Raises ``Conflict`` if the org already has a group with this name."""
+        """Insert.
+
+        Raises ``Conflict`` if the org already has a group with this name or the id exists,
+        ``ValidationFailed`` if a value cannot be stored or looked up by the backend.
+        """
         ...
 
     async def get(self, group_id: str) -> GroupSummary | None:
-        """The group with its member count, or None."""
+        """The group with its member count, or None.
+
+        Raises ``ValidationFailed`` if a value cannot be stored or looked up by the backend.
+        """
         ...
 
     async def rename(self, group_id: str, name: str) -> None:
-        """Rename. Raises ``NotFound``, or ``Conflict`` on a duplicate name in the org."""
+        """Rename.
+
+        Raises ``NotFound``, ``Conflict`` on a duplicate name in the org, ``ValidationFailed`` if a
+        value cannot be stored or looked up by the backend.
+        """
         ...
 
     async def delete(self, group_id: str) -> bool:
-        """Delete the group and its memberships; False if it did not exist."""
+        """Delete the group and its memberships; False if it did not exist.
+
+        Raises ``ValidationFailed`` if a value cannot be stored or looked up by the backend.
+        """
         ...
 
     async def list_page(
         self, org_id: str | None, after: str | None, limit: int
     ) -> list[GroupSummary]:
-        """Keyset page of groups with ``id > after`` ordered by id; ``org_id`` None = all orgs."""
+        """Keyset page of groups with ``id > after`` ordered by id; ``org_id`` None = all orgs.
+
+        Raises ``ValidationFailed`` if a value cannot be stored or looked up by the backend.
+        """
         ...
 
     async def add_member(self, group_id: str, user_id: str, now: datetime) -> bool:
-        """Add a membership; idempotent. True if it was new."""
+        """Add a membership; idempotent. True if it was new.
+
+        Raises ``NotFound`` for an unknown group or user, ``ValidationFailed`` if a value cannot be
+        stored or looked up by the backend.
+        """
         ...
 
     async def remove_member(self, group_id: str, user_id: str) -> bool:
-        """Remove a membership; True if it existed."""
+        """Remove a membership; True if it existed.
+
+        Raises ``ValidationFailed`` if a value cannot be stored or looked up by the backend.
+        """
         ...
 
     async def members(self, group_id: str) -> list[User]:
-        """The group's members ordered by id."""
+        """The group's members ordered by id (none for an unknown group).
+
+        Raises ``ValidationFailed`` if a value cannot be stored or looked up by the backend.
+        """
         ...
 
     async def groups_of(self, user_id: str) -> list[str]:
-        """Ids of the groups ``user_id`` belongs to, sorted."""
+        """Ids of the groups ``user_id`` belongs to, sorted.
+
+        Raises ``ValidationFailed`` if a value cannot be stored or looked up by the backend.
+        """
         ...
 
     async def remove_user_from_org_groups(self, user_id: str, org_id: str) -> int:
-        """Remove the user from every group of ``org_id``; returns how many memberships went."""
+        """Remove the user from every group of ``org_id``; returns how many memberships went.
+
+        Raises ``ValidationFailed`` if a value cannot be stored or looked up by the backend.
+        """
         ...
 
 
-class Transaction(Protocol):
+class UnitOfWork(Protocol):
     """One unit of work: the repositories below share one database transaction.
 
-    Leaving the ``UnitOfWork.begin()`` context without ``commit()`` (or by an exception) rolls back.
+    Made by ``Storage.begin()``: ``async with storage.begin() as uow: ...; await uow.commit()``.
+    ``commit()`` makes the changes so far durable and the unit goes on; leaving the context
+    without ``commit()`` (by an exception, by cancellation) rolls back what was not committed.
     """
 
     users: UserRepo
@@ -152,15 +242,29 @@ class Transaction(Protocol):
         ...
 
 
-class UnitOfWork(Protocol):
-    """A storage backend: opens transactions; has a lifetime (``open`` ... ``close``)."""
+class Storage(Protocol):
+    """A storage backend (memory, SQLite, PostgreSQL) with a lifetime (``open`` ... ``close``);
+    ``begin()`` starts each unit of work."""
 
-    def begin(self) -> AbstractAsyncContextManager[Transaction]:
-        """Start a transaction (serialized with other writers as the backend requires)."""
+    def begin(self) -> AbstractAsyncContextManager[UnitOfWork]:
+        """Start a unit of work, one transaction (serialized with other writers as the backend
+        requires). Raises ``RuntimeError`` if the backend needs ``open()`` and is not open."""
+        ...
+
+    def read(self) -> AbstractAsyncContextManager[UnitOfWork]:
+        """Start a read-only unit of work: no transaction and no write lock, each statement
+        sees what was committed when it ran (so a read needing one snapshot is one statement,
+        e.g. ``UserRepo.get_with_groups``). Nothing is written through it and it needs no
+        ``commit()``. Raises ``RuntimeError`` if the backend needs ``open()`` and is not open."""
         ...
 
     async def open(self) -> None:
-        """Connect (pool, file) and apply pending migrations."""
+        """Connect (pool, file) and apply pending migrations; does nothing if already open.
+
+        Raises ``StorageUnavailable`` (an adapter error, not a domain one: its message names the
+        setting, the location with any password hidden, and the reason) if the store cannot be
+        reached or used.
+        """
         ...
 
     async def close(self) -> None:
@@ -168,7 +272,11 @@ class UnitOfWork(Protocol):
         ...
 
     async def ping(self) -> None:
-        """Run a trivial query; raises on failure (used by the health indicator)."""
+        """Check the database for readiness (contract section 12): a trivial query, answered
+        within about a second. Raises on failure — the driver's error untranslated (the health
+        indicator reports its class and message), or ``StorageFault`` while the backend knows
+        it cannot write (e.g. SQLite after a full disk, until a probe write commits);
+        ``RuntimeError`` if not open."""
         ...
 
 
@@ -176,14 +284,18 @@ class Hasher(Protocol):
     """Password hashing (bcrypt). Work runs off the event loop."""
 
     async def hash(self, password: str) -> str:
-        """A new salted hash of ``password`` at the configured cost."""
+        """A new salted hash of ``password`` at the configured cost.
+
+        Raises ``ValueError`` for a password over 72 UTF-8 bytes (the policy refuses those first).
+        """
         ...
 
     async def verify(self, password: str, password_hash: str | None) -> bool:
         """Constant-time check of ``password`` against ``password_hash``.
 
         With ``password_hash`` None it spends one check against a dummy hash of the same cost and
-        returns False, so an unknown email costs the same time as a wrong password.
+        returns False, so an unknown email costs the same time as a wrong password. Never raises:
+        a malformed hash or a password the algorithm cannot take gives False.
         """
         ...
 
@@ -216,18 +328,23 @@ class Signer(Protocol):
         ...
 
 
-EventHandler = Callable[[Any], Awaitable[None] | None]
-
 EmailNormalizer = Callable[[str], str]
 """Checks an email's syntax and returns its canonical lower-case form; raises ``ValidationFailed``
 naming the field ``email`` when the syntax is bad (contract section 2)."""
 
 
 class EventBus(Protocol):
-    """Publish/subscribe of application events. Subscribers' failures are logged, not raised."""
+    """Publish/subscribe of application events. Subscribers' failures are logged, not raised.
+
+    A bus for many instances (NATS, Redis) also sends each ``SharedEvent`` published here to the
+    other instances, which deliver it to their subscribers with ``origin`` set (contract
+    section 12; ADR 0015)."""
 
     async def publish(self, event: Event) -> None:
-        """Deliver ``event`` to every subscriber of its type (and of its base types)."""
+        """Deliver ``event`` to every subscriber of its type (and of its base types).
+
+        Never raises because of a subscriber.
+        """
         ...
 
     def subscribe(
@@ -246,14 +363,17 @@ class Clock(Protocol):
 
 
 class LoginAttempts(Protocol):
-    """Failed-login records for throttling, keyed by an opaque string (email + client address)."""
+    """Failed-login records for throttling, keyed by an opaque string (the throttle passes a
+    SHA-256 hex digest of email and client address). Each call stands alone, outside any unit of
+    work."""
 
     async def failures_since(self, key: str, since: datetime) -> list[datetime]:
         """Times of the failures recorded for ``key`` at or after ``since``, oldest first."""
         ...
 
     async def record_failure(self, key: str, at: datetime) -> None:
-        """Record one failure for ``key``."""
+        """Record one failure for ``key`` at ``at``; failures older than the adapter's
+        ``max_age`` may be forgotten. Raises ``ValueError`` if ``at`` is naive."""
         ...
 
     async def reset(self, key: str) -> None:
@@ -261,28 +381,16 @@ class LoginAttempts(Protocol):
         ...
 
 
-class HealthIndicator(Protocol):
-    """A named check of one dependency; ``check()`` returns a dict (details) or a bool."""
-
-    name: str
-
-    def check(self) -> Mapping[str, Any] | bool | Awaitable[Mapping[str, Any] | bool]:
-        """True / a details dict when healthy; False or an exception when not."""
-        ...
-
-
 __all__ = [
     "Clock",
     "EmailNormalizer",
     "EventBus",
-    "EventHandler",
     "GroupRepo",
     "Hasher",
-    "HealthIndicator",
     "LoginAttempts",
     "Signer",
+    "Storage",
     "TokenStore",
-    "Transaction",
     "UnitOfWork",
     "UserRepo",
 ]

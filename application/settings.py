@@ -1,20 +1,81 @@
 """Settings of the service, one frozen attrs class per configuration prefix (contract section 5).
 
 Read once per prefix from the TOML file and ``AUTHSVC_<PREFIX>__<KEY>`` environment variables by
-``entrypoints.config``; swapped as a whole on ``ConfigChanged``. Durations are in seconds.
+``entrypoints.config``; swapped as a whole by a configuration refresh. Durations are in seconds.
 """
 
 from __future__ import annotations
 
-from typing import Generic, TypeVar
+import ipaddress
+import re
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
+from urllib.parse import urlsplit
 
 import attrs
 from attrs import validators as v
 
+from domain.model import BCRYPT_MAX_PASSWORD_BYTES
+
 ALGORITHMS = ("RS256", "ML-DSA-65", "ML-DSA-87")
 """The JWS ``alg`` values ``auth.algorithm`` accepts (RFC 7518, RFC 9964)."""
+MLDSA_BACKENDS = ("cryptography", "liboqs")
+"""The ``auth.mldsa_backend`` values: where ML-DSA comes from (``cryptography`` or liboqs)."""
+KEY_STORES = ("auto", "file", "database")
+"""The ``auth.key_store`` values: ``file`` (``auth.key_dir``), ``database`` (the storage's
+database, private keys encrypted under ``auth.key_encryption_key``), or ``auto`` (the default:
+``database`` when ``storage.backend = "postgres"``, else ``file``; resolved when the
+configuration is read)."""
+EVENT_BACKENDS = ("memory", "nats", "redis")
+"""The ``events.backend`` values (contract section 12)."""
 
 _positive = v.gt(0)
+
+_HOSTNAME = re.compile(r"(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.?)+")
+
+
+def url_validator(*schemes: str, optional: bool = False) -> Any:
+    """An attrs validator: the value is an absolute URL with one of ``schemes`` and a host
+    (``optional``: or the empty string). Raises ``ValueError`` naming the attribute."""
+
+    def check(_: object, attribute: attrs.Attribute[str], value: str) -> None:
+        if optional and value == "":
+            return
+        try:
+            parts = urlsplit(value)
+            port = parts.port  # raises ValueError for a port that is not a number in range
+        except ValueError as exc:
+            raise ValueError(f"'{attribute.name}' must be a URL: {exc}") from None
+        del port
+        if parts.scheme not in schemes or not parts.hostname:
+            raise ValueError(
+                f"'{attribute.name}' must be a URL with scheme {' or '.join(schemes)} and a host,"
+                f" got {value!r}"
+            )
+
+    return check
+
+
+def _addresses_or_networks(
+    _: object, attribute: attrs.Attribute[tuple[str, ...]], value: tuple[str, ...]
+) -> None:
+    for entry in value:
+        try:
+            ipaddress.ip_network(entry, strict=False)
+        except ValueError:
+            raise ValueError(
+                f"'{attribute.name}' entries must be IP addresses or CIDR networks, got {entry!r}"
+            ) from None
+
+
+def _host(_: object, attribute: attrs.Attribute[str], value: str) -> None:
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        if not _HOSTNAME.fullmatch(value):
+            raise ValueError(
+                f"'{attribute.name}' must be an IP address or a host name, got {value!r}"
+            ) from None
 
 
 @attrs.frozen
@@ -25,24 +86,40 @@ class AuthSettings:
     ``session_max_age`` (s, absolute session lifetime from login, default 90 days), ``leeway``
     (s of clock skew accepted on verification), ``bcrypt_rounds`` (log2 cost, 4..31),
     ``login_failure_window`` (s). ``key_dir`` holds the signing keys (``~`` is expanded).
+
+    Signing keys shared by many instances (contract section 12; ADR 0015): ``key_store`` =
+    ``file`` | ``database`` | ``auto`` (see ``KEY_STORES``); the database store encrypts private
+    keys with AES-256-GCM under ``key_encryption_key`` (32 bytes, base64url) or the key read
+    from the file ``key_encryption_key_file`` (one of them, not both). ``key_publish_ahead``
+    (s, default 3600): a rotated key is in the JWKS that long before it signs.
+    ``key_rotation_interval`` (s, 0 = never): rotate on schedule. ``key_poll_interval`` (s):
+    how often an instance re-reads the key store (a fallback for missed announcements).
     """
 
     algorithm: str = attrs.field(default="RS256", validator=v.in_(ALGORITHMS))
-    mldsa_backend: str = attrs.field(
-        default="cryptography", validator=v.in_(("cryptography", "liboqs"))
+    mldsa_backend: str = attrs.field(default="cryptography", validator=v.in_(MLDSA_BACKENDS))
+    issuer: str = attrs.field(
+        default="http://localhost:8080", validator=url_validator("http", "https")
     )
-    issuer: str = attrs.field(default="http://localhost:8080", validator=v.min_len(1))
     audience: str = attrs.field(default="authsvc", validator=v.min_len(1))
     access_token_ttl: int = attrs.field(default=900, validator=_positive)
     refresh_token_ttl: int = attrs.field(default=2_592_000, validator=_positive)
     session_max_age: int = attrs.field(default=7_776_000, validator=_positive)
     leeway: int = attrs.field(default=30, validator=v.ge(0))
     bcrypt_rounds: int = attrs.field(default=12, validator=[v.ge(4), v.le(31)])
-    password_min_length: int = attrs.field(default=8, validator=[v.ge(1), v.le(72)])
+    password_min_length: int = attrs.field(
+        default=8, validator=[v.ge(1), v.le(BCRYPT_MAX_PASSWORD_BYTES)]
+    )
     login_max_failures: int = attrs.field(default=5, validator=_positive)
     login_failure_window: int = attrs.field(default=900, validator=_positive)
     default_org_id: str = attrs.field(default="default", validator=v.min_len(1))
     key_dir: str = attrs.field(default="~/.authsvc/keys", validator=v.min_len(1))
+    key_store: str = attrs.field(default="auto", validator=v.in_(KEY_STORES))
+    key_encryption_key: str = attrs.field(default="", repr=False)
+    key_encryption_key_file: str = attrs.field(default="")
+    key_publish_ahead: int = attrs.field(default=3600, validator=[v.ge(0), v.le(31_536_000)])
+    key_rotation_interval: int = attrs.field(default=0, validator=[v.ge(0), v.le(315_360_000)])
+    key_poll_interval: int = attrs.field(default=30, validator=[_positive, v.le(86_400)])
 
 
 def _dsn_required(instance: StorageSettings, attribute: attrs.Attribute[str], value: str) -> None:
@@ -53,26 +130,48 @@ def _dsn_required(instance: StorageSettings, attribute: attrs.Attribute[str], va
 @attrs.frozen
 class StorageSettings:
     """Prefix ``storage``: ``backend`` = ``sqlite`` (file ``sqlite_path``) | ``postgres``
-    (``postgres_dsn``, pool of ``pool_min_size``..``pool_max_size`` connections, tables in
-    ``postgres_schema`` — empty for the server's default ``search_path``) | ``memory``."""
+    (``postgres_dsn``, a ``postgresql://`` URL; pool of ``pool_min_size``..``pool_max_size``
+    connections, tables in ``postgres_schema`` — empty for the server's default ``search_path``)
+    | ``memory``. Expired tokens are purged every ``purge_interval`` seconds (0: only by
+    ``authsvc purge``)."""
 
     backend: str = attrs.field(default="sqlite", validator=v.in_(("sqlite", "postgres", "memory")))
     sqlite_path: str = attrs.field(default="~/.authsvc/authsvc.db", validator=v.min_len(1))
-    postgres_dsn: str = attrs.field(default="", repr=False, validator=_dsn_required)
+    postgres_dsn: str = attrs.field(
+        default="",
+        repr=False,
+        validator=[_dsn_required, url_validator("postgresql", "postgres", optional=True)],
+    )
     postgres_schema: str = attrs.field(default="", validator=v.matches_re(r"([a-z_][a-z0-9_]*)?"))
     pool_min_size: int = attrs.field(default=1, validator=v.ge(0))
     pool_max_size: int = attrs.field(default=10, validator=_positive)
+    purge_interval: int = attrs.field(default=3600, validator=v.ge(0))
 
 
 @attrs.frozen
 class ServerSettings:
-    """Prefix ``server``: listen address, request body limit (bytes), trusted proxies' addresses."""
+    """Prefix ``server``: listen ``host`` (IP address or host name) and ``port``, request body
+    limit ``max_body_bytes`` (bytes), ``trusted_proxies`` (IP addresses or CIDR networks whose
+    ``X-Forwarded-For`` is believed), and graceful shutdown (contract section 12): on SIGTERM
+    readiness turns DOWN, the server keeps accepting for ``shutdown_delay`` seconds, then stops
+    accepting and gives requests in flight ``shutdown_timeout`` seconds to finish.
 
-    host: str = "127.0.0.1"
+    Slow and idle clients (contract section 12; seconds, each > 0 and <= 3600): a request's
+    headers must arrive within ``header_timeout`` (default 5) of its first byte and its body
+    within ``body_timeout`` (default 10) of its headers, else 408 ``request_timeout`` and the
+    connection closes; a connection with no request under way closes after
+    ``keepalive_timeout`` (default 15)."""
+
+    host: str = attrs.field(default="127.0.0.1", validator=_host)
     port: int = attrs.field(default=8080, validator=[v.ge(0), v.le(65535)])
     max_body_bytes: int = attrs.field(default=65_536, validator=_positive)
-    trusted_proxies: tuple[str, ...] = ()
+    trusted_proxies: tuple[str, ...] = attrs.field(default=(), validator=_addresses_or_networks)
     workers: int = attrs.field(default=1, validator=_positive)
+    shutdown_delay: float = attrs.field(default=0.0, validator=[v.ge(0), v.le(3600)])
+    shutdown_timeout: float = attrs.field(default=10.0, validator=[v.gt(0), v.le(3600)])
+    header_timeout: float = attrs.field(default=5.0, validator=[v.gt(0), v.le(3600)])
+    body_timeout: float = attrs.field(default=10.0, validator=[v.gt(0), v.le(3600)])
+    keepalive_timeout: float = attrs.field(default=15.0, validator=[v.gt(0), v.le(3600)])
 
 
 @attrs.frozen
@@ -80,17 +179,56 @@ class TelemetrySettings:
     """Prefix ``telemetry``: ``exporter`` = none | console | otlp (sent to ``otlp_endpoint``)."""
 
     exporter: str = attrs.field(default="none", validator=v.in_(("none", "console", "otlp")))
-    otlp_endpoint: str = ""
-    service_name: str = "authsvc"
+    otlp_endpoint: str = attrs.field(
+        default="", validator=url_validator("http", "https", optional=True)
+    )
+    service_name: str = attrs.field(default="authsvc", validator=v.min_len(1))
+
+
+def _broker_url_required(
+    instance: EventsSettings, attribute: attrs.Attribute[str], value: str
+) -> None:
+    backend = attribute.name.removesuffix("_url")
+    if instance.backend == backend and not value:
+        raise ValueError(f"'{attribute.name}' must be set when events.backend is {backend}")
+
+
+@attrs.frozen
+class EventsSettings:
+    """Prefix ``events`` (contract section 12): which bus carries ``ConfigChanged`` and
+    ``SigningKeysChanged`` to the other instances. ``backend`` = ``memory`` (default: this
+    process only) | ``nats`` (``nats_url``, ``nats://`` or ``tls://``) | ``redis``
+    (``redis_url``, ``redis://`` or ``rediss://``); ``channel`` is the NATS subject / Redis
+    channel every instance of one service shares (dot-separated words). The URLs may hold
+    credentials: never shown or logged."""
+
+    backend: str = attrs.field(default="memory", validator=v.in_(EVENT_BACKENDS))
+    nats_url: str = attrs.field(
+        default="",
+        repr=False,
+        validator=[_broker_url_required, url_validator("nats", "tls", optional=True)],
+    )
+    redis_url: str = attrs.field(
+        default="",
+        repr=False,
+        validator=[_broker_url_required, url_validator("redis", "rediss", optional=True)],
+    )
+    channel: str = attrs.field(
+        default="authsvc.events", validator=v.matches_re(r"[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*")
+    )
 
 
 T = TypeVar("T")
+U = TypeVar("U")
 
 
 class Live(Generic[T]):
-    """The settings object in force for one prefix; ``replace`` swaps it (on ``ConfigChanged``).
+    """The settings object in force; ``replace`` swaps it whole (a configuration refresh).
 
-    Use cases read ``.current`` on each call, so a change applies to the next request.
+    Use cases read ``.current`` on each call, so a change applies to the next request. The
+    service keeps **one** ``Live[Config]`` (the whole configuration in force) and hands out
+    per-prefix views of it (``live_config.view(attrgetter("auth"))`` → ``Live[AuthSettings]``), so
+    every reader sees the same configuration and a refresh has one thing to swap (ADR 0011).
     """
 
     def __init__(self, value: T) -> None:
@@ -104,3 +242,26 @@ class Live(Generic[T]):
     def replace(self, value: T) -> None:
         """Put ``value`` in force."""
         self._value = value
+
+    def view(self, select: Callable[[T], U]) -> Live[U]:
+        """A read-only ``Live`` of a part of this value: its ``current`` is
+        ``select(self.current)``, read afresh each time, so it follows every ``replace`` of
+        this one. Its own ``replace`` raises ``TypeError`` (swap the source instead)."""
+        return _View(self, select)
+
+
+class _View(Live[U]):
+    """``Live.view``: a part of another ``Live``, never stored apart from it."""
+
+    def __init__(self, source: Live[Any], select: Callable[[Any], U]) -> None:
+        self._source = source
+        self._select = select
+
+    @property
+    def current(self) -> U:
+        """``select(source.current)``, now."""
+        return self._select(self._source.current)
+
+    def replace(self, value: U) -> None:
+        """Refused: a view has no value of its own. Raises ``TypeError``."""
+        raise TypeError("a view of the settings in force is read-only; replace its source")

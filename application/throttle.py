@@ -5,11 +5,14 @@ from __future__ import annotations
 import hashlib
 from datetime import timedelta
 
+import attrs
+
 from application.ports import Clock, LoginAttempts
 from application.settings import AuthSettings, Live
 from domain.errors import RateLimited
 
 
+@attrs.frozen
 class LoginThrottle:
     """After ``auth.login_max_failures`` failures for one email from one client address within
     ``auth.login_failure_window`` seconds, further logins for that pair are refused until the
@@ -19,10 +22,9 @@ class LoginThrottle:
     Keys are SHA-256 digests, so the attempts store never holds an email in clear.
     """
 
-    def __init__(self, attempts: LoginAttempts, clock: Clock, settings: Live[AuthSettings]) -> None:
-        self._attempts = attempts
-        self._clock = clock
-        self._settings = settings
+    _attempts: LoginAttempts
+    _clock: Clock
+    _settings: Live[AuthSettings]
 
     @staticmethod
     def key(email: str, client: str) -> str:

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-import uuid
 from datetime import datetime, timedelta
 from typing import Any
 
 import attrs
 
 from application.events import AccessTokenIssued, RefreshFailed, RefreshTokenReuseDetected
-from application.ports import Clock, EventBus, Signer, Transaction, UnitOfWork
+from application.ports import Clock, EventBus, Signer, Storage, UnitOfWork
 from application.settings import AuthSettings, Live
+from application.steps import new_id
 from domain.errors import InvalidRefreshToken
 from domain.model import RefreshToken, User
 
@@ -50,16 +50,17 @@ class TokenPair:
     algorithm: str = ""
 
 
+@attrs.frozen
 class TokenIssuer:
     """Builds access tokens and refresh tokens for a user.
 
-    ``issue_pair`` writes the new refresh token into the caller's transaction; the caller commits.
+    ``issue_pair`` writes the new refresh token into the caller's unit of work; the caller
+    commits, then publishes the ``AccessTokenIssued`` it returns.
     """
 
-    def __init__(self, signer: Signer, clock: Clock, settings: Live[AuthSettings]) -> None:
-        self._signer = signer
-        self._clock = clock
-        self._settings = settings
+    _signer: Signer
+    _clock: Clock
+    _settings: Live[AuthSettings]
 
     def access_claims(self, user: User, groups: list[str], now: datetime) -> dict[str, Any]:
         """The claims of seed.md part 2.
@@ -83,22 +84,26 @@ class TokenIssuer:
 
     async def issue_pair(
         self,
-        tx: Transaction,
+        uow: UnitOfWork,
         user: User,
+        grant: str,
         *,
         family_id: str | None = None,
         session_expires_at: datetime | None = None,
-    ) -> tuple[TokenPair, RefreshToken]:
-        """Sign an access token and store a new refresh token in ``tx``.
+    ) -> tuple[TokenPair, AccessTokenIssued]:
+        """Sign an access token and store a new refresh token in ``uow``.
 
         A login passes neither ``family_id`` nor ``session_expires_at``: a new family starts and
         its absolute end is now + ``session_max_age``. A rotation passes the family's values, so
         the new token's expiry is min(now + ``refresh_token_ttl``, ``session_expires_at``).
+
+        Returns the pair and the ``AccessTokenIssued`` (``grant``: ``"login"`` or ``"refresh"``)
+        to publish once ``uow`` has committed. Raises what ``TokenStore.add`` raises.
         """
         cfg = self._settings.current
         now = self._clock.now()
         if family_id is None or session_expires_at is None:
-            family_id = uuid.uuid4().hex
+            family_id = new_id()
             session_expires_at = now + timedelta(seconds=cfg.session_max_age)
         expires_at = min(now + timedelta(seconds=cfg.refresh_token_ttl), session_expires_at)
         clear = secrets.token_urlsafe(REFRESH_TOKEN_BYTES)
@@ -110,8 +115,8 @@ class TokenIssuer:
             session_expires_at=session_expires_at,
             created_at=now,
         )
-        await tx.tokens.add(record)
-        groups = await tx.groups.groups_of(user.id)
+        await uow.tokens.add(record)
+        groups = await uow.groups.groups_of(user.id)
         algorithm = self._signer.algorithm
         access = await self._signer.sign(self.access_claims(user, groups, now))
         pair = TokenPair(
@@ -121,17 +126,21 @@ class TokenIssuer:
             refresh_expires_in=max(0, int((expires_at - now).total_seconds())),
             algorithm=algorithm,
         )
-        return pair, record
+        issued = AccessTokenIssued(
+            user_id=user.id, family_id=family_id, algorithm=algorithm, grant=grant
+        )
+        return pair, issued
 
 
-class RefreshTokens:
-    """Rotation of refresh tokens (contract section 2, RFC 9700 section 4.14.2)."""
+@attrs.frozen
+class SessionRotation:
+    """A session's refresh tokens: one-time rotation with reuse detection, and revocation of the
+    whole session (contract section 2, RFC 9700 section 4.14.2)."""
 
-    def __init__(self, uow: UnitOfWork, issuer: TokenIssuer, bus: EventBus, clock: Clock) -> None:
-        self._uow = uow
-        self._issuer = issuer
-        self._bus = bus
-        self._clock = clock
+    _storage: Storage
+    _issuer: TokenIssuer
+    _bus: EventBus
+    _clock: Clock
 
     async def rotate(self, token: str) -> TokenPair:
         """Exchange a refresh token for a new pair, in one atomic step.
@@ -152,15 +161,15 @@ class RefreshTokens:
         reuse: RefreshTokenReuseDetected | None = None
         failed: RefreshFailed | None = None
         issued: tuple[TokenPair, AccessTokenIssued] | None = None
-        async with self._uow.begin() as tx:
-            record = await tx.tokens.take(token_hash)
+        async with self._storage.begin() as uow:
+            record = await uow.tokens.take(token_hash)
             if record is None:
-                rotated = await tx.tokens.find_rotated(token_hash)
+                rotated = await uow.tokens.find_rotated(token_hash)
                 if rotated is None or rotated.is_expired(now):
                     failed = RefreshFailed(reason="unknown")
                 else:
-                    revoked = await tx.tokens.revoke_family(rotated.family_id)
-                    await tx.commit()
+                    revoked = await uow.tokens.revoke_family(rotated.family_id)
+                    await uow.commit()
                     reuse = RefreshTokenReuseDetected(
                         user_id=rotated.user_id,
                         family_id=rotated.family_id,
@@ -168,28 +177,20 @@ class RefreshTokens:
                         revoked=revoked,
                     )
             else:
-                user = await tx.users.get(record.user_id)
+                user = await uow.users.get(record.user_id)
                 if record.is_expired(now) or user is None:
-                    await tx.commit()  # the dead record stays deleted
+                    await uow.commit()  # the dead record stays deleted
                     failed = RefreshFailed(reason="expired", user_id=record.user_id)
                 else:
-                    await tx.tokens.remember_rotated(record)
-                    pair, _ = await self._issuer.issue_pair(
-                        tx,
+                    await uow.tokens.remember_rotated(record)
+                    issued = await self._issuer.issue_pair(
+                        uow,
                         user,
+                        "refresh",
                         family_id=record.family_id,
                         session_expires_at=record.session_expires_at,
                     )
-                    await tx.commit()
-                    issued = (
-                        pair,
-                        AccessTokenIssued(
-                            user_id=user.id,
-                            family_id=record.family_id,
-                            algorithm=pair.algorithm,
-                            grant="refresh",
-                        ),
-                    )
+                    await uow.commit()
         if issued is not None:
             await self._bus.publish(issued[1])
             return issued[0]
@@ -205,9 +206,9 @@ class RefreshTokens:
     async def revoke_session(self, token: str) -> None:
         """Logout: revoke the whole family of a live or rotated token; unknown tokens do nothing."""
         token_hash = hash_refresh_token(token)
-        async with self._uow.begin() as tx:
-            record = await tx.tokens.find(token_hash) or await tx.tokens.find_rotated(token_hash)
+        async with self._storage.begin() as uow:
+            record = await uow.tokens.find(token_hash) or await uow.tokens.find_rotated(token_hash)
             if record is None:
                 return
-            await tx.tokens.revoke_family(record.family_id)
-            await tx.commit()
+            await uow.tokens.revoke_family(record.family_id)
+            await uow.commit()

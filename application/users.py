@@ -1,9 +1,55 @@
-"""Building new user records: shared by registration and the operator's create-superadmin."""
+"""Users: new user records, and the use cases on users of contract section 3 (list, show, set
+the role, move to another organization).
+
+Each use case is one small class: its ports are injected in ``__init__`` and it runs on
+``await use_case(...)``. Access is decided by ``domain.policy`` only, in its fixed order: role
+(``Forbidden``), then organization scope (``NotFound``), then the operation's own rules. Every
+change runs in one unit of work; events are published after the commit, never before and never
+when the unit fails.
+
+``ListUsers``, ``SetRole`` and ``MoveUser`` serve two actors: a ``Principal`` (over HTTP, naming
+users by id) and ``domain.policy.CLI_OPERATOR`` (the command line, naming users ``ByEmail``).
+"""
 
 from __future__ import annotations
 
-from application.ports import Clock, Hasher
+from typing import TypeAlias
+
+import attrs
+
+from application.checks import check_org_id, parse_role
+from application.events import Event, GroupMembershipChanged, RoleChanged
+from application.pagination import Listing
+from application.ports import Clock, EventBus, Hasher, Storage, UnitOfWork
+from application.steps import publish_all
+from domain import policy
+from domain.errors import NotFound
 from domain.model import Role, User
+from domain.policy import Actor, Operation, Principal
+
+__all__ = [
+    "ByEmail",
+    "GetUser",
+    "ListUsers",
+    "MoveUser",
+    "SetRole",
+    "UserRef",
+    "change_role",
+    "load_user",
+    "new_user",
+    "user_in_scope",
+]
+
+
+@attrs.frozen
+class ByEmail:
+    """Names a user by its email, already normalized (the command line names users so)."""
+
+    email: str
+
+
+UserRef: TypeAlias = str | ByEmail
+"""A user named by its id, or ``ByEmail``."""
 
 
 async def new_user(
@@ -18,7 +64,8 @@ async def new_user(
 ) -> User:
     """A new ``User`` (not stored) whose ``password`` is bcrypt-hashed (off the event loop).
 
-    ``email`` must already be normalized and ``password`` already checked against the policy
+    Shared by registration and the operator's create-superadmin. ``email`` must already be
+    normalized and ``password`` already checked against the policy
     (``domain.model.check_password_policy``): callers check it first, before any lookup.
     """
     return User(
@@ -29,3 +76,149 @@ async def new_user(
         org_id=org_id,
         created_at=clock.now(),
     )
+
+
+async def load_user(uow: UnitOfWork, user: UserRef) -> User:
+    """The user named by ``user`` (an id or ``ByEmail``). Raises ``NotFound`` when missing."""
+    if isinstance(user, ByEmail):
+        found = await uow.users.get_by_email(user.email)
+    else:
+        found = await uow.users.get(user)
+    if found is None:
+        raise NotFound("user not found")
+    return found
+
+
+async def user_in_scope(uow: UnitOfWork, actor: Actor, user: UserRef) -> User:
+    """The user named by ``user``; ``NotFound`` when missing or outside ``actor``'s scope."""
+    found = await load_user(uow, user)
+    policy.require_in_scope(actor, found.org_id, "user")
+    return found
+
+
+async def change_role(
+    uow: UnitOfWork, target: User, new_role: Role, actor_id: str
+) -> tuple[User, list[Event]]:
+    """Store ``new_role`` on ``target`` (checks already made); no write when unchanged.
+
+    Returns the user and the events to publish after the commit (``RoleChanged`` or none).
+    """
+    if target.role is new_role:
+        return target, []
+    updated = attrs.evolve(target, role=new_role)
+    await uow.users.update(updated)
+    return updated, [RoleChanged(target.id, actor_id, target.role.value, new_role.value)]
+
+
+async def _move(
+    uow: UnitOfWork, target: User, org_id: str, actor_id: str
+) -> tuple[User, list[Event]]:
+    """Move ``target`` to ``org_id`` and drop its memberships of its old organization's groups."""
+    if target.org_id == org_id:
+        return target, []
+    old_groups: list[str] = []
+    for group_id in await uow.groups.groups_of(target.id):
+        summary = await uow.groups.get(group_id)
+        if summary is not None and summary.group.org_id == target.org_id:
+            old_groups.append(group_id)
+    await uow.groups.remove_user_from_org_groups(target.id, target.org_id)
+    updated = attrs.evolve(target, org_id=org_id)
+    await uow.users.update(updated)
+    events: list[Event] = [
+        GroupMembershipChanged(group_id, target.id, actor_id, added=False)
+        for group_id in old_groups
+    ]
+    return updated, events
+
+
+class ListUsers(Listing[User]):
+    """GET /users (contract section 3): org_admin and superadmin; ``authsvc users list``.
+
+    Rules: viewer/operator → ``Forbidden``. An org_admin lists its own organization; an
+    ``org_id`` naming another organization → ``NotFound`` (its own is accepted). A superadmin
+    (and the command-line operator) lists every organization, or only ``org_id``. ``limit``
+    1..200 (default 50) and ``cursor`` invalid → ``ValidationFailed`` naming the field. Returns
+    ``Page[User]`` ordered by id (see ``application.pagination.Listing``).
+    """
+
+    def __init__(self, storage: Storage) -> None:
+        super().__init__(
+            storage, "users", Operation.LIST_USERS, lambda uow: uow.users, lambda u: u.id
+        )
+
+
+@attrs.frozen
+class GetUser:
+    """GET /users/{id} (contract section 3): org_admin and superadmin.
+
+    Rules: viewer/operator → ``Forbidden`` (whatever the id); missing, or outside an org_admin's
+    organization → ``NotFound``. Returns the ``User``.
+    """
+
+    _storage: Storage
+
+    async def __call__(self, principal: Principal, user_id: str) -> User:
+        """The user ``user_id``."""
+        policy.require(principal, Operation.VIEW_USER)
+        async with self._storage.begin() as uow:
+            return await user_in_scope(uow, principal, user_id)
+
+
+@attrs.frozen
+class SetRole:
+    """PUT /users/{id}/role (contract section 3): org_admin and superadmin; and the command
+    line's ``authsvc users set-role EMAIL ROLE`` (``CLI_OPERATOR``, naming the user ``ByEmail``).
+
+    Rules (``domain.policy.check_role_change``): viewer/operator → ``Forbidden``; target missing or
+    outside an org_admin's organization → ``NotFound``; an org_admin granting superadmin,
+    changing a superadmin or changing its own role → ``Forbidden`` (no such rule binds a superadmin
+    or the command-line operator); demoting the last superadmin → ``LastSuperadmin`` (whoever
+    acts); an unknown role → ``ValidationFailed`` naming ``role``. The count of superadmins and
+    the change share one unit of work. Setting the role a user already has changes nothing and
+    publishes nothing. ``RoleChanged`` (actor: the actor's ``actor_id``) is published after the
+    commit. Returns the updated ``User``.
+    """
+
+    _storage: Storage
+    _bus: EventBus
+
+    async def __call__(self, actor: Actor, user: UserRef, role: Role | str) -> User:
+        """Set ``role`` on the user ``user`` (an id, or ``ByEmail``)."""
+        policy.require(actor, Operation.SET_ROLE)
+        new_role = parse_role(role)
+        async with self._storage.begin() as uow:
+            target = await load_user(uow, user)
+            superadmins = await uow.users.count_by_role(Role.SUPERADMIN)
+            policy.check_role_change(actor, target, new_role, superadmins)
+            updated, events = await change_role(uow, target, new_role, actor.actor_id)
+            await uow.commit()
+        await publish_all(self._bus, events)
+        return updated
+
+
+@attrs.frozen
+class MoveUser:
+    """PATCH /users/{id} ``{"org_id"}`` (contract section 3): superadmin only; and the command
+    line's ``authsvc users set-org EMAIL ORG`` (``CLI_OPERATOR``, naming the user ``ByEmail``).
+
+    Rules: any other role → ``Forbidden``; user missing → ``NotFound``; ``org_id`` empty, longer
+    than 128 characters, padded with spaces or with control characters → ``ValidationFailed``.
+    The move and the removal of the user's memberships of its old organization's groups share one
+    unit of work; one ``GroupMembershipChanged(added=False)`` (actor: the actor's ``actor_id``)
+    per removed membership is published after the commit. Moving to the current organization
+    changes nothing. Returns the ``User``.
+    """
+
+    _storage: Storage
+    _bus: EventBus
+
+    async def __call__(self, actor: Actor, user: UserRef, org_id: str) -> User:
+        """Move the user ``user`` (an id, or ``ByEmail``) to ``org_id``."""
+        policy.require(actor, Operation.MOVE_USER)
+        org_id = check_org_id(org_id)
+        async with self._storage.begin() as uow:
+            target = await user_in_scope(uow, actor, user)
+            updated, events = await _move(uow, target, org_id, actor.actor_id)
+            await uow.commit()
+        await publish_all(self._bus, events)
+        return updated

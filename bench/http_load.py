@@ -1,10 +1,13 @@
-"""Rough HTTP figures for one worker: login latency, /me and /refresh requests per second.
+"""HTTP figures per scenario (liveness, /me, /refresh, login): requests per second, p50/p99
+latency and the server's CPU time per request (µs, from the kernel's counters for the server
+process and its workers: steadier than req/s on a shared machine).
 
 Starts ``authsvc serve`` in a subprocess (temporary key dir and database unless told otherwise),
 then drives it from this process with aiohttp over loopback. Prints a table; not a test.
 
     .venv/bin/python -m bench.http_load [--algorithm ML-DSA-65] [--backend postgres --dsn DSN]
                                         [--seconds 5] [--concurrency 32] [--bcrypt-rounds 12]
+                                        [--workers 2]
 
 Client and server share the machine's cores, so figures are lower bounds, useful to compare.
 """
@@ -13,9 +16,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import os
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -26,6 +29,7 @@ from typing import Any
 import aiohttp
 
 PASSWORD = "correct horse battery"
+LIVE = "/actuator/health/live"
 
 
 def _free_port() -> int:
@@ -55,19 +59,79 @@ async def _login(session: aiohttp.ClientSession, base: str, email: str) -> dict[
         return await r.json()  # type: ignore[no-any-return]
 
 
-async def _rate(worker: Any, concurrency: int, seconds: float) -> tuple[float, int]:
-    """Run ``worker(deadline)`` ``concurrency`` times at once; return (requests/s, errors)."""
-    deadline = time.perf_counter() + seconds
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` and of its worker processes (Linux
+    ``/proc``: ``utime``/``stime`` in clock ticks)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                fields = fh.read().rpartition(")")[2].split()
+        except OSError:
+            continue
+        # fields[1] is the parent pid; fields[11], fields[12] are utime, stime
+        if int(entry) == pid or int(fields[1]) == pid:
+            total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
+@dataclasses.dataclass
+class Figures:
+    """One scenario: requests per second, latency percentiles (ms), server CPU per request."""
+
+    name: str
+    rps: float
+    p50_ms: float
+    p99_ms: float
+    cpu_us: float
+    errors: int
+
+    def row(self) -> str:
+        """A markdown table row."""
+        return (
+            f"| {self.name} | {self.rps:,.0f} | {self.p50_ms:.1f} | {self.p99_ms:.1f} "
+            f"| {self.cpu_us:,.0f} | {self.errors} |"
+        )
+
+
+async def _measure(name: str, pid: int, worker: Any, concurrency: int, seconds: float) -> Figures:
+    """Run ``worker(deadline, latencies)`` ``concurrency`` times at once for ``seconds``; it
+    appends one latency (s) per successful request and returns its error count."""
+    latencies: list[float] = []
+    cpu0 = _cpu_seconds(pid)
     start = time.perf_counter()
-    results = await asyncio.gather(*(worker(deadline) for _ in range(concurrency)))
+    deadline = start + seconds
+    errors = sum(await asyncio.gather(*(worker(deadline, latencies) for _ in range(concurrency))))
     elapsed = time.perf_counter() - start
-    done = sum(r[0] for r in results)
-    errors = sum(r[1] for r in results)
-    return done / elapsed, errors
+    cpu = _cpu_seconds(pid) - cpu0
+    done = len(latencies) or 1
+    ordered = sorted(latencies) or [0.0]
+    return Figures(
+        name,
+        len(latencies) / elapsed,
+        ordered[len(ordered) // 2] * 1e3,
+        ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1e3,
+        cpu / done * 1e6,
+        errors,
+    )
 
 
-async def run(args: argparse.Namespace) -> dict[str, Any]:
-    """Start a server with ``args`` and measure; returns the figures."""
+async def _timed(latencies: list[float], request: Any) -> Any:
+    """Await ``request`` (an aiohttp request context); append its latency if it answered 2xx;
+    return the response body (JSON when it is JSON) and status."""
+    t0 = time.perf_counter()
+    async with request as r:
+        body = await r.json() if r.content_type == "application/json" else await r.read()
+        if 200 <= r.status < 300:
+            latencies.append(time.perf_counter() - t0)
+        return r.status, body
+
+
+async def run(args: argparse.Namespace) -> list[Figures]:
+    """Start a server with ``args`` and measure each scenario; returns the figures."""
     tmp = tempfile.mkdtemp(prefix="authsvc-bench-")
     port = _free_port()
     env = {
@@ -79,6 +143,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "AUTHSVC_STORAGE__BACKEND": args.backend,
         "AUTHSVC_STORAGE__SQLITE_PATH": os.path.join(tmp, "authsvc.db"),
         "AUTHSVC_SERVER__PORT": str(port),
+        "AUTHSVC_SERVER__WORKERS": str(args.workers),
     }
     if args.dsn:
         env["AUTHSVC_STORAGE__POSTGRES_DSN"] = args.dsn
@@ -89,73 +154,72 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         stderr=subprocess.DEVNULL,
     )
     base = f"http://127.0.0.1:{port}"
+    n, secs = args.concurrency, args.seconds
     try:
         await _wait_ready(base, proc)
-        connector = aiohttp.TCPConnector(limit=args.concurrency)
+        await asyncio.sleep(1.0 if args.workers > 1 else 0.0)  # every worker up
+        connector = aiohttp.TCPConnector(limit=max(n, 64))
         async with aiohttp.ClientSession(connector=connector) as session:
             email = f"bench-{uuid.uuid4().hex[:8]}@example.com"
             body = {"email": email, "password": PASSWORD}
             async with session.post(base + "/register", json=body) as r:
                 assert r.status == 201, await r.text()
-            login_ms = []
-            for _ in range(5):
-                t0 = time.perf_counter()
-                pair = await _login(session, base, email)
-                login_ms.append((time.perf_counter() - t0) * 1000)
-            headers = {"Authorization": f"Bearer {pair['access_token']}"}
+            pairs = [await _login(session, base, email) for _ in range(n)]
+            figures = []
 
-            async def me(deadline: float) -> tuple[int, int]:
-                done = errors = 0
+            async def live(deadline: float, latencies: list[float]) -> int:
+                errors = 0
                 while time.perf_counter() < deadline:
-                    async with session.get(base + "/me", headers=headers) as r:
-                        await r.read()
-                        done += r.status == 200
-                        errors += r.status != 200
-                return done, errors
+                    status, _ = await _timed(latencies, session.get(base + LIVE))
+                    errors += status != 200
+                return errors
 
-            me_rps, me_err = await _rate(me, args.concurrency, args.seconds)
+            figures.append(await _measure("liveness", proc.pid, live, n, secs))
+            headers = [{"Authorization": f"Bearer {p['access_token']}"} for p in pairs]
+            turn = iter(range(10**9))
 
-            # Each refresh chain needs its own session (one login each).
-            chains = [await _login(session, base, email) for _ in range(args.concurrency)]
-            tokens = [c["refresh_token"] for c in chains]
-
-            async def refresh_worker(index: int, deadline: float) -> tuple[int, int]:
-                done = errors = 0
+            async def me(deadline: float, latencies: list[float]) -> int:
+                errors, mine = 0, headers[next(turn) % n]
                 while time.perf_counter() < deadline:
-                    body = {"refresh_token": tokens[index]}
-                    async with session.post(base + "/refresh", json=body) as r:
-                        data = await r.json()
-                        if r.status == 200:
-                            tokens[index] = data["refresh_token"]
-                            done += 1
-                        else:
-                            errors += 1
-                            break
-                return done, errors
+                    status, _ = await _timed(latencies, session.get(base + "/me", headers=mine))
+                    errors += status != 200
+                return errors
 
-            counter = iter(range(args.concurrency))
-            refresh_rps, refresh_err = await _rate(
-                lambda deadline: refresh_worker(next(counter), deadline),
-                args.concurrency,
-                args.seconds,
-            )
-        return {
-            "algorithm": args.algorithm,
-            "backend": args.backend,
-            "bcrypt_rounds": args.bcrypt_rounds,
-            "login_ms": statistics.median(login_ms),
-            "me_rps": me_rps,
-            "me_errors": me_err,
-            "refresh_rps": refresh_rps,
-            "refresh_errors": refresh_err,
-        }
+            figures.append(await _measure("/me", proc.pid, me, n, secs))
+            tokens = [p["refresh_token"] for p in pairs]
+
+            async def refresh(deadline: float, latencies: list[float]) -> int:
+                index = next(turn) % n
+                while time.perf_counter() < deadline:
+                    request = session.post(base + "/refresh", json={"refresh_token": tokens[index]})
+                    status, data = await _timed(latencies, request)
+                    if status != 200:
+                        return 1
+                    tokens[index] = data["refresh_token"]
+                return 0
+
+            figures.append(await _measure("/refresh", proc.pid, refresh, n, secs))
+
+            async def login(deadline: float, latencies: list[float]) -> int:
+                errors = 0
+                while time.perf_counter() < deadline:
+                    status, _ = await _timed(latencies, session.post(base + "/login", json=body))
+                    errors += status != 200
+                return errors
+
+            figures.append(await _measure("login", proc.pid, login, min(n, 8), secs))
+            # Liveness while logins saturate the server: is the event loop starved by bcrypt?
+            saturate = asyncio.gather(*(login(time.perf_counter() + secs, []) for _ in range(8)))
+            figures.append(await _measure("liveness under login", proc.pid, live, 4, secs))
+            await saturate
+        return figures
     finally:
         proc.terminate()
-        proc.wait(timeout=10)
+        proc.wait(timeout=15)
 
 
-def main() -> None:
-    """Parse arguments, run, print one table row."""
+def main(argv: list[str] | None = None) -> None:
+    """Parse ``argv`` (default: the command line), run, print one table row."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--algorithm", default="RS256")
     parser.add_argument("--backend", default="sqlite", choices=["sqlite", "postgres", "memory"])
@@ -163,16 +227,17 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--bcrypt-rounds", type=int, default=12)
-    args = parser.parse_args()
-    r = asyncio.run(run(args))
-    print("| algorithm | storage | bcrypt cost | login median ms | /me req/s | /refresh req/s |")
-    print("|---|---|---|---|---|---|")
+    parser.add_argument("--workers", type=int, default=1, help="server worker processes")
+    args = parser.parse_args(argv)
+    figures = asyncio.run(run(args))
     print(
-        f"| {r['algorithm']} | {r['backend']} | {r['bcrypt_rounds']} | {r['login_ms']:.0f} "
-        f"| {r['me_rps']:.0f} | {r['refresh_rps']:.0f} |"
+        f"{args.algorithm}, {args.backend}, bcrypt {args.bcrypt_rounds}, {args.workers} worker(s),"
+        f" {args.concurrency} clients, {args.seconds:g} s per scenario"
     )
-    if r["me_errors"] or r["refresh_errors"]:
-        print(f"errors: /me {r['me_errors']}, /refresh {r['refresh_errors']}")
+    print("| scenario | req/s | p50 ms | p99 ms | server CPU µs/req | errors |")
+    print("|---|---|---|---|---|---|")
+    for f in figures:
+        print(f.row())
 
 
 if __name__ == "__main__":

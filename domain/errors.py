@@ -103,3 +103,21 @@ class RateLimited(DomainError):
     def __init__(self, retry_after: int, detail: str = "") -> None:
         self.retry_after = max(1, int(retry_after))
         super().__init__(detail or f"too many failed logins; retry after {self.retry_after} s")
+
+
+class StorageFault(DomainError):
+    """The database cannot be reached or cannot write now (connection lost, server restarting
+    or refusing connections, disk full, read-only, locked past the busy timeout): contract
+    sections 1 and 12, 503 ``storage_unavailable``.
+
+    Raised by the storage adapters in place of their drivers' errors; the unit of work it
+    interrupted is rolled back, so nothing of it was written — except when the connection was
+    lost during the commit itself, when the outcome is unknown (``detail`` says so).
+    ``retry_after`` is the whole number of seconds (>= 1) a client should wait before retrying.
+    """
+
+    code = "storage_unavailable"
+
+    def __init__(self, detail: str = "", retry_after: int = 1) -> None:
+        self.retry_after = max(1, int(retry_after))
+        super().__init__(detail or "the database is unavailable; retry later")

@@ -1,8 +1,14 @@
-"""Who may do what: role ranks, organization scope and escalation rules (contract section 3).
+"""Who may do what: role ranks, organization scope and escalation rules (contract section 3),
+and access to the actuator (contract section 4).
 
 Pure functions over domain values: no I/O, nothing but the standard library, attrs and
-``domain``. The use cases in ``application.admin`` ask this module; they never decide access
+``domain``. The use cases in ``application`` (users, groups, operator) and the actuator's
+authorizer (``entrypoints.http.actuator_routes``) ask this module; they never decide access
 themselves.
+
+The acting party (``Actor``) is a ``Principal`` (an authenticated caller, over HTTP) or
+``CLI_OPERATOR``, the box operator at the command line: trusted, it passes the role and scope
+checks and no escalation rule binds it, but the last superadmin stays (``check_last_superadmin``).
 
 The order of the checks is fixed by contract section 3 and is the same everywhere:
 
@@ -13,6 +19,9 @@ The order of the checks is fixed by contract section 3 and is the same everywher
    so existence never leaks. superadmin acts across organizations.
 3. **Rules of the operation**: escalation (``check_role_change``), the last superadmin
    (``check_last_superadmin``), a member's organization (``check_member_org``).
+
+Actuator operations (``ActuatorOperation``) act on the service, not on an organization's
+resources: only the role check applies (``can`` / ``require``).
 """
 
 from __future__ import annotations
@@ -20,6 +29,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from types import MappingProxyType
+from typing import TypeAlias
 
 import attrs
 
@@ -27,8 +37,15 @@ from domain.errors import FieldError, Forbidden, LastSuperadmin, NotFound, Valid
 from domain.model import Group, Role, User
 
 __all__ = [
+    "ACTUATOR_REQUIRED_ROLE",
     "ASSIGNABLE_BY_ORG_ADMIN",
+    "CLI_OPERATOR",
+    "OPERATOR_ACTOR_ID",
     "REQUIRED_ROLE",
+    "Actor",
+    "ActuatorOperation",
+    "AnyOperation",
+    "CliOperator",
     "Operation",
     "Principal",
     "authorize",
@@ -40,6 +57,7 @@ __all__ = [
     "list_scope",
     "require",
     "require_in_scope",
+    "required_role",
     "target_org",
 ]
 
@@ -88,6 +106,31 @@ Roles are ranked (``Role.rank``): a role may perform an operation when its rank 
 required role's rank.
 """
 
+
+class ActuatorOperation(enum.Enum):
+    """The actuator's protected operations (contract section 4), ruled on by role alone.
+
+    ``SEE_HEALTH_DETAILS`` components and details of GET /actuator/health (and /health/ready)
+    under ``actuator.show_details = "when_authorized"``; ``READ_METRICS`` GET /actuator/metrics
+    when ``actuator.metrics_require_auth``; ``REFRESH_CONFIGURATION`` POST /actuator/refresh.
+    """
+
+    SEE_HEALTH_DETAILS = "see_health_details"
+    READ_METRICS = "read_metrics"
+    REFRESH_CONFIGURATION = "refresh_configuration"
+
+
+ACTUATOR_REQUIRED_ROLE: Mapping[ActuatorOperation, Role] = MappingProxyType(
+    {
+        ActuatorOperation.SEE_HEALTH_DETAILS: Role.ORG_ADMIN,
+        ActuatorOperation.READ_METRICS: Role.VIEWER,
+        ActuatorOperation.REFRESH_CONFIGURATION: Role.SUPERADMIN,
+    }
+)
+"""The lowest role allowed each actuator operation (contract section 4: details for org_admin
+and superadmin, refresh for superadmin, metrics — when protected — for any authenticated user).
+"""
+
 ASSIGNABLE_BY_ORG_ADMIN: frozenset[Role] = frozenset({Role.VIEWER, Role.OPERATOR, Role.ORG_ADMIN})
 """The roles an org_admin may set on users of its own organization (contract section 3)."""
 
@@ -96,80 +139,129 @@ ASSIGNABLE_BY_ORG_ADMIN: frozenset[Role] = frozenset({Role.VIEWER, Role.OPERATOR
 class Principal:
     """The authenticated caller: ``user_id``, ``role`` and ``org_id``.
 
-    Built by the driver (the HTTP bearer middleware) from the caller's user record, so that a
-    role change applies to the next request rather than to the next token.
+    Built by the driver (``entrypoints.http.caller``) from the caller's user record
+    (``Principal.of``), so that a role change applies to the next request rather than to the
+    next token.
     """
 
     user_id: str
     role: Role
     org_id: str
 
+    @classmethod
+    def of(cls, user: User) -> Principal:
+        """The principal acting as ``user`` (its id, role and organization as stored now)."""
+        return cls(user_id=user.id, role=user.role, org_id=user.org_id)
+
     @property
     def is_superadmin(self) -> bool:
         """True for a superadmin, who acts across organizations."""
         return self.role is Role.SUPERADMIN
 
+    @property
+    def actor_id(self) -> str:
+        """The ``actor_id`` of the events this caller causes: its ``user_id``."""
+        return self.user_id
 
-def can(principal: Principal, operation: Operation) -> bool:
-    """True when ``principal``'s role may ever perform ``operation`` (the role check alone)."""
-    return principal.role.rank >= REQUIRED_ROLE[operation].rank
+
+OPERATOR_ACTOR_ID = "cli"
+"""The ``actor_id`` of events caused by the box operator through the ``authsvc`` command line."""
 
 
-def require(principal: Principal, operation: Operation) -> None:
-    """The role check of contract section 3, made first.
+@attrs.frozen
+class CliOperator:
+    """The box operator acting through the ``authsvc`` command line (``CLI_OPERATOR``).
+
+    Trusted: it may perform every operation on every organization and no escalation rule binds it;
+    the last-superadmin rule still does. It has no user record, role or organization.
+    """
+
+    @property
+    def actor_id(self) -> str:
+        """The ``actor_id`` of the events the operator causes: ``OPERATOR_ACTOR_ID``."""
+        return OPERATOR_ACTOR_ID
+
+
+CLI_OPERATOR = CliOperator()
+"""The command-line operator."""
+
+Actor: TypeAlias = Principal | CliOperator
+"""Who acts: an authenticated ``Principal`` or the command-line ``CLI_OPERATOR``."""
+
+
+AnyOperation: TypeAlias = Operation | ActuatorOperation
+"""An operation the policy rules on: on an organization's resources, or on the actuator."""
+
+
+def required_role(operation: AnyOperation) -> Role:
+    """The lowest role allowed ``operation`` (``REQUIRED_ROLE`` or ``ACTUATOR_REQUIRED_ROLE``)."""
+    if isinstance(operation, ActuatorOperation):
+        return ACTUATOR_REQUIRED_ROLE[operation]
+    return REQUIRED_ROLE[operation]
+
+
+def can(actor: Actor, operation: AnyOperation) -> bool:
+    """True when ``actor`` may ever perform ``operation`` (the role check alone): a principal
+    whose role ranks high enough, or the operator. For an ``ActuatorOperation`` this is the
+    whole decision."""
+    return isinstance(actor, CliOperator) or actor.role.rank >= required_role(operation).rank
+
+
+def require(actor: Actor, operation: AnyOperation) -> None:
+    """The role check of contract section 3, made first (and the only check of an
+    ``ActuatorOperation``, contract section 4).
 
     Raises ``Forbidden`` (403) when the role may never perform ``operation``, whatever the target.
+    The operator always passes.
     """
-    if not can(principal, operation):
-        raise Forbidden(f"role {principal.role.value} may not {operation.value.replace('_', ' ')}")
+    if isinstance(actor, Principal) and not can(actor, operation):
+        raise Forbidden(f"role {actor.role.value} may not {operation.value.replace('_', ' ')}")
 
 
-def in_scope(principal: Principal, target_org_id: str) -> bool:
-    """True when ``target_org_id`` lies inside what ``principal`` may see (contract section 3):
-    its own organization, or any organization for a superadmin."""
-    return principal.is_superadmin or principal.org_id == target_org_id
+def in_scope(actor: Actor, target_org_id: str) -> bool:
+    """True when ``target_org_id`` lies inside what ``actor`` may see (contract section 3):
+    its own organization, or any organization for a superadmin and for the operator."""
+    return isinstance(actor, CliOperator) or actor.is_superadmin or actor.org_id == target_org_id
 
 
-def require_in_scope(principal: Principal, target_org_id: str, what: str = "resource") -> None:
+def require_in_scope(actor: Actor, target_org_id: str, what: str = "resource") -> None:
     """The organization-scope check of contract section 3, made after ``require``.
 
-    Raises ``NotFound`` (404) when the target lies outside ``principal``'s organization; the
+    Raises ``NotFound`` (404) when the target lies outside ``actor``'s organization; the
     message is the one a missing resource gets (``"{what} not found"``), so existence never leaks.
     """
-    if not in_scope(principal, target_org_id):
+    if not in_scope(actor, target_org_id):
         raise NotFound(f"{what} not found")
 
 
 def authorize(
-    principal: Principal, operation: Operation, target_org_id: str, what: str = "resource"
+    actor: Actor, operation: Operation, target_org_id: str, what: str = "resource"
 ) -> None:
-    """``require`` then ``require_in_scope``: may ``principal`` perform ``operation`` on a
+    """``require`` then ``require_in_scope``: may ``actor`` perform ``operation`` on a
     resource of ``target_org_id``?
 
     Raises ``Forbidden`` (role never allowed) before ``NotFound`` (outside the organization),
     contract section 3.
     """
-    require(principal, operation)
-    require_in_scope(principal, target_org_id, what)
+    require(actor, operation)
+    require_in_scope(actor, target_org_id, what)
 
 
-def list_scope(
-    principal: Principal, operation: Operation, requested_org_id: str | None
-) -> str | None:
-    """The organization filter a listing by ``principal`` runs with (contract section 3).
+def list_scope(actor: Actor, operation: Operation, requested_org_id: str | None) -> str | None:
+    """The organization filter a listing by ``actor`` runs with (contract section 3).
 
-    ``operation`` is ``LIST_USERS`` or ``LIST_GROUPS``. A superadmin gets ``requested_org_id``
-    (None: every organization). Anyone else gets its own ``org_id``; asking for another
-    organization is a permitted operation on another organization's resources, so it raises
-    ``NotFound`` (404) — the same answer for an organization that exists and one that does not.
-    Raises ``Forbidden`` first when the role may not list at all.
+    ``operation`` is ``LIST_USERS`` or ``LIST_GROUPS``. A superadmin or the operator gets
+    ``requested_org_id`` (None: every organization). Anyone else gets its own ``org_id``; asking
+    for another organization is a permitted operation on another organization's resources, so it
+    raises ``NotFound`` (404) — the same answer for an organization that exists and one that does
+    not. Raises ``Forbidden`` first when the role may not list at all.
     """
-    require(principal, operation)
-    if principal.is_superadmin:
+    require(actor, operation)
+    if isinstance(actor, CliOperator) or actor.is_superadmin:
         return requested_org_id
     if requested_org_id is not None:
-        require_in_scope(principal, requested_org_id, "organization")
-    return principal.org_id
+        require_in_scope(actor, requested_org_id, "organization")
+    return actor.org_id
 
 
 def target_org(principal: Principal, operation: Operation, requested_org_id: str | None) -> str:
@@ -198,9 +290,7 @@ def check_last_superadmin(target: User, new_role: Role, superadmin_count: int) -
         raise LastSuperadmin("the last superadmin cannot be demoted")
 
 
-def check_role_change(
-    actor: Principal, target: User, new_role: Role, superadmin_count: int
-) -> None:
+def check_role_change(actor: Actor, target: User, new_role: Role, superadmin_count: int) -> None:
     """May ``actor`` set ``new_role`` on ``target``? The escalation rules of contract section 3.
 
     In order:
@@ -212,10 +302,11 @@ def check_role_change(
     - ``LastSuperadmin``: demoting the last superadmin (``superadmin_count`` as in
       ``check_last_superadmin``).
 
-    A superadmin may set any role on anyone, itself included, but for the last-superadmin rule.
+    A superadmin may set any role on anyone, itself included, and so may the command-line
+    operator (``CLI_OPERATOR``); the last-superadmin rule binds both.
     """
     authorize(actor, Operation.SET_ROLE, target.org_id, "user")
-    if not actor.is_superadmin:
+    if isinstance(actor, Principal) and not actor.is_superadmin:
         if target.id == actor.user_id:
             raise Forbidden("an org_admin may not change its own role")
         if target.role is Role.SUPERADMIN:

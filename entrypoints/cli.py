@@ -1,5 +1,8 @@
 """The ``authsvc`` command line: ``serve``, ``migrate`` and the box operator's commands.
 
+``authsvc purge`` deletes expired refresh tokens and rotated-token records (contract section 12)
+and prints how many.
+
 Operator commands (contract section 3), each opening and closing the storage like ``migrate``:
 
 - ``authsvc create-superadmin --email E [--org ORG]``: create the first superadmin (password from
@@ -7,9 +10,23 @@ Operator commands (contract section 3), each opening and closing the storage lik
 - ``authsvc users list [--org ORG] [--limit N]``: one line per user (id, email, role, org);
 - ``authsvc users set-role EMAIL ROLE`` and ``authsvc users set-org EMAIL ORG``.
 
-They run the same use cases as the HTTP routes (``application.admin``) through the container.
-A domain error (unknown user, bad role, last superadmin ...) prints one line
-``authsvc: <detail>`` on stderr and exits with status 1; start-up errors exit with status 2.
+Signing keys (contract section 12; ADR 0015), in the configured key store (``auth.key_store``):
+
+- ``authsvc keys list``: one line per key: kid, alg, state (signing, pending, verifying,
+  expired), when it signs from, when it stops signing, until when it verifies;
+- ``authsvc keys rotate [--now]``: a new key of ``auth.algorithm``, published in the JWKS at
+  once, signing ``auth.key_publish_ahead`` seconds later (``--now``: at once — for a key that
+  leaked); the old key verifies until its last token expired. Announced to the running
+  instances (``SigningKeysChanged``) when ``events.backend`` is a broker; else they find it at
+  their next poll (``auth.key_poll_interval``);
+- ``authsvc keys retire [--] KID``: withdraw a key that no longer signs, at once: it leaves the
+  JWKS and its tokens are refused (a compromised key). The signing key and pending keys are
+  refused. A kid is base64url (RFC 7638) and may begin with ``-``: put ``--`` before it.
+
+They run the same use cases as the HTTP routes (``application.users``), as the command-line
+operator, and those of ``application.operator``, through the container. A domain error (unknown
+user, bad role, last superadmin ...) prints one line ``authsvc: <detail>`` on stderr and exits
+with status 1; start-up errors exit with status 2.
 """
 
 from __future__ import annotations
@@ -21,16 +38,19 @@ import logging
 import os
 import sys
 from collections.abc import Awaitable, Callable, Sequence
+from datetime import UTC, datetime
 
-from adapters.crypto.jwt_signer import SignerUnavailable
-from adapters.crypto.keystore import KeyStoreError
+from adapters.crypto.key_records import KeyOperationRefused, KeyStoreError
+from adapters.crypto.mldsa import SignerUnavailable
 from adapters.persistence.errors import StorageUnavailable
-from application.admin import MAX_PAGE_LIMIT, OPERATOR_ACTOR_ID
+from application.events import SigningKeysChanged
+from application.pagination import MAX_PAGE_LIMIT
 from domain.errors import DomainError, FieldError, ValidationFailed
 from domain.model import Role, User
-from domain.policy import Principal
-from entrypoints.config import Config, ConfigError, load_config
+from domain.policy import CLI_OPERATOR
+from entrypoints.config import Config, ConfigError, check_workers, load_config
 from entrypoints.container import Container, build_container
+from entrypoints.serve import LOG_FORMAT
 
 log = logging.getLogger("authsvc")
 
@@ -57,7 +77,14 @@ def _parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="run the HTTP service")
     serve.add_argument("--host", help="listen address (default: server.host)")
     serve.add_argument("--port", type=int, help="listen port (default: server.port)")
+    serve.add_argument(
+        "--workers", type=_positive_int, metavar="N",
+        help="worker processes sharing the port (default: server.workers)",
+    )  # fmt: skip
     sub.add_parser("migrate", help="apply pending database migrations and exit")
+    sub.add_parser(
+        "purge", help="delete expired refresh tokens and rotated-token records, then exit"
+    )
 
     superadmin = sub.add_parser(
         "create-superadmin",
@@ -86,6 +113,25 @@ def _parser() -> argparse.ArgumentParser:
     )
     set_org.add_argument("email", metavar="EMAIL")
     set_org.add_argument("org", metavar="ORG")
+
+    keys = sub.add_parser("keys", help="list, rotate or retire the signing keys")
+    keys_sub = keys.add_subparsers(dest="keys_command", required=True)
+    keys_sub.add_parser("list", help="one line per key: kid, alg, state and its times")
+    rotate = keys_sub.add_parser(
+        "rotate",
+        help="add a key that signs auth.key_publish_ahead seconds from now",
+        description="Add a key of auth.algorithm. It is published in the JWKS at once and "
+        "signs from auth.key_publish_ahead seconds later; the signing key stops then and keeps "
+        "verifying until its last token has expired. Nobody is logged out.",
+    )
+    rotate.add_argument(
+        "--now", action="store_true", help="sign with the new key at once (a key that leaked)"
+    )
+    retire = keys_sub.add_parser(
+        "retire",
+        help="withdraw a key that no longer signs: its tokens are refused at once",
+    )
+    retire.add_argument("kid", metavar="KID")
     return parser
 
 
@@ -100,49 +146,53 @@ def _positive_int(text: str) -> int:
 
 
 def _serve(
-    config: Config, host: str | None, port: int | None, config_path: str | None = None
-) -> None:
-    """Run the HTTP service; ``config_path`` (``--config``) is what ``/actuator/refresh``
-    re-reads (None: ``$AUTHSVC_CONFIG``). Actuator start-up errors become ``CliError``."""
-    from aiohttp import web
-
-    from entrypoints.http.app import create_app
+    config: Config,
+    host: str | None,
+    port: int | None,
+    config_path: str | None = None,
+    workers: int | None = None,
+) -> int:
+    """Run the HTTP service until SIGTERM or SIGINT, then shut down gracefully (contract
+    section 12), in one process or ``workers`` (default ``server.workers``) processes on one
+    port; ``config_path`` (``--config``) is what ``/actuator/refresh`` re-reads (None:
+    ``$AUTHSVC_CONFIG``). Returns the exit status. Actuator start-up errors become ``CliError``."""
+    from entrypoints.serve import serve_one, serve_workers
     from service_actuator import ServiceActuatorError
 
+    count = workers if workers is not None else config.server.workers
+    check_workers(count, config.storage.backend, "--workers" if workers else "server.workers")
+    host = host or config.server.host
+    port = port if port is not None else config.server.port
     try:
-        app = create_app(build_container(config, config_path=config_path))
+        if count > 1:
+            return serve_workers(config, host, port, config_path, count)
+        serve_one(config, host, port, config_path)
     except ServiceActuatorError as exc:
         raise CliError(str(exc)) from None
-    web.run_app(
-        app,
-        host=host or config.server.host,
-        port=port if port is not None else config.server.port,
-        access_log=None,
-        print=lambda msg: log.info("%s", msg),
-    )
+    return 0
 
 
 async def _migrate(config: Config) -> None:
-    uow = build_container(config).uow()
-    await uow.open()  # applies pending migrations
-    await uow.close()
+    storage = build_container(config).storage()
+    await storage.open()  # applies pending migrations
+    await storage.close()
     print(f"migrations applied ({config.storage.backend})")
+
+
+async def _purge(container: Container) -> None:
+    """``purge``: what the server does every ``storage.purge_interval`` seconds, once."""
+    print(f"purged {await container.purge_expired()()} expired token records")
 
 
 async def _with_storage(config: Config, command: Callable[[Container], Awaitable[None]]) -> None:
     """Open the storage (applying pending migrations), run ``command``, close the storage."""
     container = build_container(config)
-    uow = container.uow()
-    await uow.open()
+    storage = container.storage()
+    await storage.open()
     try:
         await command(container)
     finally:
-        await uow.close()
-
-
-def _operator() -> Principal:
-    """The box operator acting through the CLI: trusted, across organizations."""
-    return Principal(user_id=OPERATOR_ACTOR_ID, role=Role.SUPERADMIN, org_id="")
+        await storage.close()
 
 
 def _user_line(user: User) -> str:
@@ -200,7 +250,7 @@ async def _list_users(container: Container, org: str | None, limit: int | None) 
     more = False
     while limit is None or len(users) < limit:
         size = MAX_PAGE_LIMIT if limit is None else min(MAX_PAGE_LIMIT, limit - len(users))
-        page = await list_users(_operator(), limit=size, cursor=cursor, org_id=org)
+        page = await list_users(CLI_OPERATOR, limit=size, cursor=cursor, org_id=org)
         users.extend(page.items)
         cursor = page.next_cursor
         more = cursor is not None
@@ -228,8 +278,78 @@ async def _set_org(container: Container, email: str, org: str) -> None:
     print(_user_line(await container.set_org_by_operator()(email, org)))
 
 
+ANNOUNCE_WAIT = 5.0
+"""Seconds ``keys rotate|retire`` waits for the broker before giving up announcing."""
+
+
+def _when(t: datetime | None) -> str:
+    return "-" if t is None else t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+async def _keys_list(container: Container) -> None:
+    """``keys list``: every key of the store, latest first, with its state now."""
+    signer = await asyncio.to_thread(container.signer)
+    records = await signer.key_records()
+    now = container.clock().now()
+    alg = signer.settings.algorithm
+    rows = [
+        (r.kid, r.alg, r.state(alg, now, signer.kid), _when(r.activates_at),
+         _when(r.retired_at), _when(r.verify_until))
+        for r in sorted(records, key=lambda r: (r.activates_at, r.kid), reverse=True)
+    ]  # fmt: skip
+    _print_table(("kid", "alg", "state", "signs_from", "signs_until", "verifies_until"), rows)
+
+
+async def _announce(container: Container, event: SigningKeysChanged) -> None:
+    """Tell the running instances (a broker bus); else say when they will notice."""
+    bus = container.bus()
+    start = getattr(bus, "start", None)
+    poll = container.config().auth.key_poll_interval
+    if start is None:
+        print(f"(running instances pick it up within auth.key_poll_interval = {poll} s)")
+        return
+    await start()
+    try:
+        if await bus.wait_connected(ANNOUNCE_WAIT):
+            await bus.publish(event)
+            print("announced to the running instances")
+        else:
+            print(
+                f"authsvc: the event broker is unreachable; running instances pick the change"
+                f" up within auth.key_poll_interval = {poll} s",
+                file=sys.stderr,
+            )
+    finally:
+        await bus.close()
+
+
+async def _keys_rotate(container: Container, now: bool) -> None:
+    """``keys rotate [--now]``: a new key; the old one verifies until its tokens expired."""
+    signer = await asyncio.to_thread(container.signer)
+    record = await signer.rotate_keys(now=now)
+    print(
+        f"new {record.alg} key {record.kid}: in the JWKS now, signs from "
+        f"{_when(record.activates_at)}"
+    )
+    await _announce(container, SigningKeysChanged(kids=(record.kid,), reason="rotated"))
+
+
+async def _keys_retire(container: Container, kid: str) -> None:
+    """``keys retire KID``: out of the JWKS and verification at once."""
+    signer = await asyncio.to_thread(container.signer)
+    await signer.retire_key(kid)
+    print(f"key {kid} retired: no longer in the JWKS; its tokens are refused")
+    await _announce(container, SigningKeysChanged(kids=(kid,), reason="retired"))
+
+
 def _operator_command(args: argparse.Namespace) -> Callable[[Container], Awaitable[None]]:
     """The coroutine function running the operator command named by ``args``."""
+    if args.command == "keys":
+        if args.keys_command == "list":
+            return _keys_list
+        if args.keys_command == "rotate":
+            return lambda c: _keys_rotate(c, args.now)
+        return lambda c: _keys_retire(c, args.kid)
     if args.command == "create-superadmin":
         return lambda c: _create_superadmin(c, args.email, args.org)
     if args.users_command == "list":
@@ -243,14 +363,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``authsvc`` script; returns the process exit status."""
     args = _parser().parse_args(argv)
     # The operator's commands print their result; only warnings are logged beside it.
-    level = logging.INFO if args.command in ("serve", "migrate") else logging.WARNING
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    level = logging.INFO if args.command in ("serve", "migrate", "purge") else logging.WARNING
+    logging.basicConfig(level=level, format=LOG_FORMAT)
     try:
         config = load_config(args.config)
         if args.command == "serve":
-            _serve(config, args.host, args.port, args.config)
+            return _serve(config, args.host, args.port, args.config, args.workers)
         elif args.command == "migrate":
             asyncio.run(_migrate(config))
+        elif args.command == "purge":
+            asyncio.run(_with_storage(config, _purge))
         else:
             asyncio.run(_with_storage(config, _operator_command(args)))
     except STARTUP_ERRORS as exc:
@@ -258,6 +380,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except DomainError as exc:
         print(f"authsvc: {exc.detail}", file=sys.stderr)
+        return 1
+    except KeyOperationRefused as exc:
+        print(f"authsvc: {exc}", file=sys.stderr)
         return 1
     return 0
 

@@ -16,14 +16,21 @@ from typing import Any
 
 import attrs
 
-from application.settings import AuthSettings, ServerSettings, StorageSettings, TelemetrySettings
+from adapters.crypto.db_keystore import KeyEncryptionKeyError, read_key_encryption_key
+from application.settings import (
+    AuthSettings,
+    EventsSettings,
+    ServerSettings,
+    StorageSettings,
+    TelemetrySettings,
+)
 from domain.errors import ValidationFailed
-from entrypoints.structuring import make_converter, structure
+from entrypoints.converters import make_converter, structure
 from service_actuator import ActuatorSettings
 
 ENV_PREFIX = "AUTHSVC_"
 CONFIG_PATH_ENV = "AUTHSVC_CONFIG"
-RESTART_PREFIXES = ("storage", "server")
+RESTART_PREFIXES = ("storage", "server", "events")
 """Prefixes whose change needs a restart (listed under ``restart_required`` by a refresh)."""
 
 _NOT_SETTINGS = {"AUTHSVC_CONFIG", "AUTHSVC_BOOTSTRAP_PASSWORD"}
@@ -48,6 +55,7 @@ class Config:
     server: ServerSettings = attrs.Factory(ServerSettings)
     actuator: ActuatorSettings = attrs.Factory(ActuatorSettings)
     telemetry: TelemetrySettings = attrs.Factory(TelemetrySettings)
+    events: EventsSettings = attrs.Factory(EventsSettings)
 
     def prefixes(self) -> dict[str, Any]:
         """``{prefix: settings object}`` for every prefix."""
@@ -108,14 +116,58 @@ def _read_file(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise ConfigError(str(path), f"not valid TOML: {exc}") from None
 
 
+def check_workers(workers: int, backend: str, key: str = "server.workers") -> None:
+    """Several worker processes need one shared database: raise ``ConfigError`` naming ``key``
+    for ``workers > 1`` with ``storage.backend = "memory"`` (each process would hold its own
+    users, sessions and throttling counts)."""
+    if workers > 1 and backend == "memory":
+        raise ConfigError(
+            key, "several workers need a shared database; storage.backend = memory is per process"
+        )
+
+
+def key_store_of(config: Config) -> str:
+    """The key store in force: ``auth.key_store``, with ``auto`` meaning ``database`` when
+    ``storage.backend = "postgres"`` and ``file`` otherwise."""
+    if config.auth.key_store != "auto":
+        return config.auth.key_store
+    return "database" if config.storage.backend == "postgres" else "file"
+
+
+def check_key_store(config: Config) -> None:
+    """The key store's settings are usable: the database store needs ``storage.backend``
+    postgres or sqlite and a key-encryption key (``auth.key_encryption_key`` or
+    ``auth.key_encryption_key_file``, one of them; the file is read now); a key-encryption key
+    that is set must be well-formed even where unused. Raises ``ConfigError`` naming the key."""
+    auth = config.auth
+    if key_store_of(config) == "database":
+        if config.storage.backend == "memory":
+            raise ConfigError(
+                "auth.key_store", "the database key store needs storage.backend postgres or sqlite"
+            )
+        read_kek(auth)
+    elif auth.key_encryption_key or auth.key_encryption_key_file:
+        read_kek(auth)
+
+
+def read_kek(auth: AuthSettings) -> bytes:
+    """The 32-byte key-encryption key of ``auth`` (inline or from its file). Raises
+    ``ConfigError`` naming ``auth.key_encryption_key`` or ``auth.key_encryption_key_file``."""
+    try:
+        return read_key_encryption_key(auth.key_encryption_key, auth.key_encryption_key_file)
+    except KeyEncryptionKeyError as exc:
+        raise ConfigError(exc.key, exc.message) from None
+
+
 def load_config(
     path: str | os.PathLike[str] | None = None, environ: Mapping[str, str] | None = None
 ) -> Config:
     """Read and validate the configuration.
 
     ``path`` (else ``$AUTHSVC_CONFIG``, else no file) is a TOML file with tables ``[auth]``,
-    ``[storage]``, ``[server]``, ``[actuator]``, ``[telemetry]``; ``environ`` (default
-    ``os.environ``) overrides single keys. Raises ``ConfigError`` naming the first bad key.
+    ``[storage]``, ``[server]``, ``[actuator]``, ``[telemetry]``, ``[events]``; ``environ``
+    (default ``os.environ``) overrides single keys. The key store's settings are checked
+    (``check_key_store``). Raises ``ConfigError`` naming the first bad key.
     """
     env = os.environ if environ is None else environ
     file_path = path if path is not None else env.get(CONFIG_PATH_ENV) or None
@@ -126,9 +178,12 @@ def load_config(
     for prefix, table in _from_env(env).items():
         data.setdefault(prefix, {}).update(table)
     try:
-        return structure(_converter, data, Config)
+        config = structure(_converter, data, Config)
     except ValidationFailed as exc:
         first = exc.errors[0]
         raise ConfigError(first.field or "(root)", first.message) from None
     except Exception as exc:  # settings' own validators (e.g. ServiceActuatorError)
         raise ConfigError(getattr(exc, "key", "(settings)"), str(exc)) from None
+    check_workers(config.server.workers, config.storage.backend)
+    check_key_store(config)
+    return config

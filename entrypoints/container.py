@@ -1,6 +1,6 @@
 """The dependency-injector container: configuration → adapters → use cases → actuator.
 
-The only place that names concrete adapters. ``storage.backend`` selects the UnitOfWork
+The only place that names concrete adapters. ``storage.backend`` selects the Storage
 (memory | sqlite | postgres). Tests build ``Container(config=providers.Object(cfg))``, or
 ``build_container(cfg, config_path=..., environ=...)`` when a refresh must re-read the source.
 
@@ -12,7 +12,7 @@ authorizer, the config reloader and the service's own metrics registry.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from operator import attrgetter, methodcaller
 from typing import Any, TypeVar
 
@@ -20,61 +20,91 @@ from dependency_injector import containers, providers
 
 from adapters.clock import SystemClock
 from adapters.crypto.bcrypt_hasher import BcryptHasher
+from adapters.crypto.db_keystore import DatabaseKeyStore
 from adapters.crypto.jwt_signer import JwtSigner
+from adapters.crypto.key_records import SigningKeyStore
 from adapters.email_address import normalize_email
 from adapters.events.inprocess import InProcessEventBus
-from adapters.health import DatabaseHealth, SigningKeyHealth
+from adapters.events.nats_bus import NatsEventBus
+from adapters.events.redis_bus import RedisEventBus
+from adapters.health import DatabaseHealth, EventsHealth, ReadinessState, SigningKeyHealth
 from adapters.metrics import ServiceMetrics, subscribe_service_metrics
-from adapters.persistence.memory import MemoryLoginAttempts, MemoryUnitOfWork
-from adapters.persistence.postgres import PostgresUnitOfWork
-from adapters.persistence.sqlite import SqliteUnitOfWork
-from application import admin
+from adapters.persistence.memory import MemoryLoginAttempts, MemoryStorage
+from adapters.persistence.postgres import PostgresStorage
+from adapters.persistence.sqlite import SqliteStorage
+from application import groups, operator, users
 from application.auth import AuthService
-from application.ports import UnitOfWork
-from application.settings import Live
+from application.housekeeping import PurgeExpired
+from application.ports import Storage
+from application.settings import AuthSettings, Live
 from application.throttle import LoginThrottle
-from entrypoints.config import Config
-from entrypoints.http.actuator_routes import ServiceInfo, make_authorizer
-from entrypoints.reload import (
-    ConfigReloader,
-    ConfigSource,
-    check_servable,
-    subscribe_config_consumers,
-)
+from entrypoints.config import Config, key_store_of, read_kek
+from entrypoints.config_refresh import ConfigReloader, ConfigSource, refresh_steps
+from entrypoints.http.actuator_routes import ServiceInfo, authorize_actuator
 from entrypoints.telemetry import Telemetry, traced
 from service_actuator import Actuator
 from service_actuator.metrics import new_registry
 
 
-def _live_auth(config: Config) -> Live:  # type: ignore[type-arg]
-    return Live(config.auth)
-
-
 def _actuator(
     config: Config,
     live_config: Live[Config],
-    uow: UnitOfWork,
-    signer: JwtSigner,
-    auth_service: AuthService,
+    storage: Storage,
+    signer: Any,
     reloader: ConfigReloader,
     registry: object,
+    readiness_state: ReadinessState,
+    bus: Any,
 ) -> Actuator:
-    """The actuator of contract section 4 (distribution ``authsvc``; readiness: db, signingKey).
+    """The actuator of contract section 4 (distribution ``authsvc``; readiness: db, signingKey,
+    readinessState; ``events`` counts for ``/actuator/health`` only). Its settings are read per
+    request from ``live_config`` (the ``actuator`` prefix in force); who may see details, read
+    metrics or refresh is ``domain.policy``'s call (``authorize_actuator``).
 
     Raises ``ServiceActuatorError`` when ``PROMETHEUS_MULTIPROC_DIR`` names no directory.
     """
     return Actuator(
-        config.actuator,
+        lambda: live_config.current.actuator,
         distribution="authsvc",
+        indicators=[EventsHealth(bus)],
         readiness_indicators=[
-            DatabaseHealth(uow, config.storage.backend),
+            DatabaseHealth(storage, config.storage.backend),
             SigningKeyHealth(signer),
+            readiness_state,
         ],
         info_contributors=[ServiceInfo(live_config, config, signer)],
-        authorizer=make_authorizer(auth_service),
+        authorizer=authorize_actuator,
         reloader=reloader,
         registry=registry,
     )
+
+
+def key_stores(config: Config) -> Callable[[AuthSettings], SigningKeyStore] | None:
+    """The signer's key store for ``auth.key_store``: None for ``file`` (key files in
+    ``auth.key_dir``, the signer's default), else the ``signing_keys`` table of the storage's
+    database, private keys under the key-encryption key. Raises ``ConfigError`` for a missing
+    or unusable key-encryption key."""
+    if key_store_of(config) != "database":
+        return None
+    kek, storage = read_kek(config.auth), config.storage
+    store = (
+        DatabaseKeyStore.postgres(storage.postgres_dsn, storage.postgres_schema or None, kek)
+        if storage.backend == "postgres"
+        else DatabaseKeyStore.sqlite(storage.sqlite_path, kek)
+    )
+    return lambda _settings: store
+
+
+class _Deferred:
+    """Stands for ``make()``'s result, made on first use: the actuator and the refresh steps are
+    wired when the app is built, but the signer may need the database (``auth.key_store =
+    "database"``), which the app opens — migrating it — only when it starts."""
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self._make = make
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._make(), name)
 
 
 T = TypeVar("T")
@@ -96,25 +126,38 @@ class Container(containers.DeclarativeContainer):
     """The configuration read at start (storage and server changes need a restart)."""
 
     live_config = providers.Singleton(Live, config)
-    """The configuration in force; replaced by a config refresh."""
+    """``Live[Config]``: the one configuration in force, replaced whole by a config refresh.
+    Everything that reads settings after start reads them here or through a view of it."""
 
-    auth_settings = providers.Singleton(_live_auth, config)
-    """``Live[AuthSettings]``: the ``auth`` prefix in force, read by the use cases per call."""
+    auth_settings = providers.Singleton(methodcaller("view", attrgetter("auth")), live_config)
+    """``Live[AuthSettings]``: a view of ``live_config``'s ``auth`` prefix (no copy), read by the
+    use cases per call."""
 
     config_source = providers.Object(ConfigSource())
     """Where ``config`` was read from (path, environment): a refresh reads it again."""
 
     clock = providers.Singleton(SystemClock)
-    bus = providers.Singleton(InProcessEventBus)
+    bus = providers.Selector(
+        providers.Callable(attrgetter("events.backend"), config),
+        memory=providers.Singleton(InProcessEventBus),
+        nats=providers.Singleton(
+            NatsEventBus, config.provided.events.nats_url, config.provided.events.channel
+        ),
+        redis=providers.Singleton(
+            RedisEventBus, config.provided.events.redis_url, config.provided.events.channel
+        ),
+    )
+    """The event bus (``events.backend``): in-process, or NATS / Redis carrying shared events to
+    the other instances (started and closed with the app)."""
     telemetry = providers.Singleton(Telemetry.from_settings, config.provided.telemetry)
     """Tracing (``[telemetry]``); raises ``ConfigError`` for otlp without its package."""
 
-    uow = providers.Selector(
+    storage = providers.Selector(
         providers.Callable(attrgetter("storage.backend"), config),
-        memory=providers.Singleton(MemoryUnitOfWork),
-        sqlite=providers.Singleton(SqliteUnitOfWork, config.provided.storage.sqlite_path),
+        memory=providers.Singleton(MemoryStorage),
+        sqlite=providers.Singleton(SqliteStorage, config.provided.storage.sqlite_path),
         postgres=providers.Singleton(
-            PostgresUnitOfWork,
+            PostgresStorage,
             config.provided.storage.postgres_dsn,
             config.provided.storage.pool_min_size,
             config.provided.storage.pool_max_size,
@@ -123,8 +166,16 @@ class Container(containers.DeclarativeContainer):
     )
 
     hasher = providers.Singleton(BcryptHasher, auth_settings)
-    signer = providers.Singleton(JwtSigner.from_settings, config.provided.auth, clock)
-    database_login_attempts = providers.Singleton(methodcaller("login_attempts"), uow)
+    signer = providers.Singleton(
+        JwtSigner.from_settings,
+        config.provided.auth,
+        clock,
+        providers.Singleton(key_stores, config),
+    )
+    """Signs and verifies access tokens; its keys live in ``auth.key_store`` (ADR 0015)."""
+    deferred_signer = providers.Singleton(_Deferred, signer.provider)
+    """The signer, built on first use (after the storage is open and migrated)."""
+    database_login_attempts = providers.Singleton(methodcaller("login_attempts"), storage)
     """Failed logins in the database: shared by every worker process and instance using it."""
 
     login_attempts = providers.Selector(
@@ -138,7 +189,7 @@ class Container(containers.DeclarativeContainer):
     auth_service = _use_case(
         telemetry,
         AuthService,
-        uow=uow,
+        storage=storage,
         hasher=hasher,
         signer=signer,
         bus=bus,
@@ -149,34 +200,38 @@ class Container(containers.DeclarativeContainer):
     )
 
     # Users, roles, groups and members (contract section 3); one span per call.
-    list_users = _use_case(telemetry, admin.ListUsers, uow)
-    get_user = _use_case(telemetry, admin.GetUser, uow)
-    set_role = _use_case(telemetry, admin.SetRole, uow, bus)
-    move_user = _use_case(telemetry, admin.MoveUser, uow, bus)
-    list_groups = _use_case(telemetry, admin.ListGroups, uow)
-    get_group = _use_case(telemetry, admin.GetGroup, uow)
-    create_group = _use_case(telemetry, admin.CreateGroup, uow, clock)
-    rename_group = _use_case(telemetry, admin.RenameGroup, uow)
-    delete_group = _use_case(telemetry, admin.DeleteGroup, uow, bus)
-    add_member = _use_case(telemetry, admin.AddMember, uow, bus, clock)
-    remove_member = _use_case(telemetry, admin.RemoveMember, uow, bus)
+    list_users = _use_case(telemetry, users.ListUsers, storage)
+    get_user = _use_case(telemetry, users.GetUser, storage)
+    set_role = _use_case(telemetry, users.SetRole, storage, bus)
+    move_user = _use_case(telemetry, users.MoveUser, storage, bus)
+    list_groups = _use_case(telemetry, groups.ListGroups, storage)
+    get_group = _use_case(telemetry, groups.GetGroup, storage)
+    create_group = _use_case(telemetry, groups.CreateGroup, storage, clock)
+    rename_group = _use_case(telemetry, groups.RenameGroup, storage)
+    delete_group = _use_case(telemetry, groups.DeleteGroup, storage, bus)
+    add_member = _use_case(telemetry, groups.AddMember, storage, bus, clock)
+    remove_member = _use_case(telemetry, groups.RemoveMember, storage, bus)
+
+    # Housekeeping (contract section 12): by the server on a timer and by ``authsvc purge``.
+    purge_expired = _use_case(telemetry, PurgeExpired, storage, clock)
 
     # The operator's command line on the box.
     create_superadmin = _use_case(
         telemetry,
-        admin.CreateSuperadmin,
-        uow=uow,
+        operator.CreateSuperadmin,
+        storage=storage,
         bus=bus,
         hasher=hasher,
         clock=clock,
         settings=auth_settings,
         normalize_email=providers.Object(normalize_email),
     )
-    set_role_by_operator = _use_case(
-        telemetry, admin.SetRoleByOperator, uow, bus, providers.Object(normalize_email)
+    # ``users set-role`` / ``set-org``: SetRole and MoveUser as the operator, naming users by email.
+    set_role_by_operator = providers.Singleton(
+        operator.OperatorCommand, set_role, providers.Object(normalize_email)
     )
-    set_org_by_operator = _use_case(
-        telemetry, admin.SetOrgByOperator, uow, bus, providers.Object(normalize_email)
+    set_org_by_operator = providers.Singleton(
+        operator.OperatorCommand, move_user, providers.Object(normalize_email)
     )
 
     # Actuator (contract section 4), metrics and configuration refresh.
@@ -189,15 +244,28 @@ class Container(containers.DeclarativeContainer):
     """Login/refresh/token counters, subscribed to the bus; instantiate once at wiring."""
 
     reloader = providers.Singleton(
-        ConfigReloader, live_config, bus, config_source, providers.Object(check_servable)
+        ConfigReloader,
+        live_config,
+        bus,
+        config_source,
+        providers.Singleton(refresh_steps, deferred_signer, telemetry),
     )
+    """``POST /actuator/refresh``: all or nothing (``entrypoints.config_refresh``)."""
+
+    readiness_state = providers.Singleton(ReadinessState)
+    """DOWN once a graceful shutdown begins (``refuse_traffic()``)."""
+
     actuator = providers.Singleton(
-        _actuator, config, live_config, uow, signer, auth_service, reloader, metrics_registry
+        _actuator,
+        config,
+        live_config,
+        storage,
+        deferred_signer,
+        reloader,
+        metrics_registry,
+        readiness_state,
+        bus,
     )
-    config_subscriptions = providers.Singleton(
-        subscribe_config_consumers, bus, live_config, auth_settings, signer, actuator, telemetry
-    )
-    """The ``ConfigChanged`` subscribers, registered once (instantiate at wiring)."""
 
 
 def build_container(

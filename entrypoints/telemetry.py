@@ -20,8 +20,9 @@ Exporters (``[telemetry] exporter``, contract section 5):
   needs the ``opentelemetry-exporter-otlp-proto-http`` package — without it start-up fails
   with a :class:`~entrypoints.config.ConfigError` naming it.
 
-Telemetry settings apply at start; a refresh that changes ``telemetry`` swaps the provider
-(:meth:`Telemetry.apply`).
+Telemetry settings apply at start; a refresh that changes ``telemetry`` builds the new provider
+first (:meth:`Telemetry.provider_for`, which may refuse) and swaps it in only once the whole
+refresh is accepted (:meth:`Telemetry.use`; ``entrypoints.config_refresh``).
 """
 
 from __future__ import annotations
@@ -86,16 +87,6 @@ def build_exporter(settings: TelemetrySettings) -> SpanExporter | None:
     return exporter
 
 
-def check_settings(settings: TelemetrySettings) -> None:
-    """Raise ``ConfigError`` if ``settings`` cannot be served here (used before a refresh
-    puts new settings in force). Builds nothing that lasts."""
-    if settings.exporter == "otlp":
-        try:
-            importlib.import_module(OTLP_MODULE)
-        except ImportError:
-            build_exporter(settings)  # raises the ConfigError naming the package
-
-
 class Telemetry:
     """The tracer in force. ``tracer`` is read per span, so :meth:`apply` takes effect for the
     next request.
@@ -108,6 +99,17 @@ class Telemetry:
     def __init__(self, provider: TracerProvider | None = None) -> None:
         self._provider = provider
         self.tracer: trace.Tracer = self._tracer_of(provider)
+        self.recording = self._records(provider)
+        """False when spans go nowhere (``exporter = "none"`` and no global SDK provider): the
+        middleware and use-case wrappers then skip span work entirely."""
+
+    @staticmethod
+    def _records(provider: TracerProvider | None) -> bool:
+        if provider is not None:
+            return True
+        return not isinstance(
+            trace.get_tracer_provider(), trace.ProxyTracerProvider | trace.NoOpTracerProvider
+        )
 
     @staticmethod
     def _tracer_of(provider: TracerProvider | None) -> trace.Tracer:
@@ -148,19 +150,28 @@ class Telemetry:
         return cls(provider)
 
     def apply(self, settings: TelemetrySettings) -> None:
-        """Put new telemetry settings in force (on ``ConfigChanged``): the old provider is
-        flushed and shut down. Raises ``ConfigError`` and changes nothing if they cannot be
-        served."""
-        provider = self.provider_for(settings)
+        """Put new telemetry settings in force: ``use(provider_for(settings))``. Raises
+        ``ConfigError`` and changes nothing if they cannot be served."""
+        self.use(self.provider_for(settings))
+
+    def use(self, provider: TracerProvider | None) -> None:
+        """Trace with ``provider`` (from :meth:`provider_for`; None: the global provider) from
+        the next span on; the old owned provider is flushed and shut down (a failure there is
+        logged, never raised: the swap has happened)."""
         old, self._provider = self._provider, provider
         self.tracer = self._tracer_of(provider)
+        self.recording = self._records(provider)
         if old is not None:
-            old.shutdown()
+            try:
+                old.shutdown()
+            except Exception:
+                log.exception("the previous tracer provider failed to shut down")
 
     def shutdown(self) -> None:
         """Flush and stop the owned provider (at application shutdown); idempotent."""
         if self._provider is not None:
             provider, self._provider = self._provider, None
+            self.recording = self._records(None)
             provider.shutdown()
 
 
@@ -184,6 +195,8 @@ def tracing_middleware(telemetry: Telemetry) -> Middleware:
 
     @web.middleware
     async def trace_request(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if not telemetry.recording:
+            return await handler(request)
         route = _route_of(request)
         method = request.method
         name = f"{method} {route}" if route else method
@@ -226,6 +239,8 @@ def tracing_middleware(telemetry: Telemetry) -> Middleware:
 def _span_wrapper(telemetry: Telemetry, name: str, call: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(call)
     async def run(*args: Any, **kwargs: Any) -> Any:
+        if not telemetry.recording:
+            return await call(*args, **kwargs)
         with telemetry.tracer.start_as_current_span(
             name, record_exception=False, set_status_on_exception=False
         ) as span:

@@ -3,8 +3,9 @@
 Health (overall, liveness, readiness), info, Prometheus metrics and configuration refresh;
 see ``docs/adr/0006-service-actuator.md``. Typical wiring::
 
-    from service_actuator import Actuator, ActuatorSettings, HealthCheck, setup_actuator
-    from service_actuator.metrics import metrics_middleware
+    from service_actuator import (
+        Actuator, ActuatorSettings, HealthCheck, metrics_middleware, setup_actuator,
+    )
 
     actuator = Actuator(
         ActuatorSettings(show_details="when_authorized"),
@@ -17,28 +18,14 @@ see ``docs/adr/0006-service-actuator.md``. Typical wiring::
     setup_actuator(app, actuator)
 
 This package imports nothing from the service that uses it; prometheus-client (the ``metrics``
-extra) is optional and imported only by ``service_actuator.metrics``.
+extra) is optional and imported only by ``service_actuator.metrics``. Only
+``service_actuator.aiohttp`` imports a web framework: settings, health, info, access,
+responses, negotiation, metrics and the :class:`Actuator` itself (``core``) are neutral.
 """
 
-from service_actuator.aiohttp import ACTUATOR_KEY, setup_actuator, to_aiohttp
-from service_actuator.core import (
-    Access,
-    Action,
-    Actuator,
-    ActuatorResponse,
-    ActuatorSettings,
-    Authorizer,
-    ComponentHealth,
-    HealthCheck,
-    HealthCheckResult,
-    HealthIndicator,
-    HealthReport,
-    InfoContributor,
-    RefreshResult,
-    Reloader,
-    Status,
-    problem,
-)
+from service_actuator.access import Access, Action, Authorizer
+from service_actuator.aiohttp import ACTUATOR_KEY, metrics_middleware, setup_actuator, to_aiohttp
+from service_actuator.core import Actuator, RefreshResult, Reloader
 from service_actuator.errors import (
     AccessDenied,
     AuthenticationRequired,
@@ -48,7 +35,18 @@ from service_actuator.errors import (
     MetricsUnavailable,
     ServiceActuatorError,
 )
-from service_actuator.metrics import METRICS_AVAILABLE, metrics_middleware
+from service_actuator.health import (
+    ComponentHealth,
+    HealthCheck,
+    HealthCheckResult,
+    HealthIndicator,
+    HealthReport,
+    Status,
+)
+from service_actuator.info import InfoContributor
+from service_actuator.metrics import METRICS_AVAILABLE
+from service_actuator.responses import ActuatorResponse, problem
+from service_actuator.settings import ActuatorSettings
 
 __all__ = [
     "ACTUATOR_KEY",

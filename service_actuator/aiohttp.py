@@ -1,4 +1,5 @@
-"""aiohttp integration: mounts an :class:`~service_actuator.core.Actuator` under ``/actuator``.
+"""aiohttp integration: mounts an :class:`~service_actuator.core.Actuator` under ``/actuator``
+and records HTTP server metrics (:func:`metrics_middleware`).
 
 Routes (contract section 4)::
 
@@ -9,19 +10,26 @@ Routes (contract section 4)::
     GET  {prefix}/metrics       metrics    200 / 406 / 501 (problem+json)
     POST {prefix}/refresh       refresh    200 / 401 / 403 / 422 / 501 (problem+json)
 
-This module is named after the framework it adapts; inside the package ``import aiohttp``
+The only module of ``service_actuator`` that imports a web framework (an import-linter contract
+keeps it so). It is named after the framework it adapts; inside the package ``import aiohttp``
 still means the library (absolute imports), so the name does not shadow it.
 """
 
 from __future__ import annotations
 
+import time
+import weakref
 from collections.abc import Awaitable, Callable
+from typing import Any, Final
 
 from aiohttp import web
+from aiohttp.typedefs import Handler, Middleware
 
-from service_actuator.core import Actuator, ActuatorResponse
+from service_actuator.core import Actuator
+from service_actuator.metrics import METRICS_AVAILABLE, counter, histogram, registry_or_default
+from service_actuator.responses import ActuatorResponse
 
-__all__ = ["ACTUATOR_KEY", "setup_actuator", "to_aiohttp"]
+__all__ = ["ACTUATOR_KEY", "metrics_middleware", "route_template", "setup_actuator", "to_aiohttp"]
 
 ACTUATOR_KEY: web.AppKey[Actuator] = web.AppKey("service_actuator", Actuator)
 """Where :func:`setup_actuator` stores the actuator: ``app[ACTUATOR_KEY]``."""
@@ -76,3 +84,98 @@ def setup_actuator(
     app.router.add_get(f"{base}/metrics", wrap(metrics), name="actuator.metrics")
     app.router.add_post(f"{base}/refresh", wrap(actuator.refresh), name="actuator.refresh")
     return app
+
+
+# --------------------------------------------------------------------------- HTTP metrics
+
+UNMATCHED: Final = "UNMATCHED"
+"""The ``route`` label of requests that matched no route (404, 405)."""
+
+_KNOWN_METHODS: Final = frozenset(
+    {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT"}
+)
+
+
+def route_template(request: web.Request) -> str:
+    """The matched route's template (``/users/{id}``), never the raw path; else ``UNMATCHED``."""
+    resource = request.match_info.route.resource
+    if resource is None:
+        return UNMATCHED
+    return resource.canonical
+
+
+class _HttpMetrics:
+    def __init__(self, registry: Any) -> None:
+        self.requests = counter(
+            "http_server_requests",
+            "HTTP requests served, by method, route template and status.",
+            ("method", "route", "status"),
+            registry,
+        )
+        self.duration = histogram(
+            "http_server_request_duration_seconds",
+            "HTTP request duration in seconds, by method and route template.",
+            ("method", "route"),
+            registry,
+        )
+
+
+_HTTP_METRICS: weakref.WeakKeyDictionary[Any, _HttpMetrics] = weakref.WeakKeyDictionary()
+
+
+def metrics_middleware(registry: Any = None) -> Middleware:
+    """An aiohttp middleware recording HTTP server metrics into ``registry``.
+
+    Records ``http_server_requests_total{method, route, status}`` (counter) and
+    ``http_server_request_duration_seconds{method, route}`` (histogram, seconds). ``route`` is
+    the route template (``request.match_info.route.resource.canonical``), ``UNMATCHED`` for
+    404/405; non-standard methods are counted as ``OTHER``, so clients cannot inflate label
+    cardinality. Handler exceptions count as their HTTP status (``HTTPException``) or 500.
+    Requests cancelled by a client disconnect are not counted.
+
+    Calling it again with the same registry reuses the same metric objects.
+
+    Args:
+        registry: a ``prometheus_client.CollectorRegistry``; default ``prometheus_client.REGISTRY``.
+
+    Returns:
+        A new-style aiohttp middleware; a pass-through one when prometheus-client is missing.
+    """
+    if not METRICS_AVAILABLE:
+
+        @web.middleware
+        async def passthrough(request: web.Request, handler: Handler) -> web.StreamResponse:
+            return await handler(request)
+
+        return passthrough
+
+    target = registry_or_default(registry)
+    metrics = _HTTP_METRICS.get(target)
+    if metrics is None:
+        metrics = _HTTP_METRICS[target] = _HttpMetrics(target)
+    http = metrics
+
+    @web.middleware
+    async def record(request: web.Request, handler: Handler) -> web.StreamResponse:
+        start = time.perf_counter()
+
+        def observe(status: int) -> None:
+            elapsed = time.perf_counter() - start
+            method = request.method if request.method in _KNOWN_METHODS else "OTHER"
+            route = route_template(request)
+            http.requests.labels(method, route, str(status)).inc()
+            http.duration.labels(method, route).observe(elapsed)
+
+        try:
+            response = await handler(request)
+        except web.HTTPException as exc:
+            observe(exc.status)
+            raise
+        except Exception:
+            observe(500)
+            raise
+        # CancelledError (a client disconnect) is a BaseException: nothing is recorded.
+        observe(response.status)
+        return response
+
+    return record

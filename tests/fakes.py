@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from application.ports import Clock
 
-class FakeClock:
+
+class FakeClock(Clock):
     """A Clock (application.ports.Clock) that moves only when told. Starts at 2026-01-01 UTC."""
 
     def __init__(self, start: datetime | None = None) -> None:

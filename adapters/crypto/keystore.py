@@ -17,10 +17,14 @@ link fails if the name exists, so of two processes starting at once exactly one 
 loser discards its own material and re-reads the winner's file. A reader therefore never sees a
 half-written key.
 
-``keys.json`` beside the keys records, per algorithm, the key id and until when tokens signed
-with it may still be live (see ``docs/adr/0005-signing-keys-and-algorithm-switching.md``). It is
-updated under an advisory ``flock`` so that several workers sharing the directory merge their
-views instead of overwriting each other.
+``keys.json`` beside the keys holds one ``KeyRecord`` per key (``adapters.crypto.key_records``:
+kid, algorithm, file, when it signs and until when it verifies; no secret), under
+``"records"`` (format 2; the format-1 ``"keys"`` map of ADR 0005, one entry per algorithm, is
+read and converted). It is updated under an advisory ``flock`` so that several workers sharing
+the directory merge their views instead of overwriting each other. The first key of an
+algorithm is the file above; a rotated key (``authsvc keys rotate``) gets a file of its own,
+``<name>.<kid>.<ext>`` (``rs256.<kid>.pem``), created the same atomic way. This is the
+``SigningKeyStore`` of ``auth.key_store = "file"`` (ADR 0015).
 
 Blocking work (RSA key generation takes about 0.2-1 s) should run off the event loop: use the
 ``*_async`` methods from async code.
@@ -41,8 +45,18 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import attrs
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
+
+from adapters.crypto.key_records import (
+    KeyChanges,
+    KeyPlan,
+    KeyRecord,
+    KeyStoreError,
+    SigningKeyStore,
+    merge,
+)
 
 log = logging.getLogger(__name__)
 
@@ -61,17 +75,14 @@ RSA_KEY_BITS = 3072
 MLDSA_SEED_BYTES = 32
 
 
-class KeyStoreError(RuntimeError):
-    """A key file or the key directory is unusable (unreadable, corrupt, wrong owner/type)."""
-
-
-class KeyStore:
+class KeyStore(SigningKeyStore):
     """Private signing keys stored as files under one directory (``~`` is expanded).
 
     ``load_or_create(alg)`` returns the key material (bytes: PEM for RS256, the 32-byte seed
     for ML-DSA), generating and storing it first if absent. ``read_state``/``update_state``
-    manage ``keys.json``. Every method is synchronous and may block (disk, key generation);
-    the ``*_async`` variants run them in a worker thread.
+    manage ``keys.json``; ``records``/``material``/``update`` are the ``SigningKeyStore``.
+    Every method is synchronous and may block (disk, key generation); the ``*_async`` variants
+    run them in a worker thread.
     """
 
     def __init__(self, key_dir: str | os.PathLike[str]) -> None:
@@ -107,7 +118,9 @@ class KeyStore:
         Tightens a key file readable by group or others to 0600 (with a warning). Raises
         ``KeyStoreError`` if the file is not a regular file or its content is malformed.
         """
-        path = self.key_path(alg)
+        return self._read_key_file(self.key_path(alg), alg)
+
+    def _read_key_file(self, path: Path, alg: str) -> bytes | None:
         try:
             fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
         except FileNotFoundError:
@@ -188,18 +201,23 @@ class KeyStore:
             os.close(fd)  # releases the lock
 
     def read_state(self) -> dict[str, Any]:
-        """The parsed ``keys.json`` (``{"keys": {alg: {...}}}``); empty if absent or unreadable."""
+        """The parsed ``keys.json`` (``{"keys": {alg: {...}}, "records": [...]}``); ``{"keys":
+        {}}`` if absent or unreadable."""
         try:
             raw = (self.path / STATE_FILE).read_bytes()
         except FileNotFoundError:
             return {"keys": {}}
+        except OSError as e:
+            raise KeyStoreError(f"cannot read {self.path / STATE_FILE}: {e.strerror}") from e
         try:
             state = json.loads(raw)
         except ValueError:
             log.warning("ignoring malformed %s in %s", STATE_FILE, self.path)
             return {"keys": {}}
-        if not isinstance(state, dict) or not isinstance(state.get("keys"), dict):
+        if not isinstance(state, dict):
             return {"keys": {}}
+        if not isinstance(state.get("keys"), dict):
+            state["keys"] = {}
         return state
 
     def update_state(self, mutate: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
@@ -221,6 +239,144 @@ class KeyStore:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(tmp)
             return state
+
+    # -- the SigningKeyStore ------------------------------------------------------------------
+
+    @property
+    def location(self) -> str:
+        """``key directory <path>``."""
+        return f"key directory {self.path}"
+
+    def records(self) -> list[KeyRecord]:
+        """Every key's record from ``keys.json`` (format 1 converted). Raises ``KeyStoreError``
+        if the directory cannot be read."""
+        return _records_of(self.read_state())
+
+    def material(self, record: KeyRecord) -> bytes:
+        """The private material of ``record``'s file. Raises ``KeyStoreError`` if it is missing,
+        not a regular file or malformed."""
+        alg = record.alg
+        if alg not in KEY_FILES:
+            raise KeyStoreError(f"unknown algorithm {alg!r} of key {record.kid}")
+        path = self._record_path(record)
+        data = self._read_key_file(path, alg)
+        if data is None:
+            raise KeyStoreError(f"the file {path} of key {record.kid} is missing")
+        return data
+
+    def update(self, plan: KeyPlan) -> list[KeyRecord]:
+        """Run ``plan`` under the directory's ``flock``; new keys' files are created atomically
+        (0600), then ``keys.json`` is replaced. Returns every record afterwards."""
+        result: list[KeyRecord] = []
+
+        def mutate(state: dict[str, Any]) -> None:
+            records = _records_of(state)
+            changes = plan(records)
+            if not changes:
+                result.extend(records)
+                return
+            added = tuple(attrs.evolve(k, record=self._store_new(k.record, k.material))
+                          for k in changes.added)  # fmt: skip
+            merged = merge(records, KeyChanges(added, changes.changed))
+            state.pop("keys", None)
+            state["version"] = 2
+            state["records"] = [_record_json(r) for r in merged]
+            result.extend(merged)
+
+        self.update_state(mutate)
+        return result
+
+    def _record_path(self, record: KeyRecord) -> Path:
+        name = record.ref or KEY_FILES[record.alg]
+        if "/" in name or name.startswith("."):
+            raise KeyStoreError(f"key {record.kid} names a file outside {self.path}: {name!r}")
+        return self.path / name
+
+    def _store_new(self, record: KeyRecord, material: bytes) -> KeyRecord:
+        """Write a new key's file (the algorithm's first file if it is free or already holds
+        this very material — a seed placed there by hand — else ``<name>.<kid>.<ext>``)."""
+        legacy = self.key_path(record.alg)
+        existing = self.load(record.alg)
+        if existing is None and self._create_exclusive(legacy, material):
+            return attrs.evolve(record, ref=legacy.name)
+        if existing == material:
+            return attrs.evolve(record, ref=legacy.name)
+        stem, _, ext = legacy.name.partition(".")
+        path = self.path / f"{stem}.{record.kid}.{ext}"
+        created = self._create_exclusive(path, material)
+        if not created and self._read_key_file(path, record.alg) != material:
+            raise KeyStoreError(f"{path} exists with another key")
+        log.info("stored a new %s signing key %s in %s", record.alg, record.kid, self.path)
+        return attrs.evolve(record, ref=path.name)
+
+    def new_material(self, alg: str) -> bytes:
+        """Material for the first key of ``alg``: the algorithm's file if one is there already
+        without a record (placed by hand, or from before ``keys.json``), else new material."""
+        taken = {r.ref or KEY_FILES[r.alg] for r in self.records()}
+        if KEY_FILES[alg] not in taken:
+            existing = self.load(alg)
+            if existing is not None:
+                return existing
+        return generate_material(alg)
+
+
+def _time_json(t: datetime | None) -> str | None:
+    return None if t is None else t.isoformat()
+
+
+def _record_json(r: KeyRecord) -> dict[str, Any]:
+    return {
+        "kid": r.kid,
+        "alg": r.alg,
+        "file": r.ref or KEY_FILES[r.alg],
+        "created_at": _time_json(r.created_at),
+        "activates_at": _time_json(r.activates_at),
+        "retired_at": _time_json(r.retired_at),
+        "verify_until": _time_json(r.verify_until),
+    }
+
+
+def _records_of(state: Mapping[str, Any]) -> list[KeyRecord]:
+    """The records of a ``keys.json`` state: format 2 (``"records"``), else the format-1
+    ``"keys"`` map converted (an active key signs; a retired one verifies until its
+    ``verify_until``). Malformed entries are logged and skipped."""
+    out: list[KeyRecord] = []
+    raw = state.get("records")
+    if isinstance(raw, list):
+        for entry in raw:
+            record = _record_from(entry)
+            if record is None:
+                log.warning("ignoring a malformed record in %s: %r", STATE_FILE, entry)
+            else:
+                out.append(record)
+        return out
+    for alg, rec in state.get("keys", {}).items():
+        if alg not in KEY_FILES or not isinstance(rec, dict) or not isinstance(rec.get("kid"), str):
+            continue
+        since = parse_time(rec.get("activated_at")) or datetime.fromtimestamp(0).astimezone()
+        until = None if rec.get("active") else parse_time(rec.get("verify_until")) or since
+        out.append(KeyRecord(rec["kid"], alg, since, since, None, until, KEY_FILES[alg]))
+    return out
+
+
+def _record_from(entry: object) -> KeyRecord | None:
+    if not isinstance(entry, dict):
+        return None
+    kid, alg, ref = entry.get("kid"), entry.get("alg"), entry.get("file")
+    created, activates = parse_time(entry.get("created_at")), parse_time(entry.get("activates_at"))
+    if not (isinstance(kid, str) and alg in KEY_FILES and isinstance(ref, str)):
+        return None
+    if created is None or activates is None:
+        return None
+    return KeyRecord(
+        kid,
+        str(alg),
+        created,
+        activates,
+        parse_time(entry.get("retired_at")),
+        parse_time(entry.get("verify_until")),
+        ref,
+    )
 
 
 def generate_material(alg: str) -> bytes:
@@ -274,3 +430,14 @@ def parse_time(s: object) -> datetime | None:
         return datetime.fromisoformat(s)
     except ValueError:
         return None
+
+
+__all__ = [
+    "KEY_FILES",
+    "STATE_FILE",
+    "KeyStore",
+    "KeyStoreError",
+    "generate_material",
+    "isoformat",
+    "parse_time",
+]

@@ -30,8 +30,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from adapters.crypto.jwt_signer import (
+from adapters.crypto.mldsa import (
     MLDSA_ALGORITHMS,
+    CryptographyMLDSA,
     MLDSABackend,
     MLDSAPrivateKey,
     MLDSAPublicKey,
@@ -213,8 +214,6 @@ class LiboqsMLDSA(MLDSABackend):
     @staticmethod
     def _cross_check(alg: str, seed: bytes, public: bytes) -> None:
         try:
-            from adapters.crypto.jwt_signer import CryptographyMLDSA
-
             reference = CryptographyMLDSA().private_key_from_seed(alg, seed).public_key()
         except SignerUnavailable:
             return  # OpenSSL without ML-DSA: nothing to compare with

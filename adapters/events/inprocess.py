@@ -9,13 +9,14 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from application.events import Event
+from application.ports import EventBus
 
 log = logging.getLogger("authsvc.events")
 
 E = TypeVar("E", bound=Event)
 
 
-class InProcessEventBus:
+class InProcessEventBus(EventBus):
     """Delivers each published event to the subscribers of its class and of its base classes,
     in subscription order, within this process.
 
@@ -34,6 +35,10 @@ class InProcessEventBus:
     ) -> None:
         """Call ``handler`` (sync or async) for every published instance of ``event_type``."""
         self._handlers[event_type].append(handler)
+
+    def health(self) -> dict[str, Any]:
+        """The ``events`` health component: ``{"backend": "memory"}`` (always UP)."""
+        return {"backend": "memory"}
 
     async def publish(self, event: Event) -> None:
         """Deliver ``event``; never raises because of a subscriber."""

@@ -19,14 +19,15 @@ from typing import Any
 import attrs
 
 from adapters.persistence._rows import require_aware
+from application.ports import GroupRepo, LoginAttempts, Storage, TokenStore, UnitOfWork, UserRepo
 from domain.errors import Conflict, EmailTaken, NotFound
 from domain.model import Group, GroupSummary, RefreshToken, Role, User
 
 __all__ = [
     "MemoryGroupRepo",
     "MemoryLoginAttempts",
+    "MemoryStorage",
     "MemoryTokenStore",
-    "MemoryTransaction",
     "MemoryUnitOfWork",
     "MemoryUserRepo",
 ]
@@ -88,7 +89,7 @@ class _Stage:
         self.reset()
 
 
-class MemoryUserRepo:
+class MemoryUserRepo(UserRepo):
     """``UserRepo`` over the working copy. Emails are stored lower-case; uniqueness is by email."""
 
     def __init__(self, stage: _Stage) -> None:
@@ -113,6 +114,13 @@ class MemoryUserRepo:
     async def get(self, user_id: str) -> User | None:
         """The user with this id, or None."""
         return self._s.view.users.get(user_id)
+
+    async def get_with_groups(self, user_id: str) -> tuple[User, list[str]] | None:
+        """The user and the sorted ids of its groups, or None."""
+        user = self._s.view.users.get(user_id)
+        if user is None:
+            return None
+        return user, sorted(g for g, m in self._s.view.members.items() if user_id in m)
 
     async def get_by_email(self, email: str) -> User | None:
         """The user with this email (compared lower-case), or None."""
@@ -144,7 +152,7 @@ class MemoryUserRepo:
         return sum(1 for u in self._s.view.users.values() if u.role == role)
 
 
-class MemoryTokenStore:
+class MemoryTokenStore(TokenStore):
     """``TokenStore`` over the working copy (live tokens and rotated hashes, keyed by hash)."""
 
     def __init__(self, stage: _Stage) -> None:
@@ -215,7 +223,7 @@ class MemoryTokenStore:
         return count
 
 
-class MemoryGroupRepo:
+class MemoryGroupRepo(GroupRepo):
     """``GroupRepo`` over the working copy. Group names are unique per organization (exact)."""
 
     def __init__(self, stage: _Stage) -> None:
@@ -314,8 +322,8 @@ class MemoryGroupRepo:
         return count
 
 
-class MemoryTransaction:
-    """One unit of work over the in-memory tables (``Transaction`` port).
+class MemoryUnitOfWork(UnitOfWork):
+    """One unit of work over the in-memory tables (``UnitOfWork`` port).
 
     ``commit()`` publishes the changes made so far; the unit then goes on from the new state, and
     later changes need another ``commit()``.
@@ -332,8 +340,8 @@ class MemoryTransaction:
         self._stage.publish()
 
 
-class MemoryUnitOfWork:
-    """``UnitOfWork`` holding everything in process memory.
+class MemoryStorage(Storage):
+    """``Storage`` holding everything in process memory.
 
     ``begin()`` waits for the one lock, so units run one at a time (do not nest ``begin()`` in
     one task: it would wait for itself). ``open``/``close``/``ping`` do nothing; ``begin()`` works
@@ -345,13 +353,17 @@ class MemoryUnitOfWork:
         self._tables = _Tables()
 
     @asynccontextmanager
-    async def _begin(self) -> AsyncIterator[MemoryTransaction]:
+    async def _begin(self) -> AsyncIterator[MemoryUnitOfWork]:
         async with self._lock:
             # Rollback is simply dropping the stage: nothing reached the tables.
-            yield MemoryTransaction(_Stage(self._tables))
+            yield MemoryUnitOfWork(_Stage(self._tables))
 
-    def begin(self) -> AbstractAsyncContextManager[MemoryTransaction]:
-        """Start a unit of work: ``async with uow.begin() as tx: ...; await tx.commit()``."""
+    def begin(self) -> AbstractAsyncContextManager[MemoryUnitOfWork]:
+        """Start a unit of work: ``async with storage.begin() as uow: ...; await uow.commit()``."""
+        return self._begin()
+
+    def read(self) -> AbstractAsyncContextManager[MemoryUnitOfWork]:
+        """A read-only unit: a unit of work that is never committed."""
         return self._begin()
 
     async def open(self) -> None:
@@ -364,7 +376,7 @@ class MemoryUnitOfWork:
         """Always healthy."""
 
 
-class MemoryLoginAttempts:
+class MemoryLoginAttempts(LoginAttempts):
     """``LoginAttempts`` in process memory (per process: not shared between workers).
 
     ``max_age`` (s, default one day) bounds how long a failure is kept; it must exceed

@@ -1,80 +1,72 @@
 """The actuator endpoints of authsvc (contract section 4): wiring of ``service_actuator``.
 
 ``service_actuator`` serves the six routes; this module supplies what the library leaves to the
-service — who may do what (:func:`make_authorizer`), what ``/actuator/info`` adds
-(:class:`ServiceInfo`) — and the ``RouteSpec`` entries that describe the routes in
-``/openapi.json`` (:func:`route_specs`; documentation only, the library registers the routes).
+service — who may do what (:func:`authorize_actuator`, which asks ``domain.policy``), what
+``/actuator/info`` adds (:class:`ServiceInfo`) — and the ``RouteSpec`` entries that describe the
+routes in ``/openapi.json`` (:func:`route_specs`; documentation only, the library registers the
+routes).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 from aiohttp import web
 
-from application.auth import AuthService
+from domain import policy
 from domain.errors import InvalidToken
-from domain.model import Role
-from entrypoints.http.common import RouteSpec, bearer_token
-from service_actuator import Access, Action, Authorizer
+from domain.policy import ActuatorOperation, Principal
+from entrypoints.http.caller import claimed_principal, principal
+from entrypoints.http.routing import RouteSpec
+from service_actuator import Access, Action
 
 log = logging.getLogger("authsvc.actuator")
 
-DETAILS_ROLES = frozenset({Role.ORG_ADMIN, Role.SUPERADMIN})
-REFRESH_ROLES = frozenset({Role.SUPERADMIN})
+OPERATIONS: Mapping[Action, ActuatorOperation] = MappingProxyType(
+    {
+        "health_details": ActuatorOperation.SEE_HEALTH_DETAILS,
+        "metrics": ActuatorOperation.READ_METRICS,
+        "refresh": ActuatorOperation.REFRESH_CONFIGURATION,
+    }
+)
+"""The library's actions as the policy's operations."""
 
 
-def make_authorizer(auth: AuthService) -> Authorizer:
+async def authorize_actuator(request: web.Request, action: Action) -> Access:
     """The actuator's authorizer: ``(request, action)`` → ``"ok" | "unauthenticated" |
     "forbidden"``, from the request's ``Authorization: Bearer`` access token.
 
-    =================  ===========================================================
-    action             allowed
-    =================  ===========================================================
-    ``health_details`` org_admin, superadmin
-    ``refresh``        superadmin
-    ``metrics``        any authenticated user (asked only when
-                       ``actuator.metrics_require_auth`` is true)
-    =================  ===========================================================
+    The caller comes from ``entrypoints.http.caller``; whether it may is
+    ``domain.policy.can(caller, OPERATIONS[action])`` (``ACTUATOR_REQUIRED_ROLE``: health
+    details for org_admin and superadmin, refresh for superadmin, metrics — asked only when
+    ``actuator.metrics_require_auth`` — for any authenticated user).
 
     A missing, malformed, expired or otherwise invalid token (or one whose user is gone) is
-    ``unauthenticated``. The user is loaded afresh (``AuthService.authenticate``), so a demoted
-    admin loses access at once — except for ``health_details`` while the storage is failing:
-    then the verified token's ``role`` claim decides, so operators can still read why the
-    service is DOWN (health details hold no user data).
+    ``unauthenticated``. The user is loaded afresh, so a demoted admin loses access at once —
+    except for ``health_details`` while the storage is failing: then the verified token's claims
+    decide (``claimed_principal``; an unknown ``role`` claim is ``forbidden``), so operators can
+    still read why the service is DOWN (health details hold no user data). For the other
+    actions a storage error propagates (500).
     """
-
-    async def authorize(request: web.Request, action: Action) -> Access:
+    operation = OPERATIONS[action]
+    caller: Principal | None
+    try:
+        caller = await principal(request)
+    except InvalidToken:
+        return Access.UNAUTHENTICATED
+    except Exception:
+        if operation is not ActuatorOperation.SEE_HEALTH_DETAILS:
+            raise
+        log.warning("storage unavailable; health details authorized by the token's claims")
         try:
-            token = bearer_token(request)
+            caller = await claimed_principal(request)
         except InvalidToken:
             return Access.UNAUTHENTICATED
-        try:
-            role = (await auth.authenticate(token)).user.role
-        except InvalidToken:
-            return Access.UNAUTHENTICATED
-        except Exception:
-            if action != "health_details":
-                raise
-            log.warning("storage unavailable; health details authorized by the token's claims")
-            try:
-                claims = await auth.verify_token(token)
-            except InvalidToken:
-                return Access.UNAUTHENTICATED
-            try:
-                role = Role(str(claims.get("role")))
-            except ValueError:
-                return Access.FORBIDDEN
-        if action == "health_details":
-            allowed = role in DETAILS_ROLES
-        elif action == "refresh":
-            allowed = role in REFRESH_ROLES
-        else:  # "metrics": any authenticated caller
-            allowed = True
-        return Access.OK if allowed else Access.FORBIDDEN
-
-    return authorize
+    allowed = caller is not None and policy.can(caller, operation)
+    return Access.OK if allowed else Access.FORBIDDEN
 
 
 class ServiceInfo:

@@ -1,9 +1,10 @@
 """Routes of contract section 3: users, roles, groups and members.
 
-Every route authenticates the caller (401 ``invalid_token``), builds the ``Principal`` from the
-caller's user record as loaded afresh by ``authenticate`` (never from the token's claims, so a
+Every route authenticates the caller (401 ``invalid_token``) as the ``Principal`` of its user
+record loaded afresh (``entrypoints.http.caller.principal``; never from the token's claims, so a
 role change applies to the next request), parses the query or body (400 ``malformed_body`` /
-422 ``validation_error``) and hands over to a use case of ``application.admin``. Routes never
+422 ``validation_error``) and hands over to a use case of ``application.users`` or
+``application.groups``. Routes never
 decide access: the use cases ask ``domain.policy`` (403 ``forbidden``, then 404 ``not_found``
 outside the caller's organization, then 403/409/422 of the operation's own rules).
 """
@@ -16,13 +17,17 @@ from typing import TYPE_CHECKING, Any
 import attrs
 from aiohttp import web
 
-from application.admin import MAX_PAGE_LIMIT, GroupDetail, Page
+from application.checks import MAX_NAME_LENGTH, MAX_ORG_ID_LENGTH
+from application.groups import GroupDetail
+from application.pagination import DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, Page
 from domain.errors import FieldError, ValidationFailed
-from domain.model import GroupSummary, User
-from domain.policy import Principal
-from entrypoints.http.auth_routes import authenticate
-from entrypoints.http.common import RouteSpec, group_json, read_json, user_json
+from domain.model import GroupSummary, Role, User
+from entrypoints.converters import structure
+from entrypoints.http.caller import principal
 from entrypoints.http.keys import CONTAINER
+from entrypoints.http.requests import read_json, request_converter
+from entrypoints.http.routing import ID_PATTERN, RouteSpec
+from entrypoints.http.views import group_json, json_response, user_json
 
 if TYPE_CHECKING:
     from entrypoints.container import Container
@@ -66,40 +71,42 @@ class GroupRename:
 _INTEGER = re.compile(r"[+-]?[0-9]{1,9}")
 
 
-async def _principal(request: web.Request) -> Principal:
-    """The caller as a ``Principal`` built from its freshly loaded user record.
-
-    Raises ``InvalidToken`` (401) for a missing or bad bearer token or a user that is gone.
-    """
-    caller = await authenticate(request)
-    user = caller.user
-    return Principal(user_id=user.id, role=user.role, org_id=user.org_id)
-
-
 def _container(request: web.Request) -> Container:
     return request.app[CONTAINER]
+
+
+@attrs.frozen
+class PageQuery:
+    """Query string of a listing: ``limit`` (an integer string), ``cursor``, ``org_id``."""
+
+    limit: str | None = None
+    cursor: str | None = None
+    org_id: str | None = None
 
 
 def _page_query(request: web.Request) -> dict[str, Any]:
     """``limit``, ``cursor`` and ``org_id`` of a listing's query string, as keyword arguments of
     ``ListUsers`` / ``ListGroups``.
 
-    ``limit`` must be an integer string (422 naming ``limit`` otherwise); its range 1..200 and
-    the cursor are checked by the use case. Absent parameters are left to the use case's defaults.
+    The values pass the request converter (a U+0000 is 422 naming the parameter); ``limit`` must
+    be an integer string (422 naming ``limit`` otherwise); its range 1..200 and the cursor are
+    checked by the use case. Absent parameters are left to the use case's defaults.
     """
-    query = request.query
+    names = [f.name for f in attrs.fields(PageQuery)]
+    query = structure(
+        request_converter, {n: request.query[n] for n in names if n in request.query}, PageQuery
+    )
     params: dict[str, Any] = {}
-    raw_limit = query.get("limit")
-    if raw_limit is not None:
-        if not _INTEGER.fullmatch(raw_limit):
+    if query.limit is not None:
+        if not _INTEGER.fullmatch(query.limit):
             raise ValidationFailed(
                 [FieldError("limit", f"must be an integer between 1 and {MAX_PAGE_LIMIT}")]
             )
-        params["limit"] = int(raw_limit)
-    if "cursor" in query:
-        params["cursor"] = query["cursor"]
-    if "org_id" in query:
-        params["org_id"] = query["org_id"]
+        params["limit"] = int(query.limit)
+    if query.cursor is not None:
+        params["cursor"] = query.cursor
+    if query.org_id is not None:
+        params["org_id"] = query.org_id
     return params
 
 
@@ -126,16 +133,16 @@ async def list_users(request: web.Request) -> web.Response:
     org_admin (own organization) and superadmin (every organization, or ``org_id``); 403 for
     other roles, 404 for another organization's ``org_id``, 422 for a bad ``limit`` or ``cursor``.
     """
-    principal = await _principal(request)
-    page = await _container(request).list_users()(principal, **_page_query(request))
-    return web.json_response(_user_page_json(page))
+    caller = await principal(request)
+    page = await _container(request).list_users()(caller, **_page_query(request))
+    return json_response(_user_page_json(page))
 
 
 async def get_user(request: web.Request) -> web.Response:
     """GET /users/{id} → 200 ``User``; 403 below org_admin, 404 missing or outside the org."""
-    principal = await _principal(request)
-    user = await _container(request).get_user()(principal, request.match_info["id"])
-    return web.json_response(user_json(user))
+    caller = await principal(request)
+    user = await _container(request).get_user()(caller, request.match_info["id"])
+    return json_response(user_json(user))
 
 
 async def set_role(request: web.Request) -> web.Response:
@@ -145,10 +152,10 @@ async def set_role(request: web.Request) -> web.Response:
     a superadmin or its own role), 404 missing or outside the org, 409 ``last_superadmin``,
     422 for an unknown role.
     """
-    principal = await _principal(request)
+    caller = await principal(request)
     body = await read_json(request, RoleChange)
-    user = await _container(request).set_role()(principal, request.match_info["id"], body.role)
-    return web.json_response(user_json(user))
+    user = await _container(request).set_role()(caller, request.match_info["id"], body.role)
+    return json_response(user_json(user))
 
 
 async def move_user(request: web.Request) -> web.Response:
@@ -157,10 +164,10 @@ async def move_user(request: web.Request) -> web.Response:
     The user leaves the groups of its old organization. 404 for a missing user, 422 for a bad
     ``org_id``.
     """
-    principal = await _principal(request)
+    caller = await principal(request)
     body = await read_json(request, OrgMove)
-    user = await _container(request).move_user()(principal, request.match_info["id"], body.org_id)
-    return web.json_response(user_json(user))
+    user = await _container(request).move_user()(caller, request.match_info["id"], body.org_id)
+    return json_response(user_json(user))
 
 
 # --------------------------------------------------------------------------- groups
@@ -172,17 +179,17 @@ async def list_groups(request: web.Request) -> web.Response:
     Every role, inside its own organization (superadmin: every organization, or ``org_id``);
     404 for another organization's ``org_id``, 422 for a bad ``limit`` or ``cursor``.
     """
-    principal = await _principal(request)
-    page = await _container(request).list_groups()(principal, **_page_query(request))
-    return web.json_response(_group_page_json(page))
+    caller = await principal(request)
+    page = await _container(request).list_groups()(caller, **_page_query(request))
+    return json_response(_group_page_json(page))
 
 
 async def get_group(request: web.Request) -> web.Response:
     """GET /groups/{id} → 200 ``Group`` + ``"members": [{"id", "email"}]``; 404 missing or
     outside the caller's organization."""
-    principal = await _principal(request)
-    detail = await _container(request).get_group()(principal, request.match_info["id"])
-    return web.json_response(_group_detail_json(detail))
+    caller = await principal(request)
+    detail = await _container(request).get_group()(caller, request.match_info["id"])
+    return json_response(_group_detail_json(detail))
 
 
 async def create_group(request: web.Request) -> web.Response:
@@ -191,28 +198,26 @@ async def create_group(request: web.Request) -> web.Response:
     403 below org_admin, 404 for another organization's ``org_id`` (not superadmin), 409
     ``conflict`` for a duplicate name in the organization, 422 for a bad name.
     """
-    principal = await _principal(request)
+    caller = await principal(request)
     body = await read_json(request, NewGroup)
-    summary = await _container(request).create_group()(principal, body.name, body.org_id)
-    return web.json_response(group_json(summary), status=201)
+    summary = await _container(request).create_group()(caller, body.name, body.org_id)
+    return json_response(group_json(summary), status=201)
 
 
 async def rename_group(request: web.Request) -> web.Response:
     """PATCH /groups/{id} ``{"name"}`` → 200 ``Group``; 403 below org_admin, 404 missing or
     outside the org, 409 duplicate name, 422 bad name."""
-    principal = await _principal(request)
+    caller = await principal(request)
     body = await read_json(request, GroupRename)
-    summary = await _container(request).rename_group()(
-        principal, request.match_info["id"], body.name
-    )
-    return web.json_response(group_json(summary))
+    summary = await _container(request).rename_group()(caller, request.match_info["id"], body.name)
+    return json_response(group_json(summary))
 
 
 async def delete_group(request: web.Request) -> web.Response:
     """DELETE /groups/{id} → 204 (memberships go with it); 403 below org_admin, 404 missing or
     outside the org."""
-    principal = await _principal(request)
-    await _container(request).delete_group()(principal, request.match_info["id"])
+    caller = await principal(request)
+    await _container(request).delete_group()(caller, request.match_info["id"])
     return web.Response(status=204)
 
 
@@ -222,18 +227,18 @@ async def add_member(request: web.Request) -> web.Response:
     403 below org_admin, 404 for a group or user missing or outside the org, 422 for a user of
     another organization than the group's (superadmin).
     """
-    principal = await _principal(request)
+    caller = await principal(request)
     match = request.match_info
-    await _container(request).add_member()(principal, match["id"], match["user_id"])
+    await _container(request).add_member()(caller, match["id"], match["user_id"])
     return web.Response(status=204)
 
 
 async def remove_member(request: web.Request) -> web.Response:
     """DELETE /groups/{id}/members/{user_id} → 204 (also when not a member); 403 below
     org_admin, 404 for a group or user missing or outside the org."""
-    principal = await _principal(request)
+    caller = await principal(request)
     match = request.match_info
-    await _container(request).remove_member()(principal, match["id"], match["user_id"])
+    await _container(request).remove_member()(caller, match["id"], match["user_id"])
     return web.Response(status=204)
 
 
@@ -242,7 +247,7 @@ async def remove_member(request: web.Request) -> web.Response:
 
 def _path(name: str, description: str) -> dict[str, Any]:
     return {"name": name, "in": "path", "required": True, "description": description,
-            "schema": {"type": "string"}}  # fmt: skip
+            "schema": {"type": "string", "pattern": f"^{ID_PATTERN}$"}}  # fmt: skip
 
 
 _USER_ID = _path("id", "user id")
@@ -250,7 +255,8 @@ _GROUP_ID = _path("id", "group id")
 _MEMBER_ID = _path("user_id", "id of the user (member)")
 _PAGING = (
     {"name": "limit", "in": "query", "required": False, "description": "page size",
-     "schema": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE_LIMIT, "default": 50}},
+     "schema": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE_LIMIT,
+                "default": DEFAULT_PAGE_LIMIT}},
     {"name": "cursor", "in": "query", "required": False,
      "description": "opaque cursor: next_cursor of the previous page",
      "schema": {"type": "string"}},
@@ -261,19 +267,16 @@ _PAGING = (
 _ROLE_BODY = {
     "type": "object",
     "required": ["role"],
-    "properties": {"role": {"enum": ["viewer", "operator", "org_admin", "superadmin"]}},
+    "properties": {"role": {"enum": [r.value for r in Role]}},
 }
-_ORG_BODY = {
-    "type": "object",
-    "required": ["org_id"],
-    "properties": {"org_id": {"type": "string", "minLength": 1, "maxLength": 128}},
-}
-_NAME = {"type": "string", "minLength": 1, "maxLength": 100}
+_ORG_ID = {"type": "string", "minLength": 1, "maxLength": MAX_ORG_ID_LENGTH}
+_ORG_BODY = {"type": "object", "required": ["org_id"], "properties": {"org_id": _ORG_ID}}
+_NAME = {"type": "string", "minLength": 1, "maxLength": MAX_NAME_LENGTH}
 _NEW_GROUP_BODY = {
     "type": "object",
     "required": ["name"],
     "properties": {"name": _NAME,
-                   "org_id": {"type": "string", "minLength": 1, "maxLength": 128,
+                   "org_id": {**_ORG_ID,
                               "description": "superadmin: any organization (default: its own)"}},
 }  # fmt: skip
 _RENAME_BODY = {"type": "object", "required": ["name"], "properties": {"name": _NAME}}

@@ -3,44 +3,102 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 from aiohttp import web
 
+from entrypoints.cluster import follow_peers, maintain_keys
 from entrypoints.container import Container
 from entrypoints.http import actuator_routes, admin_routes, auth_routes, wellknown_routes
-from entrypoints.http.common import RouteSpec, add_routes
-from entrypoints.http.keys import CONTAINER
+from entrypoints.http.keys import BODY_TIMEOUT, CONTAINER
 from entrypoints.http.openapi import ROUTE_SPECS
 from entrypoints.http.problems import problem_middleware
+from entrypoints.http.routing import RouteSpec, add_routes
 from entrypoints.telemetry import tracing_middleware
 from service_actuator import setup_actuator
-from service_actuator.metrics import metrics_middleware
+from service_actuator.aiohttp import metrics_middleware
 
 
 async def _resources(app: web.Application) -> AsyncIterator[None]:
-    """Open storage (applying migrations) and load the signing keys; close storage and flush
-    pending spans on exit."""
+    """Open storage (applying migrations), load the signing keys, start the event bus (a broker
+    bus connects in the background: an unreachable broker does not stop the start) and follow
+    the peers' announcements; close the bus and storage and flush pending spans on exit."""
     container = app[CONTAINER]
-    uow = container.uow()
-    await uow.open()
-    await asyncio.to_thread(container.signer)  # generates keys on first start
+    storage = container.storage()
+    await storage.open()
+    try:
+        signer = await asyncio.to_thread(container.signer)  # generates keys on first start
+        bus = container.bus()
+        follow_peers(bus, container.reloader(), signer)
+        start = getattr(bus, "start", None)
+        if start is not None:
+            await start()
+    except BaseException:
+        await storage.close()
+        raise
     try:
         yield
     finally:
-        await uow.close()
+        close = getattr(bus, "close", None)
+        if close is not None:
+            await close()
+        await storage.close()
         await asyncio.to_thread(container.telemetry().shutdown)
+
+
+log = logging.getLogger("authsvc.housekeeping")
+
+
+async def purge_every(purge: Callable[[], Awaitable[int]], interval: float) -> None:
+    """Run ``purge`` every ``interval`` seconds until cancelled. A failure (the database is
+    away, say) is logged and the next round tries again; it never ends the loop."""
+    while True:
+        await asyncio.sleep(interval)
+        try:
+            deleted = await purge()
+        except Exception as exc:
+            log.warning("purge of expired tokens failed: %s: %s", type(exc).__name__, exc)
+        else:
+            log.info("purged %d expired token records", deleted)
+
+
+async def _housekeeping(app: web.Application) -> AsyncIterator[None]:
+    """Purge expired tokens every ``storage.purge_interval`` seconds (0: never) while serving;
+    keep the signing keys in step with the key store and rotate them on schedule
+    (``entrypoints.cluster.maintain_keys``)."""
+    container = app[CONTAINER]
+    interval = container.config().storage.purge_interval
+    tasks = [
+        asyncio.create_task(
+            maintain_keys(container.signer(), container.auth_settings(), container.bus())
+        )
+    ]
+    if interval:
+        tasks.append(asyncio.create_task(purge_every(container.purge_expired(), interval)))
+    yield
+    for task in tasks:
+        task.cancel()
+    for task in tasks:
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
 
 
 def create_app(container: Container) -> web.Application:
     """The authsvc aiohttp app: routes of contract sections 2–4 (the actuator under
     ``/actuator``), problem+json errors, a request body limit of ``server.max_body_bytes`` bytes
-    (413 beyond), resources in ``cleanup_ctx``.
+    (413 beyond) read within ``server.body_timeout`` seconds (408 beyond), resources in
+    ``cleanup_ctx``. (The header and keep-alive limits belong to the server that runs it:
+    ``entrypoints.http.timeouts.ServingRunner``.)
+
+    While serving, expired tokens are purged every ``storage.purge_interval`` seconds, and the
+    signing keys are re-read every ``auth.key_poll_interval`` seconds and rotated every
+    ``auth.key_rotation_interval`` seconds (0: never).
 
     Middlewares, outermost first: tracing (a span per request), HTTP metrics
     (``http_server_requests_total``, ``http_server_request_duration_seconds``), problem+json.
-    Wiring done here, once per container: the service metrics and the ``ConfigChanged``
-    subscribers.
+    Wiring done here, once per container: the service metrics (subscribed to the bus).
 
     Raises ``ConfigError`` (``telemetry.exporter = "otlp"`` without its package) and
     ``ServiceActuatorError`` (``PROMETHEUS_MULTIPROC_DIR`` is not a directory).
@@ -56,11 +114,12 @@ def create_app(container: Container) -> web.Application:
         ],
     )
     app[CONTAINER] = container
+    app[BODY_TIMEOUT] = config.server.body_timeout
     container.service_metrics()
-    container.config_subscriptions()
     specs: list[RouteSpec] = [*auth_routes.ROUTES, *admin_routes.ROUTES, *wellknown_routes.ROUTES]
     add_routes(app, specs)
     setup_actuator(app, container.actuator())
     app[ROUTE_SPECS] = [*specs, *actuator_routes.route_specs(app)]
     app.cleanup_ctx.append(_resources)
+    app.cleanup_ctx.append(_housekeeping)  # cleaned up first: stops before storage closes
     return app

@@ -5,18 +5,34 @@ from __future__ import annotations
 import attrs
 from aiohttp import web
 
-from application.auth import Authenticated, AuthService
+from application.auth import AuthService
+from application.settings import AuthSettings
 from application.tokens import TokenPair
-from entrypoints.http.common import RouteSpec, bearer_token, client_address, read_json, user_json
+from domain.model import BCRYPT_MAX_PASSWORD_BYTES
+from entrypoints.converters import UncheckedText
+from entrypoints.http.caller import authenticated
 from entrypoints.http.keys import CONTAINER
+from entrypoints.http.requests import bearer_token, client_address, read_json
+from entrypoints.http.routing import RouteSpec
+from entrypoints.http.views import json_response, user_json
 
 
 @attrs.frozen
 class Credentials:
-    """Body of /register and /login."""
+    """Body of /register."""
 
     email: str
     password: str = attrs.field(repr=False)
+
+
+@attrs.frozen
+class LoginCredentials:
+    """Body of /login. Its strings may hold anything JSON can: a value no user can have (an email
+    with U+0000, say) is ``invalid_credentials`` like any unknown email, never a 422 that would
+    tell such values apart."""
+
+    email: UncheckedText
+    password: UncheckedText = attrs.field(repr=False)
 
 
 @attrs.frozen
@@ -38,13 +54,8 @@ def _auth(request: web.Request) -> AuthService:
     return request.app[CONTAINER].auth_service()
 
 
-async def authenticate(request: web.Request) -> Authenticated:
-    """The verified caller of a bearer-protected route; raises ``InvalidToken`` (401)."""
-    return await _auth(request).authenticate(bearer_token(request))
-
-
 def _pair_json(pair: TokenPair) -> web.Response:
-    return web.json_response(
+    return json_response(
         {
             "access_token": pair.access_token,
             "refresh_token": pair.refresh_token,
@@ -60,12 +71,12 @@ async def register(request: web.Request) -> web.Response:
     """POST /register → 201 User."""
     body = await read_json(request, Credentials)
     user = await _auth(request).register(body.email, body.password)
-    return web.json_response(user_json(user), status=201)
+    return json_response(user_json(user), status=201)
 
 
 async def login(request: web.Request) -> web.Response:
     """POST /login → 200 TokenPair."""
-    body = await read_json(request, Credentials)
+    body = await read_json(request, LoginCredentials)
     server = request.app[CONTAINER].config().server
     client = client_address(request, server.trusted_proxies)
     return _pair_json(await _auth(request).login(body.email, body.password, client))
@@ -74,7 +85,7 @@ async def login(request: web.Request) -> web.Response:
 async def me(request: web.Request) -> web.Response:
     """GET /me → 200 User with groups."""
     profile = await _auth(request).profile(bearer_token(request))
-    return web.json_response(user_json(profile.user, profile.groups))
+    return json_response(user_json(profile.user, profile.groups))
 
 
 async def refresh(request: web.Request) -> web.Response:
@@ -92,19 +103,26 @@ async def logout(request: web.Request) -> web.Response:
 
 async def change_password(request: web.Request) -> web.Response:
     """POST /me/password → 204; ends every refresh token of the user."""
-    caller = await authenticate(request)
+    caller = await authenticated(request)
     body = await read_json(request, PasswordChange)
     await _auth(request).change_password(caller.user.id, body.old_password, body.new_password)
     return web.Response(status=204)
 
 
+_NEW_PASSWORD = {
+    "type": "string",
+    "description": (
+        "at least auth.password_min_length characters (default "
+        f"{attrs.fields(AuthSettings).password_min_length.default}), "
+        f"at most {BCRYPT_MAX_PASSWORD_BYTES} UTF-8 bytes"
+    ),
+}
+"""A password the policy checks (``domain.model.check_password_policy``); the minimum is
+configurable, so it is described rather than stated as ``minLength``."""
 _CREDENTIALS = {
     "type": "object",
     "required": ["email", "password"],
-    "properties": {
-        "email": {"type": "string", "format": "email"},
-        "password": {"type": "string", "minLength": 8, "description": "at most 72 UTF-8 bytes"},
-    },
+    "properties": {"email": {"type": "string", "format": "email"}, "password": _NEW_PASSWORD},
 }
 _REFRESH = {
     "type": "object",
@@ -133,7 +151,7 @@ ROUTES = [
                   "type": "object",
                   "required": ["old_password", "new_password"],
                   "properties": {"old_password": {"type": "string"},
-                                 "new_password": {"type": "string", "minLength": 8}},
+                                 "new_password": _NEW_PASSWORD},
               },
               bearer=True),
 ]  # fmt: skip

@@ -11,3 +11,6 @@ if TYPE_CHECKING:
 
 CONTAINER: web.AppKey[Container] = web.AppKey("container")
 """The dependency-injector container that built this app."""
+
+BODY_TIMEOUT: web.AppKey[float] = web.AppKey("body_timeout", float)
+"""``server.body_timeout``: seconds a request body may take to arrive (contract section 12)."""

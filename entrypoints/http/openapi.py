@@ -7,7 +7,8 @@ from typing import Any
 
 from aiohttp import web
 
-from entrypoints.http.common import RouteSpec
+from domain.model import Role
+from entrypoints.http.routing import RouteSpec
 
 ROUTE_SPECS: web.AppKey[list[RouteSpec]] = web.AppKey("route_specs")
 """Every route of the app, in registration order (the router and this document agree)."""
@@ -39,7 +40,7 @@ SCHEMAS: dict[str, Any] = {
         "properties": {
             "id": {"type": "string"},
             "email": {"type": "string", "format": "email"},
-            "role": {"enum": ["viewer", "operator", "org_admin", "superadmin"]},
+            "role": {"enum": [r.value for r in Role]},
             "org_id": {"type": "string"},
             "created_at": {"type": "string", "format": "date-time"},
             "groups": {"type": "array", "items": {"type": "string"}},
@@ -119,22 +120,64 @@ SCHEMAS: dict[str, Any] = {
 }  # fmt: skip
 
 
-def _response(description: str) -> dict[str, Any]:
+RESOURCE_PATHS = {"User": "/users/{id}", "Group": "/groups/{id}"}
+"""Where a resource returned in a body lives: its ``id`` fills these paths (OpenAPI links)."""
+
+
+def _links(description: str, specs: list[RouteSpec]) -> dict[str, Any]:
+    """OpenAPI links from a response carrying a ``User``/``Group`` to every operation on it."""
+    prefix = RESOURCE_PATHS.get(description)
+    if prefix is None:
+        return {}
+    return {
+        _operation_id(spec): {
+            "operationId": _operation_id(spec),
+            "parameters": {"id": "$response.body#/id"},
+        }
+        for spec in specs
+        if spec.path == prefix or spec.path.startswith(prefix + "/")
+    }
+
+
+def _operation_id(spec: RouteSpec) -> str:
+    return f"{spec.method.lower()}_{spec.path.strip('/').replace('/', '_')}"
+
+
+def _response(description: str, specs: list[RouteSpec]) -> dict[str, Any]:
     if description in SCHEMAS:
         media = "application/problem+json" if description == "Problem" else "application/json"
-        return {
+        response: dict[str, Any] = {
             "description": description,
             "content": {media: {"schema": {"$ref": f"#/components/schemas/{description}"}}},
         }
+        links = _links(description, specs)
+        if links:
+            response["links"] = links
+        return response
     return {"description": description}
 
 
-def _operation(spec: RouteSpec) -> dict[str, Any]:
+STORAGE_TAGS = ("auth", "admin")
+"""Tags of the operations that use the database: each may answer 503 ``storage_unavailable``."""
+
+
+def _statuses(spec: RouteSpec) -> dict[int, str]:
+    """The spec's responses, plus the faults every such route may meet (contract section 12):
+    408 where a body is read, 503 where the database is used."""
+    statuses = dict(spec.responses)
+    if spec.request is not None:
+        statuses.setdefault(408, "Problem")
+    if spec.tag in STORAGE_TAGS:
+        statuses.setdefault(503, "Problem")
+    return dict(sorted(statuses.items()))
+
+
+def _operation(spec: RouteSpec, specs: list[RouteSpec]) -> dict[str, Any]:
     op: dict[str, Any] = {
         "summary": spec.summary,
-        "operationId": f"{spec.method.lower()}_{spec.path.strip('/').replace('/', '_')}",
+        "operationId": _operation_id(spec),
         "tags": [spec.tag],
-        "responses": {str(code): _response(desc) for code, desc in spec.responses.items()},
+        "responses": {str(code): _response(desc, specs) for code, desc in _statuses(spec).items()},
     }
     if spec.bearer:
         op["security"] = [{"bearerAuth": []}]
@@ -155,8 +198,9 @@ def build_openapi(app: web.Application) -> dict[str, Any]:
     except PackageNotFoundError:  # running from a checkout without install
         app_version = "0"
     paths: dict[str, dict[str, Any]] = {}
-    for spec in app[ROUTE_SPECS]:
-        paths.setdefault(spec.path, {})[spec.method.lower()] = _operation(spec)
+    specs = app[ROUTE_SPECS]
+    for spec in specs:
+        paths.setdefault(spec.path, {})[spec.method.lower()] = _operation(spec, specs)
     return {
         "openapi": "3.1.0",
         "info": {"title": "authsvc", "version": app_version},

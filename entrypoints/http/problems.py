@@ -6,6 +6,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import orjson
 from aiohttp import web
 
 from domain import errors as d
@@ -26,6 +27,7 @@ STATUS_BY_ERROR: dict[type[d.DomainError], int] = {
     d.Conflict: 409,
     d.LastSuperadmin: 409,
     d.RateLimited: 429,
+    d.StorageFault: 503,
 }
 """Contract section 1: domain error class → HTTP status."""
 
@@ -35,6 +37,7 @@ _TITLES = {
     403: "Forbidden",
     404: "Not Found",
     405: "Method Not Allowed",
+    408: "Request Timeout",
     409: "Conflict",
     413: "Content Too Large",
     415: "Unsupported Media Type",
@@ -42,17 +45,36 @@ _TITLES = {
     429: "Too Many Requests",
     500: "Internal Server Error",
     501: "Not Implemented",
+    503: "Service Unavailable",
 }
 
 
 class HttpProblem(Exception):
-    """An error that only exists at the HTTP edge (e.g. a body that is not JSON)."""
+    """An error that only exists at the HTTP edge (e.g. a body that is not JSON).
 
-    def __init__(self, status: int, code: str, detail: str) -> None:
+    ``close``: the connection closes after the answer (e.g. 408, whose body was not all read).
+    """
+
+    def __init__(self, status: int, code: str, detail: str, *, close: bool = False) -> None:
         super().__init__(detail)
         self.status = status
         self.code = code
         self.detail = detail
+        self.close = close
+
+
+def problem_body(status: int, code: str, detail: str, extra: dict[str, Any] | None = None) -> bytes:
+    """The UTF-8 JSON of a problem: ``{type, title, status, detail, code}`` (+ ``extra``)."""
+    body: dict[str, Any] = {
+        "type": "about:blank",
+        "title": _TITLES.get(status, "Error"),
+        "status": status,
+        "detail": detail,
+        "code": code,
+    }
+    if extra:
+        body.update(extra)
+    return orjson.dumps(body)
 
 
 def problem_response(
@@ -64,16 +86,12 @@ def problem_response(
     headers: dict[str, str] | None = None,
 ) -> web.Response:
     """A problem+json response: ``{type, title, status, detail, code}`` (+ ``extra`` members)."""
-    body: dict[str, Any] = {
-        "type": "about:blank",
-        "title": _TITLES.get(status, "Error"),
-        "status": status,
-        "detail": detail,
-        "code": code,
-    }
-    if extra:
-        body.update(extra)
-    return web.json_response(body, status=status, content_type=PROBLEM_JSON, headers=headers)
+    return web.Response(
+        body=problem_body(status, code, detail, extra),
+        status=status,
+        content_type=PROBLEM_JSON,
+        headers=headers,
+    )
 
 
 def domain_problem(exc: d.DomainError) -> web.Response:
@@ -83,7 +101,7 @@ def domain_problem(exc: d.DomainError) -> web.Response:
     extra: dict[str, Any] = {}
     if isinstance(exc, d.InvalidToken):
         headers["WWW-Authenticate"] = 'Bearer error="invalid_token"'
-    if isinstance(exc, d.RateLimited):
+    if isinstance(exc, d.RateLimited | d.StorageFault):
         headers["Retry-After"] = str(exc.retry_after)
     if isinstance(exc, d.ValidationFailed):
         extra["errors"] = [{"field": e.field, "message": e.message} for e in exc.errors]
@@ -109,7 +127,10 @@ async def problem_middleware(request: web.Request, handler: Handler) -> web.Stre
     except d.DomainError as exc:
         return domain_problem(exc)
     except HttpProblem as exc:
-        return problem_response(exc.status, exc.code, exc.detail)
+        response = problem_response(exc.status, exc.code, exc.detail)
+        if exc.close:
+            response.force_close()
+        return response
     except web.HTTPException as exc:
         if exc.status < 400:
             raise

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from entrypoints.http.common import RouteSpec
 from entrypoints.http.keys import CONTAINER
+from entrypoints.http.routing import RouteSpec
+from entrypoints.http.views import json_response
 
 JWKS_PATH = "/.well-known/jwks.json"
 
@@ -14,7 +15,7 @@ JWKS_PATH = "/.well-known/jwks.json"
 async def jwks(request: web.Request) -> web.Response:
     """GET /.well-known/jwks.json → the JWK Set of every key that may still verify a live token."""
     signer = request.app[CONTAINER].signer()
-    return web.json_response(
+    return json_response(
         signer.jwks(),
         content_type="application/jwk-set+json",
         headers={"Cache-Control": "public, max-age=60"},
@@ -22,11 +23,12 @@ async def jwks(request: web.Request) -> web.Response:
 
 
 async def openid_configuration(request: web.Request) -> web.Response:
-    """GET /.well-known/openid-configuration → issuer, jwks_uri, algorithms (discovery)."""
+    """GET /.well-known/openid-configuration → issuer (the ``auth`` settings in force),
+    jwks_uri, algorithms (of the keys that verify live tokens): OpenID Connect Discovery."""
     container = request.app[CONTAINER]
     issuer = container.auth_settings().current.issuer.rstrip("/")
     algs = sorted({key["alg"] for key in container.signer().jwks()["keys"]})
-    return web.json_response(
+    return json_response(
         {
             "issuer": issuer,
             "jwks_uri": issuer + JWKS_PATH,
@@ -48,7 +50,7 @@ async def openapi(request: web.Request) -> web.Response:
     """GET /openapi.json → the OpenAPI 3.1 document of every route of this app."""
     from entrypoints.http.openapi import build_openapi
 
-    return web.json_response(build_openapi(request.app))
+    return json_response(build_openapi(request.app))
 
 
 ROUTES = [

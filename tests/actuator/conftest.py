@@ -14,7 +14,7 @@ from aiohttp.test_utils import TestClient
 from prometheus_client import CollectorRegistry
 
 from service_actuator import Access, Action, Actuator, setup_actuator
-from service_actuator.metrics import metrics_middleware
+from service_actuator.aiohttp import metrics_middleware
 
 
 @dataclass

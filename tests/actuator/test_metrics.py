@@ -19,7 +19,8 @@ from prometheus_client.openmetrics.parser import (
 from prometheus_client.parser import text_string_to_metric_families
 
 from service_actuator import Actuator, ActuatorSettings, ServiceActuatorError
-from service_actuator.metrics import MetricsExporter, metrics_middleware
+from service_actuator.aiohttp import metrics_middleware
+from service_actuator.metrics import MetricsExporter
 
 from .conftest import ADMIN, VIEWER, bearer_authorizer
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from service_actuator.metrics import OPENMETRICS_1_0_0, TEXT_0_0_4, ExpositionFormat, negotiate
+from service_actuator.negotiation import OPENMETRICS_1_0_0, TEXT_0_0_4, ExpositionFormat, negotiate
 
 TEXT = TEXT_0_0_4
 OM = OPENMETRICS_1_0_0

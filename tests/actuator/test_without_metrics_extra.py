@@ -31,7 +31,7 @@ SCRIPT = REFUSE_PROMETHEUS + textwrap.dedent(
     from service_actuator import (
         METRICS_AVAILABLE, Actuator, ActuatorSettings, HealthCheck, setup_actuator,
     )
-    from service_actuator.metrics import metrics_middleware
+    from service_actuator.aiohttp import metrics_middleware
 
     async def main():
         actuator = Actuator(

@@ -1,6 +1,6 @@
 """Fixtures of the contract suites: every port's suite runs over every storage adapter.
 
-``uow`` is parametrized over ``memory``, ``sqlite`` (a file in ``tmp_path``) and ``postgres``.
+``storage`` is parametrized over ``memory``, ``sqlite`` (a file in ``tmp_path``) and ``postgres``.
 The postgres parameter needs ``AUTHSVC_TEST_POSTGRES_DSN`` (a ``postgresql://`` URI) and skips
 without it; the test session creates its own schema ``authsvc_test_<hex>``, migrates it once,
 empties its tables after each test, and drops it at the end.
@@ -12,14 +12,14 @@ import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from adapters.persistence.memory import MemoryLoginAttempts, MemoryUnitOfWork
+from adapters.persistence.memory import MemoryLoginAttempts, MemoryStorage
 from adapters.persistence.migrate import apply_postgres_migrations
-from adapters.persistence.postgres import PostgresUnitOfWork
-from adapters.persistence.sqlite import SqliteUnitOfWork
+from adapters.persistence.postgres import PostgresStorage
+from adapters.persistence.sqlite import SqliteStorage
+from application.ports import LoginAttempts, Storage
 from domain.model import Group, RefreshToken, Role, User
 from tests.pg import PG_SKIP_REASON, drop_pg_schema, new_schema_name, pg_dsn
 
@@ -50,6 +50,15 @@ def pg_schema() -> Iterator[str]:
 
 
 @pytest.fixture
+def dsn() -> str:
+    """The test PostgreSQL's DSN (skips when none is configured)."""
+    value = pg_dsn()
+    if value is None:
+        pytest.skip(PG_SKIP_REASON)
+    return value
+
+
+@pytest.fixture
 def fresh_pg_schema() -> Iterator[str]:
     """A new, empty schema name for one test (not created); dropped afterwards."""
     dsn = pg_dsn()
@@ -62,40 +71,41 @@ def fresh_pg_schema() -> Iterator[str]:
         drop_pg_schema(dsn, schema)
 
 
-async def _truncate(uow: PostgresUnitOfWork) -> None:
-    async with uow.begin() as tx:
-        await tx._conn.execute(f"TRUNCATE {_TABLES} CASCADE")
-        await tx.commit()
+async def _truncate(storage: PostgresStorage) -> None:
+    async with storage.begin() as uow:
+        await uow._session.run(lambda c: c.execute(f"TRUNCATE {_TABLES} CASCADE"), write=True)
+        await uow.commit()
 
 
-StoreFactory = Callable[[], Awaitable[Any]]
+StorageFactory = Callable[[], Awaitable[Storage]]
+"""Opens another ``Storage`` over the same data (see ``store``)."""
 
 
 @pytest.fixture(params=BACKENDS)
 async def store(
     request: pytest.FixtureRequest, tmp_path: Path
-) -> AsyncIterator[tuple[str, Any, StoreFactory]]:
-    """``(backend name, an open UnitOfWork, factory of a second open UnitOfWork on the same
+) -> AsyncIterator[tuple[str, Storage, StorageFactory]]:
+    """``(backend name, an open Storage, factory of a second open Storage on the same
     data)``. The second one is the same object for memory (one process, one store), another
     connection on the same file for SQLite, and another pool on the same schema for PostgreSQL.
     """
     backend: str = request.param
-    opened: list[Any] = []
+    opened: list[Storage] = []
 
-    async def open_one() -> Any:
-        uow: Any
+    async def open_one() -> Storage:
+        storage: Storage
         if backend == "memory":
             if opened:
                 return opened[0]
-            uow = MemoryUnitOfWork()
+            storage = MemoryStorage()
         elif backend == "sqlite":
-            uow = SqliteUnitOfWork(str(tmp_path / "db" / "authsvc.db"))
+            storage = SqliteStorage(str(tmp_path / "db" / "authsvc.db"))
         else:
             schema = request.getfixturevalue("pg_schema")
-            uow = PostgresUnitOfWork(pg_dsn() or "", 1, 5, schema=schema)
-        await uow.open()
-        opened.append(uow)
-        return uow
+            storage = PostgresStorage(pg_dsn() or "", 1, 5, schema=schema)
+        await storage.open()
+        opened.append(storage)
+        return storage
 
     if backend == "postgres" and pg_dsn() is None:
         pytest.skip(PG_SKIP_REASON)
@@ -103,37 +113,37 @@ async def store(
     try:
         yield backend, first, open_one
     finally:
-        if backend == "postgres":
+        if isinstance(first, PostgresStorage):
             await _truncate(first)
-        for uow in reversed(opened):
-            await uow.close()
+        for storage in reversed(opened):
+            await storage.close()
 
 
 @pytest.fixture
-def uow(store: tuple[str, Any, StoreFactory]) -> Any:
-    """An open UnitOfWork of each backend, empty."""
+def storage(store: tuple[str, Storage, StorageFactory]) -> Storage:
+    """An open Storage of each backend, empty."""
     return store[1]
 
 
 @pytest.fixture
-def storage_name(store: tuple[str, Any, StoreFactory]) -> str:
+def storage_name(store: tuple[str, Storage, StorageFactory]) -> str:
     """The name of the backend under test."""
     return store[0]
 
 
 @pytest.fixture
-def open_peer(store: tuple[str, Any, StoreFactory]) -> StoreFactory:
-    """Opens another UnitOfWork over the same data as ``uow`` (closed by the fixture)."""
+def open_peer(store: tuple[str, Storage, StorageFactory]) -> StorageFactory:
+    """Opens another Storage over the same data as ``storage`` (closed by the fixture)."""
     return store[2]
 
 
 @pytest.fixture
-def login_attempts(store: tuple[str, Any, StoreFactory]) -> Any:
+def login_attempts(store: tuple[str, Storage, StorageFactory]) -> LoginAttempts:
     """A LoginAttempts of each backend, empty."""
-    backend, uow, _ = store
-    if backend == "memory":
-        return MemoryLoginAttempts()
-    return uow.login_attempts()
+    _, storage, _ = store
+    if isinstance(storage, SqliteStorage | PostgresStorage):
+        return storage.login_attempts()
+    return MemoryLoginAttempts()
 
 
 class Make:

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
 
+from application.ports import LoginAttempts
 from tests.contract.conftest import T0
 
 
-async def test_no_failures_for_an_unknown_key(login_attempts: Any) -> None:
+async def test_no_failures_for_an_unknown_key(login_attempts: LoginAttempts) -> None:
     assert await login_attempts.failures_since("a@example.com|1.2.3.4", T0) == []
 
 
-async def test_failures_since_is_inclusive_and_oldest_first(login_attempts: Any) -> None:
+async def test_failures_since_is_inclusive_and_oldest_first(login_attempts: LoginAttempts) -> None:
     key = "a@example.com|1.2.3.4"
     times = [T0 + timedelta(seconds=s, microseconds=3) for s in (30, 10, 20)]
     for t in times:
@@ -24,7 +24,7 @@ async def test_failures_since_is_inclusive_and_oldest_first(login_attempts: Any)
     assert later == sorted(times)[1:]
 
 
-async def test_keys_are_independent(login_attempts: Any) -> None:
+async def test_keys_are_independent(login_attempts: LoginAttempts) -> None:
     await login_attempts.record_failure("a|1.1.1.1", T0)
     await login_attempts.record_failure("a|2.2.2.2", T0)
     await login_attempts.record_failure("a|2.2.2.2", T0 + timedelta(seconds=1))
@@ -32,7 +32,7 @@ async def test_keys_are_independent(login_attempts: Any) -> None:
     assert len(await login_attempts.failures_since("a|2.2.2.2", T0)) == 2
 
 
-async def test_reset_forgets_only_that_key(login_attempts: Any) -> None:
+async def test_reset_forgets_only_that_key(login_attempts: LoginAttempts) -> None:
     await login_attempts.record_failure("k1", T0)
     await login_attempts.record_failure("k2", T0)
     await login_attempts.reset("k1")
@@ -41,7 +41,7 @@ async def test_reset_forgets_only_that_key(login_attempts: Any) -> None:
     assert await login_attempts.failures_since("k2", T0) == [T0]
 
 
-async def test_same_instant_failures_are_all_counted(login_attempts: Any) -> None:
+async def test_same_instant_failures_are_all_counted(login_attempts: LoginAttempts) -> None:
     for _ in range(3):
         await login_attempts.record_failure("k", T0)
     assert await login_attempts.failures_since("k", T0) == [T0, T0, T0]

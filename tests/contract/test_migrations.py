@@ -13,11 +13,10 @@ import pytest
 
 from adapters.persistence.errors import StorageUnavailable, redact_dsn
 from adapters.persistence.migrate import apply_postgres_migrations, apply_sqlite_migrations
-from adapters.persistence.postgres import PostgresUnitOfWork
-from adapters.persistence.sqlite import SqliteUnitOfWork
-from tests.contract.conftest import PG_SKIP_REASON, pg_dsn
+from adapters.persistence.postgres import PostgresStorage
+from adapters.persistence.sqlite import SqliteStorage
 
-ALL = ["0001_initial"]
+ALL = ["0001_initial", "0003_signing_keys"]
 EXPECTED_TABLES = {
     "users",
     "refresh_tokens",
@@ -25,6 +24,7 @@ EXPECTED_TABLES = {
     "groups",
     "group_members",
     "login_failures",
+    "signing_keys",
 }
 RUNNERS = 4
 
@@ -60,14 +60,6 @@ def _pg_tables(dsn: str, schema: str) -> set[str]:
             "SELECT table_name FROM information_schema.tables WHERE table_schema = %s", (schema,)
         ).fetchall()
     return {r[0] for r in rows}
-
-
-@pytest.fixture
-def dsn() -> str:
-    value = pg_dsn()
-    if value is None:
-        pytest.skip(PG_SKIP_REASON)
-    return value
 
 
 # --- SQLite ---------------------------------------------------------------------------------
@@ -127,13 +119,13 @@ def test_sqlite_unusable_path_raises_storage_unavailable(tmp_path: Path) -> None
 
 async def test_sqlite_open_applies_migrations(tmp_path: Path) -> None:
     db = tmp_path / "open.db"
-    uow = SqliteUnitOfWork(str(db))
-    await uow.open()
+    storage = SqliteStorage(str(db))
+    await storage.open()
     try:
-        await uow.ping()
+        await storage.ping()
         assert EXPECTED_TABLES <= _sqlite_tables(db)
     finally:
-        await uow.close()
+        await storage.close()
     assert apply_sqlite_migrations(str(db)) == []
 
 
@@ -170,13 +162,13 @@ def test_postgres_migrations_from_concurrent_processes_apply_exactly_once(
 
 @pytest.mark.postgres
 async def test_postgres_open_applies_migrations(dsn: str, fresh_pg_schema: str) -> None:
-    uow = PostgresUnitOfWork(dsn, 1, 2, schema=fresh_pg_schema)
-    await uow.open()
+    storage = PostgresStorage(dsn, 1, 2, schema=fresh_pg_schema)
+    await storage.open()
     try:
-        await uow.ping()
+        await storage.ping()
         assert EXPECTED_TABLES <= _pg_tables(dsn, fresh_pg_schema)
     finally:
-        await uow.close()
+        await storage.close()
 
 
 UNREACHABLE = "postgresql://authsvc:s3cret-pw@127.0.0.1:1/authsvc"
@@ -194,9 +186,9 @@ def test_unreachable_postgres_raises_storage_unavailable_without_the_password() 
 
 
 async def test_postgres_open_on_unreachable_server_raises_storage_unavailable() -> None:
-    uow = PostgresUnitOfWork(UNREACHABLE, 1, 2)
+    storage = PostgresStorage(UNREACHABLE, 1, 2)
     with pytest.raises(StorageUnavailable) as info:
-        await uow.open()
+        await storage.open()
     assert "storage.postgres_dsn" in str(info.value)
     assert "s3cret-pw" not in str(info.value)
 
@@ -204,7 +196,7 @@ async def test_postgres_open_on_unreachable_server_raises_storage_unavailable() 
 @pytest.mark.parametrize("bad", ["not a dsn", "mysql://u:s3cret-pw@h/db", "postgresql://h:x/db"])
 async def test_malformed_postgres_dsn_raises_storage_unavailable(bad: str) -> None:
     with pytest.raises(StorageUnavailable) as info:
-        await PostgresUnitOfWork(bad, 1, 2).open()
+        await PostgresStorage(bad, 1, 2).open()
     assert "storage.postgres_dsn" in str(info.value)
     assert "s3cret-pw" not in str(info.value)
 

@@ -7,11 +7,30 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(
+    name="backend", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+)
+def each_backend(request: pytest.FixtureRequest) -> str:
+    """Process tests run once per storage backend (the signing algorithm does not matter for
+    them). Import it into a test module to override the e2e ``backend``."""
+    return request.param  # type: ignore[no-any-return]
+
+
+def server_env(tmp_path: Path, storage_env: dict[str, str], **settings: str) -> dict[str, str]:
+    """A server process's environment: keys in ``tmp_path``, bcrypt cost 4, the e2e storage,
+    plus ``settings`` (``AUTHSVC_...`` names)."""
+    return {"AUTHSVC_AUTH__KEY_DIR": str(tmp_path / "keys"), "AUTHSVC_AUTH__BCRYPT_ROUNDS": "4",
+            **storage_env, **settings}  # fmt: skip
 
 
 def free_port() -> int:
@@ -28,12 +47,15 @@ class Server:
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         full_env = {**os.environ, **env, "AUTHSVC_SERVER__PORT": str(self.port)}
+        # A file, not a pipe: a pipe nobody reads fills up (64 KiB of log lines) and blocks the
+        # server mid-request.
+        self._log = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "entrypoints.cli", "serve"],
             cwd=ROOT,
             env=full_env,
             stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
+            stderr=self._log,
         )
         self._wait_ready()
 
@@ -41,7 +63,8 @@ class Server:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                err = self.proc.stderr.read().decode() if self.proc.stderr else ""
+                self._close_log()
+                err = self.log()
                 raise RuntimeError(f"server exited with {self.proc.returncode}: {err[-2000:]}")
             try:
                 with urllib.request.urlopen(self.base + "/.well-known/jwks.json", timeout=1):
@@ -51,13 +74,24 @@ class Server:
         self.kill()
         raise RuntimeError("server did not become ready")
 
+    def log(self) -> str:
+        """Everything the server wrote on stderr so far (all of it, once it has stopped)."""
+        if self._log.closed:
+            return self._final_log
+        self._log.seek(0)
+        return self._log.read().decode(errors="replace")
+
+    def _close_log(self) -> None:
+        if not self._log.closed:
+            self._final_log = self.log()
+            self._log.close()
+
     def kill(self) -> None:
         """SIGKILL: no shutdown handler, no cleanup — as a crash or an OOM kill would."""
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGKILL)
         self.proc.wait(timeout=10)
-        if self.proc.stderr:
-            self.proc.stderr.close()
+        self._close_log()
 
     def stop(self) -> None:
         """SIGTERM and wait."""
@@ -68,5 +102,4 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        if self.proc.stderr:
-            self.proc.stderr.close()
+        self._close_log()

@@ -23,8 +23,13 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as om_families
 from prometheus_client.parser import text_string_to_metric_families
 
+from adapters.crypto.key_ring import mldsa_backend
+from adapters.crypto.keystore import KeyStore
+from adapters.crypto.mldsa import SignerUnavailable
+from domain.policy import ActuatorOperation
 from entrypoints.config import ConfigError, load_config
 from entrypoints.container import build_container
+from entrypoints.http.actuator_routes import OPERATIONS
 from entrypoints.http.app import create_app
 from entrypoints.telemetry import Telemetry
 from tests.e2e.conftest import (
@@ -101,9 +106,14 @@ async def test_health_is_up_with_db_and_signing_key_for_a_superadmin(
     assert resp.headers["Cache-Control"] == "no-store"
     body = await resp.json()
     assert body["status"] == "UP"
-    assert set(body["components"]) == {"db", "signingKey"}
+    assert set(body["components"]) == {"db", "signingKey", "readinessState", "events"}
+    assert body["components"]["readinessState"] == {
+        "status": "UP",
+        "details": {"state": "ACCEPTING_TRAFFIC"},
+    }
     db, key = body["components"]["db"], body["components"]["signingKey"]
     assert db["status"] == "UP" and db["details"]["backend"] in {"sqlite", "postgres"}
+    assert body["components"]["events"] == {"status": "UP", "details": {"backend": "memory"}}
     assert key["status"] == "UP"
     assert key["details"]["alg"] == algorithm
     jwks = await (await client.get("/.well-known/jwks.json")).json()
@@ -117,7 +127,12 @@ async def test_health_details_by_role_when_authorized(client: TestClient) -> Non
     viewer = (await register_and_login(client, "viewer@example.com"))["access_token"]
     operator = await token_with_role(client, "op@example.com", "operator")
     resp = await client.get("/actuator/health", headers=bearer(admin))
-    assert set((await resp.json())["components"]) == {"db", "signingKey"}
+    assert set((await resp.json())["components"]) == {
+        "db",
+        "signingKey",
+        "readinessState",
+        "events",
+    }
     for headers in ({}, bearer(viewer), bearer(operator), bearer("not.a.token")):
         resp = await client.get("/actuator/health", headers=headers)
         assert resp.status == 200
@@ -131,13 +146,28 @@ async def test_liveness_and_readiness(client: TestClient) -> None:
     ready = await client.get("/actuator/health/ready", headers=bearer(token))
     assert ready.status == 200
     body = await ready.json()
-    assert body["status"] == "UP" and set(body["components"]) == {"db", "signingKey"}
+    assert body["status"] == "UP"
+    # The event bus is not a readiness indicator: serving tokens does not need the broker.
+    assert set(body["components"]) == {"db", "signingKey", "readinessState"}
     assert (await client.get("/actuator/health/ready")).status == 200
+
+
+async def test_readiness_turns_down_once_shutdown_begins(client: TestClient) -> None:
+    token = await superadmin_token(client)
+    container_of(client).readiness_state().refuse_traffic()  # what SIGTERM does first
+    ready = await client.get("/actuator/health/ready", headers=bearer(token))
+    assert ready.status == 503
+    body = await ready.json()
+    assert body["components"]["readinessState"] == {
+        "status": "DOWN",
+        "details": {"state": "REFUSING_TRAFFIC"},
+    }
+    assert (await client.get("/actuator/health/live")).status == 200
 
 
 async def test_a_closed_database_is_down_503_but_liveness_stays_up(client: TestClient) -> None:
     token = await superadmin_token(client)
-    await container_of(client).uow().close()  # a real cause: the connection is gone
+    await container_of(client).storage().close()  # a real cause: the connection is gone
 
     resp = await client.get("/actuator/health")
     assert resp.status == 503
@@ -264,6 +294,85 @@ async def test_promtool_accepts_the_metrics(client: TestClient) -> None:
     assert result.returncode == 0, result.stdout.decode() + result.stderr.decode()
 
 
+# --------------------------------------------------------------------------- access matrix
+
+# Who may do what on the actuator, over HTTP (contract section 4; domain.policy's
+# ActuatorOperation, whose unit matrix is in tests/unit/test_policy.py). Callers: no
+# Authorization header, a token that is no JWT, and a logged-in user of each role. Health
+# details (show_details = when_authorized) are "shown" or "hidden" (never an error); metrics are
+# asked with actuator.metrics_require_auth = true; refresh re-reads an unchanged configuration.
+_ACCESS_TABLE = """
+operation               anonymous  bad_token  viewer  operator  org_admin  superadmin
+see_health_details      hidden     hidden     hidden  hidden    shown      shown
+read_metrics            401        401        200     200       200        200
+refresh_configuration   401        401        403     403       403        200
+"""
+CALLERS = ("anonymous", "bad_token", "viewer", "operator", "org_admin", "superadmin")
+
+
+def _parse_access(text: str) -> dict[str, dict[str, str]]:
+    lines = [line.split() for line in text.strip().splitlines()]
+    assert tuple(lines[0][1:]) == CALLERS
+    return {row[0]: dict(zip(CALLERS, row[1:], strict=True)) for row in lines[1:]}
+
+
+ACCESS = _parse_access(_ACCESS_TABLE)
+
+
+def test_the_access_matrix_covers_every_actuator_operation() -> None:
+    assert set(ACCESS) == {op.value for op in ActuatorOperation}
+    assert set(OPERATIONS.values()) == set(ActuatorOperation)  # every library action is asked
+
+
+async def caller_headers(client: TestClient, who: str) -> dict[str, str]:
+    """The Authorization header of ``who`` (a column of ``_ACCESS_TABLE``)."""
+    if who == "anonymous":
+        return {}
+    if who == "bad_token":
+        return bearer("not.a.jwt")
+    if who == "superadmin":
+        return bearer(await superadmin_token(client))
+    return bearer(await token_with_role(client, f"{who}@example.com", who))
+
+
+@pytest.mark.parametrize("operation", sorted(ACCESS))
+async def test_actuator_access_matrix(make_client: MakeClient, operation: str) -> None:
+    client = await make_client({"AUTHSVC_ACTUATOR__METRICS_REQUIRE_AUTH": "true"})
+    for who, expected in ACCESS[operation].items():
+        headers = await caller_headers(client, who)
+        if operation == "see_health_details":
+            for path in ("/actuator/health", "/actuator/health/ready"):
+                resp = await client.get(path, headers=headers)
+                assert resp.status == 200, (who, path)
+                shown = "components" in await resp.json()
+                assert shown is (expected == "shown"), (who, path)
+            continue
+        if operation == "read_metrics":
+            resp = await client.get("/actuator/metrics", headers=headers)
+        else:
+            resp = await client.post("/actuator/refresh", headers=headers)
+        if expected == "401":
+            await assert_problem(resp, 401, "invalid_token")
+            assert resp.headers["WWW-Authenticate"] == 'Bearer error="invalid_token"'
+        elif expected == "403":
+            await assert_problem(resp, 403, "forbidden")
+        else:
+            assert resp.status == int(expected), (who, await resp.text())
+            if operation == "refresh_configuration":
+                assert await resp.json() == {"changed": [], "restart_required": []}
+
+
+async def test_a_demoted_admin_loses_health_details_at_once(client: TestClient) -> None:
+    """The caller is loaded afresh per request: the token's ``role`` claim is not believed."""
+    token = await token_with_role(client, "admin@example.com", "org_admin")
+    assert (
+        "components" in await (await client.get("/actuator/health", headers=bearer(token))).json()
+    )
+    await container_of(client).set_role_by_operator()("admin@example.com", "viewer")
+    body = await (await client.get("/actuator/health", headers=bearer(token))).json()
+    assert body == {"status": "UP"}
+
+
 # --------------------------------------------------------------------------- show_details
 
 
@@ -350,6 +459,9 @@ async def test_new_show_details_applies_to_the_next_health_call(
         ("[auth]\nno_such_key = 1\n", "auth.no_such_key"),
         ('[actuator]\nshow_details = "sometimes"\n', "actuator.show_details"),
         ("[auth\naccess_token_ttl = 1\n", None),  # not TOML: the key is the file
+        ('[server]\ntrusted_proxies = ["not-an-ip"]\n', "server.trusted_proxies"),
+        ('[auth]\nissuer = "not a url"\n', "auth.issuer"),
+        ("[actuator]\nindicator_timeout = 0\n", "actuator.indicator_timeout"),
     ],
 )
 async def test_an_invalid_file_changes_nothing_and_answers_422(
@@ -416,6 +528,72 @@ async def test_algorithm_switch_by_refresh(make_client: MakeClient, tmp_path: Pa
     assert got[(issued, (("algorithm", "ML-DSA-65"), ("grant", "login")))] == 1
     assert got[(issued, (("algorithm", "ML-DSA-65"), ("grant", "refresh")))] == 1
     assert got[(issued, (("algorithm", "RS256"), ("grant", "login")))] == 2
+
+
+def liboqs_is_absent() -> bool:
+    try:
+        mldsa_backend("liboqs")
+    except SignerUnavailable:
+        return True
+    return False
+
+
+@pytest.mark.parametrize("cause", ["liboqs_absent", "corrupt_key_file"])
+async def test_a_refresh_the_signer_refuses_changes_nothing(
+    make_client: MakeClient, tmp_path: Path, base_env: dict[str, str], cause: str
+) -> None:
+    """All or nothing (ADR 0011): when the signer cannot serve the new ``auth.algorithm`` (its
+    ML-DSA backend is missing, or its key file is unusable), the refresh answers 422 naming the
+    key and nothing is applied — not the algorithm, not the issuer, not the token lifetime, not
+    the other prefixes of the same file. /actuator/info, the discovery document, the JWKS and
+    the tokens issued afterwards all still show the old algorithm."""
+    old_issuer, new_issuer = "http://old.example", "http://new.example"
+    path = write_config(
+        tmp_path / "authsvc.toml", f'[auth]\nalgorithm = "RS256"\nissuer = "{old_issuer}"\n'
+    )
+    client = await make_client(config_path=path)
+    root = await superadmin_token(client)
+    if cause == "liboqs_absent":
+        if not liboqs_is_absent():
+            pytest.skip("liboqs is installed here: its backend cannot be refused")
+        backend, key = "liboqs", "auth.mldsa_backend"
+    else:  # the key file of ML-DSA-65 holds no seed: the signer refuses to load it
+        if "AUTHSVC_AUTH__KEY_ENCRYPTION_KEY" in base_env:
+            pytest.skip("the keys are in the database here (tests/unit/test_db_keystore.py)")
+        KeyStore(base_env["AUTHSVC_AUTH__KEY_DIR"]).key_path("ML-DSA-65").write_bytes(b"no seed")
+        backend, key = "cryptography", "auth.algorithm"
+    write_config(
+        tmp_path / "authsvc.toml",
+        f'[auth]\nalgorithm = "ML-DSA-65"\nmldsa_backend = "{backend}"\n'
+        f'issuer = "{new_issuer}"\naccess_token_ttl = 120\n'
+        '[actuator]\nshow_details = "always"\n',
+    )
+
+    body = await assert_problem(await refresh(client, root), 422, "invalid_configuration")
+    assert body["key"] == key
+    assert "changed" not in body
+
+    info = await (await client.get("/actuator/info")).json()
+    assert info["auth"] == {"algorithm": "RS256", "issuer": old_issuer}
+    discovery = await (await client.get("/.well-known/openid-configuration")).json()
+    assert discovery["issuer"] == old_issuer
+    assert discovery["id_token_signing_alg_values_supported"] == ["RS256"]
+    jwks = await (await client.get("/.well-known/jwks.json")).json()
+    assert {k["alg"] for k in jwks["keys"]} == {"RS256"}
+    assert await (await client.get("/actuator/health")).json() == {"status": "UP"}  # no details
+    login = await client.post("/login", json={"email": "root@example.com", "password": PASSWORD})
+    pair = await login.json()
+    assert pair["expires_in"] == 900
+    assert jwt_part(pair["access_token"], 0)["alg"] == "RS256"
+    assert jwt_part(pair["access_token"], 1)["iss"] == old_issuer
+    assert (await client.get("/me", headers=bearer(pair["access_token"]))).status == 200
+    assert container_of(client).live_config().current.auth.algorithm == "RS256"
+
+    # Once the file is put back, a refresh finds nothing to change.
+    write_config(
+        tmp_path / "authsvc.toml", f'[auth]\nalgorithm = "RS256"\nissuer = "{old_issuer}"\n'
+    )
+    assert await (await refresh(client, root)).json() == {"changed": [], "restart_required": []}
 
 
 # --------------------------------------------------------------------------- OpenAPI

@@ -641,6 +641,6 @@ async def test_openapi_describes_the_admin_routes(client: TestClient) -> None:
     op = doc["paths"]["/groups/{id}/members/{user_id}"]["put"]
     assert {(p["name"], p["in"]) for p in op["parameters"]} == {("id", "path"),
                                                                 ("user_id", "path")}  # fmt: skip
-    assert set(op["responses"]) == {"204", "401", "403", "404", "422"}
+    assert set(op["responses"]) == {"204", "401", "403", "404", "422", "503"}
     op = doc["paths"]["/users/{id}/role"]["put"]
     assert op["requestBody"]["content"]["application/json"]["schema"]["required"] == ["role"]

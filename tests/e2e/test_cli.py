@@ -21,6 +21,7 @@ from domain.policy import Principal
 from entrypoints import cli
 from entrypoints.config import load_config
 from entrypoints.container import Container, build_container
+from tests.brokers import new_kek
 
 T = TypeVar("T")
 PASSWORD = "correct horse battery"
@@ -59,12 +60,12 @@ def with_container(action: Callable[[Container], Awaitable[T]]) -> T:
 
     async def main() -> T:
         container = build_container(load_config())
-        uow = container.uow()
-        await uow.open()
+        storage = container.storage()
+        await storage.open()
         try:
             return await action(container)
         finally:
-            await uow.close()
+            await storage.close()
 
     return asyncio.run(main())
 
@@ -325,3 +326,116 @@ def test_as_a_script(env: dict[str, str]) -> None:
     done = subprocess.run([*command, "users", "list"], cwd=REPO, env=environ,
                           capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
     assert done.returncode == 0 and "root@example.com" in done.stdout and done.stderr == ""
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "key"),
+    [
+        ("AUTHSVC_SERVER__TRUSTED_PROXIES", "not-an-ip", "server.trusted_proxies"),
+        ("AUTHSVC_AUTH__ISSUER", "localhost", "auth.issuer"),
+        ("AUTHSVC_SERVER__SHUTDOWN_TIMEOUT", "-1", "server.shutdown_timeout"),
+    ],
+)
+def test_serve_refuses_a_bad_value_at_start_naming_the_key(
+    env: dict[str, str],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    value: str,
+    key: str,
+) -> None:
+    """A bad value fails the start (status 2, one line naming the key), not a later request."""
+    monkeypatch.setenv(name, value)
+    assert run("serve", "--port", "0") == 2
+    assert key in one_error_line(capsys.readouterr().err)
+
+
+def test_purge_shrinks_the_token_table(
+    env: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``authsvc purge`` deletes expired refresh tokens and keeps live ones."""
+    import sqlite3
+    import time
+
+    register("alice@example.com")
+    monkeypatch.setenv("AUTHSVC_AUTH__REFRESH_TOKEN_TTL", "1")
+    with_container(lambda c: c.auth_service().login("alice@example.com", PASSWORD, "127.0.0.1"))
+    with_container(lambda c: c.auth_service().login("alice@example.com", PASSWORD, "127.0.0.1"))
+    monkeypatch.setenv("AUTHSVC_AUTH__REFRESH_TOKEN_TTL", "3600")
+    live = with_container(
+        lambda c: c.auth_service().login("alice@example.com", PASSWORD, "127.0.0.1")
+    )
+
+    def count() -> int:
+        with sqlite3.connect(env["AUTHSVC_STORAGE__SQLITE_PATH"]) as conn:
+            return int(conn.execute("SELECT count(*) FROM refresh_tokens").fetchone()[0])
+
+    assert count() == 3
+    time.sleep(1.1)
+    capsys.readouterr()
+    assert run("purge") == 0
+    assert capsys.readouterr().out == "purged 2 expired token records\n"
+    assert count() == 1
+    pair = with_container(lambda c: c.auth_service().refresh(live.refresh_token))
+    assert pair.refresh_token
+
+
+# --------------------------------------------------------------------------- keys (issue 16)
+
+
+@pytest.mark.parametrize("store", ["file", "database"])
+def test_keys_list_rotate_retire(
+    env: dict[str, str],
+    store: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("AUTHSVC_AUTH__KEY_STORE", store)
+    monkeypatch.setenv("AUTHSVC_AUTH__KEY_ENCRYPTION_KEY", new_kek())
+    assert run("keys", "list") == 0
+    first = capsys.readouterr().out.splitlines()
+    assert first[0].split() == ["kid", "alg", "state", "signs_from", "signs_until",
+                                "verifies_until"]  # fmt: skip
+    old = first[1].split()[0]
+    assert first[1].split()[1:3] == ["RS256", "signing"]
+
+    assert run("keys", "rotate") == 0
+    out = capsys.readouterr().out
+    assert "in the JWKS now, signs from" in out and "auth.key_poll_interval" in out
+    assert run("keys", "list") == 0
+    states = {line.split()[0]: line.split()[2] for line in capsys.readouterr().out.splitlines()[1:]}
+    assert states[old] == "signing" and sorted(states.values()) == ["pending", "signing"]
+
+    # Domain-like refusals: one line, exit 1.
+    assert run("keys", "retire", "--", old) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("authsvc: key ") and "rotate --now" in err and err.count("\n") == 1
+    assert run("keys", "retire", "--", "no-such-kid") == 1
+    assert capsys.readouterr().err == "authsvc: no signing key with kid no-such-kid\n"
+
+    # A leaked key: rotate now, then withdraw the old one.
+    assert run("keys", "rotate", "--now") == 0
+    capsys.readouterr()
+    assert run("keys", "retire", "--", old) == 0
+    assert "no longer in the JWKS" in capsys.readouterr().out
+    assert run("keys", "list") == 0
+    states = {line.split()[0]: line.split()[2] for line in capsys.readouterr().out.splitlines()[1:]}
+    assert states[old] == "expired"
+
+
+def test_keys_with_a_database_store_and_no_kek_exit_2(
+    env: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("AUTHSVC_AUTH__KEY_STORE", "database")
+    monkeypatch.delenv("AUTHSVC_AUTH__KEY_ENCRYPTION_KEY", raising=False)
+    assert run("keys", "list") == 2
+    assert capsys.readouterr().err.startswith(
+        "authsvc: invalid configuration: auth.key_encryption_key:"
+    )
+
+
+def test_keys_retire_takes_a_kid_that_begins_with_a_dash() -> None:
+    """A base64url kid (RFC 7638) may begin with ``-``; after ``--`` it is the KID, not an option."""
+    from entrypoints.cli import _parser
+
+    assert _parser().parse_args(["keys", "retire", "--", "-x9Qa"]).kid == "-x9Qa"

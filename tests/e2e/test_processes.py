@@ -14,7 +14,7 @@ import aiohttp
 import bcrypt
 import pytest
 
-from tests.e2e.servers import Server
+from tests.e2e.servers import Server, each_backend, server_env  # noqa: F401 - each_backend overrides the e2e fixture
 
 pytestmark = pytest.mark.slow
 
@@ -50,17 +50,10 @@ class Database:
         return str(self.rows("SELECT password_hash FROM users WHERE id = ?", user_id)[0][0])
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def backend(request: pytest.FixtureRequest) -> str:
-    """Each process test runs once per storage backend (the signing algorithm is irrelevant)."""
-    return request.param  # type: ignore[no-any-return]
-
-
 @pytest.fixture
 def env(tmp_path: Path, storage_env: dict[str, str]) -> dict[str, str]:
     """The servers' environment: the e2e storage (SQLite file or a fresh Postgres schema)."""
-    return {"AUTHSVC_AUTH__KEY_DIR": str(tmp_path / "keys"), "AUTHSVC_AUTH__BCRYPT_ROUNDS": "4",
-            "AUTHSVC_AUTH__LOGIN_MAX_FAILURES": "1000", **storage_env}  # fmt: skip
+    return server_env(tmp_path, storage_env, AUTHSVC_AUTH__LOGIN_MAX_FAILURES="1000")
 
 
 async def _post(session: aiohttp.ClientSession, url: str, body: dict[str, Any],

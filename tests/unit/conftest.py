@@ -11,7 +11,7 @@ from adapters.crypto.bcrypt_hasher import BcryptHasher
 from adapters.crypto.jwt_signer import JwtSigner
 from adapters.email_address import normalize_email
 from adapters.events.inprocess import InProcessEventBus
-from adapters.persistence.memory import MemoryLoginAttempts, MemoryUnitOfWork
+from adapters.persistence.memory import MemoryLoginAttempts, MemoryStorage
 from application.auth import AuthService
 from application.events import Event
 from application.settings import AuthSettings, Live
@@ -41,8 +41,8 @@ def auth_settings(tmp_path: Path) -> Live[AuthSettings]:
 
 
 @pytest.fixture
-def uow() -> MemoryUnitOfWork:
-    return MemoryUnitOfWork()
+def storage() -> MemoryStorage:
+    return MemoryStorage()
 
 
 @pytest.fixture
@@ -67,7 +67,7 @@ def hasher(auth_settings: Live[AuthSettings]) -> BcryptHasher:
 
 @pytest.fixture
 def service(
-    uow: MemoryUnitOfWork,
+    storage: MemoryStorage,
     hasher: BcryptHasher,
     signer: JwtSigner,
     bus: InProcessEventBus,
@@ -75,4 +75,6 @@ def service(
     auth_settings: Live[AuthSettings],
 ) -> AuthService:
     throttle = LoginThrottle(MemoryLoginAttempts(), clock, auth_settings)
-    return AuthService(uow, hasher, signer, bus, clock, auth_settings, normalize_email, throttle)
+    return AuthService(
+        storage, hasher, signer, bus, clock, auth_settings, normalize_email, throttle
+    )

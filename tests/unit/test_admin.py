@@ -1,4 +1,4 @@
-"""application.admin over the in-memory adapters (contract section 3).
+"""application.users, .groups and .operator over the in-memory adapters (contract section 3).
 
 The permission matrix is the one table of ``tests/unit/test_policy.py``, driven here through the
 real use cases; then escalation, pagination under concurrent inserts, moves, members, events
@@ -17,27 +17,23 @@ import pytest
 
 from adapters.crypto.bcrypt_hasher import BcryptHasher
 from adapters.events.inprocess import InProcessEventBus
-from adapters.persistence.memory import MemoryUnitOfWork
-from application import admin
-from application.admin import (
+from adapters.persistence.memory import MemoryStorage
+from application import pagination
+from application.events import Event, GroupMembershipChanged, RoleChanged, UserRegistered
+from application.groups import (
     AddMember,
     CreateGroup,
-    CreateSuperadmin,
     DeleteGroup,
     GetGroup,
-    GetUser,
     ListGroups,
-    ListUsers,
-    MoveUser,
-    Page,
     RemoveMember,
     RenameGroup,
-    SetOrgByOperator,
-    SetRole,
-    SetRoleByOperator,
 )
-from application.events import Event, GroupMembershipChanged, RoleChanged, UserRegistered
+from application.operator import CreateSuperadmin, OperatorCommand
+from application.pagination import Page
 from application.settings import AuthSettings, Live
+from application.steps import new_id
+from application.users import GetUser, ListUsers, MoveUser, SetRole
 from domain.errors import (
     Conflict,
     FieldError,
@@ -47,7 +43,7 @@ from domain.errors import (
     ValidationFailed,
 )
 from domain.model import Group, Role, User
-from domain.policy import Operation, Principal
+from domain.policy import OPERATOR_ACTOR_ID, Operation, Principal
 from tests.fakes import FakeClock
 from tests.unit.test_policy import CALLER_ORG, MATRIX, OTHER_ORG, matrix_id
 
@@ -57,11 +53,11 @@ THIRD_ORG = "initech"
 # --------------------------------------------------------------------------- doubles
 
 
-class SpyUnitOfWork:
-    """Wraps a MemoryUnitOfWork and records open units and commits, to check that events are
+class SpyStorage:
+    """Wraps a MemoryStorage and records open units and commits, to check that events are
     published after the commit and outside any unit; ``fail_commit`` makes ``commit()`` raise."""
 
-    def __init__(self, inner: MemoryUnitOfWork) -> None:
+    def __init__(self, inner: MemoryStorage) -> None:
         self.inner = inner
         self.open_units = 0
         self.commits = 0
@@ -69,10 +65,10 @@ class SpyUnitOfWork:
 
     @asynccontextmanager
     async def _begin(self) -> AsyncIterator[Any]:
-        async with self.inner.begin() as tx:
+        async with self.inner.begin() as uow:
             self.open_units += 1
             try:
-                yield _SpyTransaction(tx, self)
+                yield _SpyUnitOfWork(uow, self)
             finally:
                 self.open_units -= 1
 
@@ -89,18 +85,18 @@ class SpyUnitOfWork:
         await self.inner.ping()
 
 
-class _SpyTransaction:
-    def __init__(self, tx: Any, spy: SpyUnitOfWork) -> None:
-        self._tx = tx
+class _SpyUnitOfWork:
+    def __init__(self, uow: Any, spy: SpyStorage) -> None:
+        self._inner = uow
         self._spy = spy
-        self.users = tx.users
-        self.tokens = tx.tokens
-        self.groups = tx.groups
+        self.users = uow.users
+        self.tokens = uow.tokens
+        self.groups = uow.groups
 
     async def commit(self) -> None:
         if self._spy.fail_commit:
             raise RuntimeError("disk full")
-        await self._tx.commit()
+        await self._inner.commit()
         self._spy.commits += 1
 
 
@@ -116,32 +112,32 @@ class World:
     it was published), a fake clock, and every admin use case wired to them."""
 
     def __init__(self) -> None:
-        self.spy = SpyUnitOfWork(MemoryUnitOfWork())
+        self.spy = SpyStorage(MemoryStorage())
         self.bus = InProcessEventBus()
         self.clock = FakeClock()
         self.events: list[Event] = []
         self.published_inside_unit: list[Event] = []
         self.bus.subscribe(Event, self._record)
         self._seq = 0
-        uow, bus, clock = self.spy, self.bus, self.clock
-        self.list_users = ListUsers(uow)
-        self.get_user = GetUser(uow)
-        self.set_role = SetRole(uow, bus)
-        self.move_user = MoveUser(uow, bus)
-        self.list_groups = ListGroups(uow)
-        self.get_group = GetGroup(uow)
-        self.create_group = CreateGroup(uow, clock, self.next_id)
-        self.rename_group = RenameGroup(uow)
-        self.delete_group = DeleteGroup(uow, bus)
-        self.add_member = AddMember(uow, bus, clock)
-        self.remove_member = RemoveMember(uow, bus)
+        storage, bus, clock = self.spy, self.bus, self.clock
+        self.list_users = ListUsers(storage)
+        self.get_user = GetUser(storage)
+        self.set_role = SetRole(storage, bus)
+        self.move_user = MoveUser(storage, bus)
+        self.list_groups = ListGroups(storage)
+        self.get_group = GetGroup(storage)
+        self.create_group = CreateGroup(storage, clock, self.next_id)
+        self.rename_group = RenameGroup(storage)
+        self.delete_group = DeleteGroup(storage, bus)
+        self.add_member = AddMember(storage, bus, clock)
+        self.remove_member = RemoveMember(storage, bus)
         self.settings = Live(AuthSettings(bcrypt_rounds=4))
         self.hasher = BcryptHasher(self.settings)
         self.create_superadmin = CreateSuperadmin(
-            uow, bus, self.hasher, clock, self.settings, normalize_email, self.next_id
+            storage, bus, self.hasher, clock, self.settings, normalize_email, self.next_id
         )
-        self.set_role_by_operator = SetRoleByOperator(uow, bus, normalize_email)
-        self.set_org_by_operator = SetOrgByOperator(uow, bus, normalize_email)
+        self.set_role_by_operator = OperatorCommand(self.set_role, normalize_email)
+        self.set_org_by_operator = OperatorCommand(self.move_user, normalize_email)
 
     def _record(self, event: Event) -> None:
         if self.spy.open_units:
@@ -154,31 +150,31 @@ class World:
 
     async def add_user(self, uid: str, role: Role = Role.VIEWER, org: str = CALLER_ORG) -> User:
         user = User(uid, f"{uid}@example.com", "hash", role, org, self.clock.now())
-        async with self.spy.inner.begin() as tx:
-            await tx.users.add(user)
-            await tx.commit()
+        async with self.spy.inner.begin() as uow:
+            await uow.users.add(user)
+            await uow.commit()
         return user
 
     async def add_group(
         self, gid: str, org: str = CALLER_ORG, members: tuple[str, ...] = ()
     ) -> None:
-        async with self.spy.inner.begin() as tx:
-            await tx.groups.add(Group(gid, f"name-{gid}", org, self.clock.now()))
+        async with self.spy.inner.begin() as uow:
+            await uow.groups.add(Group(gid, f"name-{gid}", org, self.clock.now()))
             for uid in members:
-                await tx.groups.add_member(gid, uid, self.clock.now())
-            await tx.commit()
+                await uow.groups.add_member(gid, uid, self.clock.now())
+            await uow.commit()
 
     async def user(self, uid: str) -> User | None:
-        async with self.spy.inner.begin() as tx:
-            return await tx.users.get(uid)
+        async with self.spy.inner.begin() as uow:
+            return await uow.users.get(uid)
 
     async def groups_of(self, uid: str) -> list[str]:
-        async with self.spy.inner.begin() as tx:
-            return await tx.groups.groups_of(uid)
+        async with self.spy.inner.begin() as uow:
+            return await uow.groups.groups_of(uid)
 
     async def group_exists(self, gid: str) -> bool:
-        async with self.spy.inner.begin() as tx:
-            return await tx.groups.get(gid) is not None
+        async with self.spy.inner.begin() as uow:
+            return await uow.groups.get(gid) is not None
 
 
 @pytest.fixture
@@ -365,8 +361,8 @@ class TestSetRole:
             return_exceptions=True,
         )
         assert sum(isinstance(r, LastSuperadmin) for r in results) == 1
-        async with world.spy.inner.begin() as tx:
-            assert await tx.users.count_by_role(Role.SUPERADMIN) == 1
+        async with world.spy.inner.begin() as uow:
+            assert await uow.users.count_by_role(Role.SUPERADMIN) == 1
 
     async def test_setting_the_same_role_writes_and_publishes_nothing(self, world: World) -> None:
         root = as_principal(await world.add_user("root", Role.SUPERADMIN))
@@ -407,14 +403,14 @@ class TestPagination:
     async def test_walk_to_the_end_under_concurrent_inserts(self, world: World) -> None:
         root = as_principal(await world.add_user("root", Role.SUPERADMIN))
         for _ in range(40):
-            await world.add_user(admin.new_id())
+            await world.add_user(new_id())
         before = {u.id for u in await walk(lambda c: world.list_users(root, limit=200, cursor=c))}
         assert len(before) == 41
         inserted: list[str] = []
 
         async def insert() -> None:
             for _ in range(60):
-                uid = admin.new_id()
+                uid = new_id()
                 await world.add_user(uid)
                 inserted.append(uid)
                 await asyncio.sleep(0)
@@ -462,7 +458,7 @@ class TestPagination:
         for i in range(59):
             await world.add_user(f"u{i:03d}")
         page = await world.list_users(root)
-        assert len(page.items) == admin.DEFAULT_PAGE_LIMIT == 50
+        assert len(page.items) == pagination.DEFAULT_PAGE_LIMIT == 50
         assert len((await world.list_users(root, cursor=page.next_cursor)).items) == 10
 
     @pytest.mark.parametrize("limit", [0, -1, 201, True])
@@ -484,8 +480,8 @@ class TestPagination:
             "not base64!",
             "bm90IGpzb24",  # "not json"
             "W10",  # []
-            admin.encode_cursor("groups", "x"),  # another listing's cursor
-            admin.encode_cursor("users", ""),
+            pagination.encode_cursor("groups", "x"),  # another listing's cursor
+            pagination.encode_cursor("users", ""),
             "e30" * 400,
         ],
     )
@@ -496,11 +492,11 @@ class TestPagination:
         assert [e.field for e in info.value.errors] == ["cursor"]
 
     def test_cursor_round_trip_is_url_safe(self) -> None:
-        cursor = admin.encode_cursor("users", "ü/+?=" * 3)
+        cursor = pagination.encode_cursor("users", "ü/+?=" * 3)
         assert set(cursor) <= set(
             "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
         )
-        assert admin.decode_cursor("users", cursor) == "ü/+?=" * 3
+        assert pagination.decode_cursor("users", cursor) == "ü/+?=" * 3
 
     async def test_org_admin_walk_sees_only_its_org(self, world: World) -> None:
         admin_ = as_principal(await world.add_user("admin", Role.ORG_ADMIN))
@@ -528,7 +524,7 @@ class TestPagination:
         items = await walk(lambda c: world.list_groups(viewer, limit=2, cursor=c))
         assert [s.group.id for s in items] == ["g0", "g1", "g2", "g3", "g4"]
         assert [s.member_count for s in items] == [0, 1, 0, 1, 0]
-        users_cursor = admin.encode_cursor("users", "g1")
+        users_cursor = pagination.encode_cursor("users", "g1")
         with pytest.raises(ValidationFailed):
             await world.list_groups(viewer, cursor=users_cursor)
 
@@ -742,9 +738,7 @@ class TestCreateSuperadmin:
         assert result.user == User(
             "bob", bob.email, "hash", Role.SUPERADMIN, OTHER_ORG, bob.created_at
         )
-        assert world.events == [
-            RoleChanged("bob", admin.OPERATOR_ACTOR_ID, "operator", "superadmin")
-        ]
+        assert world.events == [RoleChanged("bob", OPERATOR_ACTOR_ID, "operator", "superadmin")]
 
     async def test_existing_superadmin_is_left_alone(self, world: World) -> None:
         await world.add_user("root", Role.SUPERADMIN)
@@ -800,7 +794,7 @@ class TestOperatorCommands:
 
 
 def test_new_id_is_32_hex() -> None:
-    ids = {admin.new_id() for _ in range(100)}
+    ids = {new_id() for _ in range(100)}
     assert len(ids) == 100
     assert all(len(i) == 32 and int(i, 16) >= 0 for i in ids)
 

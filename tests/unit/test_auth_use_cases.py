@@ -11,7 +11,7 @@ import jwt
 import pytest
 
 from adapters.crypto.bcrypt_hasher import BcryptHasher
-from adapters.persistence.memory import MemoryUnitOfWork
+from adapters.persistence.memory import MemoryStorage
 from application.auth import AuthService
 from application.events import (
     LoginFailed,
@@ -38,16 +38,16 @@ from tests.unit.conftest import Recorder
 PASSWORD = "correct horse battery"
 
 
-async def _user_count(uow: MemoryUnitOfWork) -> int:
-    async with uow.begin() as tx:
-        return len(await tx.users.list_page(None, None, 1000))
+async def _user_count(storage: MemoryStorage) -> int:
+    async with storage.begin() as uow:
+        return len(await uow.users.list_page(None, None, 1000))
 
 
 # --- register -----------------------------------------------------------------------------
 
 
 async def test_register_creates_viewer_in_default_org_with_bcrypt_hash(
-    service: AuthService, uow: MemoryUnitOfWork, recorder: Recorder
+    service: AuthService, storage: MemoryStorage, recorder: Recorder
 ) -> None:
     user = await service.register("Alice@Example.COM", PASSWORD)
     assert user.email == "alice@example.com"
@@ -59,12 +59,12 @@ async def test_register_creates_viewer_in_default_org_with_bcrypt_hash(
 
 
 async def test_register_duplicate_email_case_insensitive_writes_nothing(
-    service: AuthService, uow: MemoryUnitOfWork
+    service: AuthService, storage: MemoryStorage
 ) -> None:
     await service.register("bob@example.com", PASSWORD)
     with pytest.raises(EmailTaken):
         await service.register("BOB@example.com", PASSWORD)
-    assert await _user_count(uow) == 1
+    assert await _user_count(storage) == 1
 
 
 @pytest.mark.parametrize(
@@ -78,7 +78,7 @@ async def test_register_duplicate_email_case_insensitive_writes_nothing(
 )
 async def test_register_rejects_bad_input_and_writes_nothing(
     service: AuthService,
-    uow: MemoryUnitOfWork,
+    storage: MemoryStorage,
     email: str,
     password: str,
     field: str,
@@ -88,7 +88,7 @@ async def test_register_rejects_bad_input_and_writes_nothing(
         await service.register(email, password)
     assert info.value.errors[0].field == field
     assert fragment in info.value.errors[0].message
-    assert await _user_count(uow) == 0
+    assert await _user_count(storage) == 0
 
 
 async def test_register_accepts_exactly_72_bytes(service: AuthService) -> None:
@@ -153,7 +153,7 @@ class CountingHasher:
 
 
 async def test_login_unknown_email_spends_one_dummy_bcrypt_check(
-    uow, hasher, signer, bus, clock, auth_settings
+    storage, hasher, signer, bus, clock, auth_settings
 ) -> None:
     from adapters.email_address import normalize_email
     from adapters.persistence.memory import MemoryLoginAttempts
@@ -161,7 +161,9 @@ async def test_login_unknown_email_spends_one_dummy_bcrypt_check(
 
     spy = CountingHasher(hasher)
     throttle = LoginThrottle(MemoryLoginAttempts(), clock, auth_settings)
-    service = AuthService(uow, spy, signer, bus, clock, auth_settings, normalize_email, throttle)
+    service = AuthService(
+        storage, spy, signer, bus, clock, auth_settings, normalize_email, throttle
+    )
     with pytest.raises(InvalidCredentials):
         await service.login("ghost@example.com", PASSWORD, "1.2.3.4")
     assert spy.verifies == [True]
@@ -312,14 +314,14 @@ async def test_concurrent_refreshes_with_one_token_have_one_winner(service: Auth
 
 
 async def test_refreshed_token_reflects_role_change(
-    service: AuthService, uow: MemoryUnitOfWork
+    service: AuthService, storage: MemoryStorage
 ) -> None:
     pair = await _login(service)
-    async with uow.begin() as tx:
-        user = await tx.users.get_by_email("jack@example.com")
+    async with storage.begin() as uow:
+        user = await uow.users.get_by_email("jack@example.com")
         assert user is not None
-        await tx.users.update(attrs.evolve(user, role=Role.OPERATOR))
-        await tx.commit()
+        await uow.users.update(attrs.evolve(user, role=Role.OPERATOR))
+        await uow.commit()
     refreshed = await service.refresh(pair.refresh_token)
     claims = jwt.decode(refreshed.access_token, options={"verify_signature": False})
     assert claims["role"] == "operator"

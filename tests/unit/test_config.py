@@ -19,6 +19,8 @@ def test_no_file_no_env_gives_the_contract_defaults() -> None:
     assert config.storage.sqlite_path == "~/.authsvc/authsvc.db"
     assert (config.server.host, config.server.port) == ("127.0.0.1", 8080)
     assert config.server.max_body_bytes == 65_536
+    assert (config.server.header_timeout, config.server.body_timeout) == (5.0, 10.0)
+    assert config.server.keepalive_timeout == 15.0
     assert config.actuator.show_details == "when_authorized"
 
 
@@ -64,6 +66,34 @@ def test_config_path_from_environment(tmp_path: Path) -> None:
         ("", {"AUTHSVC_SERVER__PORT": "70000"}, "server.port"),
         ("", {"AUTHSVC_ACTUATOR__SHOW_DETAILS": "sometimes"}, "actuator.show_details"),
         ("auth = 5\n", {}, "auth"),
+        # every key type: addresses/networks, URLs, host names, durations, strings
+        ('[server]\ntrusted_proxies = ["not-an-ip"]\n', {}, "server.trusted_proxies"),
+        ("", {"AUTHSVC_SERVER__TRUSTED_PROXIES": "10.0.0.0/33"}, "server.trusted_proxies"),
+        ("", {"AUTHSVC_SERVER__HOST": "no such host!"}, "server.host"),
+        ("", {"AUTHSVC_SERVER__SHUTDOWN_TIMEOUT": "0"}, "server.shutdown_timeout"),
+        ("", {"AUTHSVC_SERVER__SHUTDOWN_DELAY": "-1"}, "server.shutdown_delay"),
+        ("", {"AUTHSVC_SERVER__HEADER_TIMEOUT": "0"}, "server.header_timeout"),
+        ("", {"AUTHSVC_SERVER__HEADER_TIMEOUT": "soon"}, "server.header_timeout"),
+        ("", {"AUTHSVC_SERVER__BODY_TIMEOUT": "-1"}, "server.body_timeout"),
+        ("", {"AUTHSVC_SERVER__BODY_TIMEOUT": "3601"}, "server.body_timeout"),
+        ("", {"AUTHSVC_SERVER__KEEPALIVE_TIMEOUT": "0"}, "server.keepalive_timeout"),
+        ('[server]\nkeepalive_timeout = "long"\n', {}, "server.keepalive_timeout"),
+        ("", {"AUTHSVC_AUTH__ISSUER": "localhost:8080"}, "auth.issuer"),
+        ("", {"AUTHSVC_AUTH__ISSUER": "ftp://auth.example"}, "auth.issuer"),
+        ("", {"AUTHSVC_AUTH__ISSUER": "http://auth.example:99999"}, "auth.issuer"),
+        ("", {"AUTHSVC_TELEMETRY__OTLP_ENDPOINT": "collector:4318"}, "telemetry.otlp_endpoint"),
+        ("", {"AUTHSVC_TELEMETRY__SERVICE_NAME": ""}, "telemetry.service_name"),
+        (
+            "",
+            {
+                "AUTHSVC_STORAGE__BACKEND": "postgres",
+                "AUTHSVC_STORAGE__POSTGRES_DSN": "mysql://db/x",
+            },
+            "storage.postgres_dsn",
+        ),
+        ("", {"AUTHSVC_STORAGE__PURGE_INTERVAL": "-5"}, "storage.purge_interval"),
+        ('[auth]\nkey_dir = "a\\u0000b"\n', {}, "auth.key_dir"),
+        ("", {"AUTHSVC_ACTUATOR__INDICATOR_TIMEOUT": "0"}, "actuator.indicator_timeout"),
     ],
 )
 def test_bad_configuration_names_the_key(

@@ -1,7 +1,9 @@
-"""domain.policy: the permission matrix and the escalation rules of contract section 3.
+"""domain.policy: the permission matrix and the escalation rules of contract section 3, and
+access to the actuator (contract section 4).
 
 ``MATRIX`` below is the one table of who may do what; ``tests/unit/test_admin.py`` drives the
-real use cases with the same table.
+real use cases with the same table. ``ACTUATOR_MATRIX`` is the actuator's (no organization
+scope); ``tests/e2e/test_actuator_http.py`` drives the real routes with the same rows.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import pytest
 from domain import policy
 from domain.errors import Forbidden, LastSuperadmin, NotFound, ValidationFailed
 from domain.model import Group, Role, User
-from domain.policy import Operation, Principal
+from domain.policy import CLI_OPERATOR, ActuatorOperation, Operation, Principal
 
 # The permission matrix of contract section 3. The caller belongs to organization "acme"; the
 # target (user, group, or the organization named in a listing / creation) is in "acme" (same)
@@ -135,6 +137,65 @@ def test_not_found_message_does_not_reveal_existence() -> None:
         policy.require_in_scope(caller(Role.ORG_ADMIN), OTHER_ORG, "user")
     assert info.value.detail == "user not found"
     assert OTHER_ORG not in info.value.detail
+
+
+# The actuator's operations (contract section 4): the role alone decides; ok = allowed,
+# 403 = Forbidden (the authorizer answers "forbidden").
+_ACTUATOR_TABLE = """
+operation               viewer  operator  org_admin  superadmin
+see_health_details      403     403       ok         ok
+read_metrics            ok      ok        ok         ok
+refresh_configuration   403     403       403        ok
+"""
+
+
+def _parse_actuator(table: str) -> list[tuple[ActuatorOperation, Role, bool]]:
+    lines = [line.split() for line in table.strip().splitlines()]
+    roles = [Role(name) for name in lines[0][1:]]
+    return [
+        (ActuatorOperation(row[0]), role, {"ok": True, "403": False}[outcome])
+        for row in lines[1:]
+        for role, outcome in zip(roles, row[1:], strict=True)
+    ]
+
+
+ACTUATOR_MATRIX = _parse_actuator(_ACTUATOR_TABLE)
+"""(actuator operation, caller role, allowed) for every combination."""
+
+
+def test_actuator_matrix_covers_every_role_and_operation() -> None:
+    combos = {(op, role) for op, role, _ in ACTUATOR_MATRIX}
+    assert len(combos) == len(ACTUATOR_MATRIX) == len(ActuatorOperation) * len(Role)
+    assert set(policy.ACTUATOR_REQUIRED_ROLE) == set(ActuatorOperation)
+
+
+@pytest.mark.parametrize(
+    ("op", "role", "allowed"),
+    ACTUATOR_MATRIX,
+    ids=[
+        f"{op.value}-{role.value}-{'ok' if ok else 'Forbidden'}" for op, role, ok in ACTUATOR_MATRIX
+    ],
+)
+def test_actuator_permission_matrix(op: ActuatorOperation, role: Role, allowed: bool) -> None:
+    for org in (CALLER_ORG, OTHER_ORG):  # no organization scope: the caller's org is irrelevant
+        principal = caller(role, org)
+        assert policy.can(principal, op) is allowed
+        if allowed:
+            policy.require(principal, op)
+        else:
+            with pytest.raises(Forbidden):
+                policy.require(principal, op)
+
+
+@pytest.mark.parametrize("op", [*Operation, *ActuatorOperation])
+def test_the_command_line_operator_may_do_everything(op: Operation | ActuatorOperation) -> None:
+    assert policy.can(CLI_OPERATOR, op)
+    policy.require(CLI_OPERATOR, op)
+
+
+def test_principal_of_a_user_record() -> None:
+    stored = user("u1", Role.ORG_ADMIN, OTHER_ORG)
+    assert Principal.of(stored) == Principal("u1", Role.ORG_ADMIN, OTHER_ORG)
 
 
 class TestListScope:

@@ -4,7 +4,7 @@ into attrs/dataclass objects, with strict JSON-like types and errors that name t
 from __future__ import annotations
 
 import re
-from typing import Any, TypeVar
+from typing import Any, NewType, TypeVar
 
 import cattrs
 from cattrs.errors import BaseValidationError
@@ -12,6 +12,11 @@ from cattrs.errors import BaseValidationError
 from domain.errors import FieldError, ValidationFailed
 
 T = TypeVar("T")
+
+UncheckedText = NewType("UncheckedText", str)
+"""A body string exempt from the U+0000 rule of the converters: for fields whose use case
+treats an unstorable value as one that matches nothing (the email and password of /login answer
+401 ``invalid_credentials`` for it, like for any unknown email), never passing it to storage."""
 
 _PATH = re.compile(r"^(?P<msg>.*?) @ \$(?P<path>.*)$")
 _EXTRA = re.compile(r"^extra fields found \((?P<names>[^)]*)\)")
@@ -29,6 +34,13 @@ def _strict_str(value: Any, _: type) -> str:
     if not isinstance(value, str):
         raise TypeError(f"expected a string, got {type(value).__name__}")
     return value
+
+
+def _storable_str(value: Any, _: type) -> str:
+    text = _strict_str(value, str)
+    if "\x00" in text:
+        raise ValueError("must not contain the character U+0000")
+    return text
 
 
 def _strict_int(value: Any, _: type) -> int:
@@ -52,14 +64,16 @@ def _strict_bool(value: Any, _: type) -> bool:
 def _str_tuple(value: Any, _: type) -> tuple[str, ...]:
     if not isinstance(value, list | tuple):
         raise TypeError(f"expected a list of strings, got {type(value).__name__}")
-    return tuple(_strict_str(item, str) for item in value)
+    return tuple(_storable_str(item, str) for item in value)
 
 
 def make_converter(*, forbid_extra_keys: bool) -> cattrs.Converter:
-    """A new private converter with strict hooks: a string field takes only a JSON string, an
+    """A new private converter with strict hooks: a string field takes only a JSON string without
+    U+0000 (which PostgreSQL ``text`` cannot store; ``UncheckedText`` fields excepted), an
     integer field only an integer (not a bool), etc. ``forbid_extra_keys`` rejects unknown keys."""
     converter = cattrs.Converter(forbid_extra_keys=forbid_extra_keys)
-    converter.register_structure_hook(str, _strict_str)
+    converter.register_structure_hook(str, _storable_str)
+    converter.register_structure_hook(UncheckedText, _strict_str)
     converter.register_structure_hook(int, _strict_int)
     converter.register_structure_hook(float, _strict_float)
     converter.register_structure_hook(bool, _strict_bool)
@@ -67,10 +81,22 @@ def make_converter(*, forbid_extra_keys: bool) -> cattrs.Converter:
     return converter
 
 
+def _keyed(exc: BaseException) -> list[FieldError]:
+    """Errors raised by a settings class's own validation that name their dotted key (e.g.
+    ``service_actuator.InvalidSetting``: ``key`` and ``message``), wherever cattrs nested them."""
+    if isinstance(exc, BaseExceptionGroup):
+        return [error for inner in exc.exceptions for error in _keyed(inner)]
+    key, message = getattr(exc, "key", None), getattr(exc, "message", None)
+    return [FieldError(key, message)] if isinstance(key, str) and isinstance(message, str) else []
+
+
 def field_errors(exc: BaseException) -> list[FieldError]:
     """The (dotted field path, message) pairs of a cattrs structuring error."""
     if not isinstance(exc, BaseValidationError):
         return [FieldError("", str(exc))]
+    keyed = _keyed(exc)
+    if keyed:
+        return keyed
     errors = []
     for line in cattrs.transform_error(exc, path="$", format_exception=_describe):
         match = _PATH.match(line)

@@ -1,0 +1,417 @@
+"""The signer's key ring: which key signs, which keys still verify, and when old keys retire.
+
+Key switching (``docs/adr/0005-signing-keys-and-algorithm-switching.md``) and rotation
+(``docs/adr/0015-keys-in-the-database-and-event-buses.md``): the signing key of the configured
+algorithm signs; keys that signed earlier keep verifying, and stay in the JWKS (RFC 7517), until
+every token they may have signed has expired (end of signing + access-token lifetime + leeway,
+by the injected ``Clock``); a rotated key is in the JWKS ``auth.key_publish_ahead`` seconds
+before it signs. The schedule is kept as ``KeyRecord`` s in a ``SigningKeyStore`` (the key
+directory's ``keys.json``, or a database table), so that processes and instances sharing it
+agree (``adapters.crypto.key_records``); a process learns of keys another one added when it is
+told (``refresh``: an event, the poll) or when a token with an unknown ``kid`` arrives
+(``KeyRing.adopt_peer_keys``).
+
+Each key is a ``SigningKey``: the private and public key objects, its public JWK and its RFC 7638
+thumbprint as ``kid``. ``mldsa_backend`` picks the ML-DSA backend by its configured name; it is
+the one place that knows both backends, so ``mldsa`` and ``oqs`` never import each other back.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+import attrs
+from cryptography.exceptions import UnsupportedAlgorithm
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+from jwt.algorithms import RSAAlgorithm
+
+from adapters.crypto.jwk import jwk_thumbprint
+from adapters.crypto.key_records import (
+    KeyChanges,
+    KeyPlan,
+    KeyRecord,
+    KeyStoreError,
+    MakeKey,
+    NewKey,
+    SigningKeyStore,
+    ordered_for_jwks,
+    plan_activation,
+    plan_retirement,
+    plan_rotation,
+    signing_key,
+)
+from adapters.crypto.keystore import KeyStore
+from adapters.crypto.mldsa import (
+    MLDSA_ALGORITHMS,
+    CryptographyMLDSA,
+    MLDSAAlgorithm,
+    MLDSABackend,
+    SignerUnavailable,
+)
+from application.ports import Clock
+from application.settings import ALGORITHMS, AuthSettings
+
+log = logging.getLogger(__name__)
+
+PEER_CHECK_INTERVAL = 5
+"""Seconds between re-reads of the key store prompted by tokens with an unknown ``kid``."""
+
+
+def mldsa_backend(name: str) -> MLDSABackend:
+    """The ML-DSA backend called ``name`` (``cryptography`` or ``liboqs``).
+
+    Raises ``SignerUnavailable`` with installation advice when it cannot work here.
+    """
+    if name == "cryptography":
+        return CryptographyMLDSA()
+    if name == "liboqs":
+        from adapters.crypto.oqs import LiboqsMLDSA  # optional extra: imported on demand
+
+        return LiboqsMLDSA()
+    raise SignerUnavailable(f"unknown auth.mldsa_backend {name!r}")
+
+
+@attrs.frozen
+class SigningKey:
+    """One key of the signer: ``alg``, ``kid`` (RFC 7638 thumbprint), the private and public
+    key objects, its public ``jwk`` (RFC 7517; ``AKP`` per RFC 9964 for ML-DSA), and
+    ``verify_until``: None while it is the active key, otherwise the time after which no token
+    it signed can still be live."""
+
+    alg: str
+    kid: str
+    private: Any = attrs.field(repr=False)
+    public: Any = attrs.field(repr=False)
+    jwk: dict[str, Any]
+    verify_until: datetime | None = None
+
+
+def load_signing_key(alg: str, material: bytes, backend: Callable[[], MLDSABackend]) -> SigningKey:
+    """Build a ``SigningKey`` from key-file ``material`` (PKCS#8 PEM or 32-byte seed).
+
+    ``backend`` is called only for an ML-DSA ``alg``. Raises ``KeyStoreError`` if the material
+    does not hold a usable key of ``alg`` (RSA: >= 2048 bits), and ``SignerUnavailable`` if the
+    ML-DSA backend cannot be used.
+    """
+    if alg == "RS256":
+        try:
+            private = serialization.load_pem_private_key(material, password=None)
+        except (ValueError, TypeError, UnsupportedAlgorithm) as e:
+            raise KeyStoreError(f"the RS256 key file does not hold a private key: {e}") from e
+        if not isinstance(private, rsa.RSAPrivateKey) or private.key_size < 2048:
+            raise KeyStoreError("the RS256 key file must hold an RSA key of >= 2048 bits")
+        public: Any = private.public_key()
+        base = RSAAlgorithm.to_jwk(public, as_dict=True)
+        jwk = {"kty": "RSA", "n": base["n"], "e": base["e"]}
+        kid = jwk_thumbprint(jwk)
+        jwk.update({"kid": kid, "alg": "RS256", "use": "sig"})
+        return SigningKey(alg, kid, private, public, jwk)
+    if alg in MLDSA_ALGORITHMS:
+        mprivate = backend().private_key_from_seed(alg, material)
+        mpublic = mprivate.public_key()
+        jwk = MLDSAAlgorithm.to_jwk(mpublic, as_dict=True)
+        kid = jwk_thumbprint(jwk)
+        jwk["kid"] = kid
+        return SigningKey(alg, kid, mprivate, mpublic, jwk)
+    raise KeyStoreError(f"unknown algorithm {alg!r}")
+
+
+@attrs.frozen
+class KeySet:
+    """One consistent view of the ring: the ``settings`` it was built for, the ``records`` of
+    the keys that sign, may sign or still verify (JWKS order: latest activated first), their
+    loaded ``keys`` by kid, and the name of the ML-DSA backend that loaded them."""
+
+    settings: AuthSettings
+    records: tuple[KeyRecord, ...]
+    keys: Mapping[str, SigningKey]
+    backend_name: str
+
+    def signing_record(self, now: datetime) -> KeyRecord:
+        """The record of the key that signs at ``now``: the schedule's signing key of
+        ``settings.algorithm`` (``key_records.signing_key``); if none can (the store changed
+        under us), the one of that algorithm activated last, so signing never stops."""
+        alg = self.settings.algorithm
+        found = signing_key(self.records, alg, now)
+        if found is not None and found.kid in self.keys:
+            return found
+        mine = [r for r in self.records if r.alg == alg and r.kid in self.keys]
+        started = [r for r in mine if r.activates_at <= now] or mine
+        return max(started, key=lambda r: (r.activates_at, r.kid))
+
+
+StoreFor = Callable[[AuthSettings], SigningKeyStore]
+"""The key store of given ``auth`` settings (the files of their ``key_dir``, or the database)."""
+
+
+def _default_stores() -> StoreFor:
+    """Key files in ``settings.key_dir``: one ``KeyStore`` per directory."""
+    stores: dict[str, KeyStore] = {}
+
+    def store(settings: AuthSettings) -> SigningKeyStore:
+        if settings.key_dir not in stores:
+            stores[settings.key_dir] = KeyStore(settings.key_dir)
+        return stores[settings.key_dir]
+
+    return store
+
+
+def _span(settings: AuthSettings) -> int:
+    """How long a token lives after it was signed, skew included (s)."""
+    return settings.access_token_ttl + settings.leeway
+
+
+class KeyRing:
+    """The keys of one signer, kept in step with a ``SigningKeyStore`` (key files in
+    ``settings.key_dir`` by default; the database with ``auth.key_store = "database"``).
+
+    Building a ring (and ``apply``) makes ``settings.algorithm`` the signing algorithm in the
+    store (``key_records.plan_activation``: its key is created if missing; keys of another
+    algorithm verify ``access_token_ttl + leeway`` more), then loads every key that signs, is
+    pending or still verifies. Which key signs is decided by the records' times at each call
+    (a rotated key takes over at its ``activates_at`` on every instance at once). Blocking
+    (store I/O, RSA key generation ~0.2-1 s). Raises ``SignerUnavailable`` (unknown algorithm,
+    unusable backend) and ``KeyStoreError`` (unusable store or signing key); another key that
+    cannot be loaded is logged and left out.
+
+    ``refresh`` re-reads the store (keys rotated or retired elsewhere); ``rotate`` and
+    ``retire`` are the operator's (``authsvc keys``) and the schedule's. Thread-safe: every
+    change replaces the immutable ``current`` view under a lock; readers take one view and
+    never see a half-built ring.
+    """
+
+    def __init__(
+        self,
+        settings: AuthSettings,
+        clock: Clock,
+        stores: StoreFor | None = None,
+    ) -> None:
+        self._stores = stores or _default_stores()
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._backends: dict[str, MLDSABackend] = {}
+        self._keys = self._build(settings, previous=None)
+        self._next_peer_check = clock.now()
+
+    @property
+    def current(self) -> KeySet:
+        """The ring as it stands now (replaced whole, never changed in place)."""
+        return self._keys
+
+    @property
+    def store(self) -> SigningKeyStore:
+        """The key store of the settings in force."""
+        return self._stores(self._keys.settings)
+
+    @property
+    def active(self) -> SigningKey:
+        """The key that signs new tokens now."""
+        keys = self._keys
+        return keys.keys[keys.signing_record(self._clock.now()).kid]
+
+    def apply(self, settings: AuthSettings) -> None:
+        """Rebuild the ring for ``settings``: a changed ``algorithm`` activates that algorithm's
+        key (created if missing) and the previous algorithm's keys keep verifying for the
+        longer of the old and new access-token lifetime + leeway. Raises like the constructor
+        and then leaves the ring unchanged."""
+        with self._lock:
+            self._keys = self._build(settings, previous=self._keys)
+
+    def verification_keys(self) -> list[SigningKey]:
+        """The keys that may still verify a live token now (the JWKS): the signing key first,
+        then the others, latest activated first; pending keys included."""
+        keys = self._keys
+        now = self._clock.now()
+        active = keys.signing_record(now).kid
+        out = [keys.keys[active]]
+        for r in keys.records:
+            if r.kid != active and r.published(now) and r.kid in keys.keys:
+                out.append(keys.keys[r.kid])
+        return out
+
+    def find(self, kid: str) -> SigningKey | None:
+        """The verification key whose ``kid`` is ``kid``, or None."""
+        keys = self._keys
+        key = keys.keys.get(kid)
+        if key is None:
+            return None
+        if key.verify_until is not None and key.verify_until <= self._clock.now():
+            return key if keys.signing_record(self._clock.now()).kid == kid else None
+        return key
+
+    def peer_check_due(self) -> bool:
+        """True if ``adopt_peer_keys`` would re-read the store now (cheap; no I/O)."""
+        return self._clock.now() >= self._next_peer_check
+
+    def adopt_peer_keys(self) -> bool:
+        """Pick up keys another process or instance added (a token with an unknown ``kid``):
+        ``refresh``, at most once per ``PEER_CHECK_INTERVAL`` seconds (by the injected clock).
+        True if the key set changed; a store that cannot be read is logged, never raised."""
+        now = self._clock.now()
+        if now < self._next_peer_check:
+            return False
+        self._next_peer_check = now + timedelta(seconds=PEER_CHECK_INTERVAL)
+        try:
+            return self.refresh()
+        except (KeyStoreError, SignerUnavailable) as e:
+            log.warning("cannot re-read the signing keys: %s", e)
+            return False
+
+    def refresh(self) -> bool:
+        """Re-read the store and load keys added there (rotated by a peer or ``authsvc keys``),
+        dropping retired ones; if nothing can sign the configured algorithm any more, activate
+        it again. True if the key set changed. Raises ``KeyStoreError`` when the store cannot
+        be read (the ring is then unchanged)."""
+        with self._lock:
+            keys = self._keys
+            store = self._stores(keys.settings)
+            records = store.records()
+            now = self._clock.now()
+            if signing_key(records, keys.settings.algorithm, now) is None:
+                plan = plan_activation(
+                    keys.settings.algorithm,
+                    now,
+                    _span(keys.settings),
+                    self._key_maker(keys.settings),
+                )
+                records = store.update(plan)
+            fresh = self._view(keys.settings, records, store, keys.backend_name, keys.keys)
+            if fresh.records == keys.records:
+                return False
+            self._keys = fresh
+            return True
+
+    def rotate(self, *, now: bool = False, due_after: int | None = None) -> KeyRecord | None:
+        """Add a key of the configured algorithm that signs ``auth.key_publish_ahead`` seconds
+        from now (``now``: at once, for a compromised key); the signing key stops then and
+        verifies until its last token expired (``key_records.plan_rotation``). With
+        ``due_after`` (the schedule) only if the newest key is at least that old. Returns the
+        new key's record, or None when not due. Raises ``KeyStoreError``."""
+        with self._lock:
+            settings = self._keys.settings
+            plan = plan_rotation(
+                settings.algorithm,
+                self._clock.now(),
+                0 if now else settings.key_publish_ahead,
+                _span(settings),
+                self._key_maker(settings),
+                due_after=due_after,
+            )
+            decided: list[KeyChanges] = []
+
+            def recorded(records: list[KeyRecord]) -> KeyChanges:
+                decided.append(plan(records))
+                return decided[-1]
+
+            self._update(recorded)
+            return decided[-1].added[0].record if decided and decided[-1].added else None
+
+    def retire(self, kid: str) -> None:
+        """Withdraw key ``kid`` at once: out of the JWKS, its tokens refused
+        (``key_records.plan_retirement``). Raises ``KeyOperationRefused`` (unknown kid, the
+        signing key, a pending key) and ``KeyStoreError``."""
+        with self._lock:
+            self._update(plan_retirement(kid, self._keys.settings.algorithm, self._clock.now()))
+
+    def _update(self, plan: KeyPlan) -> None:
+        """Run ``plan`` in the store and rebuild the view from its records (lock held)."""
+        keys = self._keys
+        store = self._stores(keys.settings)
+        records = store.update(plan)
+        self._keys = self._view(keys.settings, records, store, keys.backend_name, keys.keys)
+
+    def _backend(self, name: str) -> MLDSABackend:
+        if name not in self._backends:
+            self._backends[name] = mldsa_backend(name)
+        return self._backends[name]
+
+    def _key_maker(self, settings: AuthSettings) -> MakeKey:
+        store = self._stores(settings)
+        backend_name = settings.mldsa_backend
+
+        def make(alg: str, activates_at: datetime) -> NewKey:
+            material = store.new_material(alg)
+            key = load_signing_key(alg, material, lambda: self._backend(backend_name))
+            record = KeyRecord(key.kid, alg, self._clock.now(), activates_at, ref="")
+            log.info("new %s signing key %s, signs from %s", alg, key.kid, activates_at)
+            return NewKey(record, dict(key.jwk), material)
+
+        return make
+
+    def _view(
+        self,
+        settings: AuthSettings,
+        records: Sequence[KeyRecord],
+        store: SigningKeyStore,
+        backend_name: str,
+        loaded: Mapping[str, SigningKey],
+    ) -> KeySet:
+        """The view over ``records``: every key that signs, may sign or still verifies, loaded
+        (from ``loaded`` when it is there already). The signing key must load; another that
+        cannot is logged and left out."""
+        now = self._clock.now()
+        alg = settings.algorithm
+        signer = signing_key(records, alg, now)
+        keep = [
+            r
+            for r in records
+            if r.published(now) or r.may_sign(alg, now) or (r.alg == alg and r.activates_at > now)
+        ]
+        keys: dict[str, SigningKey] = {}
+        for r in keep:
+            try:
+                key = loaded.get(r.kid) or self._load(r, store, backend_name)
+            except (KeyStoreError, SignerUnavailable) as e:
+                if signer is not None and r.kid == signer.kid:
+                    raise
+                log.warning("%s key %s cannot be loaded, its tokens will fail: %s", r.alg, r.kid, e)
+                continue
+            if key is not None:
+                keys[r.kid] = attrs.evolve(key, verify_until=r.verify_until)
+        ordered = tuple(r for r in ordered_for_jwks(keep, None) if r.kid in keys)
+        view = KeySet(settings, ordered, keys, backend_name)
+        if not any(r.alg == alg for r in ordered):
+            raise KeyStoreError(f"no usable {alg} signing key in the {store.location}")
+        return view
+
+    def _load(self, r: KeyRecord, store: SigningKeyStore, backend_name: str) -> SigningKey | None:
+        material = store.material(r)
+        key = load_signing_key(r.alg, material, lambda: self._backend(backend_name))
+        if key.kid != r.kid:
+            log.warning("the %s key recorded as %s holds key %s; ignored", r.alg, r.kid, key.kid)
+            return None
+        return key
+
+    def _build(self, settings: AuthSettings, previous: KeySet | None) -> KeySet:
+        if settings.algorithm not in ALGORITHMS:
+            raise SignerUnavailable(f"unknown auth.algorithm {settings.algorithm!r}")
+        store = self._stores(settings)
+        span = _span(settings)
+        loaded: Mapping[str, SigningKey] = {}
+        if previous is not None:
+            span = max(span, _span(previous.settings))
+            if self._stores(previous.settings) is store:
+                loaded = previous.keys
+        now = self._clock.now()
+        make = self._key_maker(settings)
+        records = store.update(plan_activation(settings.algorithm, now, span, make))
+        view = self._view(settings, records, store, settings.mldsa_backend, loaded)
+        active = view.keys[view.signing_record(now).kid]
+        log.info("signing with %s key %s", active.alg, active.kid)
+        return view
+
+
+__all__ = [
+    "PEER_CHECK_INTERVAL",
+    "KeyRing",
+    "KeySet",
+    "SigningKey",
+    "StoreFor",
+    "load_signing_key",
+    "mldsa_backend",
+]

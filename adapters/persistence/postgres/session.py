@@ -1,0 +1,264 @@
+"""PostgreSQL sessions: one pooled connection per unit of work, storage faults translated
+(``StorageFault``, contract section 12, ADR 0014) and reads retried once on a fresh connection;
+the query helpers every repository uses."""
+
+# Only module constants (column lists) are interpolated into SQL; values are always bound.
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager, suppress
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import asyncpg
+from asyncpg.transaction import Transaction
+
+from adapters.persistence._rows import require_aware
+
+if TYPE_CHECKING:
+    from adapters.persistence.postgres.storage import PostgresStorage
+
+from domain.errors import (
+    FieldError,
+    StorageFault,
+    ValidationFailed,
+)
+from domain.model import Group, GroupSummary, RefreshToken, Role, User
+
+_KEY = "storage.postgres_dsn"
+
+log = logging.getLogger("authsvc.storage")
+
+T = TypeVar("T")
+
+PING_TIMEOUT = 1.0
+"""Seconds the health ``ping`` may take to connect and to run ``SELECT 1`` (each): readiness
+turns DOWN within about this long of an outage (contract section 12)."""
+
+CONNECTION_FAULTS: tuple[type[BaseException], ...] = (
+    OSError,  # refused, reset, unreachable (ConnectionError and socket errors)
+    TimeoutError,  # connecting took longer than the pool's timeout
+    asyncpg.PostgresConnectionError,  # class 08: ConnectionDoesNotExistError ("closed in the
+    # middle of operation"), connection failure, rejection, protocol violation
+    asyncpg.AdminShutdownError,  # 57P01: pg_terminate_backend, fast or smart shutdown
+    asyncpg.CrashShutdownError,  # 57P02
+    asyncpg.CannotConnectNowError,  # 57P03: starting up, shutting down, in recovery
+    asyncpg.IdleSessionTimeoutError,
+    asyncpg.IdleInTransactionSessionTimeoutError,
+    asyncpg.TooManyConnectionsError,  # 53300
+    asyncpg.InternalClientError,  # the protocol's state broken by a connection lost mid-call
+)
+"""asyncpg and socket errors after which a connection is unusable (or none could be made): the
+connection is discarded; a read is retried once on a fresh one."""
+
+WRITE_FAULTS: tuple[type[BaseException], ...] = (
+    asyncpg.DiskFullError,  # 53100
+    asyncpg.OutOfMemoryError,  # 53200
+    asyncpg.ReadOnlySQLTransactionError,  # 25006: a standby, or default_transaction_read_only
+)
+"""Errors of a reachable server that cannot write now; never retried."""
+
+CONNECTION_RETRY_AFTER = 1
+"""``Retry-After`` (s) for a lost or refused connection: a restart takes about that long."""
+WRITE_RETRY_AFTER = 5
+"""``Retry-After`` (s) when the server cannot write (disk full, read-only): an operator acts."""
+
+
+def _user(r: asyncpg.Record) -> User:
+    return User(r[0], r[1], r[2], Role(r[3]), r[4], r[5])
+
+
+def _token(r: asyncpg.Record) -> RefreshToken:
+    return RefreshToken(r[0], r[1], r[2], r[3], r[4], r[5])
+
+
+def _token_params(t: RefreshToken) -> tuple[Any, ...]:
+    for at in (t.expires_at, t.session_expires_at, t.created_at):
+        require_aware(at)
+    return (t.token_hash, t.user_id, t.family_id, t.expires_at, t.session_expires_at, t.created_at)
+
+
+def _summary(r: asyncpg.Record) -> GroupSummary:
+    return GroupSummary(Group(r[0], r[1], r[2], r[3]), int(r[4]))
+
+
+def _affected(status: str) -> int:
+    """Rows affected, from a command tag such as ``DELETE 3`` or ``INSERT 0 1``."""
+    try:
+        return int(status.rsplit(" ", 1)[-1])
+    except ValueError:
+        return 0
+
+
+@contextmanager
+def _translated() -> Iterator[None]:
+    """Translate a driver data error (U+0000 in ``text``, a number out of a column's range ...)
+    into the port's ``ValidationFailed``: the value cannot be stored or looked up here
+    (design.md: adapters translate driver errors before they cross the port)."""
+    try:
+        yield
+    except asyncpg.DataError:
+        raise ValidationFailed([FieldError("", "a value cannot be stored or looked up")]) from None
+
+
+def _closed(conn: Any) -> bool:
+    """Whether a (pooled) connection is closed; one already handed back to the pool by its own
+    closing counts as closed."""
+    try:
+        return bool(conn.is_closed())
+    except asyncpg.InterfaceError:  # "released back to the pool": it closed meanwhile
+        return True
+
+
+def is_connection_fault(exc: BaseException, conn: Any = None) -> bool:
+    """Whether ``exc`` means the connection ``conn`` (if any) is lost or none could be made:
+    one of ``CONNECTION_FAULTS``, or an ``InterfaceError`` on a connection found closed."""
+    if isinstance(exc, CONNECTION_FAULTS):
+        return True
+    return isinstance(exc, asyncpg.InterfaceError) and conn is not None and _closed(conn)
+
+
+def _is_fault(exc: BaseException, conn: Any = None) -> bool:
+    return isinstance(exc, WRITE_FAULTS) or is_connection_fault(exc, conn)
+
+
+class _Session:
+    """The pooled connection a unit of work (or one ``LoginAttempts`` call) runs on.
+
+    ``transactional``: statements run in one transaction, begun lazily before the first
+    statement (and again after each ``commit()``); else each statement stands alone. Every
+    statement goes through ``run``, which turns storage faults into ``StorageFault``, discards
+    the connection, and retries a read (or a write whose ``BEGIN`` failed) once on a fresh
+    connection when nothing was written since the transaction began. After a fault that was not
+    retried the session is broken: every later statement raises ``StorageFault`` too.
+    """
+
+    def __init__(self, storage: PostgresStorage, conn: Any, *, transactional: bool) -> None:
+        self._storage = storage
+        self._conn: Any = conn
+        self._transactional = transactional
+        self._transaction: Transaction | None = None
+        self._wrote = False
+
+    def _connection(self) -> Any:
+        if self._conn is None:
+            raise StorageFault(
+                "the database connection was lost earlier in this request",
+                CONNECTION_RETRY_AFTER,
+            )
+        return self._conn
+
+    async def run(self, op: Callable[[Any], Awaitable[T]], *, write: bool) -> T:
+        """``await op(connection)`` in the session's transaction. ``write``: ``op`` may change
+        data. A lost connection is retried once, on a fresh one, when nothing can be lost by
+        it: the transaction has written nothing and ``op`` is a read, or never started (its
+        ``BEGIN`` failed). Raises ``StorageFault``, ``ValidationFailed`` (a driver data error),
+        or what ``op`` raises (constraint violations, which the caller translates)."""
+        retried = False
+        while True:
+            conn = self._connection()
+            wrote_before, started = self._wrote, False
+            try:
+                with _translated():
+                    if self._transactional and self._transaction is None:
+                        transaction = conn.transaction()
+                        await transaction.start()
+                        self._transaction = transaction
+                    started = True
+                    self._wrote = wrote_before or write
+                    return await op(conn)
+            except Exception as exc:
+                if not _is_fault(exc, conn):
+                    raise
+                lost = is_connection_fault(exc, conn)
+                fault = self._storage._fault(exc)
+                await self._discard(lost)
+                harmless = not wrote_before and not (write and started)
+                if retried or not lost or not harmless:
+                    raise fault from None
+                retried = True
+                log.info("retrying on a fresh connection")
+                self._conn = await self._storage._acquire()
+                self._wrote = False
+
+    async def commit(self) -> None:
+        """Commit the transaction (if one began); the next statement begins another. Raises
+        ``StorageFault`` — its outcome unknown if the connection was lost during the commit."""
+        transaction, self._transaction = self._transaction, None
+        wrote, self._wrote = self._wrote, False
+        if transaction is None:
+            return
+        conn = self._connection()
+        try:
+            await transaction.commit()
+        except Exception as exc:
+            if not _is_fault(exc, conn):
+                raise
+            lost = is_connection_fault(exc, conn)
+            fault = self._storage._fault(exc, commit=wrote)
+            await self._discard(lost)
+            raise fault from None
+
+    async def _discard(self, lost: bool) -> None:
+        """Terminate the connection (it is not handed out again) and give its slot back.
+        ``lost``: the connection was lost — the server may have restarted, so every pooled
+        connection is suspect: each is replaced by a new one at its next use (a retried read
+        never gets one made before the fault)."""
+        conn, self._conn = self._conn, None
+        self._transaction = None
+        if conn is not None:
+            with suppress(Exception):
+                conn.terminate()
+            await self._storage._release(conn)
+        if lost and self._storage._pool is not None:
+            await self._storage._pool.expire_connections()
+
+    async def close(self) -> None:
+        """Roll back what was not committed and give the connection back to the pool; a
+        connection that cannot roll back is discarded. Never raises."""
+        conn, transaction = self._conn, self._transaction
+        self._conn = self._transaction = None
+        if conn is None:
+            return
+        try:
+            if transaction is not None:
+                await transaction.rollback()
+        except Exception as exc:
+            log.info("discarding a connection that cannot roll back: %s", type(exc).__name__)
+            with suppress(Exception):
+                conn.terminate()
+        await self._storage._release(conn)
+
+
+class _SqlQueries:
+    """Query helpers over the unit's ``_Session``: reads may be retried on a fresh connection,
+    writes never; each translates driver errors (``_translated``, ``StorageFault``)."""
+
+    def __init__(self, session: _Session) -> None:
+        self._s = session
+
+    async def _run(self, sql: str, *args: Any) -> int:
+        """A write; the number of rows it affected."""
+        return _affected(await self._s.run(lambda c: c.execute(sql, *args), write=True))
+
+    async def _run_guarded(self, sql: str, *args: Any) -> int:
+        """A write under a savepoint, so a constraint violation (raised as is, for the caller
+        to translate) leaves the unit usable; the number of rows it affected."""
+
+        async def op(conn: Any) -> int:
+            async with conn.transaction():
+                return _affected(await conn.execute(sql, *args))
+
+        return await self._s.run(op, write=True)
+
+    async def _all(self, sql: str, *args: Any) -> list[asyncpg.Record]:
+        """A read: every row."""
+        return list(await self._s.run(lambda c: c.fetch(sql, *args), write=False))
+
+    async def _one(self, sql: str, *args: Any, write: bool = False) -> asyncpg.Record | None:
+        """The first row (``write``: the statement changes data, e.g. ``DELETE ... RETURNING``)."""
+        row: asyncpg.Record | None = await self._s.run(
+            lambda c: c.fetchrow(sql, *args), write=write
+        )
+        return row

@@ -1,0 +1,246 @@
+"""The PostgreSQL ``Storage``: the pool, migrations, units of work, the health ping, and the
+failed-login counts."""
+
+# Only module constants (column lists) are interpolated into SQL; values are always bound.
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
+from datetime import datetime, timedelta
+from typing import Any
+
+import asyncpg
+
+from adapters.persistence._rows import require_aware
+from adapters.persistence.errors import StorageUnavailable, redact_dsn, safe_reason
+from adapters.persistence.migrate import apply_postgres_migrations, validate_schema_name
+from adapters.persistence.postgres.repos import PostgresUnitOfWork
+from adapters.persistence.postgres.session import (
+    _KEY,
+    CONNECTION_RETRY_AFTER,
+    PING_TIMEOUT,
+    WRITE_FAULTS,
+    WRITE_RETRY_AFTER,
+    _is_fault,
+    _Session,
+    _SqlQueries,
+    log,
+)
+from application.ports import LoginAttempts, Storage
+from domain.errors import (
+    StorageFault,
+)
+
+
+class PostgresStorage(Storage):
+    """``Storage`` over a PostgreSQL database.
+
+    ``dsn``: a ``postgresql://`` URI. ``min_size``/``max_size``: the asyncpg pool's bounds
+    (``storage.pool_min_size``/``pool_max_size``). ``schema``: tables live in this schema
+    (created by the migrations; used by tests to isolate runs), else the DSN's default
+    ``search_path``. ``open()`` applies migrations then creates the pool; it raises
+    ``StorageUnavailable`` (naming ``storage.postgres_dsn``, the reason and the redacted DSN) if
+    the DSN is malformed or the server cannot be reached. Once open, losing the server is a
+    ``StorageFault`` per request, never a restart: the pool reconnects as the server comes back.
+    """
+
+    def __init__(self, dsn: str, min_size: int, max_size: int, schema: str | None = None) -> None:
+        if schema is not None:
+            validate_schema_name(schema)
+        if not 0 <= min_size <= max_size or max_size < 1:
+            raise ValueError(
+                f"storage.pool_min_size ({min_size}) must be between 0 and "
+                f"storage.pool_max_size ({max_size}), which must be at least 1"
+            )
+        self._dsn = dsn
+        self._min = min_size
+        self._max = max_size
+        self._schema = schema
+        self._pool: asyncpg.Pool | None = None
+        self._ping_conn: Any = None
+        self._ping_lock = asyncio.Lock()
+
+    def _unavailable(self, exc: BaseException) -> StorageUnavailable:
+        return StorageUnavailable(_KEY, safe_reason(exc, self._dsn), redact_dsn(self._dsn))
+
+    def _server_settings(self) -> dict[str, str] | None:
+        return {"search_path": self._schema} if self._schema else None
+
+    def _fault(self, exc: BaseException, *, commit: bool = False) -> StorageFault:
+        """The ``StorageFault`` for a driver error (logged as a warning, password hidden)."""
+        log.warning("storage fault: %s: %s", type(exc).__name__, safe_reason(exc, self._dsn))
+        if isinstance(exc, WRITE_FAULTS):
+            return StorageFault("the database cannot write now", WRITE_RETRY_AFTER)
+        if commit:
+            return StorageFault(
+                "the database connection was lost during the commit: the change may or may"
+                " not have been made",
+                CONNECTION_RETRY_AFTER,
+            )
+        return StorageFault(
+            "the database cannot be reached; nothing was changed", CONNECTION_RETRY_AFTER
+        )
+
+    async def _acquire(self) -> Any:
+        """A pooled connection (waits for a free one). Raises ``StorageFault`` when none can
+        be made (server down, refusing, too many connections)."""
+        pool = self._require_pool()
+        try:
+            return await pool.acquire()
+        except Exception as exc:
+            if not _is_fault(exc):
+                raise
+            raise self._fault(exc) from None
+
+    async def _release(self, conn: Any) -> None:
+        """Give ``conn`` back to the pool; one that cannot be reset is terminated. Never
+        raises."""
+        pool = self._pool
+        if pool is None:
+            with suppress(Exception):
+                conn.terminate()
+            return
+        try:
+            await pool.release(conn)
+        except Exception as exc:  # the reset failed: asyncpg has terminated it
+            log.info("discarded a connection on release: %s", type(exc).__name__)
+
+    async def open(self) -> None:
+        """Apply pending migrations (in a thread), then create the pool."""
+        if self._pool is not None:
+            return
+        await asyncio.to_thread(apply_postgres_migrations, self._dsn, self._schema)
+        try:
+            self._pool = await asyncpg.create_pool(
+                self._dsn,
+                min_size=self._min,
+                max_size=self._max,
+                server_settings=self._server_settings(),
+                timeout=10,
+            )
+        except (
+            OSError,
+            TimeoutError,
+            ValueError,
+            asyncpg.PostgresError,
+            asyncpg.InterfaceError,
+        ) as exc:
+            raise self._unavailable(exc) from None
+
+    async def close(self) -> None:
+        """Close the pool, waiting up to 10 s for connections in use, then terminate them; close
+        the health check's connection."""
+        self._drop_ping_connection()
+        if self._pool is not None:
+            pool, self._pool = self._pool, None
+            try:
+                await asyncio.wait_for(pool.close(), 10)
+            except TimeoutError:
+                pool.terminate()
+
+    def _require_pool(self) -> asyncpg.Pool:
+        if self._pool is None:
+            raise RuntimeError("PostgresStorage is not open; call open() first")
+        return self._pool
+
+    def _drop_ping_connection(self) -> None:
+        conn, self._ping_conn = self._ping_conn, None
+        if conn is not None:
+            conn.terminate()
+
+    async def ping(self) -> None:
+        """``SELECT 1`` on a connection of its own, outside the pool (so a busy pool never
+        makes the service look DOWN, and no broken pooled connection makes it look DOWN
+        after the server is back): connected on first use and again after any failure,
+        each step limited to ``PING_TIMEOUT`` seconds. Raises the driver's error, or
+        ``TimeoutError``; ``RuntimeError`` when not open."""
+        self._require_pool()
+        async with self._ping_lock:
+            try:
+                if self._ping_conn is None or self._ping_conn.is_closed():
+                    self._drop_ping_connection()
+                    self._ping_conn = await asyncpg.connect(
+                        self._dsn, timeout=PING_TIMEOUT, server_settings=self._server_settings()
+                    )
+                await self._ping_conn.fetchval("SELECT 1", timeout=PING_TIMEOUT)
+            except BaseException:  # cancelled by the indicator's time limit included
+                self._drop_ping_connection()
+                raise
+
+    @asynccontextmanager
+    async def _session(self, *, transactional: bool) -> AsyncIterator[_Session]:
+        session = _Session(self, await self._acquire(), transactional=transactional)
+        try:
+            yield session
+        finally:
+            await asyncio.shield(session.close())
+
+    @asynccontextmanager
+    async def _begin(self) -> AsyncIterator[PostgresUnitOfWork]:
+        async with self._session(transactional=True) as session:
+            yield PostgresUnitOfWork(session)
+
+    @asynccontextmanager
+    async def _read(self) -> AsyncIterator[PostgresUnitOfWork]:
+        async with self._session(transactional=False) as session:
+            yield PostgresUnitOfWork(session)
+
+    def read(self) -> AbstractAsyncContextManager[PostgresUnitOfWork]:
+        """A read-only unit on a pooled connection without a transaction: each statement is
+        its own snapshot and one round trip. Nothing may be written through it."""
+        return self._read()
+
+    def begin(self) -> AbstractAsyncContextManager[PostgresUnitOfWork]:
+        """Start a unit of work on its own pooled connection (waits for a free one).
+
+        ``async with storage.begin() as uow: ...; await uow.commit()``; leaving without ``commit()``
+        rolls back. Raises ``StorageFault`` when no connection can be made.
+        """
+        return self._begin()
+
+    def login_attempts(self, max_age: float = 86_400.0) -> PostgresLoginAttempts:
+        """A ``LoginAttempts`` in this database (shared by every worker process)."""
+        return PostgresLoginAttempts(self, max_age)
+
+
+class PostgresLoginAttempts(LoginAttempts):
+    """``LoginAttempts`` in the ``login_failures`` table of a ``PostgresStorage``.
+
+    ``max_age`` (s) bounds how long a failure is kept; it must exceed
+    ``auth.login_failure_window``. Each call is its own short statement or transaction.
+    """
+
+    def __init__(self, storage: PostgresStorage, max_age: float = 86_400.0) -> None:
+        self._storage = storage
+        self._max_age = timedelta(seconds=max_age)
+
+    async def failures_since(self, key: str, since: datetime) -> list[datetime]:
+        """Failures of ``key`` at or after ``since``, oldest first. Raises ``StorageFault``."""
+        require_aware(since)
+        async with self._storage._session(transactional=False) as session:
+            rows = await _SqlQueries(session)._all(
+                "SELECT at FROM login_failures WHERE key = $1 AND at >= $2 ORDER BY at, id",
+                key,
+                since,
+            )
+        return [r[0] for r in rows]
+
+    async def record_failure(self, key: str, at: datetime) -> None:
+        """Record one failure of ``key`` at ``at``; forget failures older than ``max_age``.
+        Raises ``StorageFault``."""
+        require_aware(at)
+
+        async def op(conn: Any) -> None:
+            async with conn.transaction():
+                await conn.execute("INSERT INTO login_failures (key, at) VALUES ($1, $2)", key, at)
+                await conn.execute("DELETE FROM login_failures WHERE at < $1", at - self._max_age)
+
+        async with self._storage._session(transactional=False) as session:
+            await session.run(op, write=True)
+
+    async def reset(self, key: str) -> None:
+        """Forget every failure of ``key``. Raises ``StorageFault``."""
+        async with self._storage._session(transactional=False) as session:
+            await _SqlQueries(session)._run("DELETE FROM login_failures WHERE key = $1", key)

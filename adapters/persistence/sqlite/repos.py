@@ -1,0 +1,270 @@
+"""The SQLite repositories (users, refresh tokens, groups) and the unit of work holding them."""
+
+# Only module constants (column lists) are interpolated into SQL; values are always bound.
+# ruff: noqa: S608
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime
+
+from adapters.persistence import _columns as cols
+from adapters.persistence._rows import to_micros
+from adapters.persistence.sqlite.unit import (
+    _is_fk,
+    _SqlQueries,
+    _summary,
+    _token,
+    _token_params,
+    _Unit,
+    _user,
+)
+from application.ports import GroupRepo, TokenStore, UnitOfWork, UserRepo
+from domain.errors import Conflict, EmailTaken, NotFound
+from domain.model import Group, GroupSummary, RefreshToken, Role, User
+
+
+class SqliteUserRepo(_SqlQueries, UserRepo):
+    """``UserRepo`` in the current transaction. Emails are stored lower-case (unique index)."""
+
+    async def add(self, user: User) -> None:
+        """Insert. Raises ``EmailTaken`` (email exists) or ``Conflict`` (id exists)."""
+        try:
+            await self._count(
+                f"INSERT INTO users ({cols.USERS}) VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    user.id,
+                    user.email.lower(),
+                    user.password_hash,
+                    user.role.value,
+                    user.org_id,
+                    to_micros(user.created_at),
+                ),
+            )
+        except sqlite3.IntegrityError as exc:
+            if "users.email" in str(exc):
+                raise EmailTaken() from None
+            raise Conflict(f"user id {user.id} exists") from None
+
+    async def get(self, user_id: str) -> User | None:
+        """The user with this id, or None."""
+        row = await self._one(f"SELECT {cols.USERS} FROM users WHERE id = ?", (user_id,))
+        return None if row is None else _user(row)
+
+    async def get_with_groups(self, user_id: str) -> tuple[User, list[str]] | None:
+        """The user and the sorted ids of its groups (one statement), or None."""
+        rows = await self._all(cols.USER_WITH_GROUPS.format(param="?"), (user_id,))
+        if not rows:
+            return None
+        return _user(tuple(rows[0])[:-1]), sorted(r[-1] for r in rows if r[-1] is not None)
+
+    async def get_by_email(self, email: str) -> User | None:
+        """The user with this email (compared lower-case), or None."""
+        row = await self._one(f"SELECT {cols.USERS} FROM users WHERE email = ?", (email.lower(),))
+        return None if row is None else _user(row)
+
+    async def update(self, user: User) -> None:
+        """Replace the user with the same id. Raises ``NotFound`` or ``EmailTaken``."""
+        try:
+            n = await self._count(
+                "UPDATE users SET email = ?, password_hash = ?, role = ?, org_id = ? WHERE id = ?",
+                (user.email.lower(), user.password_hash, user.role.value, user.org_id, user.id),
+            )
+        except sqlite3.IntegrityError:
+            raise EmailTaken() from None
+        if n == 0:
+            raise NotFound(f"user {user.id} not found")
+
+    async def list_page(self, org_id: str | None, after: str | None, limit: int) -> list[User]:
+        """Up to ``limit`` users with ``id > after`` ordered by id, of ``org_id`` (None = all)."""
+        rows = await self._all(
+            f"SELECT {cols.USERS} FROM users WHERE (?1 IS NULL OR org_id = ?1)"
+            " AND (?2 IS NULL OR id > ?2) ORDER BY id LIMIT ?3",
+            (org_id, after, max(0, limit)),
+        )
+        return [_user(r) for r in rows]
+
+    async def count_by_role(self, role: Role) -> int:
+        """How many users hold ``role``."""
+        row = await self._one("SELECT count(*) FROM users WHERE role = ?", (role.value,))
+        return int(row[0])
+
+
+class SqliteTokenStore(_SqlQueries, TokenStore):
+    """``TokenStore`` in the current transaction (tables ``refresh_tokens`` and
+    ``rotated_refresh_tokens``)."""
+
+    async def add(self, token: RefreshToken) -> None:
+        """Store a live token. Raises ``Conflict`` (hash exists) or ``NotFound`` (no such user)."""
+        try:
+            await self._count(
+                f"INSERT INTO refresh_tokens ({cols.TOKENS}) VALUES (?, ?, ?, ?, ?, ?)",
+                _token_params(token),
+            )
+        except sqlite3.IntegrityError as exc:
+            if _is_fk(exc):
+                raise NotFound(f"user {token.user_id} not found") from None
+            raise Conflict("refresh token hash exists") from None
+
+    async def take(self, token_hash: str) -> RefreshToken | None:
+        """Delete and return the live token with this hash (``DELETE ... RETURNING``), or None."""
+        rows = await self._all(
+            f"DELETE FROM refresh_tokens WHERE token_hash = ? RETURNING {cols.TOKENS}",
+            (token_hash,),
+        )
+        return _token(rows[0]) if rows else None
+
+    async def find(self, token_hash: str) -> RefreshToken | None:
+        """The live token with this hash, or None."""
+        row = await self._one(
+            f"SELECT {cols.TOKENS} FROM refresh_tokens WHERE token_hash = ?", (token_hash,)
+        )
+        return None if row is None else _token(row)
+
+    async def remember_rotated(self, token: RefreshToken) -> None:
+        """Remember a rotated token (replacing an earlier record of the same hash).
+
+        Raises ``NotFound`` if its user does not exist.
+        """
+        try:
+            await self._count(
+                f"INSERT INTO rotated_refresh_tokens ({cols.TOKENS}) VALUES (?, ?, ?, ?, ?, ?)"
+                + cols.ROTATED_UPSERT,
+                _token_params(token),
+            )
+        except sqlite3.IntegrityError:
+            raise NotFound(f"user {token.user_id} not found") from None
+
+    async def find_rotated(self, token_hash: str) -> RefreshToken | None:
+        """The remembered rotated token with this hash, or None."""
+        row = await self._one(
+            f"SELECT {cols.TOKENS} FROM rotated_refresh_tokens WHERE token_hash = ?",
+            (token_hash,),
+        )
+        return None if row is None else _token(row)
+
+    async def revoke_family(self, family_id: str) -> int:
+        """Delete the family's live tokens; returns how many."""
+        return await self._count("DELETE FROM refresh_tokens WHERE family_id = ?", (family_id,))
+
+    async def revoke_user(self, user_id: str) -> int:
+        """Delete the user's live tokens; returns how many."""
+        return await self._count("DELETE FROM refresh_tokens WHERE user_id = ?", (user_id,))
+
+    async def purge_expired(self, now: datetime) -> int:
+        """Delete live and rotated records with ``expires_at <= now``; returns how many."""
+        cutoff = to_micros(now)
+        live = await self._count("DELETE FROM refresh_tokens WHERE expires_at <= ?", (cutoff,))
+        rotated = await self._count(
+            "DELETE FROM rotated_refresh_tokens WHERE expires_at <= ?", (cutoff,)
+        )
+        return live + rotated
+
+
+class SqliteGroupRepo(_SqlQueries, GroupRepo):
+    """``GroupRepo`` in the current transaction. Names are unique per organization (exact)."""
+
+    async def add(self, group: Group) -> None:
+        """Insert. Raises ``Conflict`` on a duplicate name in the org or a duplicate id."""
+        try:
+            await self._count(
+                "INSERT INTO groups (id, name, org_id, created_at) VALUES (?, ?, ?, ?)",
+                (group.id, group.name, group.org_id, to_micros(group.created_at)),
+            )
+        except sqlite3.IntegrityError as exc:
+            if "groups.id" in str(exc):
+                raise Conflict(f"group id {group.id} exists") from None
+            raise Conflict(
+                f"group {group.name!r} exists in organization {group.org_id!r}"
+            ) from None
+
+    async def get(self, group_id: str) -> GroupSummary | None:
+        """The group with its member count, or None."""
+        row = await self._one(f"{cols.GROUP_SUMMARY} WHERE g.id = ?", (group_id,))
+        return None if row is None else _summary(row)
+
+    async def rename(self, group_id: str, name: str) -> None:
+        """Rename. Raises ``NotFound``, or ``Conflict`` on a duplicate name in the org."""
+        try:
+            n = await self._count("UPDATE groups SET name = ? WHERE id = ?", (name, group_id))
+        except sqlite3.IntegrityError:
+            raise Conflict(f"group {name!r} exists in this organization") from None
+        if n == 0:
+            raise NotFound(f"group {group_id} not found")
+
+    async def delete(self, group_id: str) -> bool:
+        """Delete the group and (by cascade) its memberships; False if it did not exist."""
+        return await self._count("DELETE FROM groups WHERE id = ?", (group_id,)) > 0
+
+    async def list_page(
+        self, org_id: str | None, after: str | None, limit: int
+    ) -> list[GroupSummary]:
+        """Up to ``limit`` groups with ``id > after`` ordered by id, of ``org_id`` (None = all)."""
+        rows = await self._all(
+            f"{cols.GROUP_SUMMARY} WHERE (?1 IS NULL OR g.org_id = ?1)"
+            " AND (?2 IS NULL OR g.id > ?2) ORDER BY g.id LIMIT ?3",
+            (org_id, after, max(0, limit)),
+        )
+        return [_summary(r) for r in rows]
+
+    async def add_member(self, group_id: str, user_id: str, now: datetime) -> bool:
+        """Add a membership (idempotent); True if new. Raises ``NotFound`` for an unknown
+        group or user."""
+        try:
+            n = await self._count(
+                "INSERT INTO group_members (group_id, user_id, created_at) VALUES (?, ?, ?)"
+                " ON CONFLICT (group_id, user_id) DO NOTHING",
+                (group_id, user_id, to_micros(now)),
+            )
+        except sqlite3.IntegrityError:
+            raise NotFound(f"group {group_id} or user {user_id} not found") from None
+        return n > 0
+
+    async def remove_member(self, group_id: str, user_id: str) -> bool:
+        """Remove a membership; True if it existed."""
+        n = await self._count(
+            "DELETE FROM group_members WHERE group_id = ? AND user_id = ?", (group_id, user_id)
+        )
+        return n > 0
+
+    async def members(self, group_id: str) -> list[User]:
+        """The group's members ordered by id (empty for an unknown group)."""
+        rows = await self._all(
+            f"SELECT {cols.MEMBERS} FROM group_members m JOIN users u ON u.id = m.user_id"
+            " WHERE m.group_id = ? ORDER BY u.id",
+            (group_id,),
+        )
+        return [_user(r) for r in rows]
+
+    async def groups_of(self, user_id: str) -> list[str]:
+        """Sorted ids of the groups ``user_id`` belongs to."""
+        rows = await self._all(
+            "SELECT group_id FROM group_members WHERE user_id = ? ORDER BY group_id", (user_id,)
+        )
+        return [r[0] for r in rows]
+
+    async def remove_user_from_org_groups(self, user_id: str, org_id: str) -> int:
+        """Remove the user from every group of ``org_id``; returns how many memberships went."""
+        return await self._count(
+            "DELETE FROM group_members WHERE user_id = ?"
+            " AND group_id IN (SELECT id FROM groups WHERE org_id = ?)",
+            (user_id, org_id),
+        )
+
+
+class SqliteUnitOfWork(UnitOfWork):
+    """``UnitOfWork``: one ``BEGIN IMMEDIATE`` transaction on the storage's one connection.
+
+    ``commit()`` commits the changes so far; the next statement begins the next transaction:
+    the unit goes on, and later changes need another ``commit()``. Raises ``StorageFault``.
+    """
+
+    def __init__(self, unit: _Unit) -> None:
+        self._unit = unit
+        self.users = SqliteUserRepo(unit)
+        self.tokens = SqliteTokenStore(unit)
+        self.groups = SqliteGroupRepo(unit)
+
+    async def commit(self) -> None:
+        """Make every change of this unit durable at once."""
+        await self._unit.commit()

@@ -1,0 +1,198 @@
+"""The SQLite ``Storage``: one connection, migrations, units of work, readiness probe, and the
+failed-login counts."""
+
+# Only module constants (column lists) are interpolated into SQL; values are always bound.
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import aiosqlite
+
+from adapters.persistence._rows import from_micros, require_aware, to_micros
+from adapters.persistence.errors import StorageUnavailable
+from adapters.persistence.migrate import apply_sqlite_migrations, prepare_sqlite_path
+from adapters.persistence.sqlite.repos import SqliteUnitOfWork
+from adapters.persistence.sqlite.unit import (
+    _PROBE,
+    _SqlQueries,
+    _Unit,
+    log,
+)
+from application.ports import LoginAttempts, Storage
+from domain.errors import StorageFault
+
+
+class SqliteStorage(Storage):
+    """``Storage`` over one SQLite file (``path``; ``~`` expanded, parent made mode 0700).
+
+    ``busy_timeout_ms``: how long a unit waits for another process's write lock before failing
+    with ``sqlite3.OperationalError`` ("database is locked"). ``open()`` applies migrations, then
+    connects; ``begin()`` before ``open()`` raises ``RuntimeError``. Do not nest ``begin()`` in
+    one task (it would wait for itself).
+    """
+
+    def __init__(self, path: str, busy_timeout_ms: int = 5000) -> None:
+        self._path = path
+        self._busy_timeout_ms = busy_timeout_ms
+        self._conn: aiosqlite.Connection | None = None
+        self._lock = asyncio.Lock()
+        self._write_fault: StorageFault | None = None
+
+    def _record_fault(self, exc: sqlite3.Error, fault: StorageFault, is_write_fault: bool) -> None:
+        """Log a storage fault; remember a write fault for ``ping`` until a commit succeeds."""
+        log.warning("storage fault: %s: %s", getattr(exc, "sqlite_errorname", "sqlite"), exc)
+        if is_write_fault:
+            self._write_fault = fault
+
+    @property
+    def path(self) -> str:
+        """The database file (``~`` expanded)."""
+        return str(Path(self._path).expanduser())
+
+    async def open(self) -> None:
+        """Apply pending migrations (in a thread), then connect and set the pragmas.
+
+        Raises ``StorageUnavailable`` naming ``storage.sqlite_path`` if the file is unusable.
+        """
+        if self._conn is not None:
+            return
+        await asyncio.to_thread(apply_sqlite_migrations, self._path)
+        db = prepare_sqlite_path(self._path)
+        try:
+            conn = await aiosqlite.connect(
+                db, timeout=self._busy_timeout_ms / 1000, isolation_level=None
+            )
+        except sqlite3.Error as exc:
+            raise StorageUnavailable("storage.sqlite_path", str(exc), str(db)) from None
+        try:
+            await conn.execute("PRAGMA journal_mode = WAL")
+            await conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
+            await conn.execute("PRAGMA foreign_keys = ON")
+            await conn.execute("PRAGMA synchronous = NORMAL")
+        except sqlite3.Error as exc:
+            await conn.close()
+            raise StorageUnavailable("storage.sqlite_path", str(exc), str(db)) from None
+        self._conn = conn
+
+    async def close(self) -> None:
+        """Close the connection (waits for a running unit of work to finish)."""
+        async with self._lock:
+            if self._conn is not None:
+                conn, self._conn = self._conn, None
+                await conn.close()
+
+    async def ping(self) -> None:
+        """``SELECT 1``; after a write fault (disk full, read-only, I/O error) also a probe: a
+        row of 8 KiB inserted and deleted in one committed transaction. Raises ``RuntimeError``
+        when not open, ``sqlite3.Error`` when the query fails, ``StorageFault`` while the probe
+        cannot commit (a successful probe or commit ends the fault)."""
+        async with self._locked() as conn:
+            async with conn.execute("SELECT 1") as cur:
+                await cur.fetchone()
+            if self._write_fault is not None:
+                await self._probe_write(conn)
+
+    async def _probe_write(self, conn: aiosqlite.Connection) -> None:
+        unit = _Unit(self, conn)
+        queries = _SqlQueries(unit)
+        try:
+            await queries._count("INSERT INTO login_failures (key, at) VALUES (?, 0)", (_PROBE,))
+            await queries._count("DELETE FROM login_failures WHERE key = ?", (_PROBE,))
+            await unit.commit()
+        finally:
+            await self._rollback(conn)
+
+    async def _rollback(self, conn: aiosqlite.Connection) -> None:
+        """Roll back an open transaction; a failure is logged (SQLite rolls back by itself
+        when it cannot go on), never raised."""
+        if conn.in_transaction:
+            try:
+                await asyncio.shield(conn.execute("ROLLBACK"))
+            except sqlite3.Error as exc:
+                log.warning("rollback failed: %s", exc)
+
+    @asynccontextmanager
+    async def _locked(self) -> AsyncIterator[aiosqlite.Connection]:
+        async with self._lock:
+            if self._conn is None:
+                raise RuntimeError("SqliteStorage is not open; call open() first")
+            yield self._conn
+
+    @asynccontextmanager
+    async def _begin(self) -> AsyncIterator[SqliteUnitOfWork]:
+        async with self._locked() as conn:
+            await self._rollback(conn)  # left over by a cancelled unit
+            unit = _Unit(self, conn)
+            await unit.begin()  # the write lock, from the start
+            try:
+                yield SqliteUnitOfWork(unit)
+            finally:
+                await self._rollback(conn)
+
+    @asynccontextmanager
+    async def _read(self) -> AsyncIterator[SqliteUnitOfWork]:
+        async with self._locked() as conn:
+            await self._rollback(conn)  # left over by a cancelled unit
+            yield SqliteUnitOfWork(_Unit(self, conn, autocommit=True))
+
+    def read(self) -> AbstractAsyncContextManager[SqliteUnitOfWork]:
+        """A read-only unit: statements in autocommit (WAL readers take no write lock), one
+        thread hop each, on the storage's connection. Nothing may be written through it."""
+        return self._read()
+
+    def begin(self) -> AbstractAsyncContextManager[SqliteUnitOfWork]:
+        """Start a unit of work: ``async with storage.begin() as uow: ...; await uow.commit()``.
+
+        Leaving without ``commit()`` rolls back. Waits for this process's other units, then for
+        other processes' write locks (up to ``busy_timeout_ms``; then ``StorageFault``).
+        """
+        return self._begin()
+
+    def login_attempts(self, max_age: float = 86_400.0) -> SqliteLoginAttempts:
+        """A ``LoginAttempts`` sharing this file (so every worker process sees the same counts)."""
+        return SqliteLoginAttempts(self, max_age)
+
+
+class SqliteLoginAttempts(LoginAttempts):
+    """``LoginAttempts`` in the ``login_failures`` table of a ``SqliteStorage``.
+
+    ``max_age`` (s) bounds how long a failure is kept; it must exceed
+    ``auth.login_failure_window``. Each call is its own short transaction.
+    """
+
+    def __init__(self, storage: SqliteStorage, max_age: float = 86_400.0) -> None:
+        self._storage = storage
+        self._max_age = timedelta(seconds=max_age)
+
+    async def failures_since(self, key: str, since: datetime) -> list[datetime]:
+        """Failures of ``key`` at or after ``since``, oldest first."""
+        async with self._storage.begin() as uow:
+            rows = await _SqlQueries(uow._unit)._all(
+                "SELECT at FROM login_failures WHERE key = ? AND at >= ? ORDER BY at, id",
+                (key, to_micros(since)),
+            )
+        return [from_micros(r[0]) for r in rows]
+
+    async def record_failure(self, key: str, at: datetime) -> None:
+        """Record one failure of ``key`` at ``at``; forget failures older than ``max_age``."""
+        require_aware(at)
+        async with self._storage.begin() as uow:
+            await _SqlQueries(uow._unit)._count(
+                "INSERT INTO login_failures (key, at) VALUES (?, ?)", (key, to_micros(at))
+            )
+            await _SqlQueries(uow._unit)._count(
+                "DELETE FROM login_failures WHERE at < ?", (to_micros(at - self._max_age),)
+            )
+            await uow.commit()
+
+    async def reset(self, key: str) -> None:
+        """Forget every failure of ``key``."""
+        async with self._storage.begin() as uow:
+            await _SqlQueries(uow._unit)._count("DELETE FROM login_failures WHERE key = ?", (key,))
+            await uow.commit()

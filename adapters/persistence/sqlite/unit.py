@@ -1,0 +1,188 @@
+"""The SQLite unit-of-work connection: storage faults translated (``StorageFault``, contract
+section 12, ADR 0014), row converters, and the query helpers every repository uses."""
+
+# Only module constants (column lists) are interpolated into SQL; values are always bound.
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+import aiosqlite
+
+from adapters.persistence._rows import from_micros, to_micros
+from domain.errors import StorageFault
+from domain.model import Group, GroupSummary, RefreshToken, Role, User
+
+if TYPE_CHECKING:
+    from adapters.persistence.sqlite.storage import SqliteStorage
+
+
+def _user(row: Iterable[Any]) -> User:
+    id_, email, password_hash, role, org_id, created_at = row
+    return User(id_, email, password_hash, Role(role), org_id, from_micros(created_at))
+
+
+def _token(row: Iterable[Any]) -> RefreshToken:
+    token_hash, user_id, family_id, expires_at, session_expires_at, created_at = row
+    return RefreshToken(
+        token_hash,
+        user_id,
+        family_id,
+        from_micros(expires_at),
+        from_micros(session_expires_at),
+        from_micros(created_at),
+    )
+
+
+def _token_params(t: RefreshToken) -> tuple[Any, ...]:
+    return (
+        t.token_hash,
+        t.user_id,
+        t.family_id,
+        to_micros(t.expires_at),
+        to_micros(t.session_expires_at),
+        to_micros(t.created_at),
+    )
+
+
+def _summary(row: Iterable[Any]) -> GroupSummary:
+    id_, name, org_id, created_at, count = row
+    return GroupSummary(Group(id_, name, org_id, from_micros(created_at)), int(count))
+
+
+def _is_fk(exc: sqlite3.IntegrityError) -> bool:
+    return "FOREIGN KEY" in str(exc)
+
+
+log = logging.getLogger("authsvc.storage")
+
+WRITE_FAULT_CODES = {
+    sqlite3.SQLITE_FULL: "the disk is full",
+    sqlite3.SQLITE_READONLY: "the database is read-only",
+    sqlite3.SQLITE_IOERR: "a disk I/O error occurred",
+    sqlite3.SQLITE_CANTOPEN: "the database file cannot be opened",
+}
+"""Primary SQLite result codes meaning the file cannot be written now: ``StorageFault`` with
+``Retry-After`` ``WRITE_RETRY_AFTER``, and readiness DOWN until a probe write succeeds."""
+
+BUSY_CODES = {
+    sqlite3.SQLITE_BUSY: "the database is locked by another writer",
+    sqlite3.SQLITE_LOCKED: "the database is locked by another writer",
+}
+"""Contention that outlasted the busy timeout: ``StorageFault`` with ``Retry-After``
+``BUSY_RETRY_AFTER``; readiness is not affected (the next unit may well get the lock)."""
+
+WRITE_RETRY_AFTER = 5
+"""``Retry-After`` (s) for a file that cannot be written: an operator has to act."""
+BUSY_RETRY_AFTER = 1
+"""``Retry-After`` (s) for a lock held past the busy timeout."""
+
+_PROBE = "authsvc-write-probe:" + "0" * 8192
+"""The key of the probe row: 8 KiB, so that inserting it needs new pages (a full disk or a
+page limit shows), unlike a row that fits in a page already there."""
+
+
+def storage_fault(exc: sqlite3.Error) -> tuple[StorageFault, bool] | None:
+    """The ``StorageFault`` for a driver error that means "cannot write or use the file now"
+    (by its primary result code), with whether it is a write fault rather than contention; None
+    for any other error (a constraint, a programming error), which the caller handles or lets
+    through."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is None:  # raised by the sqlite3 module itself (a closed connection ...)
+        return None
+    primary = code & 0xFF
+    if primary in WRITE_FAULT_CODES:
+        detail = f"the database cannot write now: {WRITE_FAULT_CODES[primary]}"
+        return StorageFault(detail, WRITE_RETRY_AFTER), True
+    if primary in BUSY_CODES:
+        return StorageFault(f"{BUSY_CODES[primary]}; retry", BUSY_RETRY_AFTER), False
+    return None
+
+
+class _Unit:
+    """The connection one unit of work runs on. Every statement goes through ``call``, which
+    begins the next transaction after a commit and turns storage faults into ``StorageFault``;
+    after one, the unit is finished (its transaction rolled back) and every later statement
+    raises ``StorageFault`` too."""
+
+    def __init__(
+        self, storage: SqliteStorage, conn: aiosqlite.Connection, *, autocommit: bool = False
+    ) -> None:
+        self._storage = storage
+        self.conn = conn
+        self._fault: StorageFault | None = None
+        self._autocommit = autocommit  # a read-only unit: each statement on its own
+
+    @contextmanager
+    def translated(self) -> Iterator[None]:
+        """Raise ``StorageFault`` in place of a driver error that is one."""
+        if self._fault is not None:
+            raise self._fault
+        try:
+            yield
+        except sqlite3.Error as exc:
+            found = storage_fault(exc)
+            if found is None:
+                raise
+            self._fault, is_write_fault = found
+            self._storage._record_fault(exc, self._fault, is_write_fault)
+            raise self._fault from None
+
+    async def begin(self) -> None:
+        """``BEGIN IMMEDIATE`` (waits up to the busy timeout for the write lock). On a read-only
+        database a deferred ``BEGIN`` instead: reads are still served, writes raise
+        ``StorageFault`` (and the fault counts for readiness)."""
+        with self.translated():
+            try:
+                await self.conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                if getattr(exc, "sqlite_errorcode", 0) & 0xFF != sqlite3.SQLITE_READONLY:
+                    raise
+                fault, _ = storage_fault(exc) or (StorageFault(), True)
+                self._storage._record_fault(exc, fault, True)
+                await self.conn.execute("BEGIN")
+
+    async def call(self, op: Callable[[aiosqlite.Connection], Awaitable[Any]]) -> Any:
+        """``await op(conn)`` in the unit's transaction (begun first if a commit ended it)."""
+        if not self._autocommit and not self.conn.in_transaction:
+            await self.begin()
+        with self.translated():
+            return await op(self.conn)
+
+    async def commit(self) -> None:
+        """Commit what the unit did so far (the next statement begins the next transaction)."""
+        if not self.conn.in_transaction:
+            return
+        with self.translated():
+            await self.conn.execute("COMMIT")
+        self._storage._write_fault = None
+
+
+class _SqlQueries:
+    """Query helpers over a ``_Unit``. Every aiosqlite call is a hop to its thread (~0.1 ms):
+    ``execute_fetchall`` runs a statement and fetches its rows in one hop (cursor + fetch +
+    close would be three)."""
+
+    def __init__(self, unit: _Unit) -> None:
+        self._u = unit
+
+    async def _all(self, sql: str, params: Iterable[Any] = ()) -> list[Any]:
+        args = tuple(params)
+        return list(await self._u.call(lambda c: c.execute_fetchall(sql, args)))
+
+    async def _one(self, sql: str, params: Iterable[Any] = ()) -> Any:
+        rows = await self._all(sql, params)
+        return rows[0] if rows else None
+
+    async def _count(self, sql: str, params: Iterable[Any] = ()) -> int:
+        args = tuple(params)
+
+        async def op(conn: aiosqlite.Connection) -> int:
+            async with conn.execute(sql, args) as cur:
+                return max(0, cur.rowcount)
+
+        return int(await self._u.call(op))

@@ -1,0 +1,58 @@
+"""JSON views: domain objects as the contract's JSON shapes, and JSON responses encoded by
+orjson (RFC 8259; UTF-8)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from domain.model import GroupSummary, User
+
+
+def json_response(
+    data: Any,
+    *,
+    status: int = 200,
+    headers: Mapping[str, str] | None = None,
+    content_type: str = "application/json",
+) -> web.Response:
+    """A response whose body is ``data`` as JSON (orjson: UTF-8, no NaN; raises
+    ``orjson.JSONEncodeError`` for a value JSON cannot hold — a bug, not input)."""
+    return web.Response(
+        body=orjson.dumps(data), status=status, headers=headers, content_type=content_type
+    )
+
+
+def iso(ts: datetime) -> str:
+    """RFC 3339 UTC timestamp, e.g. ``2026-01-01T00:00:00Z``."""
+    return ts.isoformat().replace("+00:00", "Z")
+
+
+def user_json(user: User, groups: list[str] | None = None) -> dict[str, Any]:
+    """Contract ``User``: id, email, role, org_id, created_at (+ groups). Never a password hash."""
+    body: dict[str, Any] = {
+        "id": user.id,
+        "email": user.email,
+        "role": user.role.value,
+        "org_id": user.org_id,
+        "created_at": iso(user.created_at),
+    }
+    if groups is not None:
+        body["groups"] = groups
+    return body
+
+
+def group_json(summary: GroupSummary) -> dict[str, Any]:
+    """Contract ``Group``: id, name, org_id, member_count, created_at."""
+    g = summary.group
+    return {
+        "id": g.id,
+        "name": g.name,
+        "org_id": g.org_id,
+        "member_count": summary.member_count,
+        "created_at": iso(g.created_at),
+    }

@@ -1,0 +1,124 @@
+"""Hostile input over HTTP (issues 9 and 17): bodies beyond the limits of contract section 1 are
+400 ``malformed_body`` on every route that takes one, values no backend can store are refused
+before any adapter sees them, and none of it changes anything or answers 5xx — on SQLite and on
+PostgreSQL alike."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from aiohttp.test_utils import TestClient
+
+from tests.e2e.conftest import PASSWORD, assert_problem, bearer, container_of, register_and_login
+
+
+@pytest.fixture(
+    params=[
+        pytest.param(("sqlite", "RS256"), id="sqlite"),
+        pytest.param(("postgres", "RS256"), id="postgres", marks=pytest.mark.postgres),
+    ]
+)
+def deployment(request: pytest.FixtureRequest) -> tuple[str, str]:
+    """Both storage backends (the signing algorithm does not matter for input handling)."""
+    return request.param  # type: ignore[no-any-return]
+
+
+HOSTILE_BODIES = {
+    "deep arrays": b'{"email": ' + b"[" * 5000 + b"]" * 5000 + b"}",
+    "deep objects": b'{"a":' * 5000 + b"1" + b"}" * 5000,
+    "33 levels": b'{"a":' * 33 + b"1" + b"}" * 33,
+    "huge integer": b'{"email": 1' + b"0" * 10_000 + b"}",
+    "over int64": b'{"email": 9223372036854775808}',
+    "NaN": b'{"email": NaN}',
+    "Infinity": b'{"email": -Infinity}',
+    "repeated name": b'{"refresh_token": "a", "refresh_token": "b"}',
+    "lone surrogate": b'{"email": "\\ud800@example.com", "password": "x"}',
+}
+
+BODY_ROUTES = [
+    ("POST", "/register"),
+    ("POST", "/login"),
+    ("POST", "/refresh"),
+    ("POST", "/logout"),
+    ("POST", "/me/password"),
+    ("PUT", "/users/{user}/role"),
+    ("PATCH", "/users/{user}"),
+    ("POST", "/groups"),
+    ("PATCH", "/groups/{group}"),
+]
+
+
+async def _superadmin(client: TestClient) -> tuple[str, str, str]:
+    """(token, own user id, a group id) of a superadmin."""
+    container = container_of(client)
+    root = (await container.create_superadmin()("root@example.com", PASSWORD)).user
+    resp = await client.post("/login", json={"email": "root@example.com", "password": PASSWORD})
+    token = (await resp.json())["access_token"]
+    resp = await client.post("/groups", json={"name": "g"}, headers=bearer(token))
+    assert resp.status == 201
+    return token, root.id, (await resp.json())["id"]
+
+
+async def _state(client: TestClient, token: str) -> Any:
+    users = await (await client.get("/users", headers=bearer(token))).json()
+    groups = await (await client.get("/groups", headers=bearer(token))).json()
+    return users, groups
+
+
+@pytest.mark.parametrize("name", list(HOSTILE_BODIES))
+async def test_hostile_bodies_are_400_on_every_body_route(client: TestClient, name: str) -> None:
+    token, user_id, group_id = await _superadmin(client)
+    before = await _state(client, token)
+    for method, template in BODY_ROUTES:
+        path = template.format(user=user_id, group=group_id)
+        resp = await client.request(
+            method,
+            path,
+            data=HOSTILE_BODIES[name],
+            headers={**bearer(token), "Content-Type": "application/json"},
+        )
+        body = await assert_problem(resp, 400, "malformed_body")
+        assert "internal" not in body["detail"]
+    assert await _state(client, token) == before
+
+
+async def test_login_with_u0000_in_the_email_is_invalid_credentials(client: TestClient) -> None:
+    await register_and_login(client)
+    unknown = await client.post("/login", json={"email": "nobody@example.com", "password": "x" * 9})
+    nul = await client.post("/login", json={"email": "a\u0000b@example.com", "password": "x" * 9})
+    expected = await assert_problem(unknown, 401, "invalid_credentials")
+    assert await assert_problem(nul, 401, "invalid_credentials") == expected
+    # and a U+0000 in the password is simply a wrong password
+    resp = await client.post("/login", json={"email": "alice@example.com", "password": "a\u0000"})
+    await assert_problem(resp, 401, "invalid_credentials")
+
+
+async def test_register_with_u0000_is_422_naming_the_field(client: TestClient) -> None:
+    resp = await client.post(
+        "/register", json={"email": "a\u0000b@example.com", "password": PASSWORD}
+    )
+    body = await assert_problem(resp, 422, "validation_error")
+    assert [e["field"] for e in body["errors"]] == ["email"]
+
+
+@pytest.mark.parametrize(
+    "path", ["/users/%00", "/groups/%00", "/users/not-an-id", "/groups/" + "A" * 32,
+             "/users/%00/role", "/groups/%00/members/%00"],
+)  # fmt: skip
+async def test_path_ids_not_of_the_id_format_are_404(client: TestClient, path: str) -> None:
+    token, _, _ = await _superadmin(client)
+    for method in ("GET", "PUT", "PATCH", "DELETE"):
+        resp = await client.request(method, path, headers=bearer(token), json={"role": "viewer"})
+        if resp.status == 405:  # no such method on this path
+            continue
+        await assert_problem(resp, 404, "not_found")
+
+
+@pytest.mark.parametrize("param", ["org_id", "cursor"])
+async def test_u0000_in_a_query_parameter_is_422(client: TestClient, param: str) -> None:
+    token, _, _ = await _superadmin(client)
+    for listing in ("/users", "/groups"):
+        resp = await client.get(f"{listing}?{param}=a%00b", headers=bearer(token))
+        body = await assert_problem(resp, 422, "validation_error")
+        assert [e["field"] for e in body["errors"]] == [param]

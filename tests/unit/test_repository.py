@@ -1,0 +1,51 @@
+"""The repository works on any machine: nothing tracked is a symbolic link that leaves the
+checkout, and no tracked file names an absolute path of one machine (issue 9)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path, PurePosixPath
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+MACHINE_PATH = re.compile(r"(?<![\w.~])/(?:work|root|home|Users|opt|mnt|srv)/[\w.-]+")
+"""An absolute path into the folders of one machine (under work, root, home ... at the top)."""
+
+
+def _git(*args: str) -> str:
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout (an installed copy has no tracked files)")
+    return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True,
+                          check=True).stdout  # fmt: skip
+
+
+def test_no_tracked_symbolic_link_leaves_the_checkout() -> None:
+    escaping = []
+    for line in _git("ls-files", "-s").splitlines():
+        meta, path = line.split("\t", 1)
+        mode, blob = meta.split()[:2]
+        if mode != "120000":
+            continue
+        target = _git("cat-file", "-p", blob)
+        resolved = PurePosixPath(path).parent / target
+        if target.startswith("/") or ".." in PurePosixPath(resolved).parts:
+            escaping.append(f"{path} -> {target}")
+    assert escaping == []
+
+
+def test_no_tracked_file_names_an_absolute_path_of_one_machine() -> None:
+    found = []
+    for path in _git("ls-files").splitlines():
+        file = ROOT / path
+        if path == "uv.lock" or not file.is_file() or file.is_symlink():
+            continue
+        try:
+            text = file.read_text()
+        except UnicodeDecodeError:
+            continue
+        found += [f"{path}: {m.group(0)}" for m in MACHINE_PATH.finditer(text)]
+    assert found == []
