@@ -7,7 +7,8 @@ name                                           labels                     from e
 =============================================  =========================  =======================
 ``authsvc_logins_total``                       ``outcome`` = success |    ``LoginSucceeded``,
                                                invalid_credentials |      ``LoginFailed``
-                                               rate_limited
+                                               rate_limited |
+                                               account_disabled
 ``authsvc_token_refreshes_total``              ``outcome`` = success |    ``AccessTokenIssued``
                                                invalid | reuse            (grant refresh),
                                                                           ``RefreshFailed``,
@@ -17,6 +18,9 @@ name                                           labels                     from e
 ``_total``                                                                Detected``
 ``authsvc_access_tokens_issued_total``         ``algorithm``, ``grant``   ``AccessTokenIssued``
                                                (login | refresh)
+``authsvc_sessions_ended_total``               ``reason`` = logout |      ``SessionEnded``
+                                               user | admin | reuse |
+                                               password | disabled
 =============================================  =========================  =======================
 
 HTTP request counts and latencies come from ``service_actuator.metrics.metrics_middleware``.
@@ -35,14 +39,17 @@ from application.events import (
     LoginSucceeded,
     RefreshFailed,
     RefreshTokenReuseDetected,
+    SessionEnded,
 )
 from application.ports import EventBus
 from application.settings import ALGORITHMS
+from domain.model import SessionEndReason
 from service_actuator.metrics import counter
 
-LOGIN_OUTCOMES = ("success", "invalid_credentials", "rate_limited")
+LOGIN_OUTCOMES = ("success", "invalid_credentials", "rate_limited", "account_disabled")
 REFRESH_OUTCOMES = ("success", "invalid", "reuse")
 GRANTS = ("login", "refresh")
+_REASONS = frozenset(r.value for r in SessionEndReason)
 
 
 class ServiceMetrics:
@@ -78,6 +85,14 @@ class ServiceMetrics:
             ("algorithm", "grant"),
             registry,
         )
+        self.sessions_ended = counter(
+            "authsvc_sessions_ended",
+            "Sessions (refresh-token families) ended, by reason.",
+            ("reason",),
+            registry,
+        )
+        for reason in SessionEndReason:
+            self.sessions_ended.labels(reason.value)
         for outcome in LOGIN_OUTCOMES:
             self.logins.labels(outcome)
         for outcome in REFRESH_OUTCOMES:
@@ -93,14 +108,22 @@ class ServiceMetrics:
         bus.subscribe(AccessTokenIssued, self._token_issued)
         bus.subscribe(RefreshFailed, self._refresh_failed)
         bus.subscribe(RefreshTokenReuseDetected, self._reuse_detected)
+        bus.subscribe(SessionEnded, self._session_ended)
         return self
 
     def _login_succeeded(self, event: LoginSucceeded) -> None:
         self.logins.labels("success").inc()
 
     def _login_failed(self, event: LoginFailed) -> None:
-        outcome = "rate_limited" if event.reason == "rate_limited" else "invalid_credentials"
+        reason = event.reason
+        outcome = (
+            reason if reason in ("rate_limited", "account_disabled") else "invalid_credentials"
+        )
         self.logins.labels(outcome).inc()
+
+    def _session_ended(self, event: SessionEnded) -> None:
+        if event.reason in _REASONS:
+            self.sessions_ended.labels(event.reason).inc()
 
     def _token_issued(self, event: AccessTokenIssued) -> None:
         self.tokens_issued.labels(event.algorithm, event.grant).inc()

@@ -11,15 +11,17 @@ from application.events import (
     LoginFailed,
     LoginSucceeded,
     PasswordChanged,
+    SessionEnded,
     UserRegistered,
 )
 from application.ports import Clock, EmailNormalizer, EventBus, Hasher, Signer, Storage, UnitOfWork
 from application.settings import AuthSettings, Live
-from application.steps import new_id
+from application.steps import new_id, publish_all
 from application.throttle import LoginThrottle
 from application.tokens import SessionRotation, TokenIssuer, TokenPair
 from application.users import new_user
 from domain.errors import (
+    AccountDisabled,
     EmailTaken,
     InvalidCredentials,
     InvalidOldPassword,
@@ -27,7 +29,13 @@ from domain.errors import (
     RateLimited,
     ValidationFailed,
 )
-from domain.model import BCRYPT_MAX_PASSWORD_BYTES, Role, User, check_password_policy
+from domain.model import (
+    BCRYPT_MAX_PASSWORD_BYTES,
+    Role,
+    SessionEndReason,
+    User,
+    check_password_policy,
+)
 
 
 @attrs.frozen
@@ -46,15 +54,20 @@ class Authenticated:
     claims: dict[str, Any]
 
 
-_USER_GONE = "the token's user no longer exists"
+_USER_GONE = "the token's user no longer exists or is disabled"
+
+
+def _active(user: User | None) -> User:
+    """``user`` if it exists and is not disabled; else ``InvalidToken`` (contract section 8: a
+    disabled user's bearer tokens get 401 ``invalid_token``)."""
+    if user is None or user.disabled:
+        raise InvalidToken(_USER_GONE)
+    return user
 
 
 async def _token_user(uow: UnitOfWork, user_id: str) -> User:
-    """The user a verified token names. Raises ``InvalidToken`` if it no longer exists."""
-    user = await uow.users.get(user_id)
-    if user is None:
-        raise InvalidToken(_USER_GONE)
-    return user
+    """The user a verified token names. Raises ``InvalidToken`` if it is gone or disabled."""
+    return _active(await uow.users.get(user_id))
 
 
 @attrs.frozen
@@ -79,7 +92,9 @@ class AuthService:
     _rotation: SessionRotation = attrs.field(
         init=False,
         default=attrs.Factory(
-            lambda self: SessionRotation(self._storage, self._issuer, self._bus, self._clock),
+            lambda self: SessionRotation(
+                self._storage, self._issuer, self._bus, self._clock, self._settings
+            ),
             takes_self=True,
         ),
     )
@@ -121,16 +136,22 @@ class AuthService:
         except ValidationFailed:
             return ""
 
-    async def login(self, email: str, password: str, client: str) -> TokenPair:
-        """Verify credentials and start a session (a new refresh-token family).
+    async def login(
+        self, email: str, password: str, client: str, user_agent: str | None = None
+    ) -> TokenPair:
+        """Verify credentials and start a session (a new refresh-token family) recording
+        ``user_agent`` (the ``User-Agent`` header, cut to 256 characters) and ``client`` (the
+        client address), contract section 7.
 
         An unknown email spends one bcrypt check against a dummy hash, so the answer and its
         timing are the same as for a wrong password. Raises ``RateLimited`` (429) when this email
-        from this ``client`` address is throttled, else ``InvalidCredentials`` (401).
+        from this ``client`` address is throttled, else ``InvalidCredentials`` (401); with the
+        right password to a disabled account, ``AccountDisabled`` (403) — only after the
+        password check, so nothing is learned without the password (contract section 8).
 
         Events, after the commit: ``LoginSucceeded`` and ``AccessTokenIssued`` (grant ``login``)
         on success; ``LoginFailed`` with reason ``wrong_password``, ``unknown_email`` or
-        ``rate_limited`` on failure.
+        ``rate_limited`` on failure, ``account_disabled`` for a disabled account.
         """
         canonical = self._login_email(email)
         throttle_key = canonical or email  # hashed by the throttle; never stored in clear
@@ -161,8 +182,19 @@ class AuthService:
             current = await uow.users.get(user.id)
             if current is None:  # deleted between the check and now
                 raise InvalidCredentials("email or password is wrong")
-            pair, issued = await self._issuer.issue_pair(uow, current, "login")
-            await uow.commit()
+            if current.disabled:
+                disabled = True
+            else:
+                disabled = False
+                pair, issued = await self._issuer.issue_pair(
+                    uow, current, "login", user_agent=user_agent, client_address=client
+                )
+                await uow.commit()
+        if disabled:
+            await self._bus.publish(
+                LoginFailed(user_id=user.id, client=client, reason="account_disabled")
+            )
+            raise AccountDisabled("this account is disabled")
         await self._bus.publish(LoginSucceeded(user_id=user.id, family_id=issued.family_id))
         await self._bus.publish(issued)
         return pair
@@ -206,7 +238,7 @@ class AuthService:
             found = await uow.users.get_with_groups(sub)
         if found is None:
             raise InvalidToken(_USER_GONE)
-        return Profile(user=found[0], groups=found[1])
+        return Profile(user=_active(found[0]), groups=found[1])
 
     async def refresh(self, refresh_token: str) -> TokenPair:
         """One-time rotation; see ``SessionRotation.rotate``. Raises ``InvalidRefreshToken``."""
@@ -217,8 +249,9 @@ class AuthService:
         await self._rotation.revoke_session(refresh_token)
 
     async def change_password(self, user_id: str, old_password: str, new_password: str) -> None:
-        """Verify the old password, then store the new bcrypt hash and delete every refresh
-        token of the user — the last two in one transaction.
+        """Verify the old password, then store the new bcrypt hash and end every session of the
+        user (its refresh tokens) — the last two in one transaction. Publishes
+        ``PasswordChanged`` and a ``SessionEnded`` (reason ``password``) per session.
 
         Raises ``ValidationFailed`` (new password breaks the policy; checked first, nothing
         changes), ``InvalidOldPassword`` (403), ``InvalidToken`` if the user is gone.
@@ -235,6 +268,9 @@ class AuthService:
         async with self._storage.begin() as uow:
             current = await _token_user(uow, user_id)
             await uow.users.update(attrs.evolve(current, password_hash=new_hash))
-            revoked = await uow.tokens.revoke_user(user_id)
+            ended = await uow.sessions.end_all(user_id)
             await uow.commit()
-        await self._bus.publish(PasswordChanged(user_id=user_id, revoked=revoked))
+        await self._bus.publish(PasswordChanged(user_id=user_id, revoked=len(ended)))
+        await publish_all(
+            self._bus, [SessionEnded(user_id, s, SessionEndReason.PASSWORD, user_id) for s in ended]
+        )

@@ -112,7 +112,7 @@ class RefreshTokenReuseDetected(Event):
 
 @attrs.frozen
 class PasswordChanged(Event):
-    """A user changed its password; ``revoked`` refresh tokens were deleted with it."""
+    """A user changed its password; ``revoked`` sessions (refresh-token families) ended with it."""
 
     user_id: str
     revoked: int
@@ -136,3 +136,42 @@ class GroupMembershipChanged(Event):
     user_id: str
     actor_id: str
     added: bool
+
+
+@attrs.frozen
+class SessionEnded(Event):
+    """The session ``session_id`` (a refresh-token family) of ``user_id`` ended: its refresh
+    tokens fail from now on (contract section 7). ``reason`` is a ``SessionEndReason`` value:
+    ``logout``, ``user``, ``admin``, ``reuse``, ``password`` or ``disabled``; ``actor_id`` is who
+    ended it (the user itself, an administrator, ``"cli"``), None when nobody acted (reuse,
+    logout by refresh token)."""
+
+    user_id: str
+    session_id: str
+    reason: str
+    actor_id: str | None = None
+
+
+@attrs.frozen
+class UserDisabled(Event):
+    """``actor_id`` disabled ``user_id``; its sessions ended with it (contract section 8)."""
+
+    user_id: str
+    actor_id: str
+
+
+@attrs.frozen
+class UserEnabled(Event):
+    """``actor_id`` enabled ``user_id`` again (contract section 8)."""
+
+    user_id: str
+    actor_id: str
+
+
+@attrs.frozen
+class UserDeleted(Event):
+    """``actor_id`` deleted ``user_id`` (``actor_id == user_id``: the user deleted itself) with
+    its sessions, memberships and everything else hanging off it (contract section 8)."""
+
+    user_id: str
+    actor_id: str

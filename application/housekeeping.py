@@ -11,7 +11,8 @@ from application.ports import Clock, Storage
 class PurgeExpired:
     """Delete refresh tokens whose ``expires_at`` has passed, and the records of rotated tokens
     whose original expiry has passed (they are kept until then for reuse detection, RFC 9700
-    §4.14.2). A live token is never touched: only rows with ``expires_at <= now`` go.
+    §4.14.2). A live token is never touched: only rows with ``expires_at <= now`` go. Then the
+    records of sessions that ended by time: past their absolute end, or left without a live token.
 
     Called every ``storage.purge_interval`` seconds by the server and by ``authsvc purge``.
     Returns how many rows were deleted. Raises what the storage raises.
@@ -22,6 +23,8 @@ class PurgeExpired:
 
     async def __call__(self) -> int:
         async with self.storage.begin() as uow:
-            deleted = await uow.tokens.purge_expired(self.clock.now())
+            now = self.clock.now()
+            deleted = await uow.tokens.purge_expired(now)
+            deleted += await uow.sessions.purge_expired(now)
             await uow.commit()
         return deleted

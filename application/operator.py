@@ -4,7 +4,7 @@
 The operator is ``domain.policy.CLI_OPERATOR``: trusted, it passes the role and scope checks, but
 the last-superadmin rule binds it too. It names users by email; its events carry the actor id
 ``domain.policy.OPERATOR_ACTOR_ID`` (``"cli"``). ``set-role`` and ``set-org`` run the same use
-cases as the HTTP routes (``SetRole``, ``MoveUser``) through ``OperatorCommand``.
+cases as the HTTP routes (``SetRole``, ``UpdateUser``) through ``OperatorCommand``.
 """
 
 from __future__ import annotations
@@ -41,7 +41,8 @@ class SuperadminResult:
 
 @attrs.frozen
 class OperatorCommand(Generic[V]):
-    """A use case on one user (``SetRole``, ``MoveUser``) as the operator's command runs it:
+    """A use case on one user (``SetRole``, ``UpdateUser.move`` ...) as the operator's command
+    runs it:
     ``await command(email, value)`` runs ``use_case(CLI_OPERATOR, ByEmail(email), value)``.
 
     ``email`` is normalized first by the injected ``EmailNormalizer`` (``ValidationFailed``

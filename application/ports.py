@@ -27,7 +27,7 @@ from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
 from application.events import Event
-from domain.model import Group, GroupSummary, RefreshToken, Role, User
+from domain.model import Group, GroupSummary, RefreshToken, Role, Session, User
 
 E = TypeVar("E", bound=Event)
 
@@ -64,7 +64,8 @@ class UserRepo(Protocol):
         ...
 
     async def update(self, user: User) -> None:
-        """Replace the stored user with the same id (email, hash, role, org).
+        """Replace the stored user with the same id (email, hash, role, org, disabled,
+        email_verified).
 
         Raises ``NotFound`` when no user has that id, ``EmailTaken`` when another user has the
         email, ``ValidationFailed`` if a value cannot be stored or looked up by the backend.
@@ -80,7 +81,16 @@ class UserRepo(Protocol):
         ...
 
     async def count_by_role(self, role: Role) -> int:
-        """How many users hold ``role`` (across organizations)."""
+        """How many enabled users hold ``role`` (across organizations; disabled ones do not
+        count: the last-superadmin rule is about who can still act)."""
+        ...
+
+    async def delete(self, user_id: str) -> bool:
+        """Delete the user and everything hanging off it (sessions, refresh tokens and rotated
+        records, memberships); False if there was no such user.
+
+        Raises ``ValidationFailed`` if the id cannot be looked up by the backend.
+        """
         ...
 
 
@@ -111,12 +121,25 @@ class TokenStore(Protocol):
         """
         ...
 
-    async def remember_rotated(self, token: RefreshToken) -> None:
-        """Remember a rotated token's hash (with its family) until its ``expires_at``, replacing
-        an earlier record of the same hash.
+    async def remember_rotated(self, token: RefreshToken, rotated_at: datetime) -> None:
+        """Remember a rotated token's hash (with its family) until its ``expires_at``, rotated at
+        ``rotated_at`` and reused 0 times so far; replaces an earlier record of the same hash.
 
         Raises ``NotFound`` if its user does not exist, ``ValidationFailed`` if a value cannot be
         stored or looked up by the backend.
+        """
+        ...
+
+    async def claim_reuse(
+        self, token_hash: str, rotated_since: datetime, max_reuses: int
+    ) -> RefreshToken | None:
+        """The reuse interval's compare-and-set (contract section 2): if the rotated record of
+        ``token_hash`` was rotated at or after ``rotated_since`` and has been reused fewer than
+        ``max_reuses`` times, count one more reuse and return it; else None and no change.
+
+        Atomic in the database (``UPDATE ... WHERE reuse_count < max RETURNING``): of
+        concurrent claims in any process, at most ``max_reuses`` ever succeed for one hash.
+        Raises ``ValidationFailed`` if a value cannot be looked up by the backend.
         """
         ...
 
@@ -127,22 +150,55 @@ class TokenStore(Protocol):
         """
         ...
 
-    async def revoke_family(self, family_id: str) -> int:
-        """Delete every live token of the family; returns how many were deleted.
+    async def purge_expired(self, now: datetime) -> int:
+        """Delete live and rotated records whose ``expires_at`` <= ``now``; returns the count."""
+        ...
 
-        Raises ``ValidationFailed`` if a value cannot be stored or looked up by the backend.
+
+class SessionStore(Protocol):
+    """Sessions (contract section 7): one record per refresh-token family, with the login's
+    user agent and client address. ``last_used_at`` follows each token stored for the family
+    (``TokenStore.add``) without a statement of its own. Ending a session deletes its record and
+    its live tokens in the unit of work; its rotated records stay for reuse detection."""
+
+    async def add(self, session: Session) -> None:
+        """Store a new session (before its first token).
+
+        Raises ``Conflict`` if the id exists, ``NotFound`` if its user does not,
+        ``ValidationFailed`` if a value cannot be stored by the backend.
         """
         ...
 
-    async def revoke_user(self, user_id: str) -> int:
-        """Delete every live token of the user; returns how many were deleted.
+    async def get(self, session_id: str) -> Session | None:
+        """The session with this id (ended ones are gone), or None.
 
-        Raises ``ValidationFailed`` if a value cannot be stored or looked up by the backend.
+        Raises ``ValidationFailed`` if the id cannot be looked up by the backend.
         """
+        ...
+
+    async def list_live(self, user_id: str, now: datetime) -> list[Session]:
+        """The user's live sessions, newest first (``created_at`` descending, then id): those
+        whose ``expires_at`` is after ``now`` and that hold a live refresh token unexpired at
+        ``now``. Raises ``ValidationFailed`` if the id cannot be looked up by the backend."""
+        ...
+
+    async def end(self, session_id: str) -> int:
+        """End the session: delete its record and its live refresh tokens; returns how many
+        tokens were deleted (0 for an unknown or ended session).
+
+        Raises ``ValidationFailed`` if the id cannot be looked up by the backend.
+        """
+        ...
+
+    async def end_all(self, user_id: str) -> list[str]:
+        """End every session of the user (records and live tokens); returns the ids of the
+        sessions ended, sorted. Raises ``ValidationFailed`` if the id cannot be looked up."""
         ...
 
     async def purge_expired(self, now: datetime) -> int:
-        """Delete live and rotated records whose ``expires_at`` <= ``now``; returns the count."""
+        """Delete the records of sessions past their ``expires_at`` or without a live token
+        (idle past ``auth.refresh_token_ttl``, or whose last token was purged); returns how many.
+        """
         ...
 
 
@@ -235,6 +291,7 @@ class UnitOfWork(Protocol):
 
     users: UserRepo
     tokens: TokenStore
+    sessions: SessionStore
     groups: GroupRepo
 
     async def commit(self) -> None:
@@ -388,6 +445,7 @@ __all__ = [
     "GroupRepo",
     "Hasher",
     "LoginAttempts",
+    "SessionStore",
     "Signer",
     "Storage",
     "TokenStore",

@@ -106,6 +106,11 @@ class AuthSettings:
     refresh_token_ttl: int = attrs.field(default=2_592_000, validator=_positive)
     session_max_age: int = attrs.field(default=7_776_000, validator=_positive)
     leeway: int = attrs.field(default=30, validator=v.ge(0))
+    refresh_reuse_interval: int = attrs.field(default=0, validator=[v.ge(0), v.le(3600)])
+    """Seconds after a rotation during which the rotated refresh token may be presented again
+    and rotate once more (0, the default: off). Contract section 2; ADR 0016."""
+    refresh_reuse_max: int = attrs.field(default=2, validator=[v.ge(1), v.le(100)])
+    """How many times one rotated token may rotate again inside the reuse interval."""
     bcrypt_rounds: int = attrs.field(default=12, validator=[v.ge(4), v.le(31)])
     password_min_length: int = attrs.field(
         default=8, validator=[v.ge(1), v.le(BCRYPT_MAX_PASSWORD_BYTES)]

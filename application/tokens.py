@@ -13,12 +13,18 @@ from typing import Any
 
 import attrs
 
-from application.events import AccessTokenIssued, RefreshFailed, RefreshTokenReuseDetected
+from application.events import (
+    AccessTokenIssued,
+    Event,
+    RefreshFailed,
+    RefreshTokenReuseDetected,
+    SessionEnded,
+)
 from application.ports import Clock, EventBus, Signer, Storage, UnitOfWork
 from application.settings import AuthSettings, Live
-from application.steps import new_id
+from application.steps import new_id, publish_all
 from domain.errors import InvalidRefreshToken
-from domain.model import RefreshToken, User
+from domain.model import USER_AGENT_MAX_LENGTH, RefreshToken, Session, SessionEndReason, User
 
 REFRESH_TOKEN_BYTES = 32
 """Entropy of a refresh token: 32 bytes (256 bits) from ``secrets``, base64url (43 chars)."""
@@ -90,12 +96,16 @@ class TokenIssuer:
         *,
         family_id: str | None = None,
         session_expires_at: datetime | None = None,
+        user_agent: str | None = None,
+        client_address: str | None = None,
     ) -> tuple[TokenPair, AccessTokenIssued]:
         """Sign an access token and store a new refresh token in ``uow``.
 
-        A login passes neither ``family_id`` nor ``session_expires_at``: a new family starts and
-        its absolute end is now + ``session_max_age``. A rotation passes the family's values, so
-        the new token's expiry is min(now + ``refresh_token_ttl``, ``session_expires_at``).
+        A login passes neither ``family_id`` nor ``session_expires_at``: a new family starts,
+        stored as a ``Session`` (contract section 7) with ``user_agent`` (cut to 256 characters)
+        and ``client_address``, and its absolute end is now + ``session_max_age``. A rotation
+        passes the family's values, so the new token's expiry is min(now +
+        ``refresh_token_ttl``, ``session_expires_at``).
 
         Returns the pair and the ``AccessTokenIssued`` (``grant``: ``"login"`` or ``"refresh"``)
         to publish once ``uow`` has committed. Raises what ``TokenStore.add`` raises.
@@ -105,6 +115,17 @@ class TokenIssuer:
         if family_id is None or session_expires_at is None:
             family_id = new_id()
             session_expires_at = now + timedelta(seconds=cfg.session_max_age)
+            await uow.sessions.add(
+                Session(
+                    id=family_id,
+                    user_id=user.id,
+                    created_at=now,
+                    last_used_at=now,
+                    expires_at=session_expires_at,
+                    user_agent=None if user_agent is None else user_agent[:USER_AGENT_MAX_LENGTH],
+                    client_address=client_address,
+                )
+            )
         expires_at = min(now + timedelta(seconds=cfg.refresh_token_ttl), session_expires_at)
         clear = secrets.token_urlsafe(REFRESH_TOKEN_BYTES)
         record = RefreshToken(
@@ -134,13 +155,14 @@ class TokenIssuer:
 
 @attrs.frozen
 class SessionRotation:
-    """A session's refresh tokens: one-time rotation with reuse detection, and revocation of the
-    whole session (contract section 2, RFC 9700 section 4.14.2)."""
+    """A session's refresh tokens: one-time rotation with reuse detection and the reuse
+    interval, and the end of a session (contract sections 2 and 7, RFC 9700 section 4.14.2)."""
 
     _storage: Storage
     _issuer: TokenIssuer
     _bus: EventBus
     _clock: Clock
+    _settings: Live[AuthSettings]
 
     async def rotate(self, token: str) -> TokenPair:
         """Exchange a refresh token for a new pair, in one atomic step.
@@ -148,41 +170,58 @@ class SessionRotation:
         The token's record is taken (deleted) and the new one stored in the same transaction, so
         of N concurrent calls with one token exactly one succeeds. The new access token reads the
         user record afresh (role and groups as of now). The rotated hash is remembered until its
-        expiry; presenting it again revokes every live token of its family — committed although
-        this call fails — and publishes ``RefreshTokenReuseDetected``. After the commit it
-        publishes ``AccessTokenIssued`` (grant ``refresh``) on success and ``RefreshFailed``
-        for an unknown, revoked or expired token.
+        expiry. Presenting it again is reuse: every live token of its family is revoked and the
+        session ended — committed although this call fails — and ``RefreshTokenReuseDetected``
+        and ``SessionEnded`` (reason ``reuse``) are published. Except inside the reuse interval
+        (``auth.refresh_reuse_interval`` s after the rotation, at most ``auth.refresh_reuse_max``
+        times per token, counted by a compare-and-set in the database): then it rotates once
+        more, in the same session. After the commit it publishes ``AccessTokenIssued`` (grant
+        ``refresh``) on success and ``RefreshFailed`` for an unknown, revoked or expired token.
 
         Raises ``InvalidRefreshToken`` for an unknown, expired, reused or revoked token, or one
-        whose user is gone.
+        whose user is gone or disabled.
         """
         token_hash = hash_refresh_token(token)
         now = self._clock.now()
-        reuse: RefreshTokenReuseDetected | None = None
+        cfg = self._settings.current
+        reuse: list[Event] = []
         failed: RefreshFailed | None = None
         issued: tuple[TokenPair, AccessTokenIssued] | None = None
         async with self._storage.begin() as uow:
             record = await uow.tokens.take(token_hash)
+            fresh = record is not None
             if record is None:
                 rotated = await uow.tokens.find_rotated(token_hash)
                 if rotated is None or rotated.is_expired(now):
                     failed = RefreshFailed(reason="unknown")
+                elif await uow.sessions.get(rotated.family_id) is None:  # the session ended
+                    failed = RefreshFailed(reason="unknown", user_id=rotated.user_id)
+                elif cfg.refresh_reuse_interval > 0 and await uow.tokens.claim_reuse(
+                    token_hash,
+                    now - timedelta(seconds=cfg.refresh_reuse_interval),
+                    cfg.refresh_reuse_max,
+                ):
+                    record = rotated  # inside the reuse interval: rotate once more
                 else:
-                    revoked = await uow.tokens.revoke_family(rotated.family_id)
+                    revoked = await uow.sessions.end(rotated.family_id)
                     await uow.commit()
-                    reuse = RefreshTokenReuseDetected(
-                        user_id=rotated.user_id,
-                        family_id=rotated.family_id,
-                        token_hash_prefix=token_hash[:8],
-                        revoked=revoked,
-                    )
-            else:
+                    reuse = [
+                        RefreshTokenReuseDetected(
+                            user_id=rotated.user_id,
+                            family_id=rotated.family_id,
+                            token_hash_prefix=token_hash[:8],
+                            revoked=revoked,
+                        ),
+                        SessionEnded(rotated.user_id, rotated.family_id, SessionEndReason.REUSE),
+                    ]
+            if record is not None:
                 user = await uow.users.get(record.user_id)
-                if record.is_expired(now) or user is None:
+                if record.is_expired(now) or user is None or user.disabled:
                     await uow.commit()  # the dead record stays deleted
                     failed = RefreshFailed(reason="expired", user_id=record.user_id)
                 else:
-                    await uow.tokens.remember_rotated(record)
+                    if fresh:
+                        await uow.tokens.remember_rotated(record, now)
                     issued = await self._issuer.issue_pair(
                         uow,
                         user,
@@ -199,16 +238,19 @@ class SessionRotation:
             if failed.reason == "expired":
                 raise InvalidRefreshToken("refresh token is expired")
             raise InvalidRefreshToken("refresh token is unknown, expired or revoked")
-        if reuse is not None:
-            await self._bus.publish(reuse)
+        await publish_all(self._bus, reuse)
         raise InvalidRefreshToken("refresh token was already used; its session is revoked")
 
     async def revoke_session(self, token: str) -> None:
-        """Logout: revoke the whole family of a live or rotated token; unknown tokens do nothing."""
+        """Logout: end the session of a live or rotated token (``SessionEnded``, reason
+        ``logout``); unknown tokens and ended sessions do nothing."""
         token_hash = hash_refresh_token(token)
         async with self._storage.begin() as uow:
             record = await uow.tokens.find(token_hash) or await uow.tokens.find_rotated(token_hash)
-            if record is None:
+            if record is None or await uow.sessions.get(record.family_id) is None:
                 return
-            await uow.tokens.revoke_family(record.family_id)
+            await uow.sessions.end(record.family_id)
             await uow.commit()
+        await self._bus.publish(
+            SessionEnded(record.user_id, record.family_id, SessionEndReason.LOGOUT)
+        )

@@ -1,5 +1,5 @@
 """Users: new user records, and the use cases on users of contract section 3 (list, show, set
-the role, move to another organization).
+the role); the move to another organization is ``application.accounts.UpdateUser``.
 
 Each use case is one small class: its ports are injected in ``__init__`` and it runs on
 ``await use_case(...)``. Access is decided by ``domain.policy`` only, in its fixed order: role
@@ -7,8 +7,9 @@ Each use case is one small class: its ports are injected in ``__init__`` and it 
 change runs in one unit of work; events are published after the commit, never before and never
 when the unit fails.
 
-``ListUsers``, ``SetRole`` and ``MoveUser`` serve two actors: a ``Principal`` (over HTTP, naming
-users by id) and ``domain.policy.CLI_OPERATOR`` (the command line, naming users ``ByEmail``).
+``ListUsers`` and ``SetRole`` (and ``application.accounts.UpdateUser``) serve two actors: a
+``Principal`` (over HTTP, naming users by id) and ``domain.policy.CLI_OPERATOR`` (the command
+line, naming users ``ByEmail``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import TypeAlias
 
 import attrs
 
-from application.checks import check_org_id, parse_role
+from application.checks import parse_role
 from application.events import Event, GroupMembershipChanged, RoleChanged
 from application.pagination import Listing
 from application.ports import Clock, EventBus, Hasher, Storage, UnitOfWork
@@ -31,11 +32,11 @@ __all__ = [
     "ByEmail",
     "GetUser",
     "ListUsers",
-    "MoveUser",
     "SetRole",
     "UserRef",
     "change_role",
     "load_user",
+    "move_to_org",
     "new_user",
     "user_in_scope",
 ]
@@ -110,10 +111,12 @@ async def change_role(
     return updated, [RoleChanged(target.id, actor_id, target.role.value, new_role.value)]
 
 
-async def _move(
+async def move_to_org(
     uow: UnitOfWork, target: User, org_id: str, actor_id: str
 ) -> tuple[User, list[Event]]:
-    """Move ``target`` to ``org_id`` and drop its memberships of its old organization's groups."""
+    """Move ``target`` to ``org_id`` (checks already made) and drop its memberships of its old
+    organization's groups. Returns the user and the ``GroupMembershipChanged`` events to publish
+    after the commit; no write when it is there already."""
     if target.org_id == org_id:
         return target, []
     old_groups: list[str] = []
@@ -191,34 +194,6 @@ class SetRole:
             superadmins = await uow.users.count_by_role(Role.SUPERADMIN)
             policy.check_role_change(actor, target, new_role, superadmins)
             updated, events = await change_role(uow, target, new_role, actor.actor_id)
-            await uow.commit()
-        await publish_all(self._bus, events)
-        return updated
-
-
-@attrs.frozen
-class MoveUser:
-    """PATCH /users/{id} ``{"org_id"}`` (contract section 3): superadmin only; and the command
-    line's ``authsvc users set-org EMAIL ORG`` (``CLI_OPERATOR``, naming the user ``ByEmail``).
-
-    Rules: any other role → ``Forbidden``; user missing → ``NotFound``; ``org_id`` empty, longer
-    than 128 characters, padded with spaces or with control characters → ``ValidationFailed``.
-    The move and the removal of the user's memberships of its old organization's groups share one
-    unit of work; one ``GroupMembershipChanged(added=False)`` (actor: the actor's ``actor_id``)
-    per removed membership is published after the commit. Moving to the current organization
-    changes nothing. Returns the ``User``.
-    """
-
-    _storage: Storage
-    _bus: EventBus
-
-    async def __call__(self, actor: Actor, user: UserRef, org_id: str) -> User:
-        """Move the user ``user`` (an id, or ``ByEmail``) to ``org_id``."""
-        policy.require(actor, Operation.MOVE_USER)
-        org_id = check_org_id(org_id)
-        async with self._storage.begin() as uow:
-            target = await user_in_scope(uow, actor, user)
-            updated, events = await _move(uow, target, org_id, actor.actor_id)
             await uow.commit()
         await publish_all(self._bus, events)
         return updated

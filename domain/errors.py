@@ -68,6 +68,12 @@ class InvalidOldPassword(DomainError):
     code = "invalid_old_password"
 
 
+class AccountDisabled(DomainError):
+    """Login with the right password to a disabled account (contract section 8)."""
+
+    code = "account_disabled"
+
+
 class NotFound(DomainError):
     """The resource does not exist or lies outside the caller's organization."""
 

@@ -44,6 +44,50 @@ class User:
     role: Role
     org_id: str
     created_at: datetime
+    disabled: bool = False
+    """A disabled user cannot log in (403 ``account_disabled``) and its bearer tokens are
+    refused (contract section 8)."""
+    email_verified: bool = False
+    """Whether the user proved it owns ``email`` (contract section 9)."""
+
+
+USER_AGENT_MAX_LENGTH = 256
+"""A session keeps at most this many characters of the login's ``User-Agent`` (contract
+section 7)."""
+
+
+@attrs.frozen
+class Session:
+    """A session: one refresh-token family, from a login to its end (contract section 7).
+
+    ``id`` is the family id. ``created_at``: the login; ``last_used_at``: the latest rotation
+    (the login until one happens); ``expires_at``: the absolute end (login +
+    ``auth.session_max_age``), which rotation never extends. ``user_agent``: the login's
+    ``User-Agent`` cut to ``USER_AGENT_MAX_LENGTH`` characters, or None; ``client_address``: the
+    login's client address under the ``server.trusted_proxies`` rule, or None. Never a token.
+    """
+
+    id: str
+    user_id: str
+    created_at: datetime
+    last_used_at: datetime
+    expires_at: datetime
+    user_agent: str | None = None
+    client_address: str | None = None
+
+
+class SessionEndReason(enum.StrEnum):
+    """Why a session ended (``SessionEnded.reason``, contract section 7 and issue 12):
+    ``logout`` POST /logout; ``user`` the user ended it (DELETE /me/sessions...); ``admin`` an
+    administrator ended it; ``reuse`` a rotated refresh token came back (RFC 9700 section
+    4.14.2); ``password`` the password changed; ``disabled`` the account was disabled."""
+
+    LOGOUT = "logout"
+    USER = "user"
+    ADMIN = "admin"
+    REUSE = "reuse"
+    PASSWORD = "password"  # noqa: S105 - a reason's name, not a secret
+    DISABLED = "disabled"
 
 
 @attrs.frozen

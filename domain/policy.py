@@ -50,9 +50,11 @@ __all__ = [
     "Principal",
     "authorize",
     "can",
+    "check_keeps_a_superadmin",
     "check_last_superadmin",
     "check_member_org",
     "check_role_change",
+    "check_user_management",
     "in_scope",
     "list_scope",
     "require",
@@ -66,7 +68,10 @@ class Operation(enum.Enum):
     """The operations of contract section 3 that the policy rules on.
 
     ``LIST_USERS`` GET /users, ``VIEW_USER`` GET /users/{id}, ``SET_ROLE`` PUT /users/{id}/role,
-    ``MOVE_USER`` PATCH /users/{id}, ``LIST_GROUPS`` GET /groups, ``VIEW_GROUP`` GET /groups/{id},
+    ``MOVE_USER`` PATCH /users/{id} ``{"org_id"}``, ``DISABLE_USER`` PATCH /users/{id}
+    ``{"disabled"}``, ``DELETE_USER`` DELETE /users/{id}, ``LIST_USER_SESSIONS`` GET
+    /users/{id}/sessions, ``END_USER_SESSIONS`` DELETE /users/{id}/sessions, ``LIST_GROUPS``
+    GET /groups, ``VIEW_GROUP`` GET /groups/{id},
     ``CREATE_GROUP`` POST /groups, ``RENAME_GROUP`` PATCH /groups/{id}, ``DELETE_GROUP``
     DELETE /groups/{id}, ``ADD_MEMBER`` PUT /groups/{id}/members/{user_id}, ``REMOVE_MEMBER``
     DELETE /groups/{id}/members/{user_id}.
@@ -76,6 +81,10 @@ class Operation(enum.Enum):
     VIEW_USER = "view_user"
     SET_ROLE = "set_role"
     MOVE_USER = "move_user"
+    DISABLE_USER = "disable_user"
+    DELETE_USER = "delete_user"
+    LIST_USER_SESSIONS = "list_user_sessions"
+    END_USER_SESSIONS = "end_user_sessions"
     LIST_GROUPS = "list_groups"
     VIEW_GROUP = "view_group"
     CREATE_GROUP = "create_group"
@@ -91,6 +100,10 @@ REQUIRED_ROLE: Mapping[Operation, Role] = MappingProxyType(
         Operation.VIEW_USER: Role.ORG_ADMIN,
         Operation.SET_ROLE: Role.ORG_ADMIN,
         Operation.MOVE_USER: Role.SUPERADMIN,
+        Operation.DISABLE_USER: Role.ORG_ADMIN,
+        Operation.DELETE_USER: Role.ORG_ADMIN,
+        Operation.LIST_USER_SESSIONS: Role.ORG_ADMIN,
+        Operation.END_USER_SESSIONS: Role.ORG_ADMIN,
         Operation.LIST_GROUPS: Role.VIEWER,
         Operation.VIEW_GROUP: Role.VIEWER,
         Operation.CREATE_GROUP: Role.ORG_ADMIN,
@@ -278,16 +291,52 @@ def target_org(principal: Principal, operation: Operation, requested_org_id: str
     return requested_org_id
 
 
-def check_last_superadmin(target: User, new_role: Role, superadmin_count: int) -> None:
-    """The last superadmin cannot be demoted (contract section 3).
+def check_keeps_a_superadmin(target: User, superadmin_count: int, change: str) -> None:
+    """The last enabled superadmin cannot be demoted, disabled or deleted (contract sections 3
+    and 8): someone must be able to act across organizations.
 
-    ``superadmin_count`` is the number of superadmins across organizations, read in the same unit
-    of work as the change. Raises ``LastSuperadmin`` (409 ``last_superadmin``) when ``target`` is a
-    superadmin, ``new_role`` is not, and no other superadmin would remain. Applies to every
-    actor, the box operator's CLI included.
+    ``superadmin_count`` is the number of enabled superadmins across organizations
+    (``UserRepo.count_by_role``), read in the same unit of work as the change; ``change`` names
+    it for the message (``"demoted"``, ``"disabled"``, ``"deleted"``). Raises ``LastSuperadmin``
+    (409 ``last_superadmin``) when ``target`` is an enabled superadmin and no other would remain.
+    Applies to every actor, the box operator's CLI included.
     """
-    if target.role is Role.SUPERADMIN and new_role is not Role.SUPERADMIN and superadmin_count <= 1:
-        raise LastSuperadmin("the last superadmin cannot be demoted")
+    if target.role is Role.SUPERADMIN and not target.disabled and superadmin_count <= 1:
+        raise LastSuperadmin(f"the last superadmin cannot be {change}")
+
+
+def check_last_superadmin(target: User, new_role: Role, superadmin_count: int) -> None:
+    """The last superadmin cannot be demoted (contract section 3): ``check_keeps_a_superadmin``
+    when ``new_role`` is not superadmin. Raises ``LastSuperadmin``."""
+    if new_role is not Role.SUPERADMIN:
+        check_keeps_a_superadmin(target, superadmin_count, "demoted")
+
+
+_ON_ANOTHER_USER = frozenset({Operation.DISABLE_USER, Operation.DELETE_USER})
+"""Operations an org_admin may not perform on itself (contract section 8: "not itself")."""
+
+
+def check_user_management(actor: Actor, target: User, operation: Operation) -> None:
+    """May ``actor`` perform ``operation`` on the account ``target``? (contract sections 7–8)
+
+    ``operation`` is ``DISABLE_USER``, ``DELETE_USER``, ``LIST_USER_SESSIONS`` or
+    ``END_USER_SESSIONS``. In order:
+
+    - ``Forbidden``: the role may not perform it at all (viewer, operator);
+    - ``NotFound``: ``target`` lies outside an org_admin's organization;
+    - ``Forbidden``: an org_admin disabling, deleting or ending the sessions of a superadmin, or
+      disabling or deleting itself (it ends its own sessions at /me/sessions).
+
+    A superadmin may act on anyone and so may the command-line operator; the last-superadmin
+    rule (``check_keeps_a_superadmin``) is checked by the caller, with the count.
+    """
+    authorize(actor, operation, target.org_id, "user")
+    if isinstance(actor, CliOperator) or actor.is_superadmin:
+        return
+    if operation in _ON_ANOTHER_USER and target.id == actor.user_id:
+        raise Forbidden("an org_admin may not disable or delete its own account")
+    if operation is not Operation.LIST_USER_SESSIONS and target.role is Role.SUPERADMIN:
+        raise Forbidden("an org_admin may not manage a superadmin's account or sessions")
 
 
 def check_role_change(actor: Actor, target: User, new_role: Role, superadmin_count: int) -> None:

@@ -8,7 +8,10 @@ Operator commands (contract section 3), each opening and closing the storage lik
 - ``authsvc create-superadmin --email E [--org ORG]``: create the first superadmin (password from
   ``$AUTHSVC_BOOTSTRAP_PASSWORD``, else asked twice on the terminal) or promote an existing user;
 - ``authsvc users list [--org ORG] [--limit N]``: one line per user (id, email, role, org);
-- ``authsvc users set-role EMAIL ROLE`` and ``authsvc users set-org EMAIL ORG``.
+- ``authsvc users set-role EMAIL ROLE`` and ``authsvc users set-org EMAIL ORG``;
+- ``authsvc users disable|enable|delete EMAIL`` (contract section 8): disabling ends the user's
+  sessions at once; deleting removes the user with its sessions and memberships. The last
+  enabled superadmin can be neither disabled nor deleted.
 
 Signing keys (contract section 12; ADR 0015), in the configured key store (``auth.key_store``):
 
@@ -45,6 +48,7 @@ from adapters.crypto.mldsa import SignerUnavailable
 from adapters.persistence.errors import StorageUnavailable
 from application.events import SigningKeysChanged
 from application.pagination import MAX_PAGE_LIMIT
+from application.users import ByEmail
 from domain.errors import DomainError, FieldError, ValidationFailed
 from domain.model import Role, User
 from domain.policy import CLI_OPERATOR
@@ -113,6 +117,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     set_org.add_argument("email", metavar="EMAIL")
     set_org.add_argument("org", metavar="ORG")
+    for name, text in (
+        ("disable", "disable a user: no login, its sessions end at once"),
+        ("enable", "enable a disabled user"),
+        ("delete", "delete a user with its sessions and memberships"),
+    ):
+        users_sub.add_parser(name, help=text).add_argument("email", metavar="EMAIL")
 
     keys = sub.add_parser("keys", help="list, rotate or retire the signing keys")
     keys_sub = keys.add_subparsers(dest="keys_command", required=True)
@@ -196,7 +206,8 @@ async def _with_storage(config: Config, command: Callable[[Container], Awaitable
 
 
 def _user_line(user: User) -> str:
-    return f"{user.id}  {user.email}  {user.role.value}  {user.org_id}"
+    line = f"{user.id}  {user.email}  {user.role.value}  {user.org_id}"
+    return line + "  disabled" if user.disabled else line
 
 
 def _prompt_password() -> str:
@@ -278,6 +289,18 @@ async def _set_org(container: Container, email: str, org: str) -> None:
     print(_user_line(await container.set_org_by_operator()(email, org)))
 
 
+async def _set_disabled(container: Container, email: str, disabled: bool) -> None:
+    """``users disable|enable``: disabling ends every session of the user."""
+    print(_user_line(await container.set_disabled_by_operator()(email, disabled)))
+
+
+async def _delete_user(container: Container, email: str) -> None:
+    """``users delete``: the user, its sessions and memberships go."""
+    canonical = container.email_normalizer()(email)
+    await container.delete_user()(CLI_OPERATOR, ByEmail(canonical))
+    print(f"deleted {canonical}")
+
+
 ANNOUNCE_WAIT = 5.0
 """Seconds ``keys rotate|retire`` waits for the broker before giving up announcing."""
 
@@ -356,6 +379,10 @@ def _operator_command(args: argparse.Namespace) -> Callable[[Container], Awaitab
         return lambda c: _list_users(c, args.org, args.limit)
     if args.users_command == "set-role":
         return lambda c: _set_role(c, args.email, args.role)
+    if args.users_command in ("disable", "enable"):
+        return lambda c: _set_disabled(c, args.email, args.users_command == "disable")
+    if args.users_command == "delete":
+        return lambda c: _delete_user(c, args.email)
     return lambda c: _set_org(c, args.email, args.org)
 
 

@@ -32,7 +32,7 @@ from adapters.metrics import ServiceMetrics, subscribe_service_metrics
 from adapters.persistence.memory import MemoryLoginAttempts, MemoryStorage
 from adapters.persistence.postgres import PostgresStorage
 from adapters.persistence.sqlite import SqliteStorage
-from application import groups, operator, users
+from application import accounts, groups, operator, sessions, users
 from application.auth import AuthService
 from application.housekeeping import PurgeExpired
 from application.ports import Storage
@@ -203,7 +203,14 @@ class Container(containers.DeclarativeContainer):
     list_users = _use_case(telemetry, users.ListUsers, storage)
     get_user = _use_case(telemetry, users.GetUser, storage)
     set_role = _use_case(telemetry, users.SetRole, storage, bus)
-    move_user = _use_case(telemetry, users.MoveUser, storage, bus)
+    # Sessions and the user lifecycle (contract sections 7 and 8).
+    update_user = _use_case(telemetry, accounts.UpdateUser, storage, bus)
+    delete_user = _use_case(telemetry, accounts.DeleteUser, storage, bus)
+    delete_own_account = _use_case(telemetry, accounts.DeleteOwnAccount, storage, bus, hasher)
+    list_sessions = _use_case(telemetry, sessions.ListSessions, storage, clock)
+    end_own_session = _use_case(telemetry, sessions.EndOwnSession, storage, bus)
+    end_own_sessions = _use_case(telemetry, sessions.EndOwnSessions, storage, bus)
+    end_user_sessions = _use_case(telemetry, sessions.EndUserSessions, storage, bus)
     list_groups = _use_case(telemetry, groups.ListGroups, storage)
     get_group = _use_case(telemetry, groups.GetGroup, storage)
     create_group = _use_case(telemetry, groups.CreateGroup, storage, clock)
@@ -226,12 +233,15 @@ class Container(containers.DeclarativeContainer):
         settings=auth_settings,
         normalize_email=providers.Object(normalize_email),
     )
-    # ``users set-role`` / ``set-org``: SetRole and MoveUser as the operator, naming users by email.
-    set_role_by_operator = providers.Singleton(
-        operator.OperatorCommand, set_role, providers.Object(normalize_email)
-    )
+    # ``users set-role|set-org|disable|enable``: the use cases as the operator, naming users by
+    # email (``users delete`` runs ``delete_user`` with ``email_normalizer``).
+    email_normalizer = providers.Object(normalize_email)
+    set_role_by_operator = providers.Singleton(operator.OperatorCommand, set_role, email_normalizer)
     set_org_by_operator = providers.Singleton(
-        operator.OperatorCommand, move_user, providers.Object(normalize_email)
+        operator.OperatorCommand, update_user.provided.move, email_normalizer
+    )
+    set_disabled_by_operator = providers.Singleton(
+        operator.OperatorCommand, update_user.provided.set_disabled, email_normalizer
     )
 
     # Actuator (contract section 4), metrics and configuration refresh.

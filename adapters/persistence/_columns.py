@@ -8,14 +8,26 @@ from __future__ import annotations
 
 __all__ = [
     "GROUP_SUMMARY",
+    "LIVE_SESSION",
     "MEMBERS",
+    "ROTATED",
     "ROTATED_UPSERT",
+    "SESSIONS",
     "TOKENS",
     "USERS",
     "USER_WITH_GROUPS",
 ]
 
-_USER_COLUMNS = ("id", "email", "password_hash", "role", "org_id", "created_at")
+_USER_COLUMNS = (
+    "id",
+    "email",
+    "password_hash",
+    "role",
+    "org_id",
+    "created_at",
+    "disabled",
+    "email_verified",
+)
 _TOKEN_COLUMNS = (
     "token_hash",
     "user_id",
@@ -43,11 +55,25 @@ TOKENS = ", ".join(_TOKEN_COLUMNS)
 """The columns of ``refresh_tokens`` and ``rotated_refresh_tokens``, in the order of
 ``RefreshToken``'s fields."""
 
-ROTATED_UPSERT = " ON CONFLICT (token_hash) DO UPDATE SET " + ", ".join(
-    f"{c} = excluded.{c}" for c in _TOKEN_COLUMNS[1:]
+ROTATED = TOKENS + ", rotated_at"
+"""The columns an ``INSERT INTO rotated_refresh_tokens`` names: ``TOKENS`` and ``rotated_at``
+(``reuse_count`` starts at 0)."""
+
+ROTATED_UPSERT = " ON CONFLICT (token_hash) DO UPDATE SET reuse_count = 0, " + ", ".join(
+    f"{c} = excluded.{c}" for c in (*_TOKEN_COLUMNS[1:], "rotated_at")
 )
 """Appended to an ``INSERT INTO rotated_refresh_tokens``: a hash remembered again replaces the
-earlier record."""
+earlier record (and its reuse count starts again)."""
+
+SESSIONS = "id, user_id, created_at, last_used_at, expires_at, user_agent, client_address"
+"""The columns of ``sessions`` in the order of ``Session``'s fields."""
+
+LIVE_SESSION = (
+    "expires_at > {now} AND EXISTS (SELECT 1 FROM refresh_tokens t"
+    " WHERE t.family_id = sessions.id AND t.expires_at > {now})"
+)
+"""The condition a live session meets (``SessionStore.list_live``); ``{now}`` is the dialect's
+placeholder for the time."""
 
 GROUP_SUMMARY = (
     "SELECT g.id, g.name, g.org_id, g.created_at,"

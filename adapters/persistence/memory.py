@@ -19,13 +19,22 @@ from typing import Any
 import attrs
 
 from adapters.persistence._rows import require_aware
-from application.ports import GroupRepo, LoginAttempts, Storage, TokenStore, UnitOfWork, UserRepo
+from application.ports import (
+    GroupRepo,
+    LoginAttempts,
+    SessionStore,
+    Storage,
+    TokenStore,
+    UnitOfWork,
+    UserRepo,
+)
 from domain.errors import Conflict, EmailTaken, NotFound
-from domain.model import Group, GroupSummary, RefreshToken, Role, User
+from domain.model import Group, GroupSummary, RefreshToken, Role, Session, User
 
 __all__ = [
     "MemoryGroupRepo",
     "MemoryLoginAttempts",
+    "MemorySessionStore",
     "MemoryStorage",
     "MemoryTokenStore",
     "MemoryUnitOfWork",
@@ -36,22 +45,33 @@ __all__ = [
 class _Tables:
     """The committed state: plain dicts of frozen domain objects.
 
-    ``members`` maps group id to ``{user id: membership created_at}``.
+    ``members`` maps group id to ``{user id: membership created_at}``; ``rotated`` maps a
+    rotated token's hash to ``_Rotated`` (the token, when it was rotated, how often reused).
     """
 
     def __init__(self) -> None:
         self.users: dict[str, User] = {}
         self.tokens: dict[str, RefreshToken] = {}
-        self.rotated: dict[str, RefreshToken] = {}
+        self.rotated: dict[str, _Rotated] = {}
+        self.sessions: dict[str, Session] = {}
         self.groups: dict[str, Group] = {}
         self.members: dict[str, dict[str, datetime]] = {}
+
+
+@attrs.frozen
+class _Rotated:
+    """A remembered rotated token: the record, when it was rotated, how often reused since."""
+
+    token: RefreshToken
+    rotated_at: datetime
+    reuse_count: int = 0
 
 
 class _Stage:
     """The working copy of one unit of work: reads see the committed tables until a table is
     first written, which copies it (copy-on-write). ``publish()`` hands the result back."""
 
-    _TABLES = ("users", "tokens", "rotated", "groups", "members")
+    _TABLES = ("users", "tokens", "rotated", "sessions", "groups", "members")
 
     def __init__(self, base: _Tables) -> None:
         self._base = base
@@ -148,8 +168,30 @@ class MemoryUserRepo(UserRepo):
         return rows[: max(0, limit)]
 
     async def count_by_role(self, role: Role) -> int:
-        """How many users hold ``role``."""
-        return sum(1 for u in self._s.view.users.values() if u.role == role)
+        """How many enabled users hold ``role``."""
+        return sum(1 for u in self._s.view.users.values() if u.role == role and not u.disabled)
+
+    async def delete(self, user_id: str) -> bool:
+        """Delete the user with its sessions, tokens, rotated records and memberships."""
+        view = self._s.view
+        if user_id not in view.users:
+            return False
+        del self._s.write("users")[user_id]
+        for name in ("tokens", "rotated", "sessions"):
+            table = getattr(view, name)
+            gone = [k for k, row in table.items() if _user_of(row) == user_id]
+            if gone:
+                writable = self._s.write(name)
+                for k in gone:
+                    del writable[k]
+        for group_id, members in list(view.members.items()):
+            if user_id in members:
+                del self._s.write_members(group_id)[user_id]
+        return True
+
+
+def _user_of(row: RefreshToken | _Rotated | Session) -> str:
+    return row.token.user_id if isinstance(row, _Rotated) else row.user_id
 
 
 class MemoryTokenStore(TokenStore):
@@ -167,6 +209,11 @@ class MemoryTokenStore(TokenStore):
         if token.token_hash in self._s.view.tokens:
             raise Conflict("refresh token hash exists")
         self._s.write("tokens")[token.token_hash] = token
+        session = self._s.view.sessions.get(token.family_id)
+        if session is not None:  # last_used_at follows the family's newest token
+            self._s.write("sessions")[session.id] = attrs.evolve(
+                session, last_used_at=token.created_at
+            )
 
     async def take(self, token_hash: str) -> RefreshToken | None:
         """Delete and return the live token with this hash, or None."""
@@ -179,48 +226,114 @@ class MemoryTokenStore(TokenStore):
         """The live token with this hash, or None."""
         return self._s.view.tokens.get(token_hash)
 
-    async def remember_rotated(self, token: RefreshToken) -> None:
+    async def remember_rotated(self, token: RefreshToken, rotated_at: datetime) -> None:
         """Remember a rotated token (replacing an earlier record of the same hash).
 
         Raises ``NotFound`` if its user does not exist.
         """
+        require_aware(rotated_at)
         if token.user_id not in self._s.view.users:
             raise NotFound(f"user {token.user_id} not found")
-        self._s.write("rotated")[token.token_hash] = token
+        self._s.write("rotated")[token.token_hash] = _Rotated(token, rotated_at)
 
     async def find_rotated(self, token_hash: str) -> RefreshToken | None:
         """The remembered rotated token with this hash, or None."""
-        return self._s.view.rotated.get(token_hash)
+        found = self._s.view.rotated.get(token_hash)
+        return None if found is None else found.token
 
-    async def revoke_family(self, family_id: str) -> int:
-        """Delete the family's live tokens; returns how many."""
-        gone = [h for h, t in self._s.view.tokens.items() if t.family_id == family_id]
-        return self._delete(gone)
-
-    async def revoke_user(self, user_id: str) -> int:
-        """Delete the user's live tokens; returns how many."""
-        gone = [h for h, t in self._s.view.tokens.items() if t.user_id == user_id]
-        return self._delete(gone)
-
-    def _delete(self, hashes: list[str]) -> int:
-        if hashes:
-            table = self._s.write("tokens")
-            for h in hashes:
-                del table[h]
-        return len(hashes)
+    async def claim_reuse(
+        self, token_hash: str, rotated_since: datetime, max_reuses: int
+    ) -> RefreshToken | None:
+        """Count one more reuse if rotated at or after ``rotated_since`` and reused fewer than
+        ``max_reuses`` times (units run one at a time: the check and the count are atomic)."""
+        require_aware(rotated_since)
+        found = self._s.view.rotated.get(token_hash)
+        if found is None or found.rotated_at < rotated_since or found.reuse_count >= max_reuses:
+            return None
+        self._s.write("rotated")[token_hash] = attrs.evolve(
+            found, reuse_count=found.reuse_count + 1
+        )
+        return found.token
 
     async def purge_expired(self, now: datetime) -> int:
         """Delete live and rotated records with ``expires_at <= now``; returns how many."""
-        count = 0
-        for name in ("tokens", "rotated"):
-            table: dict[str, RefreshToken] = getattr(self._s.view, name)
-            gone = [h for h, t in table.items() if t.expires_at <= now]
+        live = [h for h, t in self._s.view.tokens.items() if t.expires_at <= now]
+        rotated = [h for h, r in self._s.view.rotated.items() if r.token.expires_at <= now]
+        for name, gone in (("tokens", live), ("rotated", rotated)):
             if gone:
                 writable = self._s.write(name)
                 for h in gone:
                     del writable[h]
-            count += len(gone)
-        return count
+        return len(live) + len(rotated)
+
+
+class MemorySessionStore(SessionStore):
+    """``SessionStore`` over the working copy (sessions keyed by id = family id)."""
+
+    def __init__(self, stage: _Stage) -> None:
+        self._s = stage
+
+    async def add(self, session: Session) -> None:
+        """Store a new session. Raises ``Conflict`` (id exists) or ``NotFound`` (no such user)."""
+        for at in (session.created_at, session.last_used_at, session.expires_at):
+            require_aware(at)
+        if session.user_id not in self._s.view.users:
+            raise NotFound(f"user {session.user_id} not found")
+        if session.id in self._s.view.sessions:
+            raise Conflict(f"session {session.id} exists")
+        self._s.write("sessions")[session.id] = session
+
+    async def get(self, session_id: str) -> Session | None:
+        """The session with this id, or None."""
+        return self._s.view.sessions.get(session_id)
+
+    def _live(self, session: Session, now: datetime) -> bool:
+        return session.expires_at > now and any(
+            t.family_id == session.id and t.expires_at > now for t in self._s.view.tokens.values()
+        )
+
+    async def list_live(self, user_id: str, now: datetime) -> list[Session]:
+        """The user's live sessions, newest first."""
+        require_aware(now)
+        found = [
+            s for s in self._s.view.sessions.values() if s.user_id == user_id and self._live(s, now)
+        ]
+        found.sort(key=lambda s: (s.created_at, s.id), reverse=True)
+        return found
+
+    def _end(self, session_ids: set[str]) -> int:
+        if not session_ids:
+            return 0
+        if any(sid in self._s.view.sessions for sid in session_ids):
+            sessions = self._s.write("sessions")
+            for sid in session_ids:
+                sessions.pop(sid, None)
+        gone = [h for h, t in self._s.view.tokens.items() if t.family_id in session_ids]
+        if gone:
+            tokens = self._s.write("tokens")
+            for h in gone:
+                del tokens[h]
+        return len(gone)
+
+    async def end(self, session_id: str) -> int:
+        """Delete the session and its live tokens; returns how many tokens went."""
+        return self._end({session_id})
+
+    async def end_all(self, user_id: str) -> list[str]:
+        """End every session of the user; returns their ids, sorted."""
+        ids = {s.id for s in self._s.view.sessions.values() if s.user_id == user_id}
+        orphans = {t.family_id for t in self._s.view.tokens.values() if t.user_id == user_id}
+        self._end(ids | orphans)
+        return sorted(ids)
+
+    async def purge_expired(self, now: datetime) -> int:
+        """Delete sessions past ``expires_at`` or without a live token."""
+        gone = [sid for sid, s in self._s.view.sessions.items() if not self._live(s, now)]
+        if gone:
+            sessions = self._s.write("sessions")
+            for sid in gone:
+                del sessions[sid]
+        return len(gone)
 
 
 class MemoryGroupRepo(GroupRepo):
@@ -333,6 +446,7 @@ class MemoryUnitOfWork(UnitOfWork):
         self._stage = stage
         self.users = MemoryUserRepo(stage)
         self.tokens = MemoryTokenStore(stage)
+        self.sessions = MemorySessionStore(stage)
         self.groups = MemoryGroupRepo(stage)
 
     async def commit(self) -> None:

@@ -44,10 +44,12 @@ class RoleChange:
 
 
 @attrs.frozen
-class OrgMove:
-    """Body of PATCH /users/{id}: ``{"org_id"}``, the organization to move the user to."""
+class UserPatch:
+    """Body of PATCH /users/{id}: ``{"disabled": bool}`` and/or ``{"org_id"}`` (the organization
+    to move the user to; superadmin only). At least one of them (422 otherwise)."""
 
-    org_id: str
+    disabled: bool | None = None
+    org_id: str | None = None
 
 
 @attrs.frozen
@@ -158,16 +160,29 @@ async def set_role(request: web.Request) -> web.Response:
     return json_response(user_json(user))
 
 
-async def move_user(request: web.Request) -> web.Response:
-    """PATCH /users/{id} ``{"org_id"}`` → 200 ``User`` (superadmin only; 403 otherwise).
+async def update_user(request: web.Request) -> web.Response:
+    """PATCH /users/{id} ``{"disabled"}`` and/or ``{"org_id"}`` → 200 ``User``.
 
-    The user leaves the groups of its old organization. 404 for a missing user, 422 for a bad
-    ``org_id``.
+    ``disabled``: org_admin (own organization, users below superadmin, not itself) and
+    superadmin; disabling ends the user's sessions. ``org_id``: superadmin only; the user leaves
+    the groups of its old organization. 403 / 404 / 409 ``last_superadmin`` / 422 as the use
+    case (``application.accounts.UpdateUser``) decides.
     """
     caller = await principal(request)
-    body = await read_json(request, OrgMove)
-    user = await _container(request).move_user()(caller, request.match_info["id"], body.org_id)
+    body = await read_json(request, UserPatch)
+    user = await _container(request).update_user()(
+        caller, request.match_info["id"], disabled=body.disabled, org_id=body.org_id
+    )
     return json_response(user_json(user))
+
+
+async def delete_user(request: web.Request) -> web.Response:
+    """DELETE /users/{id} → 204; the user goes with its sessions and memberships. 403 below
+    org_admin and for an org_admin on a superadmin or itself, 404 missing or outside the org,
+    409 ``last_superadmin``."""
+    caller = await principal(request)
+    await _container(request).delete_user()(caller, request.match_info["id"])
+    return web.Response(status=204)
 
 
 # --------------------------------------------------------------------------- groups
@@ -270,7 +285,15 @@ _ROLE_BODY = {
     "properties": {"role": {"enum": [r.value for r in Role]}},
 }
 _ORG_ID = {"type": "string", "minLength": 1, "maxLength": MAX_ORG_ID_LENGTH}
-_ORG_BODY = {"type": "object", "required": ["org_id"], "properties": {"org_id": _ORG_ID}}
+_USER_PATCH_BODY = {
+    "type": "object",
+    "minProperties": 1,
+    "properties": {
+        "disabled": {"type": "boolean",
+                     "description": "org_admin (own organization) or superadmin"},
+        "org_id": {**_ORG_ID, "description": "superadmin only"},
+    },
+}  # fmt: skip
 _NAME = {"type": "string", "minLength": 1, "maxLength": MAX_NAME_LENGTH}
 _NEW_GROUP_BODY = {
     "type": "object",
@@ -293,10 +316,14 @@ ROUTES = [
     RouteSpec("PUT", "/users/{id}/role", set_role, "Set a user's role (escalation rules apply)",
               {200: "User", 400: _P, 401: _P, 403: _P, 404: _P, 409: _P, 413: _P, 422: _P},
               request=_ROLE_BODY, bearer=True, parameters=(_USER_ID,), tag="admin"),
-    RouteSpec("PATCH", "/users/{id}", move_user,
-              "Move a user to another organization (superadmin); drops old-org memberships",
-              {200: "User", 400: _P, 401: _P, 403: _P, 404: _P, 413: _P, 422: _P},
-              request=_ORG_BODY, bearer=True, parameters=(_USER_ID,), tag="admin"),
+    RouteSpec("PATCH", "/users/{id}", update_user,
+              "Disable or enable a user (ends its sessions), or move it to another organization",
+              {200: "User", 400: _P, 401: _P, 403: _P, 404: _P, 409: _P, 413: _P, 422: _P},
+              request=_USER_PATCH_BODY, bearer=True, parameters=(_USER_ID,), tag="admin"),
+    RouteSpec("DELETE", "/users/{id}", delete_user,
+              "Delete a user with its sessions and memberships",
+              {204: "No Content", 401: _P, 403: _P, 404: _P, 409: _P},
+              bearer=True, parameters=(_USER_ID,), tag="admin"),
     RouteSpec("GET", "/groups", list_groups, "List groups (own organization; superadmin: any)",
               {200: "GroupPage", 401: _P, 404: _P, 422: _P},
               bearer=True, parameters=_PAGING, tag="admin"),

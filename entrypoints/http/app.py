@@ -11,7 +11,13 @@ from aiohttp import web
 
 from entrypoints.cluster import follow_peers, maintain_keys
 from entrypoints.container import Container
-from entrypoints.http import actuator_routes, admin_routes, auth_routes, wellknown_routes
+from entrypoints.http import (
+    actuator_routes,
+    admin_routes,
+    auth_routes,
+    session_routes,
+    wellknown_routes,
+)
 from entrypoints.http.keys import BODY_TIMEOUT, CONTAINER
 from entrypoints.http.openapi import ROUTE_SPECS
 from entrypoints.http.problems import problem_middleware
@@ -116,7 +122,12 @@ def create_app(container: Container) -> web.Application:
     app[CONTAINER] = container
     app[BODY_TIMEOUT] = config.server.body_timeout
     container.service_metrics()
-    specs: list[RouteSpec] = [*auth_routes.ROUTES, *admin_routes.ROUTES, *wellknown_routes.ROUTES]
+    specs: list[RouteSpec] = [
+        *auth_routes.ROUTES,
+        *session_routes.ROUTES,
+        *admin_routes.ROUTES,
+        *wellknown_routes.ROUTES,
+    ]
     add_routes(app, specs)
     setup_actuator(app, container.actuator())
     app[ROUTE_SPECS] = [*specs, *actuator_routes.route_specs(app)]

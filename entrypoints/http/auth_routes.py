@@ -12,7 +12,7 @@ from domain.model import BCRYPT_MAX_PASSWORD_BYTES
 from entrypoints.converters import UncheckedText
 from entrypoints.http.caller import authenticated
 from entrypoints.http.keys import CONTAINER
-from entrypoints.http.requests import bearer_token, client_address, read_json
+from entrypoints.http.requests import bearer_token, client_address, read_json, user_agent
 from entrypoints.http.routing import RouteSpec
 from entrypoints.http.views import json_response, user_json
 
@@ -75,11 +75,13 @@ async def register(request: web.Request) -> web.Response:
 
 
 async def login(request: web.Request) -> web.Response:
-    """POST /login → 200 TokenPair."""
+    """POST /login → 200 TokenPair; 403 ``account_disabled`` with the right password to a
+    disabled account. The session records the ``User-Agent`` and the client address."""
     body = await read_json(request, LoginCredentials)
     server = request.app[CONTAINER].config().server
     client = client_address(request, server.trusted_proxies)
-    return _pair_json(await _auth(request).login(body.email, body.password, client))
+    pair = await _auth(request).login(body.email, body.password, client, user_agent(request))
+    return _pair_json(pair)
 
 
 async def me(request: web.Request) -> web.Response:
@@ -135,7 +137,8 @@ ROUTES = [
               {201: "User", 400: "Problem", 409: "Problem", 413: "Problem", 422: "Problem"},
               request=_CREDENTIALS),
     RouteSpec("POST", "/login", login, "Log in for an access token and a refresh token",
-              {200: "TokenPair", 400: "Problem", 401: "Problem", 422: "Problem", 429: "Problem"},
+              {200: "TokenPair", 400: "Problem", 401: "Problem", 403: "Problem", 422: "Problem",
+               429: "Problem"},
               request=_CREDENTIALS),
     RouteSpec("GET", "/me", me, "The caller's profile with its group ids",
               {200: "User", 401: "Problem"}, bearer=True),

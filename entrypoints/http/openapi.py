@@ -36,15 +36,38 @@ SCHEMAS: dict[str, Any] = {
     "Problem": _PROBLEM,
     "User": {
         "type": "object",
-        "required": ["id", "email", "role", "org_id", "created_at"],
+        "required": ["id", "email", "role", "org_id", "created_at", "disabled",
+                     "email_verified"],
         "properties": {
             "id": {"type": "string"},
             "email": {"type": "string", "format": "email"},
             "role": {"enum": [r.value for r in Role]},
             "org_id": {"type": "string"},
             "created_at": {"type": "string", "format": "date-time"},
+            "disabled": {"type": "boolean"},
+            "email_verified": {"type": "boolean"},
             "groups": {"type": "array", "items": {"type": "string"}},
         },
+    },
+    "Session": {
+        "type": "object",
+        "required": ["id", "created_at", "last_used_at", "expires_at", "user_agent",
+                     "client_address"],
+        "properties": {
+            "id": {"type": "string"},
+            "created_at": {"type": "string", "format": "date-time"},
+            "last_used_at": {"type": "string", "format": "date-time"},
+            "expires_at": {"type": "string", "format": "date-time",
+                           "description": "the session's absolute end"},
+            "user_agent": {"type": ["string", "null"], "maxLength": 256},
+            "client_address": {"type": ["string", "null"]},
+        },
+    },
+    "SessionList": {
+        "type": "object",
+        "required": ["items"],
+        "properties": {"items": {"type": "array",
+                                 "items": {"$ref": "#/components/schemas/Session"}}},
     },
     "TokenPair": {
         "type": "object",
@@ -157,7 +180,7 @@ def _response(description: str, specs: list[RouteSpec]) -> dict[str, Any]:
     return {"description": description}
 
 
-STORAGE_TAGS = ("auth", "admin")
+STORAGE_TAGS = ("auth", "admin", "sessions")
 """Tags of the operations that use the database: each may answer 503 ``storage_unavailable``."""
 
 

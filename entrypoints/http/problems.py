@@ -22,6 +22,7 @@ STATUS_BY_ERROR: dict[type[d.DomainError], int] = {
     d.InvalidRefreshToken: 401,
     d.Forbidden: 403,
     d.InvalidOldPassword: 403,
+    d.AccountDisabled: 403,
     d.NotFound: 404,
     d.EmailTaken: 409,
     d.Conflict: 409,

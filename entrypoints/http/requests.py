@@ -14,6 +14,7 @@ import cattrs
 from aiohttp import web
 
 from domain.errors import InvalidToken
+from domain.model import USER_AGENT_MAX_LENGTH
 from entrypoints.converters import make_converter, structure
 from entrypoints.http.keys import BODY_TIMEOUT
 from entrypoints.http.problems import HttpProblem
@@ -209,3 +210,14 @@ def client_address(request: web.Request, trusted_proxies: tuple[str, ...]) -> st
         if not trusted(hop):
             return hop
     return peer
+
+
+def user_agent(request: web.Request) -> str | None:
+    """The request's ``User-Agent`` as a session records it (contract section 7): its printable
+    characters (no control characters or undecodable bytes), cut to 256; None when absent."""
+    raw = request.headers.get("User-Agent")
+    if raw is None:
+        return None
+    return "".join(ch for ch in raw[: USER_AGENT_MAX_LENGTH * 4] if ch.isprintable())[
+        :USER_AGENT_MAX_LENGTH
+    ]

@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from domain.model import GroupSummary, User
+from domain.model import GroupSummary, Session, User
 
 
 def json_response(
@@ -33,13 +33,16 @@ def iso(ts: datetime) -> str:
 
 
 def user_json(user: User, groups: list[str] | None = None) -> dict[str, Any]:
-    """Contract ``User``: id, email, role, org_id, created_at (+ groups). Never a password hash."""
+    """Contract ``User``: id, email, role, org_id, created_at, disabled, email_verified (+ groups).
+    Never a password hash."""
     body: dict[str, Any] = {
         "id": user.id,
         "email": user.email,
         "role": user.role.value,
         "org_id": user.org_id,
         "created_at": iso(user.created_at),
+        "disabled": user.disabled,
+        "email_verified": user.email_verified,
     }
     if groups is not None:
         body["groups"] = groups
@@ -55,4 +58,17 @@ def group_json(summary: GroupSummary) -> dict[str, Any]:
         "org_id": g.org_id,
         "member_count": summary.member_count,
         "created_at": iso(g.created_at),
+    }
+
+
+def session_json(session: Session) -> dict[str, Any]:
+    """Contract ``Session`` (section 7): id, created_at, last_used_at, expires_at, user_agent,
+    client_address. Never a token or a hash."""
+    return {
+        "id": session.id,
+        "created_at": iso(session.created_at),
+        "last_used_at": iso(session.last_used_at),
+        "expires_at": iso(session.expires_at),
+        "user_agent": session.user_agent,
+        "client_address": session.client_address,
     }

@@ -33,7 +33,8 @@ from application.operator import CreateSuperadmin, OperatorCommand
 from application.pagination import Page
 from application.settings import AuthSettings, Live
 from application.steps import new_id
-from application.users import GetUser, ListUsers, MoveUser, SetRole
+from application.accounts import UpdateUser
+from application.users import GetUser, ListUsers, SetRole
 from domain.errors import (
     Conflict,
     FieldError,
@@ -123,7 +124,7 @@ class World:
         self.list_users = ListUsers(storage)
         self.get_user = GetUser(storage)
         self.set_role = SetRole(storage, bus)
-        self.move_user = MoveUser(storage, bus)
+        self.move_user = UpdateUser(storage, bus).move
         self.list_groups = ListGroups(storage)
         self.get_group = GetGroup(storage)
         self.create_group = CreateGroup(storage, clock, self.next_id)

@@ -43,7 +43,7 @@ async def test_purge_removes_only_what_has_expired(
     assert await purge() == 0  # nothing has expired yet
 
     clock.advance(ttl / 2 + 1)  # `old` expired; `rotated_from` was rotated but its expiry is ahead
-    assert await purge() == 1
+    assert await purge() == 2  # `old` and the record of its session, left without a live token
     live, rotated = await _rows(storage, old.refresh_token, rotated_from.refresh_token,
                                 current.refresh_token)  # fmt: skip
     assert live == [False, False, True]

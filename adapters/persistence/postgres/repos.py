@@ -13,19 +13,20 @@ from adapters.persistence import _columns as cols
 from adapters.persistence._rows import require_aware
 from adapters.persistence.postgres.session import (
     _Session,
+    _session,
     _SqlQueries,
     _summary,
     _token,
     _token_params,
     _user,
 )
-from application.ports import GroupRepo, TokenStore, UnitOfWork, UserRepo
+from application.ports import GroupRepo, SessionStore, TokenStore, UnitOfWork, UserRepo
 from domain.errors import (
     Conflict,
     EmailTaken,
     NotFound,
 )
-from domain.model import Group, GroupSummary, RefreshToken, Role, User
+from domain.model import Group, GroupSummary, RefreshToken, Role, Session, User
 
 
 class PostgresUserRepo(_SqlQueries, UserRepo):
@@ -35,7 +36,7 @@ class PostgresUserRepo(_SqlQueries, UserRepo):
         """Insert. Raises ``EmailTaken`` (email exists) or ``Conflict`` (id exists)."""
         email = user.email.lower()
         n = await self._run(
-            f"INSERT INTO users ({cols.USERS}) VALUES ($1, $2, $3, $4, $5, $6)"
+            f"INSERT INTO users ({cols.USERS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
             " ON CONFLICT DO NOTHING",
             user.id,
             email,
@@ -43,6 +44,8 @@ class PostgresUserRepo(_SqlQueries, UserRepo):
             user.role.value,
             user.org_id,
             require_aware(user.created_at),
+            user.disabled,
+            user.email_verified,
         )
         if n == 0:
             if await self._one("SELECT 1 FROM users WHERE email = $1", email) is not None:
@@ -70,12 +73,14 @@ class PostgresUserRepo(_SqlQueries, UserRepo):
         """Replace the user with the same id. Raises ``NotFound`` or ``EmailTaken``."""
         try:
             n = await self._run_guarded(
-                "UPDATE users SET email = $1, password_hash = $2, role = $3, org_id = $4"
-                " WHERE id = $5",
+                "UPDATE users SET email = $1, password_hash = $2, role = $3, org_id = $4,"
+                " disabled = $5, email_verified = $6 WHERE id = $7",
                 user.email.lower(),
                 user.password_hash,
                 user.role.value,
                 user.org_id,
+                user.disabled,
+                user.email_verified,
                 user.id,
             )
         except asyncpg.UniqueViolationError:
@@ -95,9 +100,15 @@ class PostgresUserRepo(_SqlQueries, UserRepo):
         return [_user(r) for r in rows]
 
     async def count_by_role(self, role: Role) -> int:
-        """How many users hold ``role``."""
-        row = await self._one("SELECT count(*) FROM users WHERE role = $1", role.value)
+        """How many enabled users hold ``role``."""
+        row = await self._one(
+            "SELECT count(*) FROM users WHERE role = $1 AND NOT disabled", role.value
+        )
         return 0 if row is None else int(row[0])
+
+    async def delete(self, user_id: str) -> bool:
+        """Delete the user; its sessions, tokens and memberships go by ``ON DELETE CASCADE``."""
+        return await self._run("DELETE FROM users WHERE id = $1", user_id) > 0
 
 
 class PostgresTokenStore(_SqlQueries, TokenStore):
@@ -137,7 +148,7 @@ class PostgresTokenStore(_SqlQueries, TokenStore):
         )
         return None if row is None else _token(row)
 
-    async def remember_rotated(self, token: RefreshToken) -> None:
+    async def remember_rotated(self, token: RefreshToken, rotated_at: datetime) -> None:
         """Remember a rotated token (replacing an earlier record of the same hash).
 
         Raises ``NotFound`` if its user does not exist.
@@ -145,9 +156,10 @@ class PostgresTokenStore(_SqlQueries, TokenStore):
         params = _token_params(token)
         try:
             await self._run_guarded(
-                f"INSERT INTO rotated_refresh_tokens ({cols.TOKENS})"
-                " VALUES ($1, $2, $3, $4, $5, $6)" + cols.ROTATED_UPSERT,
+                f"INSERT INTO rotated_refresh_tokens ({cols.ROTATED})"
+                " VALUES ($1, $2, $3, $4, $5, $6, $7)" + cols.ROTATED_UPSERT,
                 *params,
+                require_aware(rotated_at),
             )
         except asyncpg.ForeignKeyViolationError:
             raise NotFound(f"user {token.user_id} not found") from None
@@ -159,13 +171,22 @@ class PostgresTokenStore(_SqlQueries, TokenStore):
         )
         return None if row is None else _token(row)
 
-    async def revoke_family(self, family_id: str) -> int:
-        """Delete the family's live tokens; returns how many."""
-        return await self._run("DELETE FROM refresh_tokens WHERE family_id = $1", family_id)
-
-    async def revoke_user(self, user_id: str) -> int:
-        """Delete the user's live tokens; returns how many."""
-        return await self._run("DELETE FROM refresh_tokens WHERE user_id = $1", user_id)
+    async def claim_reuse(
+        self, token_hash: str, rotated_since: datetime, max_reuses: int
+    ) -> RefreshToken | None:
+        """Count one more reuse if rotated at or after ``rotated_since`` and reused fewer than
+        ``max_reuses`` times, else None. One ``UPDATE ... RETURNING``: a concurrent claim waits
+        for the row lock and re-checks the count, so the cap holds across processes."""
+        row = await self._one(
+            "UPDATE rotated_refresh_tokens SET reuse_count = reuse_count + 1"
+            " WHERE token_hash = $1 AND rotated_at >= $2 AND reuse_count < $3"
+            f" RETURNING {cols.TOKENS}",
+            token_hash,
+            require_aware(rotated_since),
+            max_reuses,
+            write=True,
+        )
+        return None if row is None else _token(row)
 
     async def purge_expired(self, now: datetime) -> int:
         """Delete live and rotated records with ``expires_at <= now``; returns how many."""
@@ -173,6 +194,70 @@ class PostgresTokenStore(_SqlQueries, TokenStore):
         live = await self._run("DELETE FROM refresh_tokens WHERE expires_at <= $1", now)
         rotated = await self._run("DELETE FROM rotated_refresh_tokens WHERE expires_at <= $1", now)
         return live + rotated
+
+
+class PostgresSessionStore(_SqlQueries, SessionStore):
+    """``SessionStore`` in the unit's transaction (table ``sessions``; ``last_used_at`` is kept
+    by the trigger ``refresh_tokens_touch_session``)."""
+
+    async def add(self, session: Session) -> None:
+        """Store a new session. Raises ``Conflict`` (id exists) or ``NotFound`` (no such user)."""
+        for at in (session.created_at, session.last_used_at, session.expires_at):
+            require_aware(at)
+        try:
+            n = await self._run_guarded(
+                f"INSERT INTO sessions ({cols.SESSIONS}) VALUES ($1, $2, $3, $4, $5, $6, $7)"
+                " ON CONFLICT DO NOTHING",
+                session.id,
+                session.user_id,
+                session.created_at,
+                session.last_used_at,
+                session.expires_at,
+                session.user_agent,
+                session.client_address,
+            )
+        except asyncpg.ForeignKeyViolationError:
+            raise NotFound(f"user {session.user_id} not found") from None
+        if n == 0:
+            raise Conflict(f"session {session.id} exists")
+
+    async def get(self, session_id: str) -> Session | None:
+        """The session with this id, or None."""
+        row = await self._one(f"SELECT {cols.SESSIONS} FROM sessions WHERE id = $1", session_id)
+        return None if row is None else _session(row)
+
+    async def list_live(self, user_id: str, now: datetime) -> list[Session]:
+        """The user's live sessions, newest first."""
+        rows = await self._all(
+            f"SELECT {cols.SESSIONS} FROM sessions WHERE user_id = $1 AND "
+            + cols.LIVE_SESSION.format(now="$2")
+            + " ORDER BY created_at DESC, id DESC",
+            user_id,
+            require_aware(now),
+        )
+        return [_session(r) for r in rows]
+
+    async def end(self, session_id: str) -> int:
+        """Delete the session and its live tokens; returns how many tokens went."""
+        revoked = await self._run("DELETE FROM refresh_tokens WHERE family_id = $1", session_id)
+        await self._run("DELETE FROM sessions WHERE id = $1", session_id)
+        return revoked
+
+    async def end_all(self, user_id: str) -> list[str]:
+        """End every session of the user; returns their ids, sorted."""
+        await self._run("DELETE FROM refresh_tokens WHERE user_id = $1", user_id)
+        rows = await self._s.run(
+            lambda c: c.fetch("DELETE FROM sessions WHERE user_id = $1 RETURNING id", user_id),
+            write=True,
+        )
+        return sorted(r[0] for r in rows)
+
+    async def purge_expired(self, now: datetime) -> int:
+        """Delete sessions past ``expires_at`` or without a live token."""
+        return await self._run(
+            "DELETE FROM sessions WHERE NOT (" + cols.LIVE_SESSION.format(now="$1") + ")",
+            require_aware(now),
+        )
 
 
 class PostgresGroupRepo(_SqlQueries, GroupRepo):
@@ -282,6 +367,7 @@ class PostgresUnitOfWork(UnitOfWork):
         self._session = session
         self.users = PostgresUserRepo(session)
         self.tokens = PostgresTokenStore(session)
+        self.sessions = PostgresSessionStore(session)
         self.groups = PostgresGroupRepo(session)
 
     async def commit(self) -> None:

@@ -24,7 +24,7 @@ from domain.errors import (
     StorageFault,
     ValidationFailed,
 )
-from domain.model import Group, GroupSummary, RefreshToken, Role, User
+from domain.model import Group, GroupSummary, RefreshToken, Role, Session, User
 
 _KEY = "storage.postgres_dsn"
 
@@ -66,7 +66,11 @@ WRITE_RETRY_AFTER = 5
 
 
 def _user(r: asyncpg.Record) -> User:
-    return User(r[0], r[1], r[2], Role(r[3]), r[4], r[5])
+    return User(r[0], r[1], r[2], Role(r[3]), r[4], r[5], r[6], r[7])
+
+
+def _session(r: asyncpg.Record) -> Session:
+    return Session(r[0], r[1], r[2], r[3], r[4], r[5], r[6])
 
 
 def _token(r: asyncpg.Record) -> RefreshToken:

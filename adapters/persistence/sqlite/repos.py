@@ -12,6 +12,7 @@ from adapters.persistence import _columns as cols
 from adapters.persistence._rows import to_micros
 from adapters.persistence.sqlite.unit import (
     _is_fk,
+    _session,
     _SqlQueries,
     _summary,
     _token,
@@ -19,9 +20,9 @@ from adapters.persistence.sqlite.unit import (
     _Unit,
     _user,
 )
-from application.ports import GroupRepo, TokenStore, UnitOfWork, UserRepo
+from application.ports import GroupRepo, SessionStore, TokenStore, UnitOfWork, UserRepo
 from domain.errors import Conflict, EmailTaken, NotFound
-from domain.model import Group, GroupSummary, RefreshToken, Role, User
+from domain.model import Group, GroupSummary, RefreshToken, Role, Session, User
 
 
 class SqliteUserRepo(_SqlQueries, UserRepo):
@@ -31,7 +32,7 @@ class SqliteUserRepo(_SqlQueries, UserRepo):
         """Insert. Raises ``EmailTaken`` (email exists) or ``Conflict`` (id exists)."""
         try:
             await self._count(
-                f"INSERT INTO users ({cols.USERS}) VALUES (?, ?, ?, ?, ?, ?)",
+                f"INSERT INTO users ({cols.USERS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     user.id,
                     user.email.lower(),
@@ -39,6 +40,8 @@ class SqliteUserRepo(_SqlQueries, UserRepo):
                     user.role.value,
                     user.org_id,
                     to_micros(user.created_at),
+                    int(user.disabled),
+                    int(user.email_verified),
                 ),
             )
         except sqlite3.IntegrityError as exc:
@@ -67,8 +70,17 @@ class SqliteUserRepo(_SqlQueries, UserRepo):
         """Replace the user with the same id. Raises ``NotFound`` or ``EmailTaken``."""
         try:
             n = await self._count(
-                "UPDATE users SET email = ?, password_hash = ?, role = ?, org_id = ? WHERE id = ?",
-                (user.email.lower(), user.password_hash, user.role.value, user.org_id, user.id),
+                "UPDATE users SET email = ?, password_hash = ?, role = ?, org_id = ?,"
+                " disabled = ?, email_verified = ? WHERE id = ?",
+                (
+                    user.email.lower(),
+                    user.password_hash,
+                    user.role.value,
+                    user.org_id,
+                    int(user.disabled),
+                    int(user.email_verified),
+                    user.id,
+                ),
             )
         except sqlite3.IntegrityError:
             raise EmailTaken() from None
@@ -85,9 +97,15 @@ class SqliteUserRepo(_SqlQueries, UserRepo):
         return [_user(r) for r in rows]
 
     async def count_by_role(self, role: Role) -> int:
-        """How many users hold ``role``."""
-        row = await self._one("SELECT count(*) FROM users WHERE role = ?", (role.value,))
+        """How many enabled users hold ``role``."""
+        row = await self._one(
+            "SELECT count(*) FROM users WHERE role = ? AND disabled = 0", (role.value,)
+        )
         return int(row[0])
+
+    async def delete(self, user_id: str) -> bool:
+        """Delete the user; its sessions, tokens and memberships go by ``ON DELETE CASCADE``."""
+        return await self._count("DELETE FROM users WHERE id = ?", (user_id,)) > 0
 
 
 class SqliteTokenStore(_SqlQueries, TokenStore):
@@ -121,16 +139,16 @@ class SqliteTokenStore(_SqlQueries, TokenStore):
         )
         return None if row is None else _token(row)
 
-    async def remember_rotated(self, token: RefreshToken) -> None:
+    async def remember_rotated(self, token: RefreshToken, rotated_at: datetime) -> None:
         """Remember a rotated token (replacing an earlier record of the same hash).
 
         Raises ``NotFound`` if its user does not exist.
         """
         try:
             await self._count(
-                f"INSERT INTO rotated_refresh_tokens ({cols.TOKENS}) VALUES (?, ?, ?, ?, ?, ?)"
-                + cols.ROTATED_UPSERT,
-                _token_params(token),
+                f"INSERT INTO rotated_refresh_tokens ({cols.ROTATED})"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)" + cols.ROTATED_UPSERT,
+                (*_token_params(token), to_micros(rotated_at)),
             )
         except sqlite3.IntegrityError:
             raise NotFound(f"user {token.user_id} not found") from None
@@ -143,13 +161,18 @@ class SqliteTokenStore(_SqlQueries, TokenStore):
         )
         return None if row is None else _token(row)
 
-    async def revoke_family(self, family_id: str) -> int:
-        """Delete the family's live tokens; returns how many."""
-        return await self._count("DELETE FROM refresh_tokens WHERE family_id = ?", (family_id,))
-
-    async def revoke_user(self, user_id: str) -> int:
-        """Delete the user's live tokens; returns how many."""
-        return await self._count("DELETE FROM refresh_tokens WHERE user_id = ?", (user_id,))
+    async def claim_reuse(
+        self, token_hash: str, rotated_since: datetime, max_reuses: int
+    ) -> RefreshToken | None:
+        """Count one more reuse if rotated at or after ``rotated_since`` and reused fewer than
+        ``max_reuses`` times (one ``UPDATE ... RETURNING`` under the write lock), else None."""
+        rows = await self._all(
+            "UPDATE rotated_refresh_tokens SET reuse_count = reuse_count + 1"
+            " WHERE token_hash = ? AND rotated_at >= ? AND reuse_count < ?"
+            f" RETURNING {cols.TOKENS}",
+            (token_hash, to_micros(rotated_since), max_reuses),
+        )
+        return _token(rows[0]) if rows else None
 
     async def purge_expired(self, now: datetime) -> int:
         """Delete live and rotated records with ``expires_at <= now``; returns how many."""
@@ -159,6 +182,65 @@ class SqliteTokenStore(_SqlQueries, TokenStore):
             "DELETE FROM rotated_refresh_tokens WHERE expires_at <= ?", (cutoff,)
         )
         return live + rotated
+
+
+class SqliteSessionStore(_SqlQueries, SessionStore):
+    """``SessionStore`` in the current transaction (table ``sessions``; ``last_used_at`` is
+    kept by the trigger ``refresh_tokens_touch_session``)."""
+
+    async def add(self, session: Session) -> None:
+        """Store a new session. Raises ``Conflict`` (id exists) or ``NotFound`` (no such user)."""
+        try:
+            await self._count(
+                f"INSERT INTO sessions ({cols.SESSIONS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    session.id,
+                    session.user_id,
+                    to_micros(session.created_at),
+                    to_micros(session.last_used_at),
+                    to_micros(session.expires_at),
+                    session.user_agent,
+                    session.client_address,
+                ),
+            )
+        except sqlite3.IntegrityError as exc:
+            if _is_fk(exc):
+                raise NotFound(f"user {session.user_id} not found") from None
+            raise Conflict(f"session {session.id} exists") from None
+
+    async def get(self, session_id: str) -> Session | None:
+        """The session with this id, or None."""
+        row = await self._one(f"SELECT {cols.SESSIONS} FROM sessions WHERE id = ?", (session_id,))
+        return None if row is None else _session(row)
+
+    async def list_live(self, user_id: str, now: datetime) -> list[Session]:
+        """The user's live sessions, newest first."""
+        rows = await self._all(
+            f"SELECT {cols.SESSIONS} FROM sessions WHERE user_id = ?1 AND "
+            + cols.LIVE_SESSION.format(now="?2")
+            + " ORDER BY created_at DESC, id DESC",
+            (user_id, to_micros(now)),
+        )
+        return [_session(r) for r in rows]
+
+    async def end(self, session_id: str) -> int:
+        """Delete the session and its live tokens; returns how many tokens went."""
+        revoked = await self._count("DELETE FROM refresh_tokens WHERE family_id = ?", (session_id,))
+        await self._count("DELETE FROM sessions WHERE id = ?", (session_id,))
+        return revoked
+
+    async def end_all(self, user_id: str) -> list[str]:
+        """End every session of the user; returns their ids, sorted."""
+        await self._count("DELETE FROM refresh_tokens WHERE user_id = ?", (user_id,))
+        rows = await self._all("DELETE FROM sessions WHERE user_id = ? RETURNING id", (user_id,))
+        return sorted(r[0] for r in rows)
+
+    async def purge_expired(self, now: datetime) -> int:
+        """Delete sessions past ``expires_at`` or without a live token."""
+        return await self._count(
+            "DELETE FROM sessions WHERE NOT (" + cols.LIVE_SESSION.format(now="?1") + ")",
+            (to_micros(now),),
+        )
 
 
 class SqliteGroupRepo(_SqlQueries, GroupRepo):
@@ -263,6 +345,7 @@ class SqliteUnitOfWork(UnitOfWork):
         self._unit = unit
         self.users = SqliteUserRepo(unit)
         self.tokens = SqliteTokenStore(unit)
+        self.sessions = SqliteSessionStore(unit)
         self.groups = SqliteGroupRepo(unit)
 
     async def commit(self) -> None:

@@ -15,15 +15,37 @@ import aiosqlite
 
 from adapters.persistence._rows import from_micros, to_micros
 from domain.errors import StorageFault
-from domain.model import Group, GroupSummary, RefreshToken, Role, User
+from domain.model import Group, GroupSummary, RefreshToken, Role, Session, User
 
 if TYPE_CHECKING:
     from adapters.persistence.sqlite.storage import SqliteStorage
 
 
 def _user(row: Iterable[Any]) -> User:
-    id_, email, password_hash, role, org_id, created_at = row
-    return User(id_, email, password_hash, Role(role), org_id, from_micros(created_at))
+    id_, email, password_hash, role, org_id, created_at, disabled, verified = row
+    return User(
+        id_,
+        email,
+        password_hash,
+        Role(role),
+        org_id,
+        from_micros(created_at),
+        bool(disabled),
+        bool(verified),
+    )
+
+
+def _session(row: Iterable[Any]) -> Session:
+    id_, user_id, created_at, last_used_at, expires_at, user_agent, client_address = row
+    return Session(
+        id_,
+        user_id,
+        from_micros(created_at),
+        from_micros(last_used_at),
+        from_micros(expires_at),
+        user_agent,
+        client_address,
+    )
 
 
 def _token(row: Iterable[Any]) -> RefreshToken:
