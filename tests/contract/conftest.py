@@ -20,7 +20,7 @@ from adapters.persistence.migrate import apply_postgres_migrations
 from adapters.persistence.postgres import PostgresStorage
 from adapters.persistence.sqlite import SqliteStorage
 from application.ports import LoginAttempts, Storage
-from domain.model import Group, RefreshToken, Role, User
+from domain.model import Group, RefreshToken, Role, Session, User
 from tests.pg import PG_SKIP_REASON, drop_pg_schema, new_schema_name, pg_dsn
 
 BACKENDS = [
@@ -32,7 +32,10 @@ BACKENDS = [
 T0 = datetime(2026, 1, 2, 3, 4, 5, 123456, tzinfo=UTC)
 """A reference time with microseconds, to check that adapters round-trip them."""
 
-_TABLES = "users, refresh_tokens, rotated_refresh_tokens, groups, group_members, login_failures"
+_TABLES = (
+    "users, sessions, refresh_tokens, rotated_refresh_tokens, groups, group_members,"
+    " login_failures"
+)
 
 
 @pytest.fixture(scope="session")
@@ -189,6 +192,27 @@ class Make:
             expires_at=expires_at or T0 + timedelta(hours=1, microseconds=7),
             session_expires_at=T0 + timedelta(days=90, microseconds=9),
             created_at=T0,
+        )
+
+    def session(
+        self,
+        user_id: str,
+        id: str | None = None,
+        created_at: datetime = T0,
+        expires_at: datetime | None = None,
+        user_agent: str | None = "agent/1.0",
+    ) -> Session:
+        """A session of ``user_id`` (ends 90 days after ``T0`` by default); ``id`` defaults to
+        ``fam-<n>``."""
+        n = self._next()
+        return Session(
+            id=id or f"fam-{n}",
+            user_id=user_id,
+            created_at=created_at,
+            last_used_at=created_at,
+            expires_at=expires_at or T0 + timedelta(days=90, microseconds=9),
+            user_agent=user_agent,
+            client_address="192.0.2.7",
         )
 
     def group(self, id: str | None = None, name: str | None = None, org_id: str = "org-a") -> Group:

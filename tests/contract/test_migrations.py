@@ -16,7 +16,7 @@ from adapters.persistence.migrate import apply_postgres_migrations, apply_sqlite
 from adapters.persistence.postgres import PostgresStorage
 from adapters.persistence.sqlite import SqliteStorage
 
-ALL = ["0001_initial", "0003_signing_keys"]
+ALL = ["0001_initial", "0003_signing_keys", "0004_sessions"]
 EXPECTED_TABLES = {
     "users",
     "refresh_tokens",
@@ -25,6 +25,7 @@ EXPECTED_TABLES = {
     "group_members",
     "login_failures",
     "signing_keys",
+    "sessions",
 }
 RUNNERS = 4
 

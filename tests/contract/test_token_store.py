@@ -83,48 +83,14 @@ async def test_rotated_hashes_are_remembered_apart_from_live_tokens(
     user_id = await _with_user(storage, make)
     token = make.token(user_id)
     async with storage.begin() as uow:
-        await uow.tokens.remember_rotated(token)
-        await uow.tokens.remember_rotated(token)  # remembering twice is harmless
+        await uow.tokens.remember_rotated(token, T0)
+        await uow.tokens.remember_rotated(token, T0)  # remembering twice is harmless
         await uow.commit()
     async with storage.begin() as uow:
         assert await uow.tokens.find_rotated(token.token_hash) == token
         assert await uow.tokens.find(token.token_hash) is None
         assert await uow.tokens.take(token.token_hash) is None
         assert await uow.tokens.find_rotated("f" * 64) is None
-
-
-async def test_revoke_family_deletes_only_that_familys_live_tokens(
-    storage: Storage, make: Make
-) -> None:
-    user_id = await _with_user(storage, make)
-    a1, a2 = make.token(user_id, "fam-a"), make.token(user_id, "fam-a")
-    b1 = make.token(user_id, "fam-b")
-    await _add_tokens(storage, a1, a2, b1)
-    async with storage.begin() as uow:
-        await uow.tokens.remember_rotated(make.token(user_id, "fam-a"))
-        assert await uow.tokens.revoke_family("fam-a") == 2
-        assert await uow.tokens.revoke_family("fam-a") == 0
-        await uow.commit()
-    async with storage.begin() as uow:
-        assert await uow.tokens.find(a1.token_hash) is None
-        assert await uow.tokens.find(a2.token_hash) is None
-        assert await uow.tokens.find(b1.token_hash) == b1
-
-
-async def test_revoke_user_deletes_only_that_users_live_tokens(
-    storage: Storage, make: Make
-) -> None:
-    alice = await _with_user(storage, make, "alice")
-    bob = await _with_user(storage, make, "bob")
-    mine = [make.token(alice, f"fam-{i}") for i in range(3)]
-    theirs = make.token(bob)
-    await _add_tokens(storage, *mine, theirs)
-    async with storage.begin() as uow:
-        assert await uow.tokens.revoke_user(alice) == 3
-        await uow.commit()
-    async with storage.begin() as uow:
-        assert [await uow.tokens.find(t.token_hash) for t in mine] == [None] * 3
-        assert await uow.tokens.find(theirs.token_hash) == theirs
 
 
 async def test_purge_expired_deletes_live_and_rotated_at_or_before_now(
@@ -139,8 +105,8 @@ async def test_purge_expired_deletes_live_and_rotated_at_or_before_now(
     rotated_future = make.token(user_id, expires_at=now + timedelta(seconds=5))
     await _add_tokens(storage, past, at_now, future)
     async with storage.begin() as uow:
-        await uow.tokens.remember_rotated(rotated_past)
-        await uow.tokens.remember_rotated(rotated_future)
+        await uow.tokens.remember_rotated(rotated_past, T0)
+        await uow.tokens.remember_rotated(rotated_future, T0)
         await uow.commit()
     async with storage.begin() as uow:
         assert await uow.tokens.purge_expired(now) == 3

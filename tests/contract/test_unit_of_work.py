@@ -25,7 +25,7 @@ async def test_leaving_without_commit_leaves_nothing(storage: Storage, make: Mak
         await uow.groups.add(group)
         await uow.groups.add_member(group.id, user.id, T0)
         await uow.tokens.add(token)
-        await uow.tokens.remember_rotated(make.token(user.id, token_hash="r" * 64))
+        await uow.tokens.remember_rotated(make.token(user.id, token_hash="r" * 64), T0)
         assert await uow.users.get(user.id) == user  # visible inside the unit
     async with storage.begin() as uow:
         assert await uow.users.get(user.id) is None
@@ -83,7 +83,7 @@ async def test_rotation_is_atomic_take_and_add_roll_back_together(
     with pytest.raises(Boom):
         async with storage.begin() as uow:
             assert await uow.tokens.take(old.token_hash) == old
-            await uow.tokens.remember_rotated(old)
+            await uow.tokens.remember_rotated(old, T0)
             await uow.tokens.add(new)
             raise Boom
     async with storage.begin() as uow:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -33,7 +33,8 @@ from application.operator import CreateSuperadmin, OperatorCommand
 from application.pagination import Page
 from application.settings import AuthSettings, Live
 from application.steps import new_id
-from application.accounts import UpdateUser
+from application.accounts import DeleteUser, UpdateUser
+from application.sessions import EndUserSessions, ListSessions
 from application.users import GetUser, ListUsers, SetRole
 from domain.errors import (
     Conflict,
@@ -43,7 +44,7 @@ from domain.errors import (
     NotFound,
     ValidationFailed,
 )
-from domain.model import Group, Role, User
+from domain.model import Group, RefreshToken, Role, Session, User
 from domain.policy import OPERATOR_ACTOR_ID, Operation, Principal
 from tests.fakes import FakeClock
 from tests.unit.test_policy import CALLER_ORG, MATRIX, OTHER_ORG, matrix_id
@@ -76,6 +77,9 @@ class SpyStorage:
     def begin(self) -> Any:
         return self._begin()
 
+    def read(self) -> Any:
+        return self._begin()
+
     async def open(self) -> None:
         await self.inner.open()
 
@@ -92,6 +96,7 @@ class _SpyUnitOfWork:
         self._spy = spy
         self.users = uow.users
         self.tokens = uow.tokens
+        self.sessions = uow.sessions
         self.groups = uow.groups
 
     async def commit(self) -> None:
@@ -124,7 +129,11 @@ class World:
         self.list_users = ListUsers(storage)
         self.get_user = GetUser(storage)
         self.set_role = SetRole(storage, bus)
-        self.move_user = UpdateUser(storage, bus).move
+        self.update_user = UpdateUser(storage, bus)
+        self.move_user = self.update_user.move
+        self.delete_user = DeleteUser(storage, bus)
+        self.list_sessions = ListSessions(storage, self.clock)
+        self.end_user_sessions = EndUserSessions(storage, bus)
         self.list_groups = ListGroups(storage)
         self.get_group = GetGroup(storage)
         self.create_group = CreateGroup(storage, clock, self.next_id)
@@ -169,6 +178,24 @@ class World:
         async with self.spy.inner.begin() as uow:
             return await uow.users.get(uid)
 
+    async def add_session(self, uid: str, sid: str) -> None:
+        """A live session ``sid`` of ``uid`` with one refresh token."""
+        now = self.clock.now()
+        later = now + timedelta(days=1)
+        async with self.spy.inner.begin() as uow:
+            await uow.sessions.add(Session(sid, uid, now, now, later))
+            await uow.tokens.add(RefreshToken(sid * 2, uid, sid, later, later, now))
+            await uow.commit()
+
+    async def state(self) -> tuple[list[User], list[Session]]:
+        """Every user and every live session (to check that a refused call changed nothing)."""
+        async with self.spy.inner.begin() as uow:
+            users = await uow.users.list_page(None, None, 1000)
+            sessions = [
+                s for u in users for s in await uow.sessions.list_live(u.id, self.clock.now())
+            ]
+        return users, sessions
+
     async def groups_of(self, uid: str) -> list[str]:
         async with self.spy.inner.begin() as uow:
             return await uow.groups.groups_of(uid)
@@ -208,6 +235,7 @@ async def _seed_matrix(world: World, role: Role) -> Principal:
     me = await world.add_user("caller", role, CALLER_ORG)
     for org in (CALLER_ORG, OTHER_ORG):
         await world.add_user(f"user-{org}", Role.VIEWER, org)
+        await world.add_session(f"user-{org}", f"session-{org}")
         await world.add_user(f"member-{org}", Role.VIEWER, org)
         await world.add_group(f"group-{org}", org, members=(f"member-{org}",))
     return as_principal(me)
@@ -226,6 +254,17 @@ async def _run(world: World, op: Operation, me: Principal, org: str) -> None:
         assert (await world.set_role(me, user_id, "operator")).role is Role.OPERATOR
     elif op is Operation.MOVE_USER:
         assert (await world.move_user(me, user_id, THIRD_ORG)).org_id == THIRD_ORG
+    elif op is Operation.DISABLE_USER:
+        assert (await world.update_user(me, user_id, disabled=True)).disabled
+        assert await world.list_sessions(me, user_id) == []  # its sessions ended with it
+    elif op is Operation.DELETE_USER:
+        await world.delete_user(me, user_id)
+        assert await world.user(user_id) is None
+    elif op is Operation.LIST_USER_SESSIONS:
+        assert [x.id for x in await world.list_sessions(me, user_id)] == [f"session-{org}"]
+    elif op is Operation.END_USER_SESSIONS:
+        assert await world.end_user_sessions(me, user_id) == [f"session-{org}"]
+        assert await world.list_sessions(me, user_id) == []
     elif op is Operation.LIST_GROUPS:
         groups = await world.list_groups(me, org_id=org)
         assert [s.group.id for s in groups.items] == [group_id]
@@ -256,10 +295,12 @@ async def test_permission_matrix_through_the_use_cases(
     if expected is None:
         await _run(world, op, me, org)
     else:
+        before = await world.state()
         with pytest.raises(expected) as info:
             await _run(world, op, me, org)
         assert type(info.value) is expected
         assert world.events == []
+        assert await world.state() == before  # a refused call changes nothing
 
 
 @pytest.mark.parametrize("role", [Role.VIEWER, Role.OPERATOR, Role.ORG_ADMIN])

@@ -30,6 +30,14 @@ set_role        same     403     403       ok         ok
 set_role        other    403     403       404        ok
 move_user       same     403     403       403        ok
 move_user       other    403     403       403        ok
+disable_user    same     403     403       ok         ok
+disable_user    other    403     403       404        ok
+delete_user     same     403     403       ok         ok
+delete_user     other    403     403       404        ok
+list_user_sessions same  403     403       ok         ok
+list_user_sessions other 403     403       404        ok
+end_user_sessions same   403     403       ok         ok
+end_user_sessions other  403     403       404        ok
 list_groups     same     ok      ok        ok         ok
 list_groups     other    404     404       404        ok
 view_group      same     ok      ok        ok         ok
@@ -82,6 +90,13 @@ def test_matrix_covers_every_role_operation_and_target() -> None:
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
+_ACCOUNT_OPERATIONS = (
+    Operation.DISABLE_USER,
+    Operation.DELETE_USER,
+    Operation.LIST_USER_SESSIONS,
+    Operation.END_USER_SESSIONS,
+)
+
 
 def user(uid: str, role: Role, org: str = CALLER_ORG) -> User:
     return User(uid, f"{uid}@example.com", "x", role, org, NOW)
@@ -99,6 +114,8 @@ def _policy_check(op: Operation, principal: Principal, org: str) -> None:
         assert policy.list_scope(principal, op, org) == org
     elif op is Operation.CREATE_GROUP:
         assert policy.target_org(principal, op, org) == org
+    elif op in _ACCOUNT_OPERATIONS:
+        policy.check_user_management(principal, user("target", Role.VIEWER, org), op)
     else:
         policy.authorize(principal, op, org)
 
@@ -313,3 +330,67 @@ def test_principal_is_frozen_and_knows_superadmin() -> None:
     assert not Principal("u", Role.ORG_ADMIN, "acme").is_superadmin
     with pytest.raises(AttributeError):
         p.role = Role.VIEWER  # type: ignore[misc]
+
+
+# --------------------------------------------------------------------------- accounts (§7–8)
+
+
+@pytest.mark.parametrize("op", _ACCOUNT_OPERATIONS)
+def test_org_admin_may_not_manage_a_superadmins_account_except_to_list_its_sessions(
+    op: Operation,
+) -> None:
+    target = user("root", Role.SUPERADMIN)
+    if op is Operation.LIST_USER_SESSIONS:
+        policy.check_user_management(caller(Role.ORG_ADMIN), target, op)
+        return
+    with pytest.raises(Forbidden):
+        policy.check_user_management(caller(Role.ORG_ADMIN), target, op)
+    policy.check_user_management(caller(Role.SUPERADMIN), target, op)
+    policy.check_user_management(CLI_OPERATOR, target, op)
+
+
+@pytest.mark.parametrize("op", [Operation.DISABLE_USER, Operation.DELETE_USER])
+def test_org_admin_may_not_disable_or_delete_itself(op: Operation) -> None:
+    me = caller(Role.ORG_ADMIN, uid="me")
+    with pytest.raises(Forbidden):
+        policy.check_user_management(me, user("me", Role.ORG_ADMIN), op)
+    policy.check_user_management(me, user("peer", Role.ORG_ADMIN), op)  # another org_admin
+
+
+def test_org_admin_may_list_and_end_its_own_sessions_through_the_admin_routes() -> None:
+    me = caller(Role.ORG_ADMIN, uid="me")
+    for op in (Operation.LIST_USER_SESSIONS, Operation.END_USER_SESSIONS):
+        policy.check_user_management(me, user("me", Role.ORG_ADMIN), op)
+
+
+def test_superadmin_may_disable_and_delete_itself() -> None:
+    me = caller(Role.SUPERADMIN, uid="me")
+    for op in (Operation.DISABLE_USER, Operation.DELETE_USER):
+        policy.check_user_management(me, user("me", Role.SUPERADMIN), op)
+
+
+@pytest.mark.parametrize(
+    ("target", "count", "refused"),
+    [
+        (user("root", Role.SUPERADMIN), 1, True),
+        (user("root", Role.SUPERADMIN), 2, False),
+        (User("root", "r@example.com", "x", Role.SUPERADMIN, CALLER_ORG, NOW, True), 1, False),
+        (user("admin", Role.ORG_ADMIN), 1, False),
+    ],
+    ids=["last-enabled", "another-remains", "already-disabled", "not-superadmin"],
+)
+def test_the_last_enabled_superadmin_cannot_be_disabled_or_deleted(
+    target: User, count: int, refused: bool
+) -> None:
+    """``count`` is the number of enabled superadmins; a disabled one is not among them."""
+    for change in ("disabled", "deleted"):
+        if refused:
+            with pytest.raises(LastSuperadmin, match=change):
+                policy.check_keeps_a_superadmin(target, count, change)
+        else:
+            policy.check_keeps_a_superadmin(target, count, change)
+
+
+def test_a_disabled_superadmin_may_be_demoted_while_one_enabled_remains() -> None:
+    disabled_root = User("old", "o@example.com", "x", Role.SUPERADMIN, CALLER_ORG, NOW, True)
+    policy.check_last_superadmin(disabled_root, Role.VIEWER, 1)

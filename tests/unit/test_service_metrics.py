@@ -15,6 +15,7 @@ from application.events import (
     LoginSucceeded,
     RefreshFailed,
     RefreshTokenReuseDetected,
+    SessionEnded,
 )
 from domain.errors import InvalidCredentials, InvalidRefreshToken, RateLimited
 from tests.fakes import FakeClock
@@ -51,6 +52,23 @@ async def test_events_feed_the_counters() -> None:
     for outcome in ("success", "invalid", "reuse"):
         assert value(registry, "authsvc_token_refreshes_total", outcome=outcome) == 1
     assert value(registry, "authsvc_refresh_token_reuse_detections_total") == 1
+
+
+async def test_sessions_ended_are_counted_by_reason() -> None:
+    registry = CollectorRegistry()
+    bus = InProcessEventBus()
+    ServiceMetrics(registry).subscribe(bus)
+    reasons = ("logout", "user", "admin", "reuse", "password", "disabled")
+    for reason in reasons:
+        assert value(registry, "authsvc_sessions_ended_total", reason=reason) == 0
+    await bus.publish(SessionEnded("u", "s1", "admin", "root"))
+    await bus.publish(SessionEnded("u", "s2", "admin", "root"))
+    await bus.publish(SessionEnded("u", "s3", "reuse"))
+    await bus.publish(LoginFailed(user_id="u", client="c", reason="account_disabled"))
+    assert value(registry, "authsvc_sessions_ended_total", reason="admin") == 2
+    assert value(registry, "authsvc_sessions_ended_total", reason="reuse") == 1
+    assert value(registry, "authsvc_sessions_ended_total", reason="logout") == 0
+    assert value(registry, "authsvc_logins_total", outcome="account_disabled") == 1
 
 
 def test_one_set_per_registry() -> None:
