@@ -240,9 +240,7 @@ async def test_claim_reuse_refuses_a_token_rotated_before_the_window(
         assert await uow.tokens.claim_reuse(token.token_hash, T0, 2) == token
 
 
-async def test_remembering_again_starts_the_reuse_count_again(
-    storage: Storage, make: Make
-) -> None:
+async def test_remembering_again_starts_the_reuse_count_again(storage: Storage, make: Make) -> None:
     token = await _rotated(storage, make)
     async with storage.begin() as uow:
         assert await uow.tokens.claim_reuse(token.token_hash, T0, 1) == token

@@ -19,6 +19,7 @@ from adapters.crypto.bcrypt_hasher import BcryptHasher
 from adapters.events.inprocess import InProcessEventBus
 from adapters.persistence.memory import MemoryStorage
 from application import pagination
+from application.accounts import DeleteUser, UpdateUser
 from application.events import Event, GroupMembershipChanged, RoleChanged, UserRegistered
 from application.groups import (
     AddMember,
@@ -31,10 +32,9 @@ from application.groups import (
 )
 from application.operator import CreateSuperadmin, OperatorCommand
 from application.pagination import Page
+from application.sessions import EndUserSessions, ListSessions
 from application.settings import AuthSettings, Live
 from application.steps import new_id
-from application.accounts import DeleteUser, UpdateUser
-from application.sessions import EndUserSessions, ListSessions
 from application.users import GetUser, ListUsers, SetRole
 from domain.errors import (
     Conflict,

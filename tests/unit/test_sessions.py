@@ -38,7 +38,7 @@ from domain.policy import CLI_OPERATOR, Principal
 from tests.fakes import FakeClock
 from tests.unit.conftest import Recorder
 
-PASSWORD = "correct horse battery"  # noqa: S105 - a test password
+PASSWORD = "correct horse battery"
 
 
 async def _user(service: AuthService, storage: MemoryStorage, email: str, role: Role) -> User:

@@ -21,17 +21,18 @@ own, outside the pool, with a 1 s limit.
 
 from adapters.persistence.postgres.repos import (
     PostgresGroupRepo,
-    PostgresTokenStore,
     PostgresUnitOfWork,
     PostgresUserRepo,
 )
 from adapters.persistence.postgres.session import WRITE_FAULTS, is_connection_fault
 from adapters.persistence.postgres.storage import PostgresLoginAttempts, PostgresStorage
+from adapters.persistence.postgres.tokens import PostgresSessionStore, PostgresTokenStore
 
 __all__ = [
     "WRITE_FAULTS",
     "PostgresGroupRepo",
     "PostgresLoginAttempts",
+    "PostgresSessionStore",
     "PostgresStorage",
     "PostgresTokenStore",
     "PostgresUnitOfWork",

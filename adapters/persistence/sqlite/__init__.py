@@ -16,16 +16,17 @@ readiness check) also commits a small probe write, and fails until one succeeds.
 
 from adapters.persistence.sqlite.repos import (
     SqliteGroupRepo,
-    SqliteTokenStore,
     SqliteUnitOfWork,
     SqliteUserRepo,
 )
 from adapters.persistence.sqlite.storage import SqliteLoginAttempts, SqliteStorage
+from adapters.persistence.sqlite.tokens import SqliteSessionStore, SqliteTokenStore
 from adapters.persistence.sqlite.unit import storage_fault
 
 __all__ = [
     "SqliteGroupRepo",
     "SqliteLoginAttempts",
+    "SqliteSessionStore",
     "SqliteStorage",
     "SqliteTokenStore",
     "SqliteUnitOfWork",

@@ -1,0 +1,127 @@
+"""In-memory storage: a real adapter (``storage.backend = "memory"``) and the tests' fake.
+
+One ``asyncio.Lock`` serializes units of work, so a unit sees no other unit's changes while it
+runs. Changes are staged on copy-on-write copies of the tables and published on ``commit()``
+only; leaving ``begin()`` without committing (or by an exception) discards them (rollback).
+
+Nothing here survives the process, and nothing is shared between processes: with several worker
+processes use SQLite or PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from datetime import datetime, timedelta
+
+from adapters.persistence._rows import require_aware
+from adapters.persistence.memory.repos import MemoryGroupRepo, MemoryUserRepo
+from adapters.persistence.memory.tables import _Stage, _Tables
+from adapters.persistence.memory.tokens import MemorySessionStore, MemoryTokenStore
+from application.ports import LoginAttempts, Storage, UnitOfWork
+
+__all__ = [
+    "MemoryGroupRepo",
+    "MemoryLoginAttempts",
+    "MemorySessionStore",
+    "MemoryStorage",
+    "MemoryTokenStore",
+    "MemoryUnitOfWork",
+    "MemoryUserRepo",
+]
+
+
+class MemoryUnitOfWork(UnitOfWork):
+    """One unit of work over the in-memory tables (``UnitOfWork`` port).
+
+    ``commit()`` publishes the changes made so far; the unit then goes on from the new state, and
+    later changes need another ``commit()``.
+    """
+
+    def __init__(self, stage: _Stage) -> None:
+        self._stage = stage
+        self.users = MemoryUserRepo(stage)
+        self.tokens = MemoryTokenStore(stage)
+        self.sessions = MemorySessionStore(stage)
+        self.groups = MemoryGroupRepo(stage)
+
+    async def commit(self) -> None:
+        """Publish every staged change at once."""
+        self._stage.publish()
+
+
+class MemoryStorage(Storage):
+    """``Storage`` holding everything in process memory.
+
+    ``begin()`` waits for the one lock, so units run one at a time (do not nest ``begin()`` in
+    one task: it would wait for itself). ``open``/``close``/``ping`` do nothing; ``begin()`` works
+    without ``open()``.
+    """
+
+    def __init__(self) -> None:
+        self._lock = asyncio.Lock()
+        self._tables = _Tables()
+
+    @asynccontextmanager
+    async def _begin(self) -> AsyncIterator[MemoryUnitOfWork]:
+        async with self._lock:
+            # Rollback is simply dropping the stage: nothing reached the tables.
+            yield MemoryUnitOfWork(_Stage(self._tables))
+
+    def begin(self) -> AbstractAsyncContextManager[MemoryUnitOfWork]:
+        """Start a unit of work: ``async with storage.begin() as uow: ...; await uow.commit()``."""
+        return self._begin()
+
+    def read(self) -> AbstractAsyncContextManager[MemoryUnitOfWork]:
+        """A read-only unit: a unit of work that is never committed."""
+        return self._begin()
+
+    async def open(self) -> None:
+        """Nothing to connect."""
+
+    async def close(self) -> None:
+        """Nothing to release."""
+
+    async def ping(self) -> None:
+        """Always healthy."""
+
+
+class MemoryLoginAttempts(LoginAttempts):
+    """``LoginAttempts`` in process memory (per process: not shared between workers).
+
+    ``max_age`` (s, default one day) bounds how long a failure is kept; it must exceed
+    ``auth.login_failure_window``. Old failures are swept as new ones are recorded.
+    """
+
+    def __init__(self, max_age: float = 86_400.0) -> None:
+        self._max_age = timedelta(seconds=max_age)
+        self._failures: dict[str, list[datetime]] = {}
+        self._records_since_sweep = 0
+
+    async def failures_since(self, key: str, since: datetime) -> list[datetime]:
+        """Failures of ``key`` at or after ``since``, oldest first."""
+        return sorted(t for t in self._failures.get(key, ()) if t >= since)
+
+    async def record_failure(self, key: str, at: datetime) -> None:
+        """Record one failure of ``key`` at ``at`` (timezone-aware)."""
+        require_aware(at)
+        self._failures.setdefault(key, []).append(at)
+        self._records_since_sweep += 1
+        if self._records_since_sweep >= 1000:
+            self._sweep(at - self._max_age)
+        else:
+            self._failures[key] = [t for t in self._failures[key] if t >= at - self._max_age]
+
+    async def reset(self, key: str) -> None:
+        """Forget every failure of ``key``."""
+        self._failures.pop(key, None)
+
+    def _sweep(self, cutoff: datetime) -> None:
+        self._records_since_sweep = 0
+        for key in list(self._failures):
+            kept = [t for t in self._failures[key] if t >= cutoff]
+            if kept:
+                self._failures[key] = kept
+            else:
+                del self._failures[key]

@@ -1,0 +1,77 @@
+"""The in-memory tables and the copy-on-write working copy of one unit of work."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import attrs
+
+from domain.model import Group, RefreshToken, Session, User
+
+
+class _Tables:
+    """The committed state: plain dicts of frozen domain objects.
+
+    ``members`` maps group id to ``{user id: membership created_at}``; ``rotated`` maps a
+    rotated token's hash to ``_Rotated`` (the token, when it was rotated, how often reused).
+    """
+
+    def __init__(self) -> None:
+        self.users: dict[str, User] = {}
+        self.tokens: dict[str, RefreshToken] = {}
+        self.rotated: dict[str, _Rotated] = {}
+        self.sessions: dict[str, Session] = {}
+        self.groups: dict[str, Group] = {}
+        self.members: dict[str, dict[str, datetime]] = {}
+
+
+@attrs.frozen
+class _Rotated:
+    """A remembered rotated token: the record, when it was rotated, how often reused since."""
+
+    token: RefreshToken
+    rotated_at: datetime
+    reuse_count: int = 0
+
+
+class _Stage:
+    """The working copy of one unit of work: reads see the committed tables until a table is
+    first written, which copies it (copy-on-write). ``publish()`` hands the result back."""
+
+    _TABLES = ("users", "tokens", "rotated", "sessions", "groups", "members")
+
+    def __init__(self, base: _Tables) -> None:
+        self._base = base
+        self._copied: set[str] = set()
+        self._copied_groups: set[str] = set()
+        self.view = _Tables()
+        self.reset()
+
+    def reset(self) -> None:
+        """Start again from the committed tables (after a commit)."""
+        for name in self._TABLES:
+            setattr(self.view, name, getattr(self._base, name))
+        self._copied.clear()
+        self._copied_groups.clear()
+
+    def write(self, name: str) -> Any:
+        """The table ``name``, copied on first write."""
+        if name not in self._copied:
+            setattr(self.view, name, dict(getattr(self.view, name)))
+            self._copied.add(name)
+        return getattr(self.view, name)
+
+    def write_members(self, group_id: str) -> dict[str, datetime]:
+        """The member dict of ``group_id`` (created if absent), copied on first write."""
+        members: dict[str, dict[str, datetime]] = self.write("members")
+        if group_id not in self._copied_groups:
+            members[group_id] = dict(members.get(group_id, {}))
+            self._copied_groups.add(group_id)
+        return members[group_id]
+
+    def publish(self) -> None:
+        """Make the working copy the committed state."""
+        for name in self._copied:
+            setattr(self._base, name, getattr(self.view, name))
+        self.reset()

@@ -1,0 +1,156 @@
+"""The in-memory refresh tokens (live and rotated, with the reuse interval's count) and sessions
+over a unit's working copy (contract sections 2 and 7)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import attrs
+
+from adapters.persistence._rows import require_aware
+from adapters.persistence.memory.tables import _Rotated, _Stage
+from application.ports import SessionStore, TokenStore
+from domain.errors import Conflict, NotFound
+from domain.model import RefreshToken, Session
+
+
+class MemoryTokenStore(TokenStore):
+    """``TokenStore`` over the working copy (live tokens and rotated hashes, keyed by hash)."""
+
+    def __init__(self, stage: _Stage) -> None:
+        self._s = stage
+
+    async def add(self, token: RefreshToken) -> None:
+        """Store a live token. Raises ``Conflict`` (hash exists) or ``NotFound`` (no such user)."""
+        for at in (token.expires_at, token.session_expires_at, token.created_at):
+            require_aware(at)
+        if token.user_id not in self._s.view.users:
+            raise NotFound(f"user {token.user_id} not found")
+        if token.token_hash in self._s.view.tokens:
+            raise Conflict("refresh token hash exists")
+        self._s.write("tokens")[token.token_hash] = token
+        session = self._s.view.sessions.get(token.family_id)
+        if session is not None:  # last_used_at follows the family's newest token
+            self._s.write("sessions")[session.id] = attrs.evolve(
+                session, last_used_at=token.created_at
+            )
+
+    async def take(self, token_hash: str) -> RefreshToken | None:
+        """Delete and return the live token with this hash, or None."""
+        if token_hash not in self._s.view.tokens:
+            return None
+        token: RefreshToken = self._s.write("tokens").pop(token_hash)
+        return token
+
+    async def find(self, token_hash: str) -> RefreshToken | None:
+        """The live token with this hash, or None."""
+        return self._s.view.tokens.get(token_hash)
+
+    async def remember_rotated(self, token: RefreshToken, rotated_at: datetime) -> None:
+        """Remember a rotated token (replacing an earlier record of the same hash).
+
+        Raises ``NotFound`` if its user does not exist.
+        """
+        require_aware(rotated_at)
+        if token.user_id not in self._s.view.users:
+            raise NotFound(f"user {token.user_id} not found")
+        self._s.write("rotated")[token.token_hash] = _Rotated(token, rotated_at)
+
+    async def find_rotated(self, token_hash: str) -> RefreshToken | None:
+        """The remembered rotated token with this hash, or None."""
+        found = self._s.view.rotated.get(token_hash)
+        return None if found is None else found.token
+
+    async def claim_reuse(
+        self, token_hash: str, rotated_since: datetime, max_reuses: int
+    ) -> RefreshToken | None:
+        """Count one more reuse if rotated at or after ``rotated_since`` and reused fewer than
+        ``max_reuses`` times (units run one at a time: the check and the count are atomic)."""
+        require_aware(rotated_since)
+        found = self._s.view.rotated.get(token_hash)
+        if found is None or found.rotated_at < rotated_since or found.reuse_count >= max_reuses:
+            return None
+        self._s.write("rotated")[token_hash] = attrs.evolve(
+            found, reuse_count=found.reuse_count + 1
+        )
+        return found.token
+
+    async def purge_expired(self, now: datetime) -> int:
+        """Delete live and rotated records with ``expires_at <= now``; returns how many."""
+        live = [h for h, t in self._s.view.tokens.items() if t.expires_at <= now]
+        rotated = [h for h, r in self._s.view.rotated.items() if r.token.expires_at <= now]
+        for name, gone in (("tokens", live), ("rotated", rotated)):
+            if gone:
+                writable = self._s.write(name)
+                for h in gone:
+                    del writable[h]
+        return len(live) + len(rotated)
+
+
+class MemorySessionStore(SessionStore):
+    """``SessionStore`` over the working copy (sessions keyed by id = family id)."""
+
+    def __init__(self, stage: _Stage) -> None:
+        self._s = stage
+
+    async def add(self, session: Session) -> None:
+        """Store a new session. Raises ``Conflict`` (id exists) or ``NotFound`` (no such user)."""
+        for at in (session.created_at, session.last_used_at, session.expires_at):
+            require_aware(at)
+        if session.user_id not in self._s.view.users:
+            raise NotFound(f"user {session.user_id} not found")
+        if session.id in self._s.view.sessions:
+            raise Conflict(f"session {session.id} exists")
+        self._s.write("sessions")[session.id] = session
+
+    async def get(self, session_id: str) -> Session | None:
+        """The session with this id, or None."""
+        return self._s.view.sessions.get(session_id)
+
+    def _live(self, session: Session, now: datetime) -> bool:
+        return session.expires_at > now and any(
+            t.family_id == session.id and t.expires_at > now for t in self._s.view.tokens.values()
+        )
+
+    async def list_live(self, user_id: str, now: datetime) -> list[Session]:
+        """The user's live sessions, newest first."""
+        require_aware(now)
+        found = [
+            s for s in self._s.view.sessions.values() if s.user_id == user_id and self._live(s, now)
+        ]
+        found.sort(key=lambda s: (s.created_at, s.id), reverse=True)
+        return found
+
+    def _end(self, session_ids: set[str]) -> int:
+        if not session_ids:
+            return 0
+        if any(sid in self._s.view.sessions for sid in session_ids):
+            sessions = self._s.write("sessions")
+            for sid in session_ids:
+                sessions.pop(sid, None)
+        gone = [h for h, t in self._s.view.tokens.items() if t.family_id in session_ids]
+        if gone:
+            tokens = self._s.write("tokens")
+            for h in gone:
+                del tokens[h]
+        return len(gone)
+
+    async def end(self, session_id: str) -> int:
+        """Delete the session and its live tokens; returns how many tokens went."""
+        return self._end({session_id})
+
+    async def end_all(self, user_id: str) -> list[str]:
+        """End every session of the user; returns their ids, sorted."""
+        ids = {s.id for s in self._s.view.sessions.values() if s.user_id == user_id}
+        orphans = {t.family_id for t in self._s.view.tokens.values() if t.user_id == user_id}
+        self._end(ids | orphans)
+        return sorted(ids)
+
+    async def purge_expired(self, now: datetime) -> int:
+        """Delete sessions past ``expires_at`` or without a live token."""
+        gone = [sid for sid, s in self._s.view.sessions.items() if not self._live(s, now)]
+        if gone:
+            sessions = self._s.write("sessions")
+            for sid in gone:
+                del sessions[sid]
+        return len(gone)
