@@ -213,3 +213,47 @@ async def test_malformed_postgres_dsn_raises_storage_unavailable(bad: str) -> No
 )
 def test_redact_dsn_hides_only_the_password(dsn_in: str, shown: str) -> None:
     assert redact_dsn(dsn_in) == shown
+
+
+async def test_sqlite_sessions_migration_gives_live_families_a_session_and_keeps_them_working(
+    tmp_path: Path,
+) -> None:
+    """A database from before ``0004_sessions`` with a live refresh-token family: after the
+    migration the family is a session (listed, ended with its tokens) and rotation works on."""
+    import shutil
+    import sqlite3
+    from urllib.parse import quote
+
+    from adapters.persistence._rows import to_micros
+    from adapters.persistence.migrate import MIGRATIONS_DIR, _run_yoyo
+    from adapters.persistence.sqlite import SqliteStorage
+    from tests.contract.conftest import T0
+
+    old = tmp_path / "old-migrations"
+    old.mkdir()
+    for name in ("0001_initial", "0003_signing_keys"):
+        for suffix in (".sql", ".rollback.sql"):
+            shutil.copy(MIGRATIONS_DIR / "sqlite" / (name + suffix), old)
+    db = tmp_path / "authsvc.db"
+    assert _run_yoyo("sqlite:///" + quote(str(db)), old) == ["0001_initial", "0003_signing_keys"]
+    t0, day = to_micros(T0), 86_400_000_000
+    with sqlite3.connect(db) as conn:
+        conn.execute(
+            "INSERT INTO users VALUES ('u1', 'a@example.com', 'h', 'viewer', 'org', ?)", (t0,)
+        )
+        conn.execute(
+            "INSERT INTO refresh_tokens VALUES ('h1', 'u1', 'fam', ?, ?, ?)",
+            (t0 + day, t0 + 90 * day, t0),
+        )
+    assert apply_sqlite_migrations(str(db)) == ["0004_sessions"]
+    storage = SqliteStorage(str(db))
+    await storage.open()
+    try:
+        async with storage.begin() as uow:
+            [session] = await uow.sessions.list_live("u1", T0)
+            assert (session.id, session.created_at, session.user_agent) == ("fam", T0, None)
+            user = await uow.users.get("u1")
+            assert user is not None and not user.disabled and not user.email_verified
+            assert await uow.sessions.end("fam") == 1
+    finally:
+        await storage.close()
