@@ -57,7 +57,12 @@ class UpdateUser:
     ) -> User:
         """Disable or enable ``user`` and/or move it to ``org_id``."""
         if disabled is None and org_id is None:
-            raise ValidationFailed([FieldError("", "send disabled or org_id")])
+            raise ValidationFailed(
+                [
+                    FieldError("disabled", "is required unless org_id is given"),
+                    FieldError("org_id", "is required unless disabled is given"),
+                ]
+            )
         if org_id is not None:
             policy.require(actor, Operation.MOVE_USER)
             org_id = check_org_id(org_id)

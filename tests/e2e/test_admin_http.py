@@ -112,6 +112,7 @@ async def make_world(client: TestClient) -> World:
     orgs = {}
     for scope, org in (("same", HOME), ("other", OTHER)):
         target = await add_user(client, f"target@{org}.example", org_id=org)
+        await login(client, f"target@{org}.example")  # a live session to list or end
         member = await add_user(client, f"member@{org}.example", org_id=org)
         group = await container.create_group()(principal, f"team-{org}", org)
         await container.add_member()(principal, group.group.id, member)
@@ -133,16 +134,18 @@ async def log_in_as(world: World, role: str) -> str:
 
 
 async def snapshot(world: World) -> dict[str, Any]:
-    """Every user (role, org) and every group (name, org, members), read through the use cases."""
+    """Every user (role, org, disabled), its live sessions, and every group (name, org,
+    members), read through the use cases."""
     c = world.container
-    users = {u.id: (u.email, u.role, u.org_id)
-             for u in (await c.list_users()(world.root, limit=200)).items}  # fmt: skip
+    listed = (await c.list_users()(world.root, limit=200)).items
+    users = {u.id: (u.email, u.role, u.org_id, u.disabled) for u in listed}
+    sessions = {u.id: [x.id for x in await c.list_sessions()(world.root, u.id)] for u in listed}
     groups = {}
     for summary in (await c.list_groups()(world.root, limit=200)).items:
         detail = await c.get_group()(world.root, summary.group.id)
         groups[summary.group.id] = (summary.group.name, summary.group.org_id,
                                     sorted(m.id for m in detail.members))  # fmt: skip
-    return {"users": users, "groups": groups}
+    return {"users": users, "groups": groups, "sessions": sessions}
 
 
 # --------------------------------------------------------------------------- the matrix
@@ -154,6 +157,10 @@ ENDPOINTS: dict[str, tuple[str, str, dict[str, Any] | None]] = {
     "get_user": ("GET", "/users/{user}", None),
     "set_role": ("PUT", "/users/{user}/role", {"role": "operator"}),
     "move_user": ("PATCH", "/users/{user}", {"org_id": "initech"}),
+    "disable_user": ("PATCH", "/users/{user}", {"disabled": True}),
+    "delete_user": ("DELETE", "/users/{user}", None),
+    "list_user_sessions": ("GET", "/users/{user}/sessions", None),
+    "end_user_sessions": ("DELETE", "/users/{user}/sessions", None),
     "list_groups": ("GET", "/groups?org_id={org}", None),
     "get_group": ("GET", "/groups/{group}", None),
     "create_group": ("POST", "/groups", {"name": "new team", "org_id": "{org}"}),
@@ -175,6 +182,10 @@ list_users      403 403 403   403 403 403   200 404 404   200 200 200
 get_user        403 403 403   403 403 403   200 404 404   200 200 404
 set_role        403 403 403   403 403 403   200 404 404   200 200 404
 move_user       403 403 403   403 403 403   403 403 403   200 200 404
+disable_user    403 403 403   403 403 403   200 404 404   200 200 404
+delete_user     403 403 403   403 403 403   204 404 404   204 204 404
+list_user_sessions 403 403 403 403 403 403  200 404 404   200 200 404
+end_user_sessions 403 403 403 403 403 403   204 404 404   204 204 404
 list_groups     200 404 404   200 404 404   200 404 404   200 200 200
 get_group       200 404 404   200 404 404   200 404 404   200 200 404
 create_group    403 403 403   403 403 403   201 404 404   201 201 201
@@ -240,7 +251,10 @@ async def test_permission_matrix(
         assert await resp.read() == b""
     else:
         data = await resp.json()
-        if endpoint.startswith("list_"):
+        if endpoint == "list_user_sessions":
+            assert [x["id"] for x in data["items"]] == before["sessions"][org.target]
+            assert len(data["items"]) == 1
+        elif endpoint.startswith("list_"):
             assert set(data) == {"items", "next_cursor"}
             expected_org = org.org_id
             assert all(item["org_id"] == expected_org for item in data["items"])
@@ -249,6 +263,13 @@ async def test_permission_matrix(
         assert after["users"][org.target][1] is Role.OPERATOR
     elif endpoint == "move_user":
         assert after["users"][org.target][2] == "initech"
+    elif endpoint == "disable_user":
+        assert after["users"][org.target][3] is True
+        assert after["sessions"][org.target] == []  # disabling ended its session
+    elif endpoint == "delete_user":
+        assert org.target not in after["users"]
+    elif endpoint == "end_user_sessions":
+        assert after["sessions"][org.target] == [] != before["sessions"][org.target]
     elif endpoint == "create_group":
         assert len(after["groups"]) == len(before["groups"]) + 1
     elif endpoint == "rename_group":
@@ -264,7 +285,10 @@ async def test_permission_matrix(
 
 
 def test_the_matrix_covers_every_admin_route() -> None:
-    from entrypoints.http.admin_routes import ROUTES
+    from entrypoints.http import admin_routes, session_routes
+
+    ROUTES = [*admin_routes.ROUTES,
+              *(r for r in session_routes.ROUTES if r.path.startswith("/users/"))]  # fmt: skip
 
     def shape(path: str) -> str:
         return re.sub(r"\{\w+\}", "{}", path.split("?")[0])
@@ -432,7 +456,7 @@ async def test_org_admin_lists_only_its_organization(client: TestClient) -> None
         assert resp.status == 200
         items = (await resp.json())["items"]
         assert items and {u["org_id"] for u in items} == {HOME}
-        assert all(set(u) == {"id", "email", "role", "org_id", "created_at"} for u in items)
+        assert all(set(u) == {"id", "email", "role", "org_id", "created_at", "disabled", "email_verified"} for u in items)
     resp = await client.get("/groups", headers=bearer(token))
     assert [g["id"] for g in (await resp.json())["items"]] == [world.orgs["same"].group]
     resp = await client.get("/groups", headers=bearer(world.tokens["superadmin"]))
@@ -561,6 +585,10 @@ def _bad_requests(org: OrgFixture) -> Iterator[tuple[str, str, dict[str, Any], i
     yield "PUT", role, {"json": {"role": 3}}, 422, "role"
     yield "PUT", role, {"json": {"role": None}}, 422, "role"
     yield "PATCH", move, {"json": {}}, 422, "org_id"
+    yield "PATCH", move, {"json": {}}, 422, "disabled"
+    yield "PATCH", move, {"json": {"disabled": "yes"}}, 422, "disabled"
+    yield "PATCH", move, {"json": {"disabled": 1}}, 422, "disabled"
+    yield "PATCH", move, {"json": {"disabled": True, "org_id": ""}}, 422, "org_id"
     yield "PATCH", move, {"json": {"org_id": ""}}, 422, "org_id"
     yield "PATCH", move, {"json": {"org_id": " acme"}}, 422, "org_id"
     yield "PATCH", move, {"json": {"org_id": 5}}, 422, "org_id"

@@ -2,9 +2,10 @@
 -- Sessions (contract section 7), the user lifecycle (section 8) and the refresh-token reuse
 -- interval (section 2; ADR 0016). Times are INTEGER microseconds since the Unix epoch, UTC.
 
-ALTER TABLE users ADD COLUMN disabled INTEGER NOT NULL DEFAULT 0 CHECK (disabled IN (0, 1));
-ALTER TABLE users ADD COLUMN email_verified INTEGER NOT NULL DEFAULT 0
-    CHECK (email_verified IN (0, 1));
+-- Booleans are 0 or 1. (No CHECK on an added column: SQLite verifies it with a query whose
+-- rows the migration tool would print.)
+ALTER TABLE users ADD COLUMN disabled INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE users ADD COLUMN email_verified INTEGER NOT NULL DEFAULT 0;
 
 -- One row per refresh-token family: the login's user agent and client address.
 CREATE TABLE sessions (
