@@ -29,7 +29,15 @@ async def test_walk_through(client: TestClient) -> None:
     resp = await client.post("/register", json={"email": "Alice@Example.com", "password": PASSWORD})
     assert resp.status == 201
     user = await resp.json()
-    assert set(user) == {"id", "email", "role", "org_id", "created_at", "disabled", "email_verified"}
+    assert set(user) == {
+        "id",
+        "email",
+        "role",
+        "org_id",
+        "created_at",
+        "disabled",
+        "email_verified",
+    }
     assert user["email"] == "alice@example.com" and user["role"] == "viewer"
     assert user["org_id"] == "default"
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z", user["created_at"])

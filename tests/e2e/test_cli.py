@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from domain.errors import InvalidCredentials
+from domain.errors import AccountDisabled, InvalidCredentials
 from domain.model import Role, User
 from domain.policy import Principal
 from entrypoints import cli
@@ -257,6 +257,10 @@ def test_users_set_role(env: dict[str, str], capsys: pytest.CaptureFixture[str])
         (("users", "set-org", "nobody@example.com", "acme"), "user not found"),
         (("users", "set-org", "alice@example.com", " acme"), "org_id"),
         (("users", "set-org", "alice@example.com", ""), "org_id"),
+        (("users", "disable", "nobody@example.com"), "user not found"),
+        (("users", "disable", "root@example.com"), "last superadmin"),
+        (("users", "delete", "root@example.com"), "last superadmin"),
+        (("users", "delete", "not an email"), "email"),
     ],
 )
 def test_users_errors_are_one_line_and_status_1(
@@ -277,6 +281,26 @@ def test_users_errors_are_one_line_and_status_1(
     assert user("alice@example.com").role is Role.VIEWER
     assert user("alice@example.com").org_id == "default"
     assert user("root@example.com").role is Role.SUPERADMIN
+    assert not user("root@example.com").disabled
+
+
+def test_users_disable_enable_delete(
+    env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    alice = register("alice@example.com")
+    assert can_log_in("alice@example.com", PASSWORD)
+    assert run("users", "disable", "Alice@Example.com") == 0
+    assert capsys.readouterr().out.split() == [alice.id, "alice@example.com", "viewer", "default",
+                                               "disabled"]  # fmt: skip
+    assert user("alice@example.com").disabled
+    with pytest.raises(AccountDisabled):
+        can_log_in("alice@example.com", PASSWORD)
+    assert run("users", "enable", "alice@example.com") == 0
+    assert capsys.readouterr().out.split() == [alice.id, "alice@example.com", "viewer", "default"]
+    assert can_log_in("alice@example.com", PASSWORD)
+    assert run("users", "delete", "alice@example.com") == 0
+    assert capsys.readouterr().out == "deleted alice@example.com\n"
+    assert register("alice@example.com").id != alice.id  # the email is free again
 
 
 def test_users_set_org_drops_old_memberships(
