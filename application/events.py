@@ -142,7 +142,8 @@ class GroupMembershipChanged(Event):
 class SessionEnded(Event):
     """The session ``session_id`` (a refresh-token family) of ``user_id`` ended: its refresh
     tokens fail from now on (contract section 7). ``reason`` is a ``SessionEndReason`` value:
-    ``logout``, ``user``, ``admin``, ``reuse``, ``password`` or ``disabled``; ``actor_id`` is who
+    ``logout``, ``user``, ``admin``, ``reuse``, ``password``, ``disabled`` or ``password_reset``;
+    ``actor_id`` is who
     ended it (the user itself, an administrator, ``"cli"``), None when nobody acted (reuse,
     logout by refresh token)."""
 
@@ -175,3 +176,39 @@ class UserDeleted(Event):
 
     user_id: str
     actor_id: str
+
+
+@attrs.frozen
+class PasswordResetRequested(Event):
+    """A password reset was asked for (POST /password/forgot, contract section 9): ``user_id``
+    is None for an email no enabled user has (no message was sent then). Never the email."""
+
+    user_id: str | None
+    client: str
+
+
+@attrs.frozen
+class PasswordReset(Event):
+    """``user_id`` set a new password with an emailed reset link; ``revoked`` sessions ended
+    with it and the email counts as verified (contract section 9)."""
+
+    user_id: str
+    revoked: int
+
+
+@attrs.frozen
+class EmailVerified(Event):
+    """``user_id`` proved it owns its email with a verification link (contract section 9)."""
+
+    user_id: str
+
+
+@attrs.frozen
+class EmailSent(Event):
+    """A message left (or failed to leave) the service: ``kind`` = ``verify`` | ``reset``,
+    ``outcome`` = ``sent`` | ``failed`` | ``skipped`` (``email.backend = "none"``). Carries
+    neither the address nor the link."""
+
+    kind: str
+    outcome: str
+    user_id: str

@@ -26,8 +26,19 @@ from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
+import attrs
+
 from application.events import Event
-from domain.model import Group, GroupSummary, RefreshToken, Role, Session, User
+from domain.model import (
+    EmailToken,
+    EmailTokenPurpose,
+    Group,
+    GroupSummary,
+    RefreshToken,
+    Role,
+    Session,
+    User,
+)
 
 E = TypeVar("E", bound=Event)
 
@@ -202,6 +213,43 @@ class SessionStore(Protocol):
         ...
 
 
+class EmailTokenStore(Protocol):
+    """Tokens sent by email (contract section 9), stored by SHA-256 hash only, inside one unit
+    of work: password-reset and email-verification links."""
+
+    async def add(self, token: EmailToken) -> None:
+        """Store a new token.
+
+        Raises ``Conflict`` if the hash exists, ``NotFound`` if its user does not,
+        ``ValidationFailed`` if a value cannot be stored by the backend.
+        """
+        ...
+
+    async def find(self, token_hash: str, purpose: EmailTokenPurpose) -> EmailToken | None:
+        """The stored token with this hash and purpose (expired or not), or None; no change.
+
+        Raises ``ValidationFailed`` if the hash cannot be looked up by the backend.
+        """
+        ...
+
+    async def take(self, token_hash: str, purpose: EmailTokenPurpose) -> EmailToken | None:
+        """Atomically delete and return the token with this hash and purpose, or None: of
+        concurrent ``take`` calls for one hash (in any process) at most one gets it (single use).
+        Raises ``ValidationFailed`` if the hash cannot be looked up by the backend."""
+        ...
+
+    async def void(self, user_id: str, purpose: EmailTokenPurpose) -> int:
+        """Delete every token of ``user_id`` with this purpose; returns how many went.
+
+        Raises ``ValidationFailed`` if the id cannot be looked up by the backend.
+        """
+        ...
+
+    async def purge_expired(self, now: datetime) -> int:
+        """Delete the tokens whose ``expires_at`` <= ``now``; returns how many went."""
+        ...
+
+
 class GroupRepo(Protocol):
     """Groups and memberships, inside one unit of work. Names are unique per organization."""
 
@@ -293,6 +341,7 @@ class UnitOfWork(Protocol):
     tokens: TokenStore
     sessions: SessionStore
     groups: GroupRepo
+    email_tokens: EmailTokenStore
 
     async def commit(self) -> None:
         """Make every change of this unit durable at once."""
@@ -411,6 +460,38 @@ class EventBus(Protocol):
         ...
 
 
+@attrs.frozen
+class EmailMessage:
+    """One message to send (contract section 9): ``to`` one address, a one-line ``subject``,
+    a plain-text ``text`` body and an ``html`` alternative. ``kind`` (``verify`` | ``reset``)
+    labels metrics and logs; ``link`` is the message's link, which holds a single-use token:
+    adapters that log must not log it (the ``console`` backend excepted, for development)."""
+
+    kind: str
+    to: str
+    subject: str
+    text: str = attrs.field(repr=False)
+    html: str = attrs.field(repr=False)
+    link: str = attrs.field(repr=False)
+
+
+class EmailNotSent(Exception):
+    """The message could not be handed to the mail server (refused, unreachable, timed out).
+    ``reason`` names the failure's kind without any part of the message."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class EmailSender(Protocol):
+    """Hands messages to a mail transport (``email.backend``: console, smtp, none)."""
+
+    async def send(self, message: EmailMessage) -> None:
+        """Send ``message`` from the configured sender address. Raises ``EmailNotSent``."""
+        ...
+
+
 class Clock(Protocol):
     """The source of time."""
 
@@ -440,7 +521,11 @@ class LoginAttempts(Protocol):
 
 __all__ = [
     "Clock",
+    "EmailMessage",
     "EmailNormalizer",
+    "EmailNotSent",
+    "EmailSender",
+    "EmailTokenStore",
     "EventBus",
     "GroupRepo",
     "Hasher",

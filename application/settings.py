@@ -9,6 +9,8 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Callable
+from email.errors import HeaderParseError
+from email.headerregistry import Address
 from typing import Any, Generic, TypeVar
 from urllib.parse import urlsplit
 
@@ -125,6 +127,15 @@ class AuthSettings:
     key_publish_ahead: int = attrs.field(default=3600, validator=[v.ge(0), v.le(31_536_000)])
     key_rotation_interval: int = attrs.field(default=0, validator=[v.ge(0), v.le(315_360_000)])
     key_poll_interval: int = attrs.field(default=30, validator=[_positive, v.le(86_400)])
+    password_reset_ttl: int = attrs.field(default=1800, validator=[_positive, v.le(604_800)])
+    """Seconds a password-reset link works (contract section 9)."""
+    email_verification_ttl: int = attrs.field(
+        default=86_400, validator=[_positive, v.le(2_592_000)]
+    )
+    """Seconds an email-verification link works (contract section 9)."""
+    require_verified_email: bool = False
+    """When true, an unverified user's login with the right password gets 403
+    ``email_not_verified`` (contract section 9)."""
 
 
 def _dsn_required(instance: StorageSettings, attribute: attrs.Attribute[str], value: str) -> None:
@@ -221,6 +232,85 @@ class EventsSettings:
     channel: str = attrs.field(
         default="authsvc.events", validator=v.matches_re(r"[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*")
     )
+
+
+EMAIL_BACKENDS = ("console", "smtp", "none")
+"""The ``email.backend`` values (contract section 9)."""
+
+
+def _link_template(_: object, attribute: attrs.Attribute[str], value: str) -> None:
+    """A link template: an http(s) URL holding ``{token}`` and no other placeholder."""
+    try:
+        filled = value.format(token="t")  # noqa: S106 - a placeholder, not a password
+    except (KeyError, IndexError, ValueError) as exc:
+        raise ValueError(
+            f"'{attribute.name}' may hold only the placeholder {{token}}: {exc}"
+        ) from None
+    if "{token}" not in value:
+        raise ValueError(f"'{attribute.name}' must hold the placeholder {{token}}, got {value!r}")
+    url_validator("http", "https")(None, attribute, filled)
+
+
+def _smtp_host_required(
+    instance: EmailSettings, attribute: attrs.Attribute[str], value: str
+) -> None:
+    if instance.backend == "smtp":
+        if not value:
+            raise ValueError(f"'{attribute.name}' must be set when email.backend is smtp")
+        _host(instance, attribute, value)
+
+
+def _address(_: object, attribute: attrs.Attribute[str], value: str) -> None:
+    """An RFC 5322 addr-spec (``name@domain``; a local domain such as ``localhost`` is fine),
+    checked by the standard library's header parser."""
+    try:
+        parsed = Address(addr_spec=value)
+    except (ValueError, IndexError, HeaderParseError) as exc:
+        raise ValueError(f"'{attribute.name}' must be an email address: {exc}") from None
+    if not parsed.username or not parsed.domain:
+        raise ValueError(f"'{attribute.name}' must be an email address, got {value!r}")
+
+
+@attrs.frozen
+class EmailSettings:
+    """Prefix ``email`` (contract section 9): how messages leave the service.
+
+    ``backend`` = ``console`` (the default, for development: each message, with its link, is
+    written to the service's log) | ``smtp`` (``smtp_host``, ``smtp_port``, ``smtp_username`` and
+    ``smtp_password`` (both or neither), ``smtp_starttls``, ``smtp_timeout`` seconds) | ``none``
+    (nothing is sent). ``from_address`` is the sender; ``verify_url`` and ``reset_url`` are the
+    links in the messages, templates holding ``{token}`` that the front end serves;
+    ``verify_subject`` and ``reset_subject`` the subjects. ``smtp_password`` is never shown or
+    logged.
+    """
+
+    backend: str = attrs.field(default="console", validator=v.in_(EMAIL_BACKENDS))
+    smtp_host: str = attrs.field(default="", validator=_smtp_host_required)
+    smtp_port: int = attrs.field(default=587, validator=[v.ge(1), v.le(65535)])
+    smtp_username: str = ""
+    smtp_password: str = attrs.field(default="", repr=False)
+    smtp_starttls: bool = True
+    smtp_timeout: float = attrs.field(default=10.0, validator=[v.gt(0), v.le(300)])
+    from_address: str = attrs.field(default="authsvc@localhost", validator=_address)
+    verify_url: str = attrs.field(
+        default="http://localhost:8080/email/verify?token={token}", validator=_link_template
+    )
+    reset_url: str = attrs.field(
+        default="http://localhost:8080/password/reset?token={token}", validator=_link_template
+    )
+    verify_subject: str = attrs.field(
+        default="Confirm your email address", validator=[v.min_len(1), v.max_len(200)]
+    )
+    reset_subject: str = attrs.field(
+        default="Reset your password", validator=[v.min_len(1), v.max_len(200)]
+    )
+
+    def __attrs_post_init__(self) -> None:
+        if bool(self.smtp_username) != bool(self.smtp_password):
+            raise ValueError("'smtp_username' and 'smtp_password' must be set together")
+        for name in ("verify_subject", "reset_subject", "from_address"):
+            if any(ch in getattr(self, name) for ch in "\r\n"):
+                raise ValueError(f"'{name}' must be one line")
 
 
 T = TypeVar("T")

@@ -74,6 +74,26 @@ class AccountDisabled(DomainError):
     code = "account_disabled"
 
 
+class EmailNotVerified(DomainError):
+    """Login with the right password while ``auth.require_verified_email`` is on and the email
+    is not verified yet (contract section 9)."""
+
+    code = "email_not_verified"
+
+
+class InvalidResetToken(DomainError):
+    """The password-reset token is unknown, expired, already used or voided (contract
+    section 9)."""
+
+    code = "invalid_reset_token"
+
+
+class InvalidVerificationToken(DomainError):
+    """The email-verification token is unknown, expired or already used (contract section 9)."""
+
+    code = "invalid_verification_token"
+
+
 class NotFound(DomainError):
     """The resource does not exist or lies outside the caller's organization."""
 

@@ -80,7 +80,8 @@ class SessionEndReason(enum.StrEnum):
     """Why a session ended (``SessionEnded.reason``, contract section 7 and issue 12):
     ``logout`` POST /logout; ``user`` the user ended it (DELETE /me/sessions...); ``admin`` an
     administrator ended it; ``reuse`` a rotated refresh token came back (RFC 9700 section
-    4.14.2); ``password`` the password changed; ``disabled`` the account was disabled."""
+    4.14.2); ``password`` the password changed; ``disabled`` the account was disabled;
+    ``password_reset`` the password was reset by an emailed link (contract section 9)."""
 
     LOGOUT = "logout"
     USER = "user"
@@ -88,6 +89,32 @@ class SessionEndReason(enum.StrEnum):
     REUSE = "reuse"
     PASSWORD = "password"  # noqa: S105 - a reason's name, not a secret
     DISABLED = "disabled"
+    PASSWORD_RESET = "password_reset"  # noqa: S105 - a reason's name, not a secret
+
+
+class EmailTokenPurpose(enum.StrEnum):
+    """What an email token proves (contract section 9): ``reset`` a password-reset link,
+    ``verify`` an email-verification link."""
+
+    RESET = "reset"
+    VERIFY = "verify"
+
+
+@attrs.frozen
+class EmailToken:
+    """The stored form of a token sent by email (contract section 9): ``token_hash`` is the
+    SHA-256 of the token, lower-case hex (64 chars) — the clear token exists only in the message.
+    Single use; dead at ``expires_at``."""
+
+    token_hash: str
+    user_id: str
+    purpose: EmailTokenPurpose
+    expires_at: datetime
+    created_at: datetime
+
+    def is_expired(self, now: datetime) -> bool:
+        """True when ``now`` is at or past ``expires_at``."""
+        return now >= self.expires_at
 
 
 @attrs.frozen

@@ -19,6 +19,7 @@ import attrs
 from adapters.crypto.db_keystore import KeyEncryptionKeyError, read_key_encryption_key
 from application.settings import (
     AuthSettings,
+    EmailSettings,
     EventsSettings,
     ServerSettings,
     StorageSettings,
@@ -56,6 +57,7 @@ class Config:
     actuator: ActuatorSettings = attrs.Factory(ActuatorSettings)
     telemetry: TelemetrySettings = attrs.Factory(TelemetrySettings)
     events: EventsSettings = attrs.Factory(EventsSettings)
+    email: EmailSettings = attrs.Factory(EmailSettings)
 
     def prefixes(self) -> dict[str, Any]:
         """``{prefix: settings object}`` for every prefix."""
@@ -165,8 +167,8 @@ def load_config(
     """Read and validate the configuration.
 
     ``path`` (else ``$AUTHSVC_CONFIG``, else no file) is a TOML file with tables ``[auth]``,
-    ``[storage]``, ``[server]``, ``[actuator]``, ``[telemetry]``, ``[events]``; ``environ``
-    (default ``os.environ``) overrides single keys. The key store's settings are checked
+    ``[storage]``, ``[server]``, ``[actuator]``, ``[telemetry]``, ``[events]``, ``[email]``;
+    ``environ`` (default ``os.environ``) overrides single keys. The key store's settings are checked
     (``check_key_store``). Raises ``ConfigError`` naming the first bad key.
     """
     env = os.environ if environ is None else environ

@@ -7,6 +7,7 @@ constants are interpolated into SQL; values are always bound as parameters.
 from __future__ import annotations
 
 __all__ = [
+    "EMAIL_TOKENS",
     "GROUP_SUMMARY",
     "LIVE_SESSION",
     "MEMBERS",
@@ -81,3 +82,6 @@ GROUP_SUMMARY = (
 )
 """Selects ``(id, name, org_id, created_at, member count)`` of ``groups g``; append a
 ``WHERE``."""
+
+EMAIL_TOKENS = "token_hash, user_id, purpose, expires_at, created_at"
+"""The columns of ``email_tokens`` in the order of ``EmailToken``'s fields."""

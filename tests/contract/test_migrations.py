@@ -16,7 +16,7 @@ from adapters.persistence.migrate import apply_postgres_migrations, apply_sqlite
 from adapters.persistence.postgres import PostgresStorage
 from adapters.persistence.sqlite import SqliteStorage
 
-ALL = ["0001_initial", "0003_signing_keys", "0004_sessions"]
+ALL = ["0001_initial", "0003_signing_keys", "0004_sessions", "0005_email_tokens"]
 EXPECTED_TABLES = {
     "users",
     "refresh_tokens",
@@ -245,7 +245,7 @@ async def test_sqlite_sessions_migration_gives_live_families_a_session_and_keeps
             "INSERT INTO refresh_tokens VALUES ('h1', 'u1', 'fam', ?, ?, ?)",
             (t0 + day, t0 + 90 * day, t0),
         )
-    assert apply_sqlite_migrations(str(db)) == ["0004_sessions"]
+    assert apply_sqlite_migrations(str(db)) == ALL[2:]  # 0004_sessions and later
     storage = SqliteStorage(str(db))
     await storage.open()
     try:

@@ -16,12 +16,14 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import datetime, timedelta
 
 from adapters.persistence._rows import require_aware
+from adapters.persistence.memory.email_tokens import MemoryEmailTokenStore
 from adapters.persistence.memory.repos import MemoryGroupRepo, MemoryUserRepo
 from adapters.persistence.memory.tables import _Stage, _Tables
 from adapters.persistence.memory.tokens import MemorySessionStore, MemoryTokenStore
 from application.ports import LoginAttempts, Storage, UnitOfWork
 
 __all__ = [
+    "MemoryEmailTokenStore",
     "MemoryGroupRepo",
     "MemoryLoginAttempts",
     "MemorySessionStore",
@@ -45,6 +47,7 @@ class MemoryUnitOfWork(UnitOfWork):
         self.tokens = MemoryTokenStore(stage)
         self.sessions = MemorySessionStore(stage)
         self.groups = MemoryGroupRepo(stage)
+        self.email_tokens = MemoryEmailTokenStore(stage)
 
     async def commit(self) -> None:
         """Publish every staged change at once."""

@@ -10,7 +10,7 @@ from adapters.persistence._rows import require_aware
 from adapters.persistence.memory.tables import _Rotated, _Stage
 from application.ports import GroupRepo, UserRepo
 from domain.errors import Conflict, EmailTaken, NotFound
-from domain.model import Group, GroupSummary, RefreshToken, Role, Session, User
+from domain.model import EmailToken, Group, GroupSummary, RefreshToken, Role, Session, User
 
 
 class MemoryUserRepo(UserRepo):
@@ -81,7 +81,7 @@ class MemoryUserRepo(UserRepo):
         if user_id not in view.users:
             return False
         del self._s.write("users")[user_id]
-        for name in ("tokens", "rotated", "sessions"):
+        for name in ("tokens", "rotated", "sessions", "email_tokens"):
             table = getattr(view, name)
             gone = [k for k, row in table.items() if _user_of(row) == user_id]
             if gone:
@@ -94,7 +94,7 @@ class MemoryUserRepo(UserRepo):
         return True
 
 
-def _user_of(row: RefreshToken | _Rotated | Session) -> str:
+def _user_of(row: RefreshToken | _Rotated | Session | EmailToken) -> str:
     return row.token.user_id if isinstance(row, _Rotated) else row.user_id
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 
-from domain.model import Group, RefreshToken, Session, User
+from domain.model import EmailToken, Group, RefreshToken, Session, User
 
 
 class _Tables:
@@ -24,6 +24,7 @@ class _Tables:
         self.sessions: dict[str, Session] = {}
         self.groups: dict[str, Group] = {}
         self.members: dict[str, dict[str, datetime]] = {}
+        self.email_tokens: dict[str, EmailToken] = {}
 
 
 @attrs.frozen
@@ -39,7 +40,7 @@ class _Stage:
     """The working copy of one unit of work: reads see the committed tables until a table is
     first written, which copies it (copy-on-write). ``publish()`` hands the result back."""
 
-    _TABLES = ("users", "tokens", "rotated", "sessions", "groups", "members")
+    _TABLES = ("users", "tokens", "rotated", "sessions", "groups", "members", "email_tokens")
 
     def __init__(self, base: _Tables) -> None:
         self._base = base

@@ -12,6 +12,7 @@ import asyncpg
 
 from adapters.persistence import _columns as cols
 from adapters.persistence._rows import require_aware
+from adapters.persistence.postgres.email_tokens import PostgresEmailTokenStore
 from adapters.persistence.postgres.session import (
     _Session,
     _SqlQueries,
@@ -219,6 +220,7 @@ class PostgresUnitOfWork(UnitOfWork):
         self.tokens = PostgresTokenStore(session)
         self.sessions = PostgresSessionStore(session)
         self.groups = PostgresGroupRepo(session)
+        self.email_tokens = PostgresEmailTokenStore(session)
 
     async def commit(self) -> None:
         """Make every change of this unit durable at once."""

@@ -11,6 +11,7 @@ from datetime import datetime
 
 from adapters.persistence import _columns as cols
 from adapters.persistence._rows import to_micros
+from adapters.persistence.sqlite.email_tokens import SqliteEmailTokenStore
 from adapters.persistence.sqlite.tokens import SqliteSessionStore, SqliteTokenStore
 from adapters.persistence.sqlite.unit import (
     _SqlQueries,
@@ -210,6 +211,7 @@ class SqliteUnitOfWork(UnitOfWork):
         self.tokens = SqliteTokenStore(unit)
         self.sessions = SqliteSessionStore(unit)
         self.groups = SqliteGroupRepo(unit)
+        self.email_tokens = SqliteEmailTokenStore(unit)
 
     async def commit(self) -> None:
         """Make every change of this unit durable at once."""

@@ -1,0 +1,74 @@
+"""The PostgreSQL store of tokens sent by email (contract section 9)."""
+
+# Only module constants (column lists) are interpolated into SQL; values are always bound.
+# ruff: noqa: S608
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import asyncpg
+
+from adapters.persistence import _columns as cols
+from adapters.persistence._rows import require_aware
+from adapters.persistence.postgres.session import _SqlQueries
+from application.ports import EmailTokenStore
+from domain.errors import Conflict, NotFound
+from domain.model import EmailToken, EmailTokenPurpose
+
+
+def _email_token(row: asyncpg.Record) -> EmailToken:
+    token_hash, user_id, purpose, expires_at, created_at = row
+    return EmailToken(token_hash, user_id, EmailTokenPurpose(purpose), expires_at, created_at)
+
+
+class PostgresEmailTokenStore(_SqlQueries, EmailTokenStore):
+    """``EmailTokenStore`` in the current transaction (table ``email_tokens``)."""
+
+    async def add(self, token: EmailToken) -> None:
+        """Store a token. Raises ``Conflict`` (hash exists) or ``NotFound`` (no such user)."""
+        try:
+            await self._run_guarded(
+                f"INSERT INTO email_tokens ({cols.EMAIL_TOKENS}) VALUES ($1, $2, $3, $4, $5)",
+                token.token_hash,
+                token.user_id,
+                token.purpose.value,
+                require_aware(token.expires_at),
+                require_aware(token.created_at),
+            )
+        except asyncpg.ForeignKeyViolationError:
+            raise NotFound(f"user {token.user_id} not found") from None
+        except asyncpg.UniqueViolationError:
+            raise Conflict("email token hash exists") from None
+
+    async def find(self, token_hash: str, purpose: EmailTokenPurpose) -> EmailToken | None:
+        """The token with this hash and purpose, or None."""
+        row = await self._one(
+            f"SELECT {cols.EMAIL_TOKENS} FROM email_tokens WHERE token_hash = $1 AND purpose = $2",
+            token_hash,
+            purpose.value,
+        )
+        return None if row is None else _email_token(row)
+
+    async def take(self, token_hash: str, purpose: EmailTokenPurpose) -> EmailToken | None:
+        """Delete and return the token (``DELETE ... RETURNING``), or None."""
+        row = await self._one(
+            "DELETE FROM email_tokens WHERE token_hash = $1 AND purpose = $2"
+            f" RETURNING {cols.EMAIL_TOKENS}",
+            token_hash,
+            purpose.value,
+            write=True,
+        )
+        return None if row is None else _email_token(row)
+
+    async def void(self, user_id: str, purpose: EmailTokenPurpose) -> int:
+        """Delete every token of the user with this purpose; returns how many."""
+        return await self._run(
+            "DELETE FROM email_tokens WHERE user_id = $1 AND purpose = $2", user_id, purpose.value
+        )
+
+    async def purge_expired(self, now: datetime) -> int:
+        """Delete expired tokens; returns how many."""
+        return await self._run(
+            "DELETE FROM email_tokens WHERE expires_at <= $1", require_aware(now)
+        )

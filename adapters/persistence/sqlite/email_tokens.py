@@ -1,0 +1,80 @@
+"""The SQLite store of tokens sent by email (contract section 9)."""
+
+# Only module constants (column lists) are interpolated into SQL; values are always bound.
+# ruff: noqa: S608
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from adapters.persistence import _columns as cols
+from adapters.persistence._rows import from_micros, to_micros
+from adapters.persistence.sqlite.unit import _is_fk, _SqlQueries
+from application.ports import EmailTokenStore
+from domain.errors import Conflict, NotFound
+from domain.model import EmailToken, EmailTokenPurpose
+
+
+def _email_token(row: Iterable[Any]) -> EmailToken:
+    token_hash, user_id, purpose, expires_at, created_at = row
+    return EmailToken(
+        token_hash,
+        user_id,
+        EmailTokenPurpose(purpose),
+        from_micros(expires_at),
+        from_micros(created_at),
+    )
+
+
+class SqliteEmailTokenStore(_SqlQueries, EmailTokenStore):
+    """``EmailTokenStore`` in the current transaction (table ``email_tokens``)."""
+
+    async def add(self, token: EmailToken) -> None:
+        """Store a token. Raises ``Conflict`` (hash exists) or ``NotFound`` (no such user)."""
+        try:
+            await self._count(
+                f"INSERT INTO email_tokens ({cols.EMAIL_TOKENS}) VALUES (?, ?, ?, ?, ?)",
+                (
+                    token.token_hash,
+                    token.user_id,
+                    token.purpose.value,
+                    to_micros(token.expires_at),
+                    to_micros(token.created_at),
+                ),
+            )
+        except sqlite3.IntegrityError as exc:
+            if _is_fk(exc):
+                raise NotFound(f"user {token.user_id} not found") from None
+            raise Conflict("email token hash exists") from None
+
+    async def find(self, token_hash: str, purpose: EmailTokenPurpose) -> EmailToken | None:
+        """The token with this hash and purpose, or None."""
+        row = await self._one(
+            f"SELECT {cols.EMAIL_TOKENS} FROM email_tokens WHERE token_hash = ? AND purpose = ?",
+            (token_hash, purpose.value),
+        )
+        return None if row is None else _email_token(row)
+
+    async def take(self, token_hash: str, purpose: EmailTokenPurpose) -> EmailToken | None:
+        """Delete and return the token (``DELETE ... RETURNING``), or None."""
+        row = await self._one(
+            "DELETE FROM email_tokens WHERE token_hash = ? AND purpose = ?"
+            f" RETURNING {cols.EMAIL_TOKENS}",
+            (token_hash, purpose.value),
+        )
+        return None if row is None else _email_token(row)
+
+    async def void(self, user_id: str, purpose: EmailTokenPurpose) -> int:
+        """Delete every token of the user with this purpose; returns how many."""
+        return await self._count(
+            "DELETE FROM email_tokens WHERE user_id = ? AND purpose = ?", (user_id, purpose.value)
+        )
+
+    async def purge_expired(self, now: datetime) -> int:
+        """Delete expired tokens; returns how many."""
+        return await self._count(
+            "DELETE FROM email_tokens WHERE expires_at <= ?", (to_micros(now),)
+        )
