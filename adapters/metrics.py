@@ -8,7 +8,8 @@ name                                           labels                     from e
 ``authsvc_logins_total``                       ``outcome`` = success |    ``LoginSucceeded``,
                                                invalid_credentials |      ``LoginFailed``
                                                rate_limited |
-                                               account_disabled
+                                               account_disabled |
+                                               email_not_verified
 ``authsvc_token_refreshes_total``              ``outcome`` = success |    ``AccessTokenIssued``
                                                invalid | reuse            (grant refresh),
                                                                           ``RefreshFailed``,
@@ -20,7 +21,11 @@ name                                           labels                     from e
                                                (login | refresh)
 ``authsvc_sessions_ended_total``               ``reason`` = logout |      ``SessionEnded``
                                                user | admin | reuse |
-                                               password | disabled
+                                               password | disabled |
+                                               password_reset
+``authsvc_emails_sent_total``                  ``kind`` = verify | reset, ``EmailSent``
+                                               ``outcome`` = sent |
+                                               failed | skipped
 =============================================  =========================  =======================
 
 HTTP request counts and latencies come from ``service_actuator.metrics.metrics_middleware``.
@@ -35,18 +40,27 @@ from typing import Any
 
 from application.events import (
     AccessTokenIssued,
+    EmailSent,
     LoginFailed,
     LoginSucceeded,
     RefreshFailed,
     RefreshTokenReuseDetected,
     SessionEnded,
 )
+from application.mail import KINDS
 from application.ports import EventBus
 from application.settings import ALGORITHMS
 from domain.model import SessionEndReason
 from service_actuator.metrics import counter
 
-LOGIN_OUTCOMES = ("success", "invalid_credentials", "rate_limited", "account_disabled")
+LOGIN_OUTCOMES = (
+    "success",
+    "invalid_credentials",
+    "rate_limited",
+    "account_disabled",
+    "email_not_verified",
+)
+EMAIL_OUTCOMES = ("sent", "failed", "skipped")
 REFRESH_OUTCOMES = ("success", "invalid", "reuse")
 GRANTS = ("login", "refresh")
 _REASONS = frozenset(r.value for r in SessionEndReason)
@@ -91,6 +105,15 @@ class ServiceMetrics:
             ("reason",),
             registry,
         )
+        self.emails_sent = counter(
+            "authsvc_emails_sent",
+            "Emails handed to the mail transport, by kind (verify, reset) and outcome.",
+            ("kind", "outcome"),
+            registry,
+        )
+        for kind in KINDS:
+            for email_outcome in EMAIL_OUTCOMES:
+                self.emails_sent.labels(kind, email_outcome)
         for reason in SessionEndReason:
             self.sessions_ended.labels(reason.value)
         for outcome in LOGIN_OUTCOMES:
@@ -109,16 +132,19 @@ class ServiceMetrics:
         bus.subscribe(RefreshFailed, self._refresh_failed)
         bus.subscribe(RefreshTokenReuseDetected, self._reuse_detected)
         bus.subscribe(SessionEnded, self._session_ended)
+        bus.subscribe(EmailSent, self._email_sent)
         return self
+
+    def _email_sent(self, event: EmailSent) -> None:
+        if event.kind in KINDS and event.outcome in EMAIL_OUTCOMES:
+            self.emails_sent.labels(event.kind, event.outcome).inc()
 
     def _login_succeeded(self, event: LoginSucceeded) -> None:
         self.logins.labels("success").inc()
 
     def _login_failed(self, event: LoginFailed) -> None:
         reason = event.reason
-        outcome = (
-            reason if reason in ("rate_limited", "account_disabled") else "invalid_credentials"
-        )
+        outcome = reason if reason in LOGIN_OUTCOMES else "invalid_credentials"
         self.logins.labels(outcome).inc()
 
     def _session_ended(self, event: SessionEnded) -> None:

@@ -15,6 +15,7 @@ from application.events import (
     UserRegistered,
 )
 from application.ports import Clock, EmailNormalizer, EventBus, Hasher, Signer, Storage, UnitOfWork
+from application.recovery import EmailVerification
 from application.settings import AuthSettings, Live
 from application.steps import new_id, publish_all
 from application.throttle import LoginThrottle
@@ -22,6 +23,7 @@ from application.tokens import SessionRotation, TokenIssuer, TokenPair
 from application.users import new_user
 from domain.errors import (
     AccountDisabled,
+    EmailNotVerified,
     EmailTaken,
     InvalidCredentials,
     InvalidOldPassword,
@@ -83,6 +85,8 @@ class AuthService:
     _settings: Live[AuthSettings]
     _normalize_email: EmailNormalizer
     _throttle: LoginThrottle
+    _verification: EmailVerification | None = None
+    """Sends the verification message at registration (contract section 9); None: no mail."""
     _issuer: TokenIssuer = attrs.field(
         init=False,
         default=attrs.Factory(
@@ -103,7 +107,8 @@ class AuthService:
         """Create a user with role ``viewer`` in ``auth.default_org_id``.
 
         The email is syntax-checked and stored lower-case; the password must satisfy the policy
-        (min length, at most 72 UTF-8 bytes) and is stored only as a bcrypt hash.
+        (min length, at most 72 UTF-8 bytes) and is stored only as a bcrypt hash. The
+        verification message is posted after the commit (contract section 9).
         Raises ``ValidationFailed`` (422) or ``EmailTaken`` (409); on either nothing is written.
         """
         cfg = self._settings.current
@@ -125,6 +130,8 @@ class AuthService:
             await uow.users.add(user)  # raises EmailTaken on a concurrent duplicate
             await uow.commit()
         await self._bus.publish(UserRegistered(user_id=user.id, org_id=user.org_id))
+        if self._verification is not None:
+            await self._verification.send_for(user)
         return user
 
     def _login_email(self, email: str) -> str:
@@ -147,11 +154,14 @@ class AuthService:
         timing are the same as for a wrong password. Raises ``RateLimited`` (429) when this email
         from this ``client`` address is throttled, else ``InvalidCredentials`` (401); with the
         right password to a disabled account, ``AccountDisabled`` (403) — only after the
-        password check, so nothing is learned without the password (contract section 8).
+        password check, so nothing is learned without the password (contract section 8); with
+        ``auth.require_verified_email`` on and the email unverified, ``EmailNotVerified`` (403),
+        likewise after the password check (section 9).
 
         Events, after the commit: ``LoginSucceeded`` and ``AccessTokenIssued`` (grant ``login``)
         on success; ``LoginFailed`` with reason ``wrong_password``, ``unknown_email`` or
-        ``rate_limited`` on failure, ``account_disabled`` for a disabled account.
+        ``rate_limited`` on failure, ``account_disabled`` for a disabled account,
+        ``email_not_verified`` for an unverified one.
         """
         canonical = self._login_email(email)
         throttle_key = canonical or email  # hashed by the throttle; never stored in clear
@@ -182,22 +192,29 @@ class AuthService:
             current = await uow.users.get(user.id)
             if current is None:  # deleted between the check and now
                 raise InvalidCredentials("email or password is wrong")
-            if current.disabled:
-                disabled = True
-            else:
-                disabled = False
+            refusal = self._refusal(current)
+            if refusal is None:
                 pair, issued = await self._issuer.issue_pair(
                     uow, current, "login", user_agent=user_agent, client_address=client
                 )
                 await uow.commit()
-        if disabled:
+        if refusal is not None:
             await self._bus.publish(
-                LoginFailed(user_id=user.id, client=client, reason="account_disabled")
+                LoginFailed(user_id=user.id, client=client, reason=refusal.code)
             )
-            raise AccountDisabled("this account is disabled")
+            raise refusal
         await self._bus.publish(LoginSucceeded(user_id=user.id, family_id=issued.family_id))
         await self._bus.publish(issued)
         return pair
+
+    def _refusal(self, user: User) -> AccountDisabled | EmailNotVerified | None:
+        """Why ``user``, with the right password, may still not log in: disabled (contract
+        section 8), or unverified while ``auth.require_verified_email`` is on (section 9)."""
+        if user.disabled:
+            return AccountDisabled("this account is disabled")
+        if self._settings.current.require_verified_email and not user.email_verified:
+            return EmailNotVerified("confirm your email address first: see the message we sent")
+        return None
 
     async def _verified_subject(self, token: str) -> tuple[str, dict[str, Any]]:
         cfg = self._settings.current

@@ -6,7 +6,6 @@ RFC 9700 section 4.14.2 (rotation with reuse detection) and RFC 7519 (claims).
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 from datetime import datetime, timedelta
 from typing import Any
@@ -22,7 +21,7 @@ from application.events import (
 )
 from application.ports import Clock, EventBus, Signer, Storage, UnitOfWork
 from application.settings import AuthSettings, Live
-from application.steps import new_id, publish_all
+from application.steps import hash_token, new_id, publish_all
 from domain.errors import InvalidRefreshToken
 from domain.model import USER_AGENT_MAX_LENGTH, RefreshToken, Session, SessionEndReason, User
 
@@ -32,7 +31,7 @@ REFRESH_TOKEN_BYTES = 32
 
 def hash_refresh_token(token: str) -> str:
     """SHA-256 of the token's UTF-8 bytes, lower-case hex (64 chars): the only stored form."""
-    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+    return hash_token(token)
 
 
 def new_jti() -> str:

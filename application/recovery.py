@@ -1,0 +1,221 @@
+"""Email verification and password reset by emailed links (contract section 9).
+
+Tokens are 256 bits from ``secrets``, stored only as SHA-256 hashes (``EmailTokenStore``),
+single use (taken by an atomic delete). Messages go through the ``Outbox`` after the commit, so
+the HTTP answer never depends on the mail server. Requests that send mail (``/password/forgot``,
+``/me/email/verify``) are throttled by the login throttle's mechanism under their own keys: each
+request counts, and after ``auth.login_max_failures`` within ``auth.login_failure_window`` seconds
+for one email (or user) from one client address, 429 with ``Retry-After``.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import attrs
+
+from application.events import (
+    EmailVerified,
+    PasswordReset,
+    PasswordResetRequested,
+    SessionEnded,
+)
+from application.mail import RESET, VERIFY, Outbox, compose
+from application.ports import Clock, EmailNormalizer, EventBus, Hasher, Storage
+from application.settings import AuthSettings, EmailSettings, Live
+from application.steps import hash_token, new_opaque_token, publish_all
+from application.throttle import LoginThrottle
+from domain.errors import InvalidResetToken, InvalidVerificationToken
+from domain.model import (
+    EmailToken,
+    EmailTokenPurpose,
+    SessionEndReason,
+    User,
+    check_password_policy,
+)
+
+RESET_THROTTLE_PREFIX = "password-reset:"
+"""The throttle key of /password/forgot is this prefix and the canonical email (then hashed
+with the client address), apart from the login's own count."""
+VERIFY_THROTTLE_PREFIX = "email-verification:"
+"""The throttle key of /me/email/verify is this prefix and the user id."""
+
+
+@attrs.frozen
+class _Mailer:
+    """What both use cases share: storing a new token for a user (voiding its older ones of the
+    same purpose, in one unit of work) and posting its message after the commit."""
+
+    storage: Storage
+    outbox: Outbox
+    clock: Clock
+    auth: Live[AuthSettings]
+    email: Live[EmailSettings]
+
+    def ttl(self, purpose: EmailTokenPurpose) -> int:
+        cfg = self.auth.current
+        if purpose is EmailTokenPurpose.RESET:
+            return cfg.password_reset_ttl
+        return cfg.email_verification_ttl
+
+    async def send(self, user: User, purpose: EmailTokenPurpose) -> None:
+        clear, digest = new_opaque_token()
+        ttl, now = self.ttl(purpose), self.clock.now()
+        token = EmailToken(digest, user.id, purpose, now + timedelta(seconds=ttl), now)
+        async with self.storage.begin() as uow:
+            await uow.email_tokens.void(user.id, purpose)
+            await uow.email_tokens.add(token)
+            await uow.commit()
+        kind = RESET if purpose is EmailTokenPurpose.RESET else VERIFY
+        self.outbox.post(compose(kind, user.email, clear, ttl, self.email.current), user.id)
+
+
+@attrs.frozen
+class EmailVerification:
+    """Verification of a user's email address (contract section 9): the message at
+    registration, its link (``verify``) and a new message on request (``resend``)."""
+
+    _mailer: _Mailer
+    _bus: EventBus
+    _throttle: LoginThrottle
+
+    @classmethod
+    def create(
+        cls,
+        storage: Storage,
+        outbox: Outbox,
+        bus: EventBus,
+        clock: Clock,
+        auth: Live[AuthSettings],
+        email: Live[EmailSettings],
+        throttle: LoginThrottle,
+    ) -> EmailVerification:
+        """The use case over its ports (the container's factory)."""
+        return cls(_Mailer(storage, outbox, clock, auth, email), bus, throttle)
+
+    async def send_for(self, user: User) -> None:
+        """Store a new verification token for ``user`` (older ones are void) and post its
+        message; nothing for a verified user or with ``email.backend = "none"``. Raises what
+        the storage raises."""
+        if user.email_verified or not self._mailer.outbox.enabled:
+            return
+        await self._mailer.send(user, EmailTokenPurpose.VERIFY)
+
+    async def resend(self, user: User, client: str) -> None:
+        """POST /me/email/verify: a new message to ``user`` (as ``send_for``). Raises
+        ``RateLimited`` (429) when this user has asked too often from this ``client``."""
+        key = VERIFY_THROTTLE_PREFIX + user.id
+        await self._throttle.check(key, client)
+        await self._throttle.failed(key, client)
+        await self.send_for(user)
+
+    async def verify(self, token: str) -> None:
+        """POST /email/verify: mark the token's user verified and spend the token (and any
+        other verification token of the user). Publishes ``EmailVerified``.
+
+        Raises ``InvalidVerificationToken`` (400) for an unknown, used or expired token; then
+        nothing changes.
+        """
+        async with self._mailer.storage.begin() as uow:
+            found = await uow.email_tokens.take(hash_token(token), EmailTokenPurpose.VERIFY)
+            if found is None or found.is_expired(self._mailer.clock.now()):
+                raise InvalidVerificationToken("the verification link is invalid or expired")
+            user = await uow.users.get(found.user_id)
+            if user is None:  # pragma: no cover - the token cascades away with its user
+                raise InvalidVerificationToken("the verification link is invalid or expired")
+            await uow.users.update(attrs.evolve(user, email_verified=True))
+            await uow.email_tokens.void(user.id, EmailTokenPurpose.VERIFY)
+            await uow.commit()
+        await self._bus.publish(EmailVerified(user_id=user.id))
+
+
+@attrs.frozen
+class PasswordRecovery:
+    """Password reset by an emailed link (contract section 9): ``forgot`` sends the link,
+    ``reset`` sets the new password."""
+
+    _mailer: _Mailer
+    _bus: EventBus
+    _throttle: LoginThrottle
+    _hasher: Hasher
+    _normalize_email: EmailNormalizer
+
+    @classmethod
+    def create(
+        cls,
+        storage: Storage,
+        outbox: Outbox,
+        bus: EventBus,
+        clock: Clock,
+        auth: Live[AuthSettings],
+        email: Live[EmailSettings],
+        throttle: LoginThrottle,
+        hasher: Hasher,
+        normalize_email: EmailNormalizer,
+    ) -> PasswordRecovery:
+        """The use case over its ports (the container's factory)."""
+        mailer = _Mailer(storage, outbox, clock, auth, email)
+        return cls(mailer, bus, throttle, hasher, normalize_email)
+
+    async def forgot(self, email: str, client: str) -> None:
+        """POST /password/forgot: if an enabled user has ``email``, void its older reset tokens,
+        store a new one and post the message. The same work and answer either way (no user
+        enumeration): a token is made and hashed, one unit of work runs, the message is sent
+        in the background. Publishes ``PasswordResetRequested``.
+
+        Raises ``ValidationFailed`` (422) for an email whose syntax is wrong (no user can have
+        it: that tells nothing), ``RateLimited`` (429) after too many requests for this email
+        from this ``client`` address.
+        """
+        canonical = self._normalize_email(email)
+        key = RESET_THROTTLE_PREFIX + canonical
+        await self._throttle.check(key, client)
+        await self._throttle.failed(key, client)
+        mailer = self._mailer
+        async with mailer.storage.begin() as uow:
+            user = await uow.users.get_by_email(canonical)
+        target = user if user is not None and not user.disabled else None
+        if target is not None:
+            await mailer.send(target, EmailTokenPurpose.RESET)
+        else:  # the same work as for a user: a token, its hash, a unit of work
+            new_opaque_token()
+            async with mailer.storage.begin() as uow:
+                await uow.email_tokens.void("", EmailTokenPurpose.RESET)
+                await uow.commit()
+        await self._bus.publish(
+            PasswordResetRequested(user_id=target.id if target else None, client=client)
+        )
+
+    async def reset(self, token: str, new_password: str) -> None:
+        """POST /password/reset: store the new bcrypt hash, mark the email verified, void every
+        reset token of the user and end every session of it — in one transaction with spending
+        the token. Publishes ``PasswordReset`` and a ``SessionEnded`` (reason
+        ``password_reset``) per session.
+
+        Raises ``ValidationFailed`` (422, the new password breaks the policy; checked first),
+        ``InvalidResetToken`` (400) for an unknown, used, voided or expired token. On any
+        error nothing changes.
+        """
+        mailer = self._mailer
+        check_password_policy(new_password, mailer.auth.current.password_min_length, "new_password")
+        digest = hash_token(token)
+        async with mailer.storage.read() as uow:
+            found = await uow.email_tokens.find(digest, EmailTokenPurpose.RESET)
+        if found is None or found.is_expired(mailer.clock.now()):
+            raise InvalidResetToken("the reset link is invalid or expired")
+        new_hash = await self._hasher.hash(new_password)  # outside the transaction (slow)
+        async with mailer.storage.begin() as uow:
+            taken = await uow.email_tokens.take(digest, EmailTokenPurpose.RESET)
+            if taken is None or taken.is_expired(mailer.clock.now()):
+                raise InvalidResetToken("the reset link is invalid or expired")
+            user = await uow.users.get(taken.user_id)
+            if user is None:  # pragma: no cover - the token cascades away with its user
+                raise InvalidResetToken("the reset link is invalid or expired")
+            await uow.users.update(attrs.evolve(user, password_hash=new_hash, email_verified=True))
+            await uow.email_tokens.void(user.id, EmailTokenPurpose.RESET)
+            await uow.email_tokens.void(user.id, EmailTokenPurpose.VERIFY)
+            ended = await uow.sessions.end_all(user.id)
+            await uow.commit()
+        await self._bus.publish(PasswordReset(user_id=user.id, revoked=len(ended)))
+        reason = SessionEndReason.PASSWORD_RESET
+        await publish_all(self._bus, [SessionEnded(user.id, s, reason, user.id) for s in ended])
