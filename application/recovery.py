@@ -43,8 +43,9 @@ VERIFY_THROTTLE_PREFIX = "email-verification:"
 
 @attrs.frozen
 class _Mailer:
-    """What both use cases share: storing a new token for a user (voiding its older ones of the
-    same purpose, in one unit of work) and posting its message after the commit."""
+    """What both use cases share (their first five fields): storing a new token for a user
+    (voiding its older ones of the same purpose, in one unit of work) and posting its message
+    after the commit."""
 
     storage: Storage
     outbox: Outbox
@@ -58,7 +59,7 @@ class _Mailer:
             return cfg.password_reset_ttl
         return cfg.email_verification_ttl
 
-    async def send(self, user: User, purpose: EmailTokenPurpose) -> None:
+    async def mail_token(self, user: User, purpose: EmailTokenPurpose) -> None:
         clear, digest = new_opaque_token()
         ttl, now = self.ttl(purpose), self.clock.now()
         token = EmailToken(digest, user.id, purpose, now + timedelta(seconds=ttl), now)
@@ -71,42 +72,30 @@ class _Mailer:
 
 
 @attrs.frozen
-class EmailVerification:
+class EmailVerification(_Mailer):
     """Verification of a user's email address (contract section 9): the message at
-    registration, its link (``verify``) and a new message on request (``resend``)."""
+    registration, its link (``verify``) and a new message on request (``resend``).
 
-    _mailer: _Mailer
-    _bus: EventBus
-    _throttle: LoginThrottle
+    ``EmailVerification(storage, outbox, clock, auth_settings, email_settings, bus, throttle)``.
+    """
 
-    @classmethod
-    def create(
-        cls,
-        storage: Storage,
-        outbox: Outbox,
-        bus: EventBus,
-        clock: Clock,
-        auth: Live[AuthSettings],
-        email: Live[EmailSettings],
-        throttle: LoginThrottle,
-    ) -> EmailVerification:
-        """The use case over its ports (the container's factory)."""
-        return cls(_Mailer(storage, outbox, clock, auth, email), bus, throttle)
+    bus: EventBus
+    throttle: LoginThrottle
 
     async def send_for(self, user: User) -> None:
         """Store a new verification token for ``user`` (older ones are void) and post its
         message; nothing for a verified user or with ``email.backend = "none"``. Raises what
         the storage raises."""
-        if user.email_verified or not self._mailer.outbox.enabled:
+        if user.email_verified or not self.outbox.enabled:
             return
-        await self._mailer.send(user, EmailTokenPurpose.VERIFY)
+        await self.mail_token(user, EmailTokenPurpose.VERIFY)
 
     async def resend(self, user: User, client: str) -> None:
         """POST /me/email/verify: a new message to ``user`` (as ``send_for``). Raises
         ``RateLimited`` (429) when this user has asked too often from this ``client``."""
         key = VERIFY_THROTTLE_PREFIX + user.id
-        await self._throttle.check(key, client)
-        await self._throttle.failed(key, client)
+        await self.throttle.check(key, client)
+        await self.throttle.failed(key, client)
         await self.send_for(user)
 
     async def verify(self, token: str) -> None:
@@ -116,9 +105,9 @@ class EmailVerification:
         Raises ``InvalidVerificationToken`` (400) for an unknown, used or expired token; then
         nothing changes.
         """
-        async with self._mailer.storage.begin() as uow:
+        async with self.storage.begin() as uow:
             found = await uow.email_tokens.take(hash_token(token), EmailTokenPurpose.VERIFY)
-            if found is None or found.is_expired(self._mailer.clock.now()):
+            if found is None or found.is_expired(self.clock.now()):
                 raise InvalidVerificationToken("the verification link is invalid or expired")
             user = await uow.users.get(found.user_id)
             if user is None:  # pragma: no cover - the token cascades away with its user
@@ -126,36 +115,22 @@ class EmailVerification:
             await uow.users.update(attrs.evolve(user, email_verified=True))
             await uow.email_tokens.void(user.id, EmailTokenPurpose.VERIFY)
             await uow.commit()
-        await self._bus.publish(EmailVerified(user_id=user.id))
+        await self.bus.publish(EmailVerified(user_id=user.id))
 
 
 @attrs.frozen
-class PasswordRecovery:
+class PasswordRecovery(_Mailer):
     """Password reset by an emailed link (contract section 9): ``forgot`` sends the link,
-    ``reset`` sets the new password."""
+    ``reset`` sets the new password.
 
-    _mailer: _Mailer
-    _bus: EventBus
-    _throttle: LoginThrottle
-    _hasher: Hasher
-    _normalize_email: EmailNormalizer
+    ``PasswordRecovery(storage, outbox, clock, auth_settings, email_settings, bus, throttle,
+    hasher, normalize_email)``.
+    """
 
-    @classmethod
-    def create(
-        cls,
-        storage: Storage,
-        outbox: Outbox,
-        bus: EventBus,
-        clock: Clock,
-        auth: Live[AuthSettings],
-        email: Live[EmailSettings],
-        throttle: LoginThrottle,
-        hasher: Hasher,
-        normalize_email: EmailNormalizer,
-    ) -> PasswordRecovery:
-        """The use case over its ports (the container's factory)."""
-        mailer = _Mailer(storage, outbox, clock, auth, email)
-        return cls(mailer, bus, throttle, hasher, normalize_email)
+    bus: EventBus
+    throttle: LoginThrottle
+    hasher: Hasher
+    normalize_email: EmailNormalizer
 
     async def forgot(self, email: str, client: str) -> None:
         """POST /password/forgot: if an enabled user has ``email``, void its older reset tokens,
@@ -167,22 +142,21 @@ class PasswordRecovery:
         it: that tells nothing), ``RateLimited`` (429) after too many requests for this email
         from this ``client`` address.
         """
-        canonical = self._normalize_email(email)
+        canonical = self.normalize_email(email)
         key = RESET_THROTTLE_PREFIX + canonical
-        await self._throttle.check(key, client)
-        await self._throttle.failed(key, client)
-        mailer = self._mailer
-        async with mailer.storage.begin() as uow:
+        await self.throttle.check(key, client)
+        await self.throttle.failed(key, client)
+        async with self.storage.begin() as uow:
             user = await uow.users.get_by_email(canonical)
         target = user if user is not None and not user.disabled else None
         if target is not None:
-            await mailer.send(target, EmailTokenPurpose.RESET)
+            await self.mail_token(target, EmailTokenPurpose.RESET)
         else:  # the same work as for a user: a token, its hash, a unit of work
             new_opaque_token()
-            async with mailer.storage.begin() as uow:
+            async with self.storage.begin() as uow:
                 await uow.email_tokens.void("", EmailTokenPurpose.RESET)
                 await uow.commit()
-        await self._bus.publish(
+        await self.bus.publish(
             PasswordResetRequested(user_id=target.id if target else None, client=client)
         )
 
@@ -196,17 +170,16 @@ class PasswordRecovery:
         ``InvalidResetToken`` (400) for an unknown, used, voided or expired token. On any
         error nothing changes.
         """
-        mailer = self._mailer
-        check_password_policy(new_password, mailer.auth.current.password_min_length, "new_password")
+        check_password_policy(new_password, self.auth.current.password_min_length, "new_password")
         digest = hash_token(token)
-        async with mailer.storage.read() as uow:
+        async with self.storage.read() as uow:
             found = await uow.email_tokens.find(digest, EmailTokenPurpose.RESET)
-        if found is None or found.is_expired(mailer.clock.now()):
+        if found is None or found.is_expired(self.clock.now()):
             raise InvalidResetToken("the reset link is invalid or expired")
-        new_hash = await self._hasher.hash(new_password)  # outside the transaction (slow)
-        async with mailer.storage.begin() as uow:
+        new_hash = await self.hasher.hash(new_password)  # outside the transaction (slow)
+        async with self.storage.begin() as uow:
             taken = await uow.email_tokens.take(digest, EmailTokenPurpose.RESET)
-            if taken is None or taken.is_expired(mailer.clock.now()):
+            if taken is None or taken.is_expired(self.clock.now()):
                 raise InvalidResetToken("the reset link is invalid or expired")
             user = await uow.users.get(taken.user_id)
             if user is None:  # pragma: no cover - the token cascades away with its user
@@ -216,6 +189,6 @@ class PasswordRecovery:
             await uow.email_tokens.void(user.id, EmailTokenPurpose.VERIFY)
             ended = await uow.sessions.end_all(user.id)
             await uow.commit()
-        await self._bus.publish(PasswordReset(user_id=user.id, revoked=len(ended)))
+        await self.bus.publish(PasswordReset(user_id=user.id, revoked=len(ended)))
         reason = SessionEndReason.PASSWORD_RESET
-        await publish_all(self._bus, [SessionEnded(user.id, s, reason, user.id) for s in ended])
+        await publish_all(self.bus, [SessionEnded(user.id, s, reason, user.id) for s in ended])

@@ -28,6 +28,8 @@ from adapters.events.inprocess import InProcessEventBus
 from adapters.events.nats_bus import NatsEventBus
 from adapters.events.redis_bus import RedisEventBus
 from adapters.health import DatabaseHealth, EventsHealth, ReadinessState, SigningKeyHealth
+from adapters.mail.console import ConsoleEmailSender
+from adapters.mail.smtp import ConfiguredEmailSender, SmtpEmailSender
 from adapters.metrics import ServiceMetrics, subscribe_service_metrics
 from adapters.persistence.memory import MemoryLoginAttempts, MemoryStorage
 from adapters.persistence.postgres import PostgresStorage
@@ -35,7 +37,9 @@ from adapters.persistence.sqlite import SqliteStorage
 from application import accounts, groups, operator, sessions, users
 from application.auth import AuthService
 from application.housekeeping import PurgeExpired
+from application.mail import Outbox
 from application.ports import Storage
+from application.recovery import EmailVerification, PasswordRecovery
 from application.settings import AuthSettings, Live
 from application.throttle import LoginThrottle
 from entrypoints.config import Config, key_store_of, read_kek
@@ -186,6 +190,41 @@ class Container(containers.DeclarativeContainer):
     )
     throttle = providers.Singleton(LoginThrottle, login_attempts, clock, auth_settings)
 
+    email_settings = providers.Singleton(methodcaller("view", attrgetter("email")), live_config)
+    """``Live[EmailSettings]``: a view of the ``email`` prefix in force (contract section 9)."""
+    email_sender = providers.Singleton(
+        ConfiguredEmailSender,
+        email_settings,
+        providers.Singleton(ConsoleEmailSender, config.provided.email.from_address),
+        providers.Singleton(SmtpEmailSender, email_settings),
+    )
+    outbox = providers.Singleton(Outbox, email_sender, bus, email_settings)
+    """Sends messages after the commit, in the background; drained at shutdown."""
+    email_verification = _use_case(
+        telemetry,
+        EmailVerification,
+        storage,
+        outbox,
+        clock,
+        auth_settings,
+        email_settings,
+        bus,
+        throttle,
+    )
+    password_recovery = _use_case(
+        telemetry,
+        PasswordRecovery,
+        storage,
+        outbox,
+        clock,
+        auth_settings,
+        email_settings,
+        bus,
+        throttle,
+        hasher,
+        providers.Object(normalize_email),
+    )
+
     auth_service = _use_case(
         telemetry,
         AuthService,
@@ -197,6 +236,7 @@ class Container(containers.DeclarativeContainer):
         settings=auth_settings,
         normalize_email=providers.Object(normalize_email),
         throttle=throttle,
+        verification=email_verification,
     )
 
     # Users, roles, groups and members (contract section 3); one span per call.

@@ -9,12 +9,14 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 from aiohttp import web
 
+from adapters.mail.console import CONSOLE_WARNING
 from entrypoints.cluster import follow_peers, maintain_keys
 from entrypoints.container import Container
 from entrypoints.http import (
     actuator_routes,
     admin_routes,
     auth_routes,
+    email_routes,
     session_routes,
     wellknown_routes,
 )
@@ -30,9 +32,13 @@ from service_actuator.aiohttp import metrics_middleware
 async def _resources(app: web.Application) -> AsyncIterator[None]:
     """Open storage (applying migrations), load the signing keys, start the event bus (a broker
     bus connects in the background: an unreachable broker does not stop the start) and follow
-    the peers' announcements; close the bus and storage and flush pending spans on exit."""
+    the peers' announcements; close the bus and storage and flush pending spans on exit, after
+    the messages still under way in the outbox (up to ``server.shutdown_timeout`` seconds).
+    With ``email.backend = "console"`` it says once that messages go to the log."""
     container = app[CONTAINER]
     storage = container.storage()
+    if container.config().email.backend == "console":
+        logging.getLogger("authsvc.email").warning(CONSOLE_WARNING)
     await storage.open()
     try:
         signer = await asyncio.to_thread(container.signer)  # generates keys on first start
@@ -47,6 +53,7 @@ async def _resources(app: web.Application) -> AsyncIterator[None]:
     try:
         yield
     finally:
+        await container.outbox().drain(container.config().server.shutdown_timeout)
         close = getattr(bus, "close", None)
         if close is not None:
             await close()
@@ -124,6 +131,7 @@ def create_app(container: Container) -> web.Application:
     container.service_metrics()
     specs: list[RouteSpec] = [
         *auth_routes.ROUTES,
+        *email_routes.ROUTES,
         *session_routes.ROUTES,
         *admin_routes.ROUTES,
         *wellknown_routes.ROUTES,

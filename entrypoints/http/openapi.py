@@ -180,7 +180,7 @@ def _response(description: str, specs: list[RouteSpec]) -> dict[str, Any]:
     return {"description": description}
 
 
-STORAGE_TAGS = ("auth", "admin", "sessions")
+STORAGE_TAGS = ("auth", "admin", "sessions", "email")
 """Tags of the operations that use the database: each may answer 503 ``storage_unavailable``."""
 
 
