@@ -9,7 +9,9 @@ name                                           labels                     from e
                                                invalid_credentials |      ``LoginFailed``
                                                rate_limited |
                                                account_disabled |
-                                               email_not_verified
+                                               email_not_verified |       ``MfaChallenged``
+                                               mfa_required |             (mfa_required),
+                                               mfa_failed                 ``MfaFailed``
 ``authsvc_token_refreshes_total``              ``outcome`` = success |    ``AccessTokenIssued``
                                                invalid | reuse            (grant refresh),
                                                                           ``RefreshFailed``,
@@ -26,6 +28,8 @@ name                                           labels                     from e
 ``authsvc_emails_sent_total``                  ``kind`` = verify | reset, ``EmailSent``
                                                ``outcome`` = sent |
                                                failed | skipped
+``authsvc_audit_write_failures_total``         ``type`` (an audit type,   ``AuditWriteFailed``
+                                               contract section 11)
 =============================================  =========================  =======================
 
 HTTP request counts and latencies come from ``service_actuator.metrics.metrics_middleware``.
@@ -40,9 +44,12 @@ from typing import Any
 
 from application.events import (
     AccessTokenIssued,
+    AuditWriteFailed,
     EmailSent,
     LoginFailed,
     LoginSucceeded,
+    MfaChallenged,
+    MfaFailed,
     RefreshFailed,
     RefreshTokenReuseDetected,
     SessionEnded,
@@ -50,6 +57,7 @@ from application.events import (
 from application.mail import KINDS
 from application.ports import EventBus
 from application.settings import ALGORITHMS
+from domain.audit import AUDIT_EVENT_TYPES
 from domain.model import SessionEndReason
 from service_actuator.metrics import counter
 
@@ -59,6 +67,8 @@ LOGIN_OUTCOMES = (
     "rate_limited",
     "account_disabled",
     "email_not_verified",
+    "mfa_required",
+    "mfa_failed",
 )
 EMAIL_OUTCOMES = ("sent", "failed", "skipped")
 REFRESH_OUTCOMES = ("success", "invalid", "reuse")
@@ -111,6 +121,12 @@ class ServiceMetrics:
             ("kind", "outcome"),
             registry,
         )
+        self.audit_write_failures = counter(
+            "authsvc_audit_write_failures",
+            "Audit rows of failures that could not be written (logged, never a 500), by type.",
+            ("type",),
+            registry,
+        )
         for kind in KINDS:
             for email_outcome in EMAIL_OUTCOMES:
                 self.emails_sent.labels(kind, email_outcome)
@@ -133,7 +149,20 @@ class ServiceMetrics:
         bus.subscribe(RefreshTokenReuseDetected, self._reuse_detected)
         bus.subscribe(SessionEnded, self._session_ended)
         bus.subscribe(EmailSent, self._email_sent)
+        bus.subscribe(MfaChallenged, self._mfa_challenged)
+        bus.subscribe(MfaFailed, self._mfa_failed)
+        bus.subscribe(AuditWriteFailed, self._audit_write_failed)
         return self
+
+    def _audit_write_failed(self, event: AuditWriteFailed) -> None:
+        if event.type in AUDIT_EVENT_TYPES:
+            self.audit_write_failures.labels(event.type).inc()
+
+    def _mfa_challenged(self, event: MfaChallenged) -> None:
+        self.logins.labels("mfa_required").inc()
+
+    def _mfa_failed(self, event: MfaFailed) -> None:
+        self.logins.labels("mfa_failed").inc()
 
     def _email_sent(self, event: EmailSent) -> None:
         if event.kind in KINDS and event.outcome in EMAIL_OUTCOMES:

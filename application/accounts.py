@@ -3,16 +3,17 @@ delete — by an administrator (or the operator's command line) — and delete o
 
 Access is decided by ``domain.policy`` (``check_user_management``, ``check_keeps_a_superadmin``);
 every change runs in one unit of work, checks first, so a refused request changes nothing;
-events are published after the commit.
+its audit rows (contract section 11) commit with it; events are published after the commit.
 """
 
 from __future__ import annotations
 
 import attrs
 
+from application.audit import record
 from application.checks import check_org_id
 from application.events import Event, SessionEnded, UserDeleted, UserDisabled, UserEnabled
-from application.ports import EventBus, Hasher, Storage, UnitOfWork
+from application.ports import Clock, EventBus, Hasher, Storage, UnitOfWork
 from application.steps import publish_all
 from application.users import UserRef, move_to_org, user_in_scope
 from domain import policy
@@ -46,6 +47,7 @@ class UpdateUser:
 
     _storage: Storage
     _bus: EventBus
+    _clock: Clock
 
     async def __call__(
         self,
@@ -89,6 +91,7 @@ class UpdateUser:
                     ]
                 else:
                     events.append(UserEnabled(target.id, actor.actor_id))
+            await record(uow, events, self._clock.now())
             await uow.commit()
         await publish_all(self._bus, events)
         return target
@@ -114,6 +117,7 @@ class DeleteUser:
 
     _storage: Storage
     _bus: EventBus
+    _clock: Clock
 
     async def __call__(self, actor: Actor, user: UserRef) -> None:
         """Delete ``user``."""
@@ -122,9 +126,11 @@ class DeleteUser:
             target = await user_in_scope(uow, actor, user)
             policy.check_user_management(actor, target, Operation.DELETE_USER)
             policy.check_keeps_a_superadmin(target, await _superadmins(uow), "deleted")
+            deleted = UserDeleted(target.id, actor.actor_id)
+            await record(uow, [deleted], self._clock.now())  # first: its org is read from the user
             await uow.users.delete(target.id)
             await uow.commit()
-        await self._bus.publish(UserDeleted(target.id, actor.actor_id))
+        await self._bus.publish(deleted)
 
 
 @attrs.frozen
@@ -139,6 +145,7 @@ class DeleteOwnAccount:
     _storage: Storage
     _bus: EventBus
     _hasher: Hasher
+    _clock: Clock
 
     async def __call__(self, user: User, password: str) -> None:
         """Delete ``user`` (the caller, as loaded for this request) after checking
@@ -151,6 +158,8 @@ class DeleteOwnAccount:
             if current is None:
                 raise InvalidToken("the token's user no longer exists or is disabled")
             policy.check_keeps_a_superadmin(current, await _superadmins(uow), "deleted")
+            deleted = UserDeleted(user.id, user.id)
+            await record(uow, [deleted], self._clock.now())  # first: its org is read from the user
             await uow.users.delete(current.id)
             await uow.commit()
-        await self._bus.publish(UserDeleted(user.id, user.id))
+        await self._bus.publish(deleted)

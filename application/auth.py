@@ -7,20 +7,24 @@ from typing import Any
 
 import attrs
 
+from application.audit import publish_failure, record
 from application.events import (
+    Event,
     LoginFailed,
     LoginSucceeded,
+    MfaChallenged,
     PasswordChanged,
     SessionEnded,
     UserRegistered,
 )
-from application.ports import Clock, EmailNormalizer, EventBus, Hasher, Signer, Storage, UnitOfWork
+from application.mfa_login import open_challenge
+from application.ports import Clock, EmailNormalizer, EventBus, Hasher, Signer, Storage
 from application.recovery import EmailVerification
 from application.settings import AuthSettings, Live
 from application.steps import new_id, publish_all
 from application.throttle import LoginThrottle
 from application.tokens import SessionRotation, TokenIssuer, TokenPair
-from application.users import new_user
+from application.users import USER_GONE, active_user, new_user, token_user
 from domain.errors import (
     AccountDisabled,
     EmailNotVerified,
@@ -28,6 +32,7 @@ from domain.errors import (
     InvalidCredentials,
     InvalidOldPassword,
     InvalidToken,
+    MfaRequired,
     RateLimited,
     ValidationFailed,
 )
@@ -54,22 +59,6 @@ class Authenticated:
 
     user: User
     claims: dict[str, Any]
-
-
-_USER_GONE = "the token's user no longer exists or is disabled"
-
-
-def _active(user: User | None) -> User:
-    """``user`` if it exists and is not disabled; else ``InvalidToken`` (contract section 8: a
-    disabled user's bearer tokens get 401 ``invalid_token``)."""
-    if user is None or user.disabled:
-        raise InvalidToken(_USER_GONE)
-    return user
-
-
-async def _token_user(uow: UnitOfWork, user_id: str) -> User:
-    """The user a verified token names. Raises ``InvalidToken`` if it is gone or disabled."""
-    return _active(await uow.users.get(user_id))
 
 
 @attrs.frozen
@@ -126,10 +115,12 @@ class AuthService:
             hasher=self._hasher,
             clock=self._clock,
         )
+        registered = UserRegistered(user_id=user.id, org_id=user.org_id)
         async with self._storage.begin() as uow:
             await uow.users.add(user)  # raises EmailTaken on a concurrent duplicate
+            await record(uow, [registered], user.created_at)
             await uow.commit()
-        await self._bus.publish(UserRegistered(user_id=user.id, org_id=user.org_id))
+        await self._bus.publish(registered)
         if self._verification is not None:
             await self._verification.send_for(user)
         return user
@@ -156,19 +147,22 @@ class AuthService:
         right password to a disabled account, ``AccountDisabled`` (403) — only after the
         password check, so nothing is learned without the password (contract section 8); with
         ``auth.require_verified_email`` on and the email unverified, ``EmailNotVerified`` (403),
-        likewise after the password check (section 9).
+        likewise after the password check (section 9); for a user with MFA on, ``MfaRequired``
+        (401 ``mfa_required`` with an ``mfa_token``; section 10) — the session starts at
+        ``/login/mfa`` (``application.mfa_login``), and the throttle is not reset yet.
 
         Events, after the commit: ``LoginSucceeded`` and ``AccessTokenIssued`` (grant ``login``)
         on success; ``LoginFailed`` with reason ``wrong_password``, ``unknown_email`` or
         ``rate_limited`` on failure, ``account_disabled`` for a disabled account,
-        ``email_not_verified`` for an unverified one.
+        ``email_not_verified`` for an unverified one; ``MfaChallenged`` for a second step.
         """
         canonical = self._login_email(email)
         throttle_key = canonical or email  # hashed by the throttle; never stored in clear
         try:
             await self._throttle.check(throttle_key, client)
         except RateLimited:
-            await self._bus.publish(LoginFailed(user_id=None, client=client, reason="rate_limited"))
+            limited = LoginFailed(user_id=None, client=client, reason="rate_limited")
+            await publish_failure(self._storage, self._bus, self._clock.now(), limited)
             raise
         async with self._storage.begin() as uow:
             user = await uow.users.get_by_email(canonical)
@@ -179,31 +173,39 @@ class AuthService:
             ok = await self._hasher.verify(password, user.password_hash if user else None)
         if not ok or user is None:
             await self._throttle.failed(throttle_key, client)
-            await self._bus.publish(
-                LoginFailed(
-                    user_id=user.id if user else None,
-                    client=client,
-                    reason="wrong_password" if user else "unknown_email",
-                )
+            failed = LoginFailed(
+                user_id=user.id if user else None,
+                client=client,
+                reason="wrong_password" if user else "unknown_email",
             )
+            await publish_failure(self._storage, self._bus, self._clock.now(), failed)
             raise InvalidCredentials("email or password is wrong")
-        await self._throttle.succeeded(throttle_key, client)
+        if not user.mfa_enabled:  # with MFA on, only a completed second step resets it
+            await self._throttle.succeeded(throttle_key, client)
+        mfa_token = None
         async with self._storage.begin() as uow:
             current = await uow.users.get(user.id)
             if current is None:  # deleted between the check and now
                 raise InvalidCredentials("email or password is wrong")
             refusal = self._refusal(current)
-            if refusal is None:
+            if refusal is None and current.mfa_enabled:
+                mfa_token = await open_challenge(uow, current, self._clock, self._settings.current)
+                await uow.commit()
+            elif refusal is None:
                 pair, issued = await self._issuer.issue_pair(
                     uow, current, "login", user_agent=user_agent, client_address=client
                 )
+                succeeded = LoginSucceeded(user_id=user.id, family_id=issued.family_id)
+                await record(uow, [succeeded], self._clock.now())
                 await uow.commit()
         if refusal is not None:
-            await self._bus.publish(
-                LoginFailed(user_id=user.id, client=client, reason=refusal.code)
-            )
+            refused = LoginFailed(user_id=user.id, client=client, reason=refusal.code)
+            await publish_failure(self._storage, self._bus, self._clock.now(), refused)
             raise refusal
-        await self._bus.publish(LoginSucceeded(user_id=user.id, family_id=issued.family_id))
+        if mfa_token is not None:
+            await self._bus.publish(MfaChallenged(user_id=user.id, client=client))
+            raise MfaRequired(mfa_token)
+        await self._bus.publish(succeeded)
         await self._bus.publish(issued)
         return pair
 
@@ -243,7 +245,7 @@ class AuthService:
         """
         sub, claims = await self._verified_subject(token)
         async with self._storage.begin() as uow:
-            user = await _token_user(uow, sub)
+            user = await token_user(uow, sub)
         return Authenticated(user=user, claims=claims)
 
     async def profile(self, token: str) -> Profile:
@@ -254,8 +256,8 @@ class AuthService:
         async with self._storage.read() as uow:
             found = await uow.users.get_with_groups(sub)
         if found is None:
-            raise InvalidToken(_USER_GONE)
-        return Profile(user=_active(found[0]), groups=found[1])
+            raise InvalidToken(USER_GONE)
+        return Profile(user=active_user(found[0]), groups=found[1])
 
     async def refresh(self, refresh_token: str) -> TokenPair:
         """One-time rotation; see ``SessionRotation.rotate``. Raises ``InvalidRefreshToken``."""
@@ -277,17 +279,17 @@ class AuthService:
             new_password, self._settings.current.password_min_length, "new_password"
         )
         async with self._storage.begin() as uow:
-            user = await _token_user(uow, user_id)
+            user = await token_user(uow, user_id)
         too_long = len(old_password.encode("utf-8")) > BCRYPT_MAX_PASSWORD_BYTES
         if too_long or not await self._hasher.verify(old_password, user.password_hash):
             raise InvalidOldPassword("the old password is wrong")
         new_hash = await self._hasher.hash(new_password)
         async with self._storage.begin() as uow:
-            current = await _token_user(uow, user_id)
+            current = await token_user(uow, user_id)
             await uow.users.update(attrs.evolve(current, password_hash=new_hash))
             ended = await uow.sessions.end_all(user_id)
+            events: list[Event] = [PasswordChanged(user_id=user_id, revoked=len(ended))]
+            events += [SessionEnded(user_id, s, SessionEndReason.PASSWORD, user_id) for s in ended]
+            await record(uow, events, self._clock.now())
             await uow.commit()
-        await self._bus.publish(PasswordChanged(user_id=user_id, revoked=len(ended)))
-        await publish_all(
-            self._bus, [SessionEnded(user_id, s, SessionEndReason.PASSWORD, user_id) for s in ended]
-        )
+        await publish_all(self._bus, events)

@@ -130,12 +130,14 @@ class RoleChanged(Event):
 
 @attrs.frozen
 class GroupMembershipChanged(Event):
-    """``user_id`` was ``added`` to or removed from ``group_id`` by ``actor_id``."""
+    """``user_id`` was ``added`` to or removed from ``group_id`` by ``actor_id``; ``org_id``:
+    the group's organization (None: the user's)."""
 
     group_id: str
     user_id: str
     actor_id: str
     added: bool
+    org_id: str | None = None
 
 
 @attrs.frozen
@@ -212,3 +214,87 @@ class EmailSent(Event):
     kind: str
     outcome: str
     user_id: str
+
+
+@attrs.frozen
+class MfaChallenged(Event):
+    """``user_id`` gave the right password and MFA is on: a second step (``mfa_token``) was
+    issued (contract section 10). Never the token."""
+
+    user_id: str
+    client: str
+
+
+@attrs.frozen
+class MfaEnabled(Event):
+    """``user_id`` confirmed a TOTP enrolment: MFA is on (contract section 10). Never the secret
+    or a code."""
+
+    user_id: str
+
+
+@attrs.frozen
+class MfaDisabled(Event):
+    """MFA of ``user_id`` was turned off by ``actor_id`` (``actor_id == user_id``: the user, with
+    its password; else an admin, for a lost device). Contract section 10."""
+
+    user_id: str
+    actor_id: str
+
+
+@attrs.frozen
+class MfaFailed(Event):
+    """A second step failed (contract section 10): ``reason`` = ``wrong_code`` (a wrong, reused
+    or malformed code against a live ``mfa_token``), ``voided`` (that wrong code was the fifth:
+    the ``mfa_token`` is void) or ``invalid_mfa_token`` (unknown, expired, used or voided; then
+    ``user_id`` is None). Never the code or the token."""
+
+    user_id: str | None
+    client: str
+    reason: str
+
+
+@attrs.frozen
+class UserMoved(Event):
+    """An admin (``actor_id``) moved a user from ``old_org_id`` to ``org_id`` (contract section
+    8)."""
+
+    user_id: str
+    actor_id: str
+    old_org_id: str
+    org_id: str
+
+
+@attrs.frozen
+class GroupCreated(Event):
+    """A group was created in ``org_id`` by ``actor_id``."""
+
+    group_id: str
+    org_id: str
+    actor_id: str
+
+
+@attrs.frozen
+class GroupRenamed(Event):
+    """A group of ``org_id`` was renamed by ``actor_id``."""
+
+    group_id: str
+    org_id: str
+    actor_id: str
+
+
+@attrs.frozen
+class GroupDeleted(Event):
+    """A group of ``org_id`` was deleted by ``actor_id`` (its memberships went with it)."""
+
+    group_id: str
+    org_id: str
+    actor_id: str
+
+
+@attrs.frozen
+class AuditWriteFailed(Event):
+    """An audit row recorded apart (a failure: login failed, rate limited, reuse, MFA failed)
+    could not be written; ``type`` is its audit type. Logged and counted, never a 500."""
+
+    type: str

@@ -3,16 +3,23 @@
 Each use case is one small class: its ports are injected in ``__init__`` and it runs on
 ``await use_case(principal, ...)``. Access is decided by ``domain.policy`` only, in its fixed
 order: role (``Forbidden``), then organization scope (``NotFound``), then the operation's own
-rules. Every change runs in one unit of work; events are published after the commit, never before
-and never when the unit fails.
+rules. Every change runs in one unit of work with its audit rows (contract section 11); events
+are published after the commit, never before and never when the unit fails.
 """
 
 from __future__ import annotations
 
 import attrs
 
+from application.audit import record
 from application.checks import check_name, check_org_id
-from application.events import GroupMembershipChanged
+from application.events import (
+    Event,
+    GroupCreated,
+    GroupDeleted,
+    GroupMembershipChanged,
+    GroupRenamed,
+)
 from application.pagination import Listing
 from application.ports import Clock, EventBus, Storage, UnitOfWork
 from application.steps import IdFactory, new_id, publish_all
@@ -112,10 +119,11 @@ class CreateGroup:
     ``org_id`` naming another → ``NotFound``); a superadmin may name any ``org_id`` and defaults
     to its own. ``name`` is stripped; empty, longer than 100 characters or with control characters
     → ``ValidationFailed`` naming ``name``; a duplicate name in the organization → ``Conflict``.
-    Returns the new ``GroupSummary`` (member count 0).
+    Records and publishes ``GroupCreated``. Returns the new ``GroupSummary`` (member count 0).
     """
 
     _storage: Storage
+    _bus: EventBus
     _clock: Clock
     _ids: IdFactory = new_id
 
@@ -126,10 +134,14 @@ class CreateGroup:
         org = policy.target_org(principal, Operation.CREATE_GROUP, org_id)
         name = check_name(name)
         org = check_org_id(org)
-        group = Group(id=self._ids(), name=name, org_id=org, created_at=self._clock.now())
+        now = self._clock.now()
+        group = Group(id=self._ids(), name=name, org_id=org, created_at=now)
+        created = GroupCreated(group.id, org, principal.user_id)
         async with self._storage.begin() as uow:
             await uow.groups.add(group)
+            await record(uow, [created], now)
             await uow.commit()
+        await self._bus.publish(created)
         return GroupSummary(group, 0)
 
 
@@ -138,21 +150,27 @@ class RenameGroup:
     """PATCH /groups/{id} ``{"name"}`` (contract section 3): org_admin and superadmin.
 
     Rules: viewer/operator → ``Forbidden``; group missing or outside an org_admin's organization
-    → ``NotFound``; ``name`` as for ``CreateGroup``; a duplicate name → ``Conflict``. Returns the
-    renamed ``GroupSummary``.
+    → ``NotFound``; ``name`` as for ``CreateGroup``; a duplicate name → ``Conflict``. A new name
+    records and publishes ``GroupRenamed``. Returns the renamed ``GroupSummary``.
     """
 
     _storage: Storage
+    _bus: EventBus
+    _clock: Clock
 
     async def __call__(self, principal: Principal, group_id: str, name: str) -> GroupSummary:
         """Rename the group ``group_id`` to ``name``."""
         policy.require(principal, Operation.RENAME_GROUP)
         name = check_name(name)
+        renamed: list[Event] = []
         async with self._storage.begin() as uow:
             summary = await _group_in_scope(uow, principal, group_id)
             if summary.group.name != name:
                 await uow.groups.rename(group_id, name)
+                renamed.append(GroupRenamed(group_id, summary.group.org_id, principal.user_id))
+                await record(uow, renamed, self._clock.now())
                 await uow.commit()
+        await publish_all(self._bus, renamed)
         return attrs.evolve(summary, group=attrs.evolve(summary.group, name=name))
 
 
@@ -161,26 +179,32 @@ class DeleteGroup:
     """DELETE /groups/{id} (contract section 3): org_admin and superadmin.
 
     Rules: viewer/operator → ``Forbidden``; group missing or outside an org_admin's organization
-    → ``NotFound``. The group and its memberships go in one unit of work; one
-    ``GroupMembershipChanged(added=False)`` per former member is published after the commit.
+    → ``NotFound``. The group and its memberships go in one unit of work; ``GroupDeleted`` and one
+    ``GroupMembershipChanged(added=False)`` per former member are recorded with it and published
+    after the commit.
     """
 
     _storage: Storage
     _bus: EventBus
+    _clock: Clock
 
     async def __call__(self, principal: Principal, group_id: str) -> None:
         """Delete the group ``group_id``."""
         policy.require(principal, Operation.DELETE_GROUP)
         async with self._storage.begin() as uow:
-            await _group_in_scope(uow, principal, group_id)
+            summary = await _group_in_scope(uow, principal, group_id)
+            org = summary.group.org_id
             members = await uow.groups.members(group_id)
             if not await uow.groups.delete(group_id):
                 raise NotFound(_GROUP_NOT_FOUND)
+            events: list[Event] = [GroupDeleted(group_id, org, principal.user_id)]
+            events += [
+                GroupMembershipChanged(group_id, m.id, principal.user_id, False, org)
+                for m in members
+            ]
+            await record(uow, events, self._clock.now())
             await uow.commit()
-        await publish_all(
-            self._bus,
-            [GroupMembershipChanged(group_id, m.id, principal.user_id, False) for m in members],
-        )
+        await publish_all(self._bus, events)
 
 
 @attrs.frozen
@@ -205,13 +229,16 @@ class AddMember:
             summary = await _group_in_scope(uow, principal, group_id)
             user = await user_in_scope(uow, principal, user_id)
             policy.check_member_org(summary.group, user)
-            added = await uow.groups.add_member(group_id, user_id, self._clock.now())
+            now = self._clock.now()
+            added = await uow.groups.add_member(group_id, user_id, now)
+            change = GroupMembershipChanged(
+                group_id, user_id, principal.user_id, True, summary.group.org_id
+            )
             if added:
+                await record(uow, [change], now)
                 await uow.commit()
         if added:
-            await self._bus.publish(
-                GroupMembershipChanged(group_id, user_id, principal.user_id, True)
-            )
+            await self._bus.publish(change)
         return added
 
 
@@ -227,18 +254,21 @@ class RemoveMember:
 
     _storage: Storage
     _bus: EventBus
+    _clock: Clock
 
     async def __call__(self, principal: Principal, group_id: str, user_id: str) -> bool:
         """End the membership of ``user_id`` in ``group_id``."""
         policy.require(principal, Operation.REMOVE_MEMBER)
         async with self._storage.begin() as uow:
-            await _group_in_scope(uow, principal, group_id)
+            summary = await _group_in_scope(uow, principal, group_id)
             await user_in_scope(uow, principal, user_id)
             removed = await uow.groups.remove_member(group_id, user_id)
+            change = GroupMembershipChanged(
+                group_id, user_id, principal.user_id, False, summary.group.org_id
+            )
             if removed:
+                await record(uow, [change], self._clock.now())
                 await uow.commit()
         if removed:
-            await self._bus.publish(
-                GroupMembershipChanged(group_id, user_id, principal.user_id, False)
-            )
+            await self._bus.publish(change)
         return removed

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import attrs
 
 from application.ports import Clock, Storage
+from application.settings import AuditSettings, Live
 
 
 @attrs.frozen
@@ -13,7 +16,9 @@ class PurgeExpired:
     whose original expiry has passed (they are kept until then for reuse detection, RFC 9700
     §4.14.2). A live token is never touched: only rows with ``expires_at <= now`` go. Then the
     records of sessions that ended by time: past their absolute end, or left without a live token;
-    and expired reset and verification tokens (contract section 9).
+    expired reset and verification tokens (contract section 9); and expired second steps of
+    logins, ``mfa_token``s (section 10); audit events older than ``audit.retention_days`` days
+    (section 11; with ``audit`` settings given).
 
     Called every ``storage.purge_interval`` seconds by the server and by ``authsvc purge``.
     Returns how many rows were deleted. Raises what the storage raises.
@@ -21,6 +26,7 @@ class PurgeExpired:
 
     storage: Storage
     clock: Clock
+    audit: Live[AuditSettings] | None = None
 
     async def __call__(self) -> int:
         async with self.storage.begin() as uow:
@@ -28,5 +34,9 @@ class PurgeExpired:
             deleted = await uow.tokens.purge_expired(now)
             deleted += await uow.sessions.purge_expired(now)
             deleted += await uow.email_tokens.purge_expired(now)
+            deleted += await uow.mfa.purge_expired(now)
+            if self.audit is not None:
+                retention = timedelta(days=self.audit.current.retention_days)
+                deleted += await uow.audit.purge_before(now - retention)
             await uow.commit()
         return deleted

@@ -15,6 +15,7 @@ from typing import Generic, TypeVar
 
 import attrs
 
+from application.audit import record
 from application.checks import check_org_id, invalid
 from application.events import UserRegistered
 from application.ports import Clock, EmailNormalizer, EventBus, Hasher, Storage
@@ -100,9 +101,11 @@ class CreateSuperadmin:
             hasher=self._hasher,
             clock=self._clock,
         )
+        registered = UserRegistered(user.id, user.org_id)
         async with self._storage.begin() as uow:
             if await uow.users.get_by_email(email) is None:
                 await uow.users.add(user)
+                await record(uow, [registered], self._clock.now())
                 await uow.commit()
                 created = True
             else:
@@ -111,7 +114,7 @@ class CreateSuperadmin:
             # Someone registered this email while the password was being hashed: promote it
             # (NotFound, should it have been deleted meanwhile).
             return await self._promote(email)
-        await self._bus.publish(UserRegistered(user.id, user.org_id))
+        await self._bus.publish(registered)
         return SuperadminResult(user, True)
 
     async def _promote(self, email: str) -> SuperadminResult:
@@ -121,6 +124,7 @@ class CreateSuperadmin:
             updated, events = await change_role(
                 uow, existing, Role.SUPERADMIN, CLI_OPERATOR.actor_id
             )
+            await record(uow, events, self._clock.now())
             await uow.commit()
         await publish_all(self._bus, events)
         return SuperadminResult(updated, False)

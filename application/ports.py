@@ -29,14 +29,17 @@ from typing import Any, Protocol, TypeVar
 import attrs
 
 from application.events import Event
+from domain.audit import AuditEvent, AuditQuery
 from domain.model import (
     EmailToken,
     EmailTokenPurpose,
     Group,
     GroupSummary,
+    MfaChallenge,
     RefreshToken,
     Role,
     Session,
+    TotpCredential,
     User,
 )
 
@@ -250,6 +253,78 @@ class EmailTokenStore(Protocol):
         ...
 
 
+class MfaStore(Protocol):
+    """Second factors (contract section 10) inside one unit of work: each user's TOTP secret
+    (sealed), its recovery codes (SHA-256 hashes, single use) and the pending second steps of
+    logins (``mfa_token`` hashes). Deleting a user deletes all of it."""
+
+    async def put_pending(self, user_id: str, sealed_secret: bytes, now: datetime) -> None:
+        """Store a pending (unconfirmed) TOTP secret for the user, replacing an earlier
+        pending one (``created_at`` = ``now``, ``last_step`` None).
+
+        Raises ``Conflict`` if the user has a confirmed secret (MFA is on), ``NotFound`` if the
+        user does not exist.
+        """
+        ...
+
+    async def get_totp(self, user_id: str) -> TotpCredential | None:
+        """The user's TOTP secret, pending or confirmed, or None. Raises ``ValidationFailed`` if
+        the id cannot be looked up by the backend."""
+        ...
+
+    async def confirm(self, user_id: str, step: int, recovery_hashes: list[str]) -> bool:
+        """Confirm the pending secret (MFA on): ``confirmed`` true, ``last_step`` = ``step``, and
+        the user's recovery codes replaced by ``recovery_hashes``. False (and no change) if the
+        user has no pending secret — none, or already confirmed."""
+        ...
+
+    async def claim_step(self, user_id: str, step: int) -> bool:
+        """The one-use rule's compare-and-set: if the user's secret is confirmed and its
+        ``last_step`` is None or older than ``step``, set it to ``step`` and return True; else
+        False and no change. Atomic in the database (``UPDATE ... WHERE last_step < step``): of
+        concurrent claims of one step in any process, exactly one succeeds."""
+        ...
+
+    async def use_recovery_code(self, user_id: str, code_hash: str) -> bool:
+        """Delete the user's recovery code with this hash; True if it was there (single use;
+        of concurrent uses in any process, at most one gets True)."""
+        ...
+
+    async def recovery_codes_left(self, user_id: str) -> int:
+        """How many unused recovery codes the user has."""
+        ...
+
+    async def remove(self, user_id: str) -> bool:
+        """Delete the user's TOTP secret (pending or confirmed), recovery codes and pending
+        second steps; True if a confirmed secret was deleted (MFA was on)."""
+        ...
+
+    async def add_challenge(self, challenge: MfaChallenge) -> None:
+        """Store a second step. Raises ``Conflict`` if the hash exists, ``NotFound`` if its user
+        does not."""
+        ...
+
+    async def find_challenge(self, token_hash: str) -> MfaChallenge | None:
+        """The second step with this hash (expired or not), or None; no change. Raises
+        ``ValidationFailed`` if the hash cannot be looked up by the backend."""
+        ...
+
+    async def take_challenge(self, token_hash: str) -> MfaChallenge | None:
+        """Atomically delete and return the second step with this hash, or None: of concurrent
+        takes in any process at most one gets it (single use)."""
+        ...
+
+    async def count_failure(self, token_hash: str, max_failures: int) -> int | None:
+        """Count one wrong code against the second step: its ``failures`` + 1, atomically; when
+        that reaches ``max_failures`` the step is deleted (void). Returns the new count, or None
+        if there is no such step."""
+        ...
+
+    async def purge_expired(self, now: datetime) -> int:
+        """Delete the second steps whose ``expires_at`` <= ``now``; returns how many went."""
+        ...
+
+
 class GroupRepo(Protocol):
     """Groups and memberships, inside one unit of work. Names are unique per organization."""
 
@@ -329,6 +404,28 @@ class GroupRepo(Protocol):
         ...
 
 
+class AuditLog(Protocol):
+    """The audit log (contract section 11) inside one unit of work: a row recorded here commits
+    with the change it records, or neither does. Rows are never changed, only purged."""
+
+    async def record(self, event: AuditEvent) -> None:
+        """Store ``event``. When its ``org_id`` is None and its ``user_id`` names an existing
+        user, the row takes that user's current organization (in the same statement). Raises
+        ``Conflict`` if the id exists, ``ValidationFailed`` if a value cannot be stored."""
+        ...
+
+    async def list_page(
+        self, query: AuditQuery, before: str | None, limit: int
+    ) -> list[AuditEvent]:
+        """Up to ``limit`` rows matching ``query`` with ``id < before`` (all if None), newest
+        first (ids descending). Raises ``ValidationFailed`` if a value cannot be looked up."""
+        ...
+
+    async def purge_before(self, cutoff: datetime) -> int:
+        """Delete the rows that occurred before ``cutoff``; returns how many went."""
+        ...
+
+
 class UnitOfWork(Protocol):
     """One unit of work: the repositories below share one database transaction.
 
@@ -342,6 +439,8 @@ class UnitOfWork(Protocol):
     sessions: SessionStore
     groups: GroupRepo
     email_tokens: EmailTokenStore
+    mfa: MfaStore
+    audit: AuditLog
 
     async def commit(self) -> None:
         """Make every change of this unit durable at once."""
@@ -404,6 +503,49 @@ class Hasher(Protocol):
         a malformed hash or a password the algorithm cannot take gives False.
         """
         ...
+
+
+class Totp(Protocol):
+    """Time-based one-time passwords (RFC 6238; contract section 10): SHA-1, 6 digits, 30 s
+    steps. Pure computation, no I/O."""
+
+    def new_secret(self) -> str:
+        """A new random secret, base32 (RFC 4648) without padding: 32 characters, 160 bits."""
+        ...
+
+    def provisioning_uri(self, secret: str, account: str, issuer: str) -> str:
+        """The ``otpauth://totp/ISSUER:ACCOUNT?secret=...&issuer=...`` URI authenticator apps
+        read (the Key Uri Format), with SHA-1, 6 digits and a 30 s period."""
+        ...
+
+    def qr_svg(self, uri: str) -> str:
+        """``uri`` as a QR code, an SVG document (UTF-8 text)."""
+        ...
+
+    def matching_step(self, secret: str, code: str, at: datetime, window: int = 1) -> int | None:
+        """The time step (Unix time // 30) within ``window`` steps of ``at`` whose code equals
+        ``code`` (compared in constant time), or None. ``code`` not 6 digits → None."""
+        ...
+
+
+class SecretSealer(Protocol):
+    """Authenticated encryption of secrets at rest (AES-256-GCM): the TOTP secrets
+    (contract section 10). ``context`` (e.g. the user id) is bound as associated data, so a
+    sealed value moved to another row does not open."""
+
+    def seal(self, plaintext: bytes, context: bytes) -> bytes:
+        """``nonce || ciphertext || tag`` of ``plaintext`` (12 + len + 16 bytes)."""
+        ...
+
+    def unseal(self, sealed: bytes, context: bytes) -> bytes:
+        """The plaintext of ``seal(plaintext, context)``. Raises ``SealedSecretError`` if the
+        value was not sealed with this key and context, or was altered."""
+        ...
+
+
+class SealedSecretError(Exception):
+    """A sealed secret cannot be opened: another key (``auth.key_dir`` or the key-encryption key
+    changed), another context, or altered bytes. An operator problem, not a client's."""
 
 
 class Signer(Protocol):

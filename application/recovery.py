@@ -10,12 +10,15 @@ for one email (or user) from one client address, 429 with ``Retry-After``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import timedelta
 
 import attrs
 
+from application.audit import record
 from application.events import (
     EmailVerified,
+    Event,
     PasswordReset,
     PasswordResetRequested,
     SessionEnded,
@@ -59,13 +62,18 @@ class _Mailer:
             return cfg.password_reset_ttl
         return cfg.email_verification_ttl
 
-    async def mail_token(self, user: User, purpose: EmailTokenPurpose) -> None:
+    async def mail_token(
+        self, user: User, purpose: EmailTokenPurpose, audited: Sequence[Event] = ()
+    ) -> None:
+        """Store a new ``purpose`` token for ``user`` (voiding its older ones) with the audit
+        rows of ``audited``, in one unit of work; then post the message."""
         clear, digest = new_opaque_token()
         ttl, now = self.ttl(purpose), self.clock.now()
         token = EmailToken(digest, user.id, purpose, now + timedelta(seconds=ttl), now)
         async with self.storage.begin() as uow:
             await uow.email_tokens.void(user.id, purpose)
             await uow.email_tokens.add(token)
+            await record(uow, audited, now)
             await uow.commit()
         kind = RESET if purpose is EmailTokenPurpose.RESET else VERIFY
         self.outbox.post(compose(kind, user.email, clear, ttl, self.email.current), user.id)
@@ -114,8 +122,10 @@ class EmailVerification(_Mailer):
                 raise InvalidVerificationToken("the verification link is invalid or expired")
             await uow.users.update(attrs.evolve(user, email_verified=True))
             await uow.email_tokens.void(user.id, EmailTokenPurpose.VERIFY)
+            verified = EmailVerified(user_id=user.id)
+            await record(uow, [verified], self.clock.now())
             await uow.commit()
-        await self.bus.publish(EmailVerified(user_id=user.id))
+        await self.bus.publish(verified)
 
 
 @attrs.frozen
@@ -149,16 +159,16 @@ class PasswordRecovery(_Mailer):
         async with self.storage.begin() as uow:
             user = await uow.users.get_by_email(canonical)
         target = user if user is not None and not user.disabled else None
+        requested = PasswordResetRequested(user_id=target.id if target else None, client=client)
         if target is not None:
-            await self.mail_token(target, EmailTokenPurpose.RESET)
-        else:  # the same work as for a user: a token, its hash, a unit of work
+            await self.mail_token(target, EmailTokenPurpose.RESET, [requested])
+        else:  # the same work as for a user: a token, its hash, a unit of work, an audit row
             new_opaque_token()
             async with self.storage.begin() as uow:
                 await uow.email_tokens.void("", EmailTokenPurpose.RESET)
+                await record(uow, [requested], self.clock.now())
                 await uow.commit()
-        await self.bus.publish(
-            PasswordResetRequested(user_id=target.id if target else None, client=client)
-        )
+        await self.bus.publish(requested)
 
     async def reset(self, token: str, new_password: str) -> None:
         """POST /password/reset: store the new bcrypt hash, mark the email verified, void every
@@ -188,7 +198,9 @@ class PasswordRecovery(_Mailer):
             await uow.email_tokens.void(user.id, EmailTokenPurpose.RESET)
             await uow.email_tokens.void(user.id, EmailTokenPurpose.VERIFY)
             ended = await uow.sessions.end_all(user.id)
+            reason = SessionEndReason.PASSWORD_RESET
+            events: list[Event] = [PasswordReset(user_id=user.id, revoked=len(ended))]
+            events += [SessionEnded(user.id, s, reason, user.id) for s in ended]
+            await record(uow, events, self.clock.now())
             await uow.commit()
-        await self.bus.publish(PasswordReset(user_id=user.id, revoked=len(ended)))
-        reason = SessionEndReason.PASSWORD_RESET
-        await publish_all(self.bus, [SessionEnded(user.id, s, reason, user.id) for s in ended])
+        await publish_all(self.bus, events)

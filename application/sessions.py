@@ -3,14 +3,16 @@
 
 Each use case is one small class run by ``await use_case(...)``. The caller's own sessions need
 no role; another user's go through ``domain.policy.check_user_management`` (role, then
-organization scope, then "not a superadmin's"). Ending sessions runs in one unit of work and
-publishes one ``SessionEnded`` per session after the commit.
+organization scope, then "not a superadmin's"). Ending sessions runs in one unit of work with
+its audit rows (contract section 11) and publishes one ``SessionEnded`` per session after the
+commit.
 """
 
 from __future__ import annotations
 
 import attrs
 
+from application.audit import record
 from application.events import SessionEnded
 from application.ports import Clock, EventBus, Storage
 from application.steps import publish_all
@@ -55,6 +57,7 @@ class EndOwnSession:
 
     _storage: Storage
     _bus: EventBus
+    _clock: Clock
 
     async def __call__(self, principal: Principal, session_id: str) -> None:
         """End the caller's session ``session_id``."""
@@ -63,10 +66,12 @@ class EndOwnSession:
             if session is None or session.user_id != principal.user_id:
                 raise NotFound("session not found")
             await uow.sessions.end(session_id)
+            ended = SessionEnded(
+                principal.user_id, session_id, SessionEndReason.USER, principal.user_id
+            )
+            await record(uow, [ended], self._clock.now())
             await uow.commit()
-        await self._bus.publish(
-            SessionEnded(principal.user_id, session_id, SessionEndReason.USER, principal.user_id)
-        )
+        await self._bus.publish(ended)
 
 
 @attrs.frozen
@@ -76,16 +81,17 @@ class EndOwnSessions:
 
     _storage: Storage
     _bus: EventBus
+    _clock: Clock
 
     async def __call__(self, principal: Principal) -> list[str]:
         """End every session of the caller."""
         me = principal.user_id
         async with self._storage.begin() as uow:
             ended = await uow.sessions.end_all(me)
+            events = [SessionEnded(me, s, SessionEndReason.USER, me) for s in ended]
+            await record(uow, events, self._clock.now())
             await uow.commit()
-        await publish_all(
-            self._bus, [SessionEnded(me, s, SessionEndReason.USER, me) for s in ended]
-        )
+        await publish_all(self._bus, events)
         return ended
 
 
@@ -101,6 +107,7 @@ class EndUserSessions:
 
     _storage: Storage
     _bus: EventBus
+    _clock: Clock
 
     async def __call__(self, actor: Actor, user_id: str) -> list[str]:
         """End every session of ``user_id``."""
@@ -109,9 +116,10 @@ class EndUserSessions:
             target = await user_in_scope(uow, actor, user_id)
             policy.check_user_management(actor, target, Operation.END_USER_SESSIONS)
             ended = await uow.sessions.end_all(target.id)
+            events = [
+                SessionEnded(target.id, s, SessionEndReason.ADMIN, actor.actor_id) for s in ended
+            ]
+            await record(uow, events, self._clock.now())
             await uow.commit()
-        await publish_all(
-            self._bus,
-            [SessionEnded(target.id, s, SessionEndReason.ADMIN, actor.actor_id) for s in ended],
-        )
+        await publish_all(self._bus, events)
         return ended

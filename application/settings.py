@@ -136,6 +136,14 @@ class AuthSettings:
     require_verified_email: bool = False
     """When true, an unverified user's login with the right password gets 403
     ``email_not_verified`` (contract section 9)."""
+    mfa_issuer: str = attrs.field(
+        default="authsvc",
+        validator=[v.min_len(1), v.max_len(64), v.matches_re(r"[^:\x00-\x1f\x7f]+")],
+    )
+    """The issuer an authenticator app shows next to the account (RFC 6238 ``otpauth://`` URI,
+    contract section 10): 1..64 characters, no colon or control character."""
+    mfa_token_ttl: int = attrs.field(default=300, validator=[_positive, v.le(3600)])
+    """Seconds an ``mfa_token`` (a login's pending second step) works (contract section 10)."""
 
 
 def _dsn_required(instance: StorageSettings, attribute: attrs.Attribute[str], value: str) -> None:
@@ -311,6 +319,14 @@ class EmailSettings:
         for name in ("verify_subject", "reset_subject", "from_address"):
             if any(ch in getattr(self, name) for ch in "\r\n"):
                 raise ValueError(f"'{name}' must be one line")
+
+
+@attrs.frozen
+class AuditSettings:
+    """Prefix ``audit`` (contract section 11): ``retention_days`` (days, 1..36500, default 90):
+    audit events older than that are purged by the housekeeping task and ``authsvc purge``."""
+
+    retention_days: int = attrs.field(default=90, validator=[v.ge(1), v.le(36_500)])
 
 
 T = TypeVar("T")

@@ -12,6 +12,7 @@ from typing import Any
 
 import attrs
 
+from application.audit import record as record_audit
 from application.events import (
     AccessTokenIssued,
     Event,
@@ -203,7 +204,6 @@ class SessionRotation:
                     record = rotated  # inside the reuse interval: rotate once more
                 else:
                     revoked = await uow.sessions.end(rotated.family_id)
-                    await uow.commit()
                     reuse = [
                         RefreshTokenReuseDetected(
                             user_id=rotated.user_id,
@@ -213,6 +213,8 @@ class SessionRotation:
                         ),
                         SessionEnded(rotated.user_id, rotated.family_id, SessionEndReason.REUSE),
                     ]
+                    await record_audit(uow, reuse, now)
+                    await uow.commit()
             if record is not None:
                 user = await uow.users.get(record.user_id)
                 if record.is_expired(now) or user is None or user.disabled:
@@ -228,6 +230,7 @@ class SessionRotation:
                         family_id=record.family_id,
                         session_expires_at=record.session_expires_at,
                     )
+                    await record_audit(uow, [issued[1]], now)
                     await uow.commit()
         if issued is not None:
             await self._bus.publish(issued[1])
@@ -249,7 +252,7 @@ class SessionRotation:
             if record is None or await uow.sessions.get(record.family_id) is None:
                 return
             await uow.sessions.end(record.family_id)
+            ended = SessionEnded(record.user_id, record.family_id, SessionEndReason.LOGOUT)
+            await record_audit(uow, [ended], self._clock.now())
             await uow.commit()
-        await self._bus.publish(
-            SessionEnded(record.user_id, record.family_id, SessionEndReason.LOGOUT)
-        )
+        await self._bus.publish(ended)

@@ -18,26 +18,30 @@ from typing import TypeAlias
 
 import attrs
 
+from application.audit import record
 from application.checks import parse_role
-from application.events import Event, GroupMembershipChanged, RoleChanged
+from application.events import Event, GroupMembershipChanged, RoleChanged, UserMoved
 from application.pagination import Listing
 from application.ports import Clock, EventBus, Hasher, Storage, UnitOfWork
 from application.steps import publish_all
 from domain import policy
-from domain.errors import NotFound
+from domain.errors import InvalidToken, NotFound
 from domain.model import Role, User
 from domain.policy import Actor, Operation, Principal
 
 __all__ = [
+    "USER_GONE",
     "ByEmail",
     "GetUser",
     "ListUsers",
     "SetRole",
     "UserRef",
+    "active_user",
     "change_role",
     "load_user",
     "move_to_org",
     "new_user",
+    "token_user",
     "user_in_scope",
 ]
 
@@ -90,6 +94,23 @@ async def load_user(uow: UnitOfWork, user: UserRef) -> User:
     return found
 
 
+USER_GONE = "the token's user no longer exists or is disabled"
+
+
+def active_user(user: User | None) -> User:
+    """``user`` if it exists and is not disabled; else ``InvalidToken`` (contract section 8: a
+    disabled user's bearer tokens get 401 ``invalid_token``)."""
+    if user is None or user.disabled:
+        raise InvalidToken(USER_GONE)
+    return user
+
+
+async def token_user(uow: UnitOfWork, user_id: str) -> User:
+    """The user a verified bearer token names. Raises ``InvalidToken`` if it is gone or
+    disabled."""
+    return active_user(await uow.users.get(user_id))
+
+
 async def user_in_scope(uow: UnitOfWork, actor: Actor, user: UserRef) -> User:
     """The user named by ``user``; ``NotFound`` when missing or outside ``actor``'s scope."""
     found = await load_user(uow, user)
@@ -115,7 +136,8 @@ async def move_to_org(
     uow: UnitOfWork, target: User, org_id: str, actor_id: str
 ) -> tuple[User, list[Event]]:
     """Move ``target`` to ``org_id`` (checks already made) and drop its memberships of its old
-    organization's groups. Returns the user and the ``GroupMembershipChanged`` events to publish
+    organization's groups. Returns the user and the events to record and publish (``UserMoved``,
+    then a ``GroupMembershipChanged`` per group left)
     after the commit; no write when it is there already."""
     if target.org_id == org_id:
         return target, []
@@ -127,8 +149,9 @@ async def move_to_org(
     await uow.groups.remove_user_from_org_groups(target.id, target.org_id)
     updated = attrs.evolve(target, org_id=org_id)
     await uow.users.update(updated)
-    events: list[Event] = [
-        GroupMembershipChanged(group_id, target.id, actor_id, added=False)
+    events: list[Event] = [UserMoved(target.id, actor_id, target.org_id, org_id)]
+    events += [
+        GroupMembershipChanged(group_id, target.id, actor_id, added=False, org_id=target.org_id)
         for group_id in old_groups
     ]
     return updated, events
@@ -178,12 +201,14 @@ class SetRole:
     or the command-line operator); demoting the last superadmin → ``LastSuperadmin`` (whoever
     acts); an unknown role → ``ValidationFailed`` naming ``role``. The count of superadmins and
     the change share one unit of work. Setting the role a user already has changes nothing and
-    publishes nothing. ``RoleChanged`` (actor: the actor's ``actor_id``) is published after the
-    commit. Returns the updated ``User``.
+    publishes nothing. ``RoleChanged`` (actor: the actor's ``actor_id``) is recorded in the
+    audit log with the change (contract section 11) and published after the commit. Returns the
+    updated ``User``.
     """
 
     _storage: Storage
     _bus: EventBus
+    _clock: Clock
 
     async def __call__(self, actor: Actor, user: UserRef, role: Role | str) -> User:
         """Set ``role`` on the user ``user`` (an id, or ``ByEmail``)."""
@@ -194,6 +219,7 @@ class SetRole:
             superadmins = await uow.users.count_by_role(Role.SUPERADMIN)
             policy.check_role_change(actor, target, new_role, superadmins)
             updated, events = await change_role(uow, target, new_role, actor.actor_id)
+            await record(uow, events, self._clock.now())
             await uow.commit()
         await publish_all(self._bus, events)
         return updated

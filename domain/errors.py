@@ -94,6 +94,28 @@ class InvalidVerificationToken(DomainError):
     code = "invalid_verification_token"
 
 
+class MfaRequired(DomainError):
+    """The password was right and the user has MFA on: the login needs its second step
+    (contract section 10). ``mfa_token`` (opaque, single use, 300 s) goes with a TOTP or
+    recovery code to ``/login/mfa``; it is a secret of the caller's, never logged."""
+
+    code = "mfa_required"
+
+    def __init__(self, mfa_token: str, detail: str = "") -> None:
+        self.mfa_token = mfa_token
+        super().__init__(detail or "a second factor is needed: send a code to /login/mfa")
+
+    def __repr__(self) -> str:
+        return f"MfaRequired({self.detail!r})"
+
+
+class InvalidMfaCode(DomainError):
+    """The second step failed: the code is wrong or already used, or the ``mfa_token`` is
+    unknown, expired, used or voided (contract section 10)."""
+
+    code = "invalid_mfa_code"
+
+
 class NotFound(DomainError):
     """The resource does not exist or lies outside the caller's organization."""
 

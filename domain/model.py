@@ -49,6 +49,8 @@ class User:
     refused (contract section 8)."""
     email_verified: bool = False
     """Whether the user proved it owns ``email`` (contract section 9)."""
+    mfa_enabled: bool = False
+    """Whether logging in needs a second factor, a TOTP or recovery code (contract section 10)."""
 
 
 USER_AGENT_MAX_LENGTH = 256
@@ -111,6 +113,45 @@ class EmailToken:
     purpose: EmailTokenPurpose
     expires_at: datetime
     created_at: datetime
+
+    def is_expired(self, now: datetime) -> bool:
+        """True when ``now`` is at or past ``expires_at``."""
+        return now >= self.expires_at
+
+
+MFA_CHALLENGE_MAX_FAILURES = 5
+"""The wrong code that voids an ``mfa_token`` (contract section 10): the fifth."""
+
+
+@attrs.frozen
+class TotpCredential:
+    """A user's TOTP secret (RFC 6238; contract section 10), as stored.
+
+    ``sealed_secret``: the base32 secret encrypted with AES-GCM (never stored in clear).
+    ``confirmed``: False for a pending enrolment, True once a code confirmed it (MFA on).
+    ``last_step``: the newest time step (Unix time // 30) whose code was accepted, or None; a
+    code of that step or an older one is refused (RFC 6238 section 5.2: accepted once).
+    """
+
+    user_id: str
+    sealed_secret: bytes = attrs.field(repr=False)
+    confirmed: bool
+    last_step: int | None
+    created_at: datetime
+
+
+@attrs.frozen
+class MfaChallenge:
+    """The stored form of an ``mfa_token`` (contract section 10): the second step of a login
+    whose password was right. ``token_hash``: SHA-256 hex of the opaque token; ``failures``:
+    wrong codes so far (the ``MFA_CHALLENGE_MAX_FAILURES``-th voids it); single use; dead at
+    ``expires_at``."""
+
+    token_hash: str
+    user_id: str
+    expires_at: datetime
+    created_at: datetime
+    failures: int = 0
 
     def is_expired(self, now: datetime) -> bool:
         """True when ``now`` is at or past ``expires_at``."""

@@ -70,7 +70,8 @@ class Operation(enum.Enum):
     ``LIST_USERS`` GET /users, ``VIEW_USER`` GET /users/{id}, ``SET_ROLE`` PUT /users/{id}/role,
     ``MOVE_USER`` PATCH /users/{id} ``{"org_id"}``, ``DISABLE_USER`` PATCH /users/{id}
     ``{"disabled"}``, ``DELETE_USER`` DELETE /users/{id}, ``LIST_USER_SESSIONS`` GET
-    /users/{id}/sessions, ``END_USER_SESSIONS`` DELETE /users/{id}/sessions, ``LIST_GROUPS``
+    /users/{id}/sessions, ``END_USER_SESSIONS`` DELETE /users/{id}/sessions, ``RESET_USER_MFA``
+    DELETE /users/{id}/mfa (contract section 10), ``LIST_GROUPS``
     GET /groups, ``VIEW_GROUP`` GET /groups/{id},
     ``CREATE_GROUP`` POST /groups, ``RENAME_GROUP`` PATCH /groups/{id}, ``DELETE_GROUP``
     DELETE /groups/{id}, ``ADD_MEMBER`` PUT /groups/{id}/members/{user_id}, ``REMOVE_MEMBER``
@@ -85,6 +86,7 @@ class Operation(enum.Enum):
     DELETE_USER = "delete_user"
     LIST_USER_SESSIONS = "list_user_sessions"
     END_USER_SESSIONS = "end_user_sessions"
+    RESET_USER_MFA = "reset_user_mfa"
     LIST_GROUPS = "list_groups"
     VIEW_GROUP = "view_group"
     CREATE_GROUP = "create_group"
@@ -104,6 +106,7 @@ REQUIRED_ROLE: Mapping[Operation, Role] = MappingProxyType(
         Operation.DELETE_USER: Role.ORG_ADMIN,
         Operation.LIST_USER_SESSIONS: Role.ORG_ADMIN,
         Operation.END_USER_SESSIONS: Role.ORG_ADMIN,
+        Operation.RESET_USER_MFA: Role.ORG_ADMIN,
         Operation.LIST_GROUPS: Role.VIEWER,
         Operation.VIEW_GROUP: Role.VIEWER,
         Operation.CREATE_GROUP: Role.ORG_ADMIN,
@@ -312,20 +315,23 @@ def check_last_superadmin(target: User, new_role: Role, superadmin_count: int) -
         check_keeps_a_superadmin(target, superadmin_count, "demoted")
 
 
-_ON_ANOTHER_USER = frozenset({Operation.DISABLE_USER, Operation.DELETE_USER})
+_ON_ANOTHER_USER = frozenset(
+    {Operation.DISABLE_USER, Operation.DELETE_USER, Operation.RESET_USER_MFA}
+)
 """Operations an org_admin may not perform on itself (contract section 8: "not itself")."""
 
 
 def check_user_management(actor: Actor, target: User, operation: Operation) -> None:
     """May ``actor`` perform ``operation`` on the account ``target``? (contract sections 7–8)
 
-    ``operation`` is ``DISABLE_USER``, ``DELETE_USER``, ``LIST_USER_SESSIONS`` or
-    ``END_USER_SESSIONS``. In order:
+    ``operation`` is ``DISABLE_USER``, ``DELETE_USER``, ``LIST_USER_SESSIONS``,
+    ``END_USER_SESSIONS`` or ``RESET_USER_MFA``. In order:
 
     - ``Forbidden``: the role may not perform it at all (viewer, operator);
     - ``NotFound``: ``target`` lies outside an org_admin's organization;
-    - ``Forbidden``: an org_admin disabling, deleting or ending the sessions of a superadmin, or
-      disabling or deleting itself (it ends its own sessions at /me/sessions).
+    - ``Forbidden``: an org_admin disabling, deleting, ending the sessions of or turning off the
+      MFA of a superadmin, or disabling, deleting or turning off the MFA of itself (it ends its
+      own sessions at /me/sessions and turns its MFA off at /me/mfa, with its password).
 
     A superadmin may act on anyone and so may the command-line operator; the last-superadmin
     rule (``check_keeps_a_superadmin``) is checked by the caller, with the count.
@@ -334,7 +340,9 @@ def check_user_management(actor: Actor, target: User, operation: Operation) -> N
     if isinstance(actor, CliOperator) or actor.is_superadmin:
         return
     if operation in _ON_ANOTHER_USER and target.id == actor.user_id:
-        raise Forbidden("an org_admin may not disable or delete its own account")
+        raise Forbidden(
+            "an org_admin may not disable, delete or turn off the MFA of its own account"
+        )
     if operation is not Operation.LIST_USER_SESSIONS and target.role is Role.SUPERADMIN:
         raise Forbidden("an org_admin may not manage a superadmin's account or sessions")
 

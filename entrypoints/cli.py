@@ -87,7 +87,8 @@ def _parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     sub.add_parser("migrate", help="apply pending database migrations and exit")
     sub.add_parser(
-        "purge", help="delete expired refresh tokens and rotated-token records, then exit"
+        "purge",
+        help="delete expired token records and audit events past audit.retention_days, then exit",
     )
 
     superadmin = sub.add_parser(

@@ -18,6 +18,7 @@ import attrs
 
 from adapters.crypto.db_keystore import KeyEncryptionKeyError, read_key_encryption_key
 from application.settings import (
+    AuditSettings,
     AuthSettings,
     EmailSettings,
     EventsSettings,
@@ -58,6 +59,7 @@ class Config:
     telemetry: TelemetrySettings = attrs.Factory(TelemetrySettings)
     events: EventsSettings = attrs.Factory(EventsSettings)
     email: EmailSettings = attrs.Factory(EmailSettings)
+    audit: AuditSettings = attrs.Factory(AuditSettings)
 
     def prefixes(self) -> dict[str, Any]:
         """``{prefix: settings object}`` for every prefix."""

@@ -42,8 +42,9 @@ import attrs
 from adapters.crypto.key_records import KeyStoreError
 from adapters.crypto.key_ring import mldsa_backend
 from adapters.crypto.mldsa import MLDSA_ALGORITHMS, SignerUnavailable
+from application.audit import record_apart
 from application.events import ConfigChanged
-from application.ports import EventBus
+from application.ports import Clock, EventBus, Storage
 from application.settings import AuthSettings, Live, TelemetrySettings
 from entrypoints.config import RESTART_PREFIXES, Config, ConfigError, load_config
 from service_actuator import InvalidConfiguration, RefreshResult
@@ -100,7 +101,8 @@ class ConfigReloader:
 
     Steps: read ``source`` (in a worker thread: file I/O); diff with ``live.current`` by prefix;
     prepare, in the given order, each of ``steps`` whose prefix changed; if every one accepted,
-    replace ``live``, commit the steps and publish ``ConfigChanged(changed=...)`` once.
+    replace ``live``, commit the steps, record ``config.changed`` in the audit log (contract
+    section 11; with ``storage`` and ``clock``) and publish ``ConfigChanged(changed=...)`` once.
     Subscribers' failures are logged by the bus and do not fail the refresh.
 
     Returns ``RefreshResult(changed=[prefix, ...] sorted, restart_required=[p in changed that
@@ -122,8 +124,13 @@ class ConfigReloader:
         bus: EventBus,
         source: ConfigSource,
         steps: Sequence[RefreshStep] = (),
+        *,
+        storage: Storage | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self._live = live
+        self._storage = storage
+        self._clock = clock
         self._bus = bus
         self._source = source
         self._steps = tuple(steps)
@@ -162,7 +169,10 @@ class ConfigReloader:
         restart = [p for p in changed if p in RESTART_PREFIXES]
         log.info("configuration refreshed: changed %s, restart required for %s", changed, restart)
         if announce:
-            await self._bus.publish(ConfigChanged(changed=tuple(changed)))
+            event = ConfigChanged(changed=tuple(changed))
+            if self._storage is not None and self._clock is not None:  # config.changed
+                await record_apart(self._storage, self._bus, [event], self._clock.now())
+            await self._bus.publish(event)
         return RefreshResult(changed=changed, restart_required=restart)
 
     async def _prepare(self, old: Config, new: Config, changed: list[str]) -> list[Prepared]:

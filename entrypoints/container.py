@@ -12,7 +12,7 @@ authorizer, the config reloader and the service's own metrics registry.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from operator import attrgetter, methodcaller
 from typing import Any, TypeVar
 
@@ -20,17 +20,16 @@ from dependency_injector import containers, providers
 
 from adapters.clock import SystemClock
 from adapters.crypto.bcrypt_hasher import BcryptHasher
-from adapters.crypto.db_keystore import DatabaseKeyStore
 from adapters.crypto.jwt_signer import JwtSigner
-from adapters.crypto.key_records import SigningKeyStore
 from adapters.email_address import normalize_email
 from adapters.events.inprocess import InProcessEventBus
 from adapters.events.nats_bus import NatsEventBus
 from adapters.events.redis_bus import RedisEventBus
-from adapters.health import DatabaseHealth, EventsHealth, ReadinessState, SigningKeyHealth
+from adapters.health import ReadinessState
 from adapters.mail.console import ConsoleEmailSender
 from adapters.mail.smtp import ConfiguredEmailSender, SmtpEmailSender
 from adapters.metrics import ServiceMetrics, subscribe_service_metrics
+from adapters.mfa.totp import PyotpTotp
 from adapters.persistence.memory import MemoryLoginAttempts, MemoryStorage
 from adapters.persistence.postgres import PostgresStorage
 from adapters.persistence.sqlite import SqliteStorage
@@ -38,78 +37,16 @@ from application import accounts, groups, operator, sessions, users
 from application.auth import AuthService
 from application.housekeeping import PurgeExpired
 from application.mail import Outbox
-from application.ports import Storage
+from application.mfa import MfaEnrolment, ResetUserMfa
+from application.mfa_login import MfaLogin
 from application.recovery import EmailVerification, PasswordRecovery
-from application.settings import AuthSettings, Live
+from application.settings import Live
 from application.throttle import LoginThrottle
-from entrypoints.config import Config, key_store_of, read_kek
+from entrypoints.config import Config
 from entrypoints.config_refresh import ConfigReloader, ConfigSource, refresh_steps
-from entrypoints.http.actuator_routes import ServiceInfo, authorize_actuator
 from entrypoints.telemetry import Telemetry, traced
-from service_actuator import Actuator
+from entrypoints.wiring import Deferred, build_actuator, key_stores, make_secret_sealer
 from service_actuator.metrics import new_registry
-
-
-def _actuator(
-    config: Config,
-    live_config: Live[Config],
-    storage: Storage,
-    signer: Any,
-    reloader: ConfigReloader,
-    registry: object,
-    readiness_state: ReadinessState,
-    bus: Any,
-) -> Actuator:
-    """The actuator of contract section 4 (distribution ``authsvc``; readiness: db, signingKey,
-    readinessState; ``events`` counts for ``/actuator/health`` only). Its settings are read per
-    request from ``live_config`` (the ``actuator`` prefix in force); who may see details, read
-    metrics or refresh is ``domain.policy``'s call (``authorize_actuator``).
-
-    Raises ``ServiceActuatorError`` when ``PROMETHEUS_MULTIPROC_DIR`` names no directory.
-    """
-    return Actuator(
-        lambda: live_config.current.actuator,
-        distribution="authsvc",
-        indicators=[EventsHealth(bus)],
-        readiness_indicators=[
-            DatabaseHealth(storage, config.storage.backend),
-            SigningKeyHealth(signer),
-            readiness_state,
-        ],
-        info_contributors=[ServiceInfo(live_config, config, signer)],
-        authorizer=authorize_actuator,
-        reloader=reloader,
-        registry=registry,
-    )
-
-
-def key_stores(config: Config) -> Callable[[AuthSettings], SigningKeyStore] | None:
-    """The signer's key store for ``auth.key_store``: None for ``file`` (key files in
-    ``auth.key_dir``, the signer's default), else the ``signing_keys`` table of the storage's
-    database, private keys under the key-encryption key. Raises ``ConfigError`` for a missing
-    or unusable key-encryption key."""
-    if key_store_of(config) != "database":
-        return None
-    kek, storage = read_kek(config.auth), config.storage
-    store = (
-        DatabaseKeyStore.postgres(storage.postgres_dsn, storage.postgres_schema or None, kek)
-        if storage.backend == "postgres"
-        else DatabaseKeyStore.sqlite(storage.sqlite_path, kek)
-    )
-    return lambda _settings: store
-
-
-class _Deferred:
-    """Stands for ``make()``'s result, made on first use: the actuator and the refresh steps are
-    wired when the app is built, but the signer may need the database (``auth.key_store =
-    "database"``), which the app opens — migrating it — only when it starts."""
-
-    def __init__(self, make: Callable[[], Any]) -> None:
-        self._make = make
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._make(), name)
-
 
 T = TypeVar("T")
 
@@ -177,7 +114,7 @@ class Container(containers.DeclarativeContainer):
         providers.Singleton(key_stores, config),
     )
     """Signs and verifies access tokens; its keys live in ``auth.key_store`` (ADR 0015)."""
-    deferred_signer = providers.Singleton(_Deferred, signer.provider)
+    deferred_signer = providers.Singleton(Deferred, signer.provider)
     """The signer, built on first use (after the storage is open and migrated)."""
     database_login_attempts = providers.Singleton(methodcaller("login_attempts"), storage)
     """Failed logins in the database: shared by every worker process and instance using it."""
@@ -239,28 +176,53 @@ class Container(containers.DeclarativeContainer):
         verification=email_verification,
     )
 
+    # Multi-factor authentication (contract section 10).
+    totp = providers.Singleton(PyotpTotp)
+    secret_sealer = providers.Singleton(make_secret_sealer, config)
+    """Seals the TOTP secrets; made when the app starts (it may create ``mfa.key``)."""
+    mfa_enrolment = _use_case(
+        telemetry, MfaEnrolment, storage, totp, secret_sealer, hasher, bus, clock, auth_settings
+    )
+    mfa_login = _use_case(
+        telemetry,
+        MfaLogin,
+        storage,
+        totp,
+        secret_sealer,
+        signer,
+        bus,
+        clock,
+        auth_settings,
+        throttle,
+    )
+    reset_user_mfa = _use_case(telemetry, ResetUserMfa, storage, bus, clock)
+
     # Users, roles, groups and members (contract section 3); one span per call.
     list_users = _use_case(telemetry, users.ListUsers, storage)
     get_user = _use_case(telemetry, users.GetUser, storage)
-    set_role = _use_case(telemetry, users.SetRole, storage, bus)
+    set_role = _use_case(telemetry, users.SetRole, storage, bus, clock)
     # Sessions and the user lifecycle (contract sections 7 and 8).
-    update_user = _use_case(telemetry, accounts.UpdateUser, storage, bus)
-    delete_user = _use_case(telemetry, accounts.DeleteUser, storage, bus)
-    delete_own_account = _use_case(telemetry, accounts.DeleteOwnAccount, storage, bus, hasher)
+    update_user = _use_case(telemetry, accounts.UpdateUser, storage, bus, clock)
+    delete_user = _use_case(telemetry, accounts.DeleteUser, storage, bus, clock)
+    delete_own_account = _use_case(
+        telemetry, accounts.DeleteOwnAccount, storage, bus, hasher, clock
+    )
     list_sessions = _use_case(telemetry, sessions.ListSessions, storage, clock)
-    end_own_session = _use_case(telemetry, sessions.EndOwnSession, storage, bus)
-    end_own_sessions = _use_case(telemetry, sessions.EndOwnSessions, storage, bus)
-    end_user_sessions = _use_case(telemetry, sessions.EndUserSessions, storage, bus)
+    end_own_session = _use_case(telemetry, sessions.EndOwnSession, storage, bus, clock)
+    end_own_sessions = _use_case(telemetry, sessions.EndOwnSessions, storage, bus, clock)
+    end_user_sessions = _use_case(telemetry, sessions.EndUserSessions, storage, bus, clock)
     list_groups = _use_case(telemetry, groups.ListGroups, storage)
     get_group = _use_case(telemetry, groups.GetGroup, storage)
-    create_group = _use_case(telemetry, groups.CreateGroup, storage, clock)
-    rename_group = _use_case(telemetry, groups.RenameGroup, storage)
-    delete_group = _use_case(telemetry, groups.DeleteGroup, storage, bus)
+    create_group = _use_case(telemetry, groups.CreateGroup, storage, bus, clock)
+    rename_group = _use_case(telemetry, groups.RenameGroup, storage, bus, clock)
+    delete_group = _use_case(telemetry, groups.DeleteGroup, storage, bus, clock)
     add_member = _use_case(telemetry, groups.AddMember, storage, bus, clock)
-    remove_member = _use_case(telemetry, groups.RemoveMember, storage, bus)
+    remove_member = _use_case(telemetry, groups.RemoveMember, storage, bus, clock)
 
     # Housekeeping (contract section 12): by the server on a timer and by ``authsvc purge``.
-    purge_expired = _use_case(telemetry, PurgeExpired, storage, clock)
+    audit_settings = providers.Singleton(methodcaller("view", attrgetter("audit")), live_config)
+    """``Live[AuditSettings]``: the ``audit`` prefix in force (contract section 11)."""
+    purge_expired = _use_case(telemetry, PurgeExpired, storage, clock, audit_settings)
 
     # The operator's command line on the box.
     create_superadmin = _use_case(
@@ -299,6 +261,8 @@ class Container(containers.DeclarativeContainer):
         bus,
         config_source,
         providers.Singleton(refresh_steps, deferred_signer, telemetry),
+        storage=storage,
+        clock=clock,
     )
     """``POST /actuator/refresh``: all or nothing (``entrypoints.config_refresh``)."""
 
@@ -306,7 +270,7 @@ class Container(containers.DeclarativeContainer):
     """DOWN once a graceful shutdown begins (``refuse_traffic()``)."""
 
     actuator = providers.Singleton(
-        _actuator,
+        build_actuator,
         config,
         live_config,
         storage,

@@ -160,6 +160,48 @@ class KeyStore(SigningKeyStore):
             raise KeyStoreError(f"signing key {self.key_path(alg)} vanished while being created")
         return winner
 
+    def load_or_create_secret(self, name: str, size: int) -> bytes:
+        """The ``size`` random bytes in the file ``name`` of the key directory, created first
+        (mode 0600, atomically, safe against concurrent creators) if missing. For symmetric
+        keys such as the MFA sealing key (``mfa.key``).
+
+        Raises ``KeyStoreError`` on an unusable directory, a file that is not regular, or one
+        that does not hold exactly ``size`` bytes.
+        """
+        self.ensure_dir()
+        path = self.path / name
+        existing = self._read_secret_file(path, size)
+        if existing is not None:
+            return existing
+        if self._create_exclusive(path, secrets.token_bytes(size)):
+            log.info("generated a new secret key %s", path)
+        winner = self._read_secret_file(path, size)
+        if winner is None:  # pragma: no cover - the file was deleted between link and read
+            raise KeyStoreError(f"secret key {path} vanished while being created")
+        return winner
+
+    def _read_secret_file(self, path: Path, size: int) -> bytes | None:
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        except FileNotFoundError:
+            return None
+        except OSError as e:
+            raise KeyStoreError(f"cannot open secret key {path}: {e.strerror}") from e
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise KeyStoreError(f"secret key {path} is not a regular file")
+            if stat.S_IMODE(st.st_mode) & 0o077:
+                log.warning("secret key %s was readable by others; setting mode 0600", path)
+                os.fchmod(fd, 0o600)
+            with os.fdopen(fd, "rb", closefd=False) as f:
+                data = f.read()
+        finally:
+            os.close(fd)
+        if len(data) != size:
+            raise KeyStoreError(f"secret key {path} is {len(data)} bytes, not {size}")
+        return data
+
     async def load_or_create_async(self, alg: str) -> bytes:
         """``load_or_create`` in a worker thread (key generation blocks for up to ~1 s)."""
         return await asyncio.to_thread(self.load_or_create, alg)

@@ -28,6 +28,7 @@ _USER_COLUMNS = (
     "created_at",
     "disabled",
     "email_verified",
+    "mfa_enabled",
 )
 _TOKEN_COLUMNS = (
     "token_hash",
@@ -85,3 +86,14 @@ GROUP_SUMMARY = (
 
 EMAIL_TOKENS = "token_hash, user_id, purpose, expires_at, created_at"
 """The columns of ``email_tokens`` in the order of ``EmailToken``'s fields."""
+
+MFA_TOTP = "user_id, sealed_secret, confirmed, last_step, created_at"
+"""The columns of ``mfa_totp`` in the order of ``TotpCredential``'s fields."""
+
+MFA_CHALLENGES = "token_hash, user_id, expires_at, created_at, failures"
+"""The columns of ``mfa_challenges`` in the order of ``MfaChallenge``'s fields."""
+
+AUDIT_EVENTS = (
+    "id, type, occurred_at, actor_id, user_id, org_id, client_address, user_agent, details"
+)
+"""The columns of ``audit_events`` in the order of ``AuditEvent``'s fields."""

@@ -17,6 +17,7 @@ from entrypoints.http import (
     admin_routes,
     auth_routes,
     email_routes,
+    mfa_routes,
     session_routes,
     wellknown_routes,
 )
@@ -42,6 +43,7 @@ async def _resources(app: web.Application) -> AsyncIterator[None]:
     await storage.open()
     try:
         signer = await asyncio.to_thread(container.signer)  # generates keys on first start
+        await asyncio.to_thread(container.secret_sealer)  # the MFA key, likewise
         bus = container.bus()
         follow_peers(bus, container.reloader(), signer)
         start = getattr(bus, "start", None)
@@ -133,6 +135,7 @@ def create_app(container: Container) -> web.Application:
         *auth_routes.ROUTES,
         *email_routes.ROUTES,
         *session_routes.ROUTES,
+        *mfa_routes.ROUTES,
         *admin_routes.ROUTES,
         *wellknown_routes.ROUTES,
     ]

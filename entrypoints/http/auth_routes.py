@@ -54,7 +54,8 @@ def _auth(request: web.Request) -> AuthService:
     return request.app[CONTAINER].auth_service()
 
 
-def _pair_json(pair: TokenPair) -> web.Response:
+def pair_json(pair: TokenPair) -> web.Response:
+    """The contract ``TokenPair`` answer (200, JSON)."""
     return json_response(
         {
             "access_token": pair.access_token,
@@ -81,7 +82,7 @@ async def login(request: web.Request) -> web.Response:
     server = request.app[CONTAINER].config().server
     client = client_address(request, server.trusted_proxies)
     pair = await _auth(request).login(body.email, body.password, client, user_agent(request))
-    return _pair_json(pair)
+    return pair_json(pair)
 
 
 async def me(request: web.Request) -> web.Response:
@@ -93,7 +94,7 @@ async def me(request: web.Request) -> web.Response:
 async def refresh(request: web.Request) -> web.Response:
     """POST /refresh → 200 TokenPair (one-time rotation)."""
     body = await read_json(request, RefreshRequest)
-    return _pair_json(await _auth(request).refresh(body.refresh_token))
+    return pair_json(await _auth(request).refresh(body.refresh_token))
 
 
 async def logout(request: web.Request) -> web.Response:

@@ -22,6 +22,10 @@ _PROBLEM = {
         "status": {"type": "integer"},
         "detail": {"type": "string"},
         "code": {"type": "string"},
+        "mfa_token": {
+            "type": "string",
+            "description": "with code mfa_required: the token for /login/mfa (contract 10)",
+        },
         "errors": {
             "type": "array",
             "items": {
@@ -34,10 +38,31 @@ _PROBLEM = {
 
 SCHEMAS: dict[str, Any] = {
     "Problem": _PROBLEM,
+    "TotpEnrolment": {
+        "type": "object",
+        "required": ["secret", "otpauth_uri", "qr_svg"],
+        "properties": {
+            "secret": {"type": "string", "description": "base32 (RFC 4648)"},
+            "otpauth_uri": {"type": "string", "description": "otpauth://totp/... (the QR's text)"},
+            "qr_svg": {"type": "string", "description": "the QR code, an SVG document"},
+        },
+    },
+    "RecoveryCodes": {
+        "type": "object",
+        "required": ["recovery_codes"],
+        "properties": {
+            "recovery_codes": {
+                "type": "array",
+                "items": {"type": "string"},
+                "minItems": 10,
+                "maxItems": 10,
+            }
+        },
+    },
     "User": {
         "type": "object",
         "required": ["id", "email", "role", "org_id", "created_at", "disabled",
-                     "email_verified"],
+                     "email_verified", "mfa_enabled"],
         "properties": {
             "id": {"type": "string"},
             "email": {"type": "string", "format": "email"},
@@ -46,6 +71,7 @@ SCHEMAS: dict[str, Any] = {
             "created_at": {"type": "string", "format": "date-time"},
             "disabled": {"type": "boolean"},
             "email_verified": {"type": "boolean"},
+            "mfa_enabled": {"type": "boolean"},
             "groups": {"type": "array", "items": {"type": "string"}},
         },
     },
@@ -180,7 +206,7 @@ def _response(description: str, specs: list[RouteSpec]) -> dict[str, Any]:
     return {"description": description}
 
 
-STORAGE_TAGS = ("auth", "admin", "sessions", "email")
+STORAGE_TAGS = ("auth", "admin", "sessions", "email", "mfa")
 """Tags of the operations that use the database: each may answer 503 ``storage_unavailable``."""
 
 

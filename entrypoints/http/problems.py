@@ -24,6 +24,8 @@ STATUS_BY_ERROR: dict[type[d.DomainError], int] = {
     d.InvalidOldPassword: 403,
     d.AccountDisabled: 403,
     d.EmailNotVerified: 403,
+    d.MfaRequired: 401,
+    d.InvalidMfaCode: 401,
     d.InvalidResetToken: 400,
     d.InvalidVerificationToken: 400,
     d.NotFound: 404,
@@ -107,6 +109,8 @@ def domain_problem(exc: d.DomainError) -> web.Response:
         headers["WWW-Authenticate"] = 'Bearer error="invalid_token"'
     if isinstance(exc, d.RateLimited | d.StorageFault):
         headers["Retry-After"] = str(exc.retry_after)
+    if isinstance(exc, d.MfaRequired):
+        extra["mfa_token"] = exc.mfa_token
     if isinstance(exc, d.ValidationFailed):
         extra["errors"] = [{"field": e.field, "message": e.message} for e in exc.errors]
     return problem_response(status, exc.code, exc.detail, extra=extra, headers=headers)

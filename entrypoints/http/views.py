@@ -33,7 +33,8 @@ def iso(ts: datetime) -> str:
 
 
 def user_json(user: User, groups: list[str] | None = None) -> dict[str, Any]:
-    """Contract ``User``: id, email, role, org_id, created_at, disabled, email_verified (+ groups).
+    """Contract ``User``: id, email, role, org_id, created_at, disabled, email_verified,
+    mfa_enabled (+ groups).
     Never a password hash."""
     body: dict[str, Any] = {
         "id": user.id,
@@ -43,6 +44,7 @@ def user_json(user: User, groups: list[str] | None = None) -> dict[str, Any]:
         "created_at": iso(user.created_at),
         "disabled": user.disabled,
         "email_verified": user.email_verified,
+        "mfa_enabled": user.mfa_enabled,
     }
     if groups is not None:
         body["groups"] = groups

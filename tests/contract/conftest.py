@@ -33,7 +33,8 @@ T0 = datetime(2026, 1, 2, 3, 4, 5, 123456, tzinfo=UTC)
 """A reference time with microseconds, to check that adapters round-trip them."""
 
 _TABLES = (
-    "users, sessions, refresh_tokens, rotated_refresh_tokens, groups, group_members, login_failures"
+    "users, sessions, refresh_tokens, rotated_refresh_tokens, groups, group_members, login_failures,"
+    " audit_events"
 )
 
 

@@ -16,7 +16,14 @@ from adapters.persistence.migrate import apply_postgres_migrations, apply_sqlite
 from adapters.persistence.postgres import PostgresStorage
 from adapters.persistence.sqlite import SqliteStorage
 
-ALL = ["0001_initial", "0003_signing_keys", "0004_sessions", "0005_email_tokens"]
+ALL = [
+    "0001_initial",
+    "0003_signing_keys",
+    "0004_sessions",
+    "0005_email_tokens",
+    "0006_mfa",
+    "0007_audit",
+]
 EXPECTED_TABLES = {
     "users",
     "refresh_tokens",
@@ -26,6 +33,7 @@ EXPECTED_TABLES = {
     "login_failures",
     "signing_keys",
     "sessions",
+    "audit_events",
 }
 RUNNERS = 4
 

@@ -457,7 +457,17 @@ async def test_org_admin_lists_only_its_organization(client: TestClient) -> None
         items = (await resp.json())["items"]
         assert items and {u["org_id"] for u in items} == {HOME}
         assert all(
-            set(u) == {"id", "email", "role", "org_id", "created_at", "disabled", "email_verified"}
+            set(u)
+            == {
+                "id",
+                "email",
+                "role",
+                "org_id",
+                "created_at",
+                "disabled",
+                "email_verified",
+                "mfa_enabled",
+            }
             for u in items
         )
     resp = await client.get("/groups", headers=bearer(token))

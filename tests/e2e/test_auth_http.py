@@ -37,6 +37,7 @@ async def test_walk_through(client: TestClient) -> None:
         "created_at",
         "disabled",
         "email_verified",
+        "mfa_enabled",
     }
     assert user["email"] == "alice@example.com" and user["role"] == "viewer"
     assert user["org_id"] == "default"

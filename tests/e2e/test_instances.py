@@ -278,7 +278,7 @@ async def test_an_unreachable_broker_does_not_stop_the_start(tmp_path: Path) -> 
         "AUTHSVC_AUTH__KEY_DIR": str(tmp_path / "keys"),
         "AUTHSVC_STORAGE__SQLITE_PATH": str(tmp_path / "authsvc.db"),
         "AUTHSVC_EVENTS__BACKEND": "nats",
-        "AUTHSVC_EVENTS__NATS_URL": "nats://user:secret@127.0.0.1:9",
+        "AUTHSVC_EVENTS__NATS_URL": "nats://user:brokerpw-7f3a@127.0.0.1:9",
         "AUTHSVC_ACTUATOR__SHOW_DETAILS": "always",
     }
     server = Server(env)
@@ -290,8 +290,8 @@ async def test_an_unreachable_broker_does_not_stop_the_start(tmp_path: Path) -> 
         events = health["components"]["events"]
         assert events["status"] == "DOWN"
         assert events["details"]["broker"] == "nats://127.0.0.1:9"
-        assert "secret" not in json.dumps(health)
+        assert "brokerpw-7f3a" not in json.dumps(health)
         assert (await _call(server.base, "GET", "/.well-known/jwks.json"))[0] == 200
     finally:
         server.stop()
-    assert "secret" not in server.log()
+    assert "brokerpw-7f3a" not in server.log()

@@ -13,6 +13,7 @@ from contextlib import asynccontextmanager
 from datetime import datetime, timedelta
 from typing import Any
 
+import attrs
 import pytest
 
 from adapters.crypto.bcrypt_hasher import BcryptHasher
@@ -20,7 +21,15 @@ from adapters.events.inprocess import InProcessEventBus
 from adapters.persistence.memory import MemoryStorage
 from application import pagination
 from application.accounts import DeleteUser, UpdateUser
-from application.events import Event, GroupMembershipChanged, RoleChanged, UserRegistered
+from application.events import (
+    Event,
+    GroupDeleted,
+    GroupMembershipChanged,
+    MfaDisabled,
+    RoleChanged,
+    UserMoved,
+    UserRegistered,
+)
 from application.groups import (
     AddMember,
     CreateGroup,
@@ -30,6 +39,7 @@ from application.groups import (
     RemoveMember,
     RenameGroup,
 )
+from application.mfa import ResetUserMfa
 from application.operator import CreateSuperadmin, OperatorCommand
 from application.pagination import Page
 from application.sessions import EndUserSessions, ListSessions
@@ -98,6 +108,9 @@ class _SpyUnitOfWork:
         self.tokens = uow.tokens
         self.sessions = uow.sessions
         self.groups = uow.groups
+        self.email_tokens = uow.email_tokens
+        self.mfa = uow.mfa
+        self.audit = uow.audit
 
     async def commit(self) -> None:
         if self._spy.fail_commit:
@@ -128,19 +141,20 @@ class World:
         storage, bus, clock = self.spy, self.bus, self.clock
         self.list_users = ListUsers(storage)
         self.get_user = GetUser(storage)
-        self.set_role = SetRole(storage, bus)
-        self.update_user = UpdateUser(storage, bus)
+        self.set_role = SetRole(storage, bus, clock)
+        self.update_user = UpdateUser(storage, bus, clock)
         self.move_user = self.update_user.move
-        self.delete_user = DeleteUser(storage, bus)
+        self.delete_user = DeleteUser(storage, bus, clock)
         self.list_sessions = ListSessions(storage, self.clock)
-        self.end_user_sessions = EndUserSessions(storage, bus)
+        self.end_user_sessions = EndUserSessions(storage, bus, clock)
+        self.reset_user_mfa = ResetUserMfa(storage, bus, clock)
         self.list_groups = ListGroups(storage)
         self.get_group = GetGroup(storage)
-        self.create_group = CreateGroup(storage, clock, self.next_id)
-        self.rename_group = RenameGroup(storage)
-        self.delete_group = DeleteGroup(storage, bus)
+        self.create_group = CreateGroup(storage, bus, clock, self.next_id)
+        self.rename_group = RenameGroup(storage, bus, clock)
+        self.delete_group = DeleteGroup(storage, bus, clock)
         self.add_member = AddMember(storage, bus, clock)
-        self.remove_member = RemoveMember(storage, bus)
+        self.remove_member = RemoveMember(storage, bus, clock)
         self.settings = Live(AuthSettings(bcrypt_rounds=4))
         self.hasher = BcryptHasher(self.settings)
         self.create_superadmin = CreateSuperadmin(
@@ -177,6 +191,16 @@ class World:
     async def user(self, uid: str) -> User | None:
         async with self.spy.inner.begin() as uow:
             return await uow.users.get(uid)
+
+    async def enable_mfa(self, uid: str) -> None:
+        """Turn MFA on for ``uid`` (a confirmed secret, one recovery code)."""
+        async with self.spy.inner.begin() as uow:
+            user = await uow.users.get(uid)
+            assert user is not None
+            await uow.mfa.put_pending(uid, b"sealed secret", self.clock.now())
+            assert await uow.mfa.confirm(uid, 1, ["0" * 64])
+            await uow.users.update(attrs.evolve(user, mfa_enabled=True))
+            await uow.commit()
 
     async def add_session(self, uid: str, sid: str) -> None:
         """A live session ``sid`` of ``uid`` with one refresh token."""
@@ -231,11 +255,12 @@ async def walk(fetch: Callable[[str | None], Awaitable[Page[Any]]]) -> list[Any]
 
 async def _seed_matrix(world: World, role: Role) -> Principal:
     """Caller of ``role`` in acme; in each of acme and globex: a viewer ``user-<org>`` (no
-    group), a ``member-<org>`` of ``group-<org>``."""
+    group) with MFA on and a session, a ``member-<org>`` of ``group-<org>``."""
     me = await world.add_user("caller", role, CALLER_ORG)
     for org in (CALLER_ORG, OTHER_ORG):
         await world.add_user(f"user-{org}", Role.VIEWER, org)
         await world.add_session(f"user-{org}", f"session-{org}")
+        await world.enable_mfa(f"user-{org}")
         await world.add_user(f"member-{org}", Role.VIEWER, org)
         await world.add_group(f"group-{org}", org, members=(f"member-{org}",))
     return as_principal(me)
@@ -265,6 +290,11 @@ async def _run(world: World, op: Operation, me: Principal, org: str) -> None:
     elif op is Operation.END_USER_SESSIONS:
         assert await world.end_user_sessions(me, user_id) == [f"session-{org}"]
         assert await world.list_sessions(me, user_id) == []
+    elif op is Operation.RESET_USER_MFA:
+        await world.reset_user_mfa(me, user_id)
+        target = await world.user(user_id)
+        assert target is not None and not target.mfa_enabled
+        assert [type(e) for e in world.events] == [MfaDisabled]
     elif op is Operation.LIST_GROUPS:
         groups = await world.list_groups(me, org_id=org)
         assert [s.group.id for s in groups.items] == [group_id]
@@ -588,9 +618,10 @@ class TestMoveUser:
         assert world.spy.commits == commits + 1
         assert await world.groups_of("bob") == []
         assert await world.groups_of("carol") == ["ga"]
-        assert sorted(world.events, key=lambda e: e.group_id) == [  # type: ignore[attr-defined]
-            GroupMembershipChanged("ga", "bob", "root", False),
-            GroupMembershipChanged("gb", "bob", "root", False),
+        assert world.events[0] == UserMoved("bob", "root", CALLER_ORG, OTHER_ORG)
+        assert sorted(world.events[1:], key=lambda e: e.group_id) == [  # type: ignore[attr-defined]
+            GroupMembershipChanged("ga", "bob", "root", False, CALLER_ORG),
+            GroupMembershipChanged("gb", "bob", "root", False, CALLER_ORG),
         ]
         assert world.published_inside_unit == []
         # the moved user is now in the other org's scope only
@@ -683,8 +714,9 @@ class TestGroups:
         assert not await world.group_exists("g")
         assert await world.groups_of("b") == []
         assert world.events == [
-            GroupMembershipChanged("g", "admin", "admin", False),
-            GroupMembershipChanged("g", "b", "admin", False),
+            GroupDeleted("g", CALLER_ORG, "admin"),
+            GroupMembershipChanged("g", "admin", "admin", False, CALLER_ORG),
+            GroupMembershipChanged("g", "b", "admin", False, CALLER_ORG),
         ]
         with pytest.raises(NotFound):
             await world.delete_group(admin_, "g")
@@ -698,7 +730,7 @@ class TestMembers:
         assert await world.add_member(admin_, "g", "bob") is True
         assert await world.add_member(admin_, "g", "bob") is False
         assert await world.groups_of("bob") == ["g"]
-        assert world.events == [GroupMembershipChanged("g", "bob", "admin", True)]
+        assert world.events == [GroupMembershipChanged("g", "bob", "admin", True, CALLER_ORG)]
         assert world.published_inside_unit == []
 
     async def test_superadmin_adding_a_user_of_another_org_gets_422(self, world: World) -> None:
@@ -738,7 +770,7 @@ class TestMembers:
         await world.add_group("g", members=("admin",))
         assert await world.remove_member(admin_, "g", "admin") is True
         assert await world.groups_of("admin") == []
-        assert world.events == [GroupMembershipChanged("g", "admin", "admin", False)]
+        assert world.events == [GroupMembershipChanged("g", "admin", "admin", False, CALLER_ORG)]
         assert world.published_inside_unit == []
 
     async def test_failed_commit_adds_nothing_and_publishes_nothing(self, world: World) -> None:
@@ -830,7 +862,10 @@ class TestOperatorCommands:
         user = await world.set_org_by_operator("bob@example.com", OTHER_ORG)
         assert user.org_id == OTHER_ORG
         assert await world.groups_of("bob") == []
-        assert world.events == [GroupMembershipChanged("g", "bob", "cli", False)]
+        assert world.events == [
+            UserMoved("bob", "cli", CALLER_ORG, OTHER_ORG),
+            GroupMembershipChanged("g", "bob", "cli", False, CALLER_ORG),
+        ]
         with pytest.raises(NotFound):
             await world.set_org_by_operator("ghost@example.com", OTHER_ORG)
 

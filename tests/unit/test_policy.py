@@ -38,6 +38,8 @@ list_user_sessions same  403     403       ok         ok
 list_user_sessions other 403     403       404        ok
 end_user_sessions same   403     403       ok         ok
 end_user_sessions other  403     403       404        ok
+reset_user_mfa  same     403     403       ok         ok
+reset_user_mfa  other    403     403       404        ok
 list_groups     same     ok      ok        ok         ok
 list_groups     other    404     404       404        ok
 view_group      same     ok      ok        ok         ok
@@ -95,6 +97,7 @@ _ACCOUNT_OPERATIONS = (
     Operation.DELETE_USER,
     Operation.LIST_USER_SESSIONS,
     Operation.END_USER_SESSIONS,
+    Operation.RESET_USER_MFA,
 )
 
 
@@ -349,8 +352,10 @@ def test_org_admin_may_not_manage_a_superadmins_account_except_to_list_its_sessi
     policy.check_user_management(CLI_OPERATOR, target, op)
 
 
-@pytest.mark.parametrize("op", [Operation.DISABLE_USER, Operation.DELETE_USER])
-def test_org_admin_may_not_disable_or_delete_itself(op: Operation) -> None:
+@pytest.mark.parametrize(
+    "op", [Operation.DISABLE_USER, Operation.DELETE_USER, Operation.RESET_USER_MFA]
+)
+def test_org_admin_may_not_disable_delete_or_reset_the_mfa_of_itself(op: Operation) -> None:
     me = caller(Role.ORG_ADMIN, uid="me")
     with pytest.raises(Forbidden):
         policy.check_user_management(me, user("me", Role.ORG_ADMIN), op)

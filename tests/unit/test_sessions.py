@@ -147,12 +147,12 @@ async def test_a_user_ends_one_of_its_sessions_and_not_someone_elses(
     listed = await ListSessions(storage, clock)(_me(alice))
     assert [s.user_agent for s in listed] == ["laptop", "phone"]  # newest first
     with pytest.raises(NotFound):
-        await EndOwnSession(storage, bus)(_me(bob), listed[1].id)
-    await EndOwnSession(storage, bus)(_me(alice), listed[1].id)
+        await EndOwnSession(storage, bus, FakeClock())(_me(bob), listed[1].id)
+    await EndOwnSession(storage, bus, FakeClock())(_me(alice), listed[1].id)
     with pytest.raises(InvalidRefreshToken):
         await service.refresh(phone.refresh_token)
     await service.refresh(laptop.refresh_token)
-    assert await EndOwnSessions(storage, bus)(_me(alice)) == [listed[0].id]
+    assert await EndOwnSessions(storage, bus, FakeClock())(_me(alice)) == [listed[0].id]
     assert await ListSessions(storage, clock)(_me(alice)) == []
 
 
@@ -176,7 +176,7 @@ async def test_disable_ends_sessions_refuses_login_and_bearer_then_enable_restor
     root = await _user(service, storage, "root@example.com", Role.SUPERADMIN)
     user = await service.register("a@example.com", PASSWORD)
     pair = await service.login("a@example.com", PASSWORD, "10.0.0.1")
-    update = UpdateUser(storage, bus)
+    update = UpdateUser(storage, bus, FakeClock())
     assert (await update(_me(root), user.id, disabled=True)).disabled
     with pytest.raises(InvalidRefreshToken):
         await service.refresh(pair.refresh_token)
@@ -201,7 +201,7 @@ async def test_update_needs_a_field_and_refuses_an_org_admin_on_a_superadmin(
 ) -> None:
     root = await _user(service, storage, "root@example.com", Role.SUPERADMIN)
     admin = await _user(service, storage, "admin@example.com", Role.ORG_ADMIN)
-    update = UpdateUser(storage, bus)
+    update = UpdateUser(storage, bus, FakeClock())
     with pytest.raises(ValidationFailed):
         await update(_me(root), admin.id)
     with pytest.raises(Forbidden):
@@ -217,17 +217,17 @@ async def test_the_last_enabled_superadmin_can_be_neither_disabled_nor_deleted(
 ) -> None:
     root = await _user(service, storage, "root@example.com", Role.SUPERADMIN)
     with pytest.raises(LastSuperadmin):
-        await UpdateUser(storage, bus)(CLI_OPERATOR, root.id, disabled=True)
+        await UpdateUser(storage, bus, FakeClock())(CLI_OPERATOR, root.id, disabled=True)
     with pytest.raises(LastSuperadmin):
-        await DeleteUser(storage, bus)(_me(root), root.id)
+        await DeleteUser(storage, bus, FakeClock())(_me(root), root.id)
     with pytest.raises(LastSuperadmin):
-        await DeleteOwnAccount(storage, bus, hasher)(root, PASSWORD)
+        await DeleteOwnAccount(storage, bus, hasher, FakeClock())(root, PASSWORD)
     async with storage.begin() as uow:
         assert await uow.users.get(root.id) == root
     other = await _user(service, storage, "root2@example.com", Role.SUPERADMIN)
-    await UpdateUser(storage, bus)(_me(other), root.id, disabled=True)
+    await UpdateUser(storage, bus, FakeClock())(_me(other), root.id, disabled=True)
     with pytest.raises(LastSuperadmin):  # the disabled one does not count
-        await DeleteUser(storage, bus)(CLI_OPERATOR, other.id)
+        await DeleteUser(storage, bus, FakeClock())(CLI_OPERATOR, other.id)
 
 
 async def test_delete_removes_the_user_and_frees_its_email(
@@ -236,7 +236,7 @@ async def test_delete_removes_the_user_and_frees_its_email(
     admin = await _user(service, storage, "admin@example.com", Role.ORG_ADMIN)
     user = await service.register("a@example.com", PASSWORD)
     pair = await service.login("a@example.com", PASSWORD, "10.0.0.1")
-    await DeleteUser(storage, bus)(_me(admin), user.id)
+    await DeleteUser(storage, bus, FakeClock())(_me(admin), user.id)
     assert recorder.of(UserDeleted) == [UserDeleted(user.id, admin.id)]
     with pytest.raises(InvalidRefreshToken):
         await service.refresh(pair.refresh_token)
@@ -247,7 +247,7 @@ async def test_delete_own_account_needs_the_password(
     service: AuthService, storage: MemoryStorage, bus: InProcessEventBus, hasher: BcryptHasher
 ) -> None:
     user = await service.register("a@example.com", PASSWORD)
-    delete = DeleteOwnAccount(storage, bus, hasher)
+    delete = DeleteOwnAccount(storage, bus, hasher, FakeClock())
     for wrong in ("not my password", "x" * 100):
         with pytest.raises(InvalidOldPassword):
             await delete(user, wrong)

@@ -16,16 +16,20 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import datetime, timedelta
 
 from adapters.persistence._rows import require_aware
+from adapters.persistence.memory.audit import MemoryAuditLog
 from adapters.persistence.memory.email_tokens import MemoryEmailTokenStore
+from adapters.persistence.memory.mfa import MemoryMfaStore
 from adapters.persistence.memory.repos import MemoryGroupRepo, MemoryUserRepo
 from adapters.persistence.memory.tables import _Stage, _Tables
 from adapters.persistence.memory.tokens import MemorySessionStore, MemoryTokenStore
 from application.ports import LoginAttempts, Storage, UnitOfWork
 
 __all__ = [
+    "MemoryAuditLog",
     "MemoryEmailTokenStore",
     "MemoryGroupRepo",
     "MemoryLoginAttempts",
+    "MemoryMfaStore",
     "MemorySessionStore",
     "MemoryStorage",
     "MemoryTokenStore",
@@ -48,6 +52,8 @@ class MemoryUnitOfWork(UnitOfWork):
         self.sessions = MemorySessionStore(stage)
         self.groups = MemoryGroupRepo(stage)
         self.email_tokens = MemoryEmailTokenStore(stage)
+        self.mfa = MemoryMfaStore(stage)
+        self.audit = MemoryAuditLog(stage)
 
     async def commit(self) -> None:
         """Publish every staged change at once."""

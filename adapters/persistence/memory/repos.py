@@ -10,7 +10,16 @@ from adapters.persistence._rows import require_aware
 from adapters.persistence.memory.tables import _Rotated, _Stage
 from application.ports import GroupRepo, UserRepo
 from domain.errors import Conflict, EmailTaken, NotFound
-from domain.model import EmailToken, Group, GroupSummary, RefreshToken, Role, Session, User
+from domain.model import (
+    EmailToken,
+    Group,
+    GroupSummary,
+    MfaChallenge,
+    RefreshToken,
+    Role,
+    Session,
+    User,
+)
 
 
 class MemoryUserRepo(UserRepo):
@@ -76,25 +85,29 @@ class MemoryUserRepo(UserRepo):
         return sum(1 for u in self._s.view.users.values() if u.role == role and not u.disabled)
 
     async def delete(self, user_id: str) -> bool:
-        """Delete the user with its sessions, tokens, rotated records and memberships."""
+        """Delete the user with its sessions, tokens, rotated records, email tokens, second
+        factors and memberships."""
         view = self._s.view
         if user_id not in view.users:
             return False
         del self._s.write("users")[user_id]
-        for name in ("tokens", "rotated", "sessions", "email_tokens"):
+        for name in ("tokens", "rotated", "sessions", "email_tokens", "mfa_challenges"):
             table = getattr(view, name)
             gone = [k for k, row in table.items() if _user_of(row) == user_id]
             if gone:
                 writable = self._s.write(name)
                 for k in gone:
                     del writable[k]
+        for name in ("mfa_totp", "mfa_recovery"):
+            if user_id in getattr(view, name):
+                del self._s.write(name)[user_id]
         for group_id, members in list(view.members.items()):
             if user_id in members:
                 del self._s.write_members(group_id)[user_id]
         return True
 
 
-def _user_of(row: RefreshToken | _Rotated | Session | EmailToken) -> str:
+def _user_of(row: RefreshToken | _Rotated | Session | EmailToken | MfaChallenge) -> str:
     return row.token.user_id if isinstance(row, _Rotated) else row.user_id
 
 

@@ -7,14 +7,24 @@ from typing import Any
 
 import attrs
 
-from domain.model import EmailToken, Group, RefreshToken, Session, User
+from domain.audit import AuditEvent
+from domain.model import (
+    EmailToken,
+    Group,
+    MfaChallenge,
+    RefreshToken,
+    Session,
+    TotpCredential,
+    User,
+)
 
 
 class _Tables:
     """The committed state: plain dicts of frozen domain objects.
 
     ``members`` maps group id to ``{user id: membership created_at}``; ``rotated`` maps a
-    rotated token's hash to ``_Rotated`` (the token, when it was rotated, how often reused).
+    rotated token's hash to ``_Rotated`` (the token, when it was rotated, how often reused);
+    ``mfa_recovery`` maps a user id to the hashes of its unused recovery codes.
     """
 
     def __init__(self) -> None:
@@ -25,6 +35,10 @@ class _Tables:
         self.groups: dict[str, Group] = {}
         self.members: dict[str, dict[str, datetime]] = {}
         self.email_tokens: dict[str, EmailToken] = {}
+        self.mfa_totp: dict[str, TotpCredential] = {}
+        self.mfa_recovery: dict[str, frozenset[str]] = {}
+        self.mfa_challenges: dict[str, MfaChallenge] = {}
+        self.audit: dict[str, AuditEvent] = {}
 
 
 @attrs.frozen
@@ -40,7 +54,8 @@ class _Stage:
     """The working copy of one unit of work: reads see the committed tables until a table is
     first written, which copies it (copy-on-write). ``publish()`` hands the result back."""
 
-    _TABLES = ("users", "tokens", "rotated", "sessions", "groups", "members", "email_tokens")
+    _TABLES = ("users", "tokens", "rotated", "sessions", "groups", "members", "email_tokens",
+               "mfa_totp", "mfa_recovery", "mfa_challenges", "audit")  # fmt: skip
 
     def __init__(self, base: _Tables) -> None:
         self._base = base

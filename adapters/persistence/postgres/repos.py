@@ -12,7 +12,9 @@ import asyncpg
 
 from adapters.persistence import _columns as cols
 from adapters.persistence._rows import require_aware
+from adapters.persistence.postgres.audit import PostgresAuditLog
 from adapters.persistence.postgres.email_tokens import PostgresEmailTokenStore
+from adapters.persistence.postgres.mfa import PostgresMfaStore
 from adapters.persistence.postgres.session import (
     _Session,
     _SqlQueries,
@@ -36,7 +38,7 @@ class PostgresUserRepo(_SqlQueries, UserRepo):
         """Insert. Raises ``EmailTaken`` (email exists) or ``Conflict`` (id exists)."""
         email = user.email.lower()
         n = await self._run(
-            f"INSERT INTO users ({cols.USERS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
+            f"INSERT INTO users ({cols.USERS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
             " ON CONFLICT DO NOTHING",
             user.id,
             email,
@@ -46,6 +48,7 @@ class PostgresUserRepo(_SqlQueries, UserRepo):
             require_aware(user.created_at),
             user.disabled,
             user.email_verified,
+            user.mfa_enabled,
         )
         if n == 0:
             if await self._one("SELECT 1 FROM users WHERE email = $1", email) is not None:
@@ -74,13 +77,14 @@ class PostgresUserRepo(_SqlQueries, UserRepo):
         try:
             n = await self._run_guarded(
                 "UPDATE users SET email = $1, password_hash = $2, role = $3, org_id = $4,"
-                " disabled = $5, email_verified = $6 WHERE id = $7",
+                " disabled = $5, email_verified = $6, mfa_enabled = $7 WHERE id = $8",
                 user.email.lower(),
                 user.password_hash,
                 user.role.value,
                 user.org_id,
                 user.disabled,
                 user.email_verified,
+                user.mfa_enabled,
                 user.id,
             )
         except asyncpg.UniqueViolationError:
@@ -221,6 +225,8 @@ class PostgresUnitOfWork(UnitOfWork):
         self.sessions = PostgresSessionStore(session)
         self.groups = PostgresGroupRepo(session)
         self.email_tokens = PostgresEmailTokenStore(session)
+        self.mfa = PostgresMfaStore(session)
+        self.audit = PostgresAuditLog(session)
 
     async def commit(self) -> None:
         """Make every change of this unit durable at once."""

@@ -11,7 +11,9 @@ from datetime import datetime
 
 from adapters.persistence import _columns as cols
 from adapters.persistence._rows import to_micros
+from adapters.persistence.sqlite.audit import SqliteAuditLog
 from adapters.persistence.sqlite.email_tokens import SqliteEmailTokenStore
+from adapters.persistence.sqlite.mfa import SqliteMfaStore
 from adapters.persistence.sqlite.tokens import SqliteSessionStore, SqliteTokenStore
 from adapters.persistence.sqlite.unit import (
     _SqlQueries,
@@ -31,7 +33,7 @@ class SqliteUserRepo(_SqlQueries, UserRepo):
         """Insert. Raises ``EmailTaken`` (email exists) or ``Conflict`` (id exists)."""
         try:
             await self._count(
-                f"INSERT INTO users ({cols.USERS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT INTO users ({cols.USERS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     user.id,
                     user.email.lower(),
@@ -41,6 +43,7 @@ class SqliteUserRepo(_SqlQueries, UserRepo):
                     to_micros(user.created_at),
                     int(user.disabled),
                     int(user.email_verified),
+                    int(user.mfa_enabled),
                 ),
             )
         except sqlite3.IntegrityError as exc:
@@ -70,7 +73,7 @@ class SqliteUserRepo(_SqlQueries, UserRepo):
         try:
             n = await self._count(
                 "UPDATE users SET email = ?, password_hash = ?, role = ?, org_id = ?,"
-                " disabled = ?, email_verified = ? WHERE id = ?",
+                " disabled = ?, email_verified = ?, mfa_enabled = ? WHERE id = ?",
                 (
                     user.email.lower(),
                     user.password_hash,
@@ -78,6 +81,7 @@ class SqliteUserRepo(_SqlQueries, UserRepo):
                     user.org_id,
                     int(user.disabled),
                     int(user.email_verified),
+                    int(user.mfa_enabled),
                     user.id,
                 ),
             )
@@ -212,6 +216,8 @@ class SqliteUnitOfWork(UnitOfWork):
         self.sessions = SqliteSessionStore(unit)
         self.groups = SqliteGroupRepo(unit)
         self.email_tokens = SqliteEmailTokenStore(unit)
+        self.mfa = SqliteMfaStore(unit)
+        self.audit = SqliteAuditLog(unit)
 
     async def commit(self) -> None:
         """Make every change of this unit durable at once."""

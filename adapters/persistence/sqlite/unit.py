@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 
 def _user(row: Iterable[Any]) -> User:
-    id_, email, password_hash, role, org_id, created_at, disabled, verified = row
+    id_, email, password_hash, role, org_id, created_at, disabled, verified, mfa = row
     return User(
         id_,
         email,
@@ -32,6 +32,7 @@ def _user(row: Iterable[Any]) -> User:
         from_micros(created_at),
         bool(disabled),
         bool(verified),
+        bool(mfa),
     )
 
 

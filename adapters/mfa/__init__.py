@@ -1,0 +1,1 @@
+"""Second-factor adapters: TOTP (RFC 6238) on pyotp with QR codes by segno."""

@@ -1,0 +1,167 @@
+"""The PostgreSQL store of second factors (contract section 10): tables ``mfa_totp``,
+``mfa_recovery_codes`` and ``mfa_challenges`` (migration 0006)."""
+
+# Only module constants (column lists) are interpolated into SQL; values are always bound.
+# ruff: noqa: S608
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import asyncpg
+
+from adapters.persistence import _columns as cols
+from adapters.persistence._rows import require_aware
+from adapters.persistence.postgres.session import _SqlQueries
+from application.ports import MfaStore
+from domain.errors import Conflict, NotFound
+from domain.model import MfaChallenge, TotpCredential
+
+
+def _totp(row: asyncpg.Record) -> TotpCredential:
+    user_id, sealed_secret, confirmed, last_step, created_at = row
+    return TotpCredential(user_id, bytes(sealed_secret), confirmed, last_step, created_at)
+
+
+def _challenge(row: asyncpg.Record) -> MfaChallenge:
+    return MfaChallenge(*row)
+
+
+class PostgresMfaStore(_SqlQueries, MfaStore):
+    """``MfaStore`` in the current transaction. Each compare-and-set is one ``UPDATE`` or
+    ``DELETE`` whose ``WHERE`` re-checks the condition under the row lock: of concurrent
+    transactions in any process, the second waits for the first and then finds nothing to
+    change."""
+
+    async def put_pending(self, user_id: str, sealed_secret: bytes, now: datetime) -> None:
+        """Store a pending secret (replacing a pending one) by an upsert that leaves a confirmed
+        row alone. Raises ``Conflict`` if MFA is on, ``NotFound`` if the user does not exist."""
+        try:
+            stored = await self._run_guarded(
+                f"INSERT INTO mfa_totp ({cols.MFA_TOTP}) VALUES ($1, $2, FALSE, NULL, $3)"
+                " ON CONFLICT (user_id) DO UPDATE SET sealed_secret = excluded.sealed_secret,"
+                " last_step = NULL, created_at = excluded.created_at"
+                " WHERE NOT mfa_totp.confirmed",
+                user_id,
+                sealed_secret,
+                require_aware(now),
+            )
+        except asyncpg.ForeignKeyViolationError:
+            raise NotFound(f"user {user_id} not found") from None
+        if stored == 0:
+            raise Conflict("MFA is already on")
+
+    async def get_totp(self, user_id: str) -> TotpCredential | None:
+        """The user's secret, pending or confirmed, or None."""
+        row = await self._one(f"SELECT {cols.MFA_TOTP} FROM mfa_totp WHERE user_id = $1", user_id)
+        return None if row is None else _totp(row)
+
+    async def confirm(self, user_id: str, step: int, recovery_hashes: list[str]) -> bool:
+        """Confirm the pending secret and replace the recovery codes; False if none pending."""
+        confirmed = await self._run(
+            "UPDATE mfa_totp SET confirmed = TRUE, last_step = $1"
+            " WHERE user_id = $2 AND NOT confirmed",
+            step,
+            user_id,
+        )
+        if confirmed == 0:
+            return False
+        await self._run("DELETE FROM mfa_recovery_codes WHERE user_id = $1", user_id)
+        await self._run(
+            "INSERT INTO mfa_recovery_codes (user_id, code_hash)"
+            " SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING",
+            user_id,
+            recovery_hashes,
+        )
+        return True
+
+    async def claim_step(self, user_id: str, step: int) -> bool:
+        """``UPDATE ... WHERE last_step < step``: True if this call moved ``last_step``."""
+        return (
+            await self._run(
+                "UPDATE mfa_totp SET last_step = $1 WHERE user_id = $2 AND confirmed"
+                " AND (last_step IS NULL OR last_step < $1)",
+                step,
+                user_id,
+            )
+            == 1
+        )
+
+    async def use_recovery_code(self, user_id: str, code_hash: str) -> bool:
+        """Delete the recovery code with this hash; True if it was there."""
+        return (
+            await self._run(
+                "DELETE FROM mfa_recovery_codes WHERE user_id = $1 AND code_hash = $2",
+                user_id,
+                code_hash,
+            )
+            == 1
+        )
+
+    async def recovery_codes_left(self, user_id: str) -> int:
+        """How many unused recovery codes the user has."""
+        row = await self._one("SELECT count(*) FROM mfa_recovery_codes WHERE user_id = $1", user_id)
+        return 0 if row is None else int(row[0])
+
+    async def remove(self, user_id: str) -> bool:
+        """Delete the user's secret, recovery codes and second steps; True if MFA was on."""
+        row = await self._one(
+            "DELETE FROM mfa_totp WHERE user_id = $1 RETURNING confirmed", user_id, write=True
+        )
+        await self._run("DELETE FROM mfa_recovery_codes WHERE user_id = $1", user_id)
+        await self._run("DELETE FROM mfa_challenges WHERE user_id = $1", user_id)
+        return row is not None and bool(row[0])
+
+    async def add_challenge(self, challenge: MfaChallenge) -> None:
+        """Store a second step. Raises ``Conflict`` (hash exists) or ``NotFound`` (no user)."""
+        try:
+            await self._run_guarded(
+                f"INSERT INTO mfa_challenges ({cols.MFA_CHALLENGES}) VALUES ($1, $2, $3, $4, $5)",
+                challenge.token_hash,
+                challenge.user_id,
+                require_aware(challenge.expires_at),
+                require_aware(challenge.created_at),
+                challenge.failures,
+            )
+        except asyncpg.ForeignKeyViolationError:
+            raise NotFound(f"user {challenge.user_id} not found") from None
+        except asyncpg.UniqueViolationError:
+            raise Conflict("mfa token hash exists") from None
+
+    async def find_challenge(self, token_hash: str) -> MfaChallenge | None:
+        """The second step with this hash, or None."""
+        row = await self._one(
+            f"SELECT {cols.MFA_CHALLENGES} FROM mfa_challenges WHERE token_hash = $1", token_hash
+        )
+        return None if row is None else _challenge(row)
+
+    async def take_challenge(self, token_hash: str) -> MfaChallenge | None:
+        """Delete and return the second step (``DELETE ... RETURNING``), or None."""
+        row = await self._one(
+            f"DELETE FROM mfa_challenges WHERE token_hash = $1 RETURNING {cols.MFA_CHALLENGES}",
+            token_hash,
+            write=True,
+        )
+        return None if row is None else _challenge(row)
+
+    async def count_failure(self, token_hash: str, max_failures: int) -> int | None:
+        """``failures + 1`` (``UPDATE ... RETURNING``); the step is deleted when it reaches
+        ``max_failures``. None if there is no such step."""
+        row = await self._one(
+            "UPDATE mfa_challenges SET failures = failures + 1 WHERE token_hash = $1"
+            " RETURNING failures",
+            token_hash,
+            write=True,
+        )
+        if row is None:
+            return None
+        failures = int(row[0])
+        if failures >= max_failures:
+            await self._run("DELETE FROM mfa_challenges WHERE token_hash = $1", token_hash)
+        return failures
+
+    async def purge_expired(self, now: datetime) -> int:
+        """Delete the second steps whose ``expires_at`` <= ``now``; returns how many."""
+        return await self._run(
+            "DELETE FROM mfa_challenges WHERE expires_at <= $1", require_aware(now)
+        )

@@ -1,0 +1,69 @@
+"""The SQLite audit log (contract section 11): table ``audit_events`` (migration 0007)."""
+
+# Only module constants (column lists) and fixed filter clauses are interpolated into SQL;
+# values are always bound.
+# ruff: noqa: S608
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import datetime
+
+from adapters.persistence import _columns as cols
+from adapters.persistence._audit_rows import audit_row, filters
+from adapters.persistence._rows import from_micros, to_micros
+from adapters.persistence.sqlite.unit import _SqlQueries
+from application.ports import AuditLog
+from domain.audit import AuditEvent, AuditQuery
+from domain.errors import Conflict
+
+
+class SqliteAuditLog(_SqlQueries, AuditLog):
+    """``AuditLog`` in the current transaction."""
+
+    async def record(self, event: AuditEvent) -> None:
+        """Store ``event``; a None ``org_id`` takes the user's (a subquery of the insert).
+        Raises ``Conflict`` if the id exists."""
+        try:
+            await self._count(
+                f"INSERT INTO audit_events ({cols.AUDIT_EVENTS}) VALUES (?, ?, ?, ?, ?,"
+                " COALESCE(?, (SELECT org_id FROM users WHERE id = ?)), ?, ?, ?)",
+                (
+                    event.id,
+                    event.type,
+                    to_micros(event.occurred_at),
+                    event.actor_id,
+                    event.user_id,
+                    event.org_id,
+                    event.user_id,
+                    event.client_address,
+                    event.user_agent,
+                    json.dumps(event.details_dict(), separators=(",", ":")),
+                ),
+            )
+        except sqlite3.IntegrityError:
+            raise Conflict("audit event id exists") from None
+
+    async def list_page(
+        self, query: AuditQuery, before: str | None, limit: int
+    ) -> list[AuditEvent]:
+        """Up to ``limit`` matching rows with ``id < before``, ids descending."""
+        since = None if query.since is None else to_micros(query.since)
+        where, params = filters(
+            AuditQuery(query.org_id, query.user_id, query.type, None), before, lambda _: "?"
+        )
+        if since is not None:
+            where += (" AND " if where else " WHERE ") + "occurred_at >= ?"
+            params.append(since)
+        rows = await self._all(
+            f"SELECT {cols.AUDIT_EVENTS} FROM audit_events{where} ORDER BY id DESC LIMIT ?",
+            [*params, limit],
+        )
+        return [audit_row(r, from_micros(r[2])) for r in rows]
+
+    async def purge_before(self, cutoff: datetime) -> int:
+        """Delete the rows that occurred before ``cutoff``; returns how many."""
+        return await self._count(
+            "DELETE FROM audit_events WHERE occurred_at < ?", (to_micros(cutoff),)
+        )

@@ -1,0 +1,215 @@
+"""The audit trail over HTTP (contract section 11): every action of the service leaves its audit
+row — every type of ``AUDIT_EVENT_TYPES`` — and no row holds a password, token, hash, TOTP
+secret or code the test used; a login writes one row and a refresh one. On SQLite and
+PostgreSQL with a real SMTP server (the email flows write rows too)."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pyotp
+import pytest
+from aiohttp.test_utils import TestClient
+
+from domain.audit import AUDIT_EVENT_TYPES, AuditEvent, AuditQuery
+from tests.e2e.conftest import PASSWORD, MakeClient, bearer, container_of
+from tests.smtp import SmtpSink, smtp_env, smtp_server, token_of
+
+__all__ = ["smtp_server"]  # the fixture, for pytest
+
+NEW_PASSWORD = "a brand new passphrase"
+RESET_PASSWORD = "the passphrase after reset"
+ROOT, ALICE, BOB, CAROL = (f"{n}@example.com" for n in ("root", "alice", "bob", "carol"))
+AGENT = "audit-trail-test/1.0"
+
+
+@pytest.fixture(
+    params=[
+        pytest.param(("sqlite", "RS256"), id="sqlite-RS256"),
+        pytest.param(("postgres", "RS256"), id="postgres-RS256", marks=pytest.mark.postgres),
+    ]
+)
+def deployment(request: pytest.FixtureRequest) -> tuple[str, str]:
+    """Overrides the conftest's: once per storage backend (rows do not depend on the alg)."""
+    return request.param  # type: ignore[no-any-return]
+
+
+def _config(path: Path, ttl: int) -> str:
+    path.write_text(textwrap.dedent(f"[auth]\naccess_token_ttl = {ttl}\n"), encoding="utf-8")
+    return str(path)
+
+
+async def rows(client: TestClient, query: AuditQuery | None = None) -> list[AuditEvent]:
+    """Every audit row in the app's storage, newest first (read through the port)."""
+    async with container_of(client).storage().begin() as uow:
+        return await uow.audit.list_page(query or AuditQuery(), None, 10_000)
+
+
+class Walk:
+    """Drives the app over HTTP and keeps every secret it handles, to search the rows for."""
+
+    def __init__(self, client: TestClient, sink: SmtpSink) -> None:
+        self.client = client
+        self.sink = sink
+        self.secrets: set[str] = {PASSWORD, NEW_PASSWORD, RESET_PASSWORD}
+
+    async def call(
+        self, method: str, path: str, body: Any = None, token: str | None = None, status: int = 200
+    ) -> Any:
+        headers = {"User-Agent": AGENT, **(bearer(token) if token else {})}
+        resp = await self.client.request(method, path, json=body, headers=headers)
+        assert resp.status == status, (method, path, await resp.text())
+        if not resp.content_type.endswith("json"):
+            return None
+        answer = await resp.json()
+        self.keep(answer)
+        return answer
+
+    def keep(self, answer: Any) -> None:
+        """Remember every token, secret and code an answer carried."""
+        if isinstance(answer, dict):
+            for key in ("access_token", "refresh_token", "mfa_token", "secret", "otpauth_uri"):
+                if isinstance(answer.get(key), str):
+                    self.secrets.add(answer[key])
+            self.secrets.update(answer.get("recovery_codes", []))
+
+    async def login(self, email: str, password: str = PASSWORD, status: int = 200) -> Any:
+        return await self.call(
+            "POST", "/login", {"email": email, "password": password}, status=status
+        )
+
+    async def mailed_token(self, address: str, count: int) -> str:
+        token = token_of(await self.sink.wait_for(address, count))
+        self.secrets.add(token)
+        return token
+
+
+def _wrong_code(secret: str) -> str:
+    """A six-digit code outside the ±1 step window of now."""
+    totp, now = pyotp.TOTP(secret), datetime.now(UTC)
+    window = {totp.at(now + timedelta(seconds=d)) for d in (-60, -30, 0, 30, 60)}
+    return next(c for c in (f"{n:06d}" for n in range(1_000_000)) if c not in window)
+
+
+async def test_every_action_leaves_its_row_and_no_row_holds_a_secret(
+    make_client: MakeClient, smtp_server: tuple[SmtpSink, int], tmp_path: Path
+) -> None:
+    sink, port = smtp_server
+    config = _config(tmp_path / "authsvc.toml", 600)
+    env = {**smtp_env(port), "AUTHSVC_AUTH__LOGIN_MAX_FAILURES": "3"}
+    client = await make_client(env, config_path=config)
+    w = Walk(client, sink)
+    root_id = (await container_of(client).create_superadmin()(ROOT, PASSWORD)).user.id
+    root = (await w.login(ROOT))["access_token"]  # login.succeeded
+
+    alice = await w.call("POST", "/register", {"email": ALICE, "password": PASSWORD}, status=201)
+    await w.call("POST", "/email/verify", {"token": await w.mailed_token(ALICE, 1)}, status=204)
+    await w.login(ALICE, "not the password", status=401)  # login.failed (wrong_password)
+    await w.login("nobody@example.com", status=401)  # login.failed (unknown_email)
+    for _ in range(3):
+        await w.login(CAROL, "wrong", status=401)
+    await w.login(CAROL, "wrong", status=429)  # login.rate_limited
+
+    pair = await w.login(ALICE)
+    rotated = await w.call("POST", "/refresh", {"refresh_token": pair["refresh_token"]})
+    await w.call("POST", "/refresh", {"refresh_token": pair["refresh_token"]}, status=401)  # reuse
+    pair = await w.login(ALICE)
+    await w.call("POST", "/logout", {"refresh_token": pair["refresh_token"]}, status=204)
+    access = (await w.login(ALICE))["access_token"]
+    await w.call("POST", "/me/password", {"old_password": PASSWORD, "new_password": NEW_PASSWORD},
+                 access, status=204)  # fmt: skip
+    await w.call("POST", "/password/forgot", {"email": ALICE}, status=202)
+    token = await w.mailed_token(ALICE, 2)
+    await w.call("POST", "/password/reset", {"token": token, "new_password": RESET_PASSWORD},
+                 status=204)  # fmt: skip
+
+    access = (await w.login(ALICE, RESET_PASSWORD))["access_token"]
+    enrolment = await w.call("POST", "/me/mfa/totp", token=access)
+    code = pyotp.TOTP(enrolment["secret"]).now()
+    w.secrets.add(code)
+    codes = (await w.call("POST", "/me/mfa/totp/confirm", {"code": code}, access))["recovery_codes"]
+    challenge = (await w.login(ALICE, RESET_PASSWORD, status=401))["mfa_token"]
+    wrong = _wrong_code(enrolment["secret"])
+    await w.call("POST", "/login/mfa", {"mfa_token": challenge, "code": wrong}, status=401)
+    access = (await w.call("POST", "/login/mfa", {"mfa_token": challenge, "code": codes[0]}))[
+        "access_token"
+    ]
+    await w.call("DELETE", "/me/mfa", {"password": RESET_PASSWORD}, access, status=204)
+
+    bob = await w.call("POST", "/register", {"email": BOB, "password": PASSWORD}, status=201)
+    await w.call("PUT", f"/users/{alice['id']}/role", {"role": "operator"}, root)
+    await w.call("PATCH", f"/users/{bob['id']}", {"disabled": True}, root)
+    await w.call("PATCH", f"/users/{bob['id']}", {"disabled": False}, root)
+    group = await w.call("POST", "/groups", {"name": "auditors"}, root, status=201)
+    await w.call("PATCH", f"/groups/{group['id']}", {"name": "auditors-2"}, root)
+    member = f"/groups/{group['id']}/members/{alice['id']}"
+    await w.call("PUT", member, token=root, status=204)
+    await w.call("DELETE", member, token=root, status=204)
+    await w.call("DELETE", f"/groups/{group['id']}", token=root, status=204)
+    await w.call("PATCH", f"/users/{bob['id']}", {"org_id": "elsewhere"}, root)
+    await w.call("DELETE", f"/users/{bob['id']}", token=root, status=204)
+    _config(tmp_path / "authsvc.toml", 300)
+    await w.call("POST", "/actuator/refresh", token=root)  # config.changed
+
+    found = await rows(client)
+    assert {r.type for r in found} == set(AUDIT_EVENT_TYPES)
+    assert [r.id for r in found] == sorted((r.id for r in found), reverse=True)
+    by_type = {t: [r for r in found if r.type == t] for t in AUDIT_EVENT_TYPES}
+    role = by_type["user.role_changed"][0]
+    assert (role.actor_id, role.user_id, role.org_id) == (root_id, alice["id"], alice["org_id"])
+    assert role.details_dict() == {"old_role": "viewer", "new_role": "operator"}
+    assert by_type["user.moved"][0].details_dict() == {"old_org_id": bob["org_id"]}
+    assert by_type["user.moved"][0].org_id == "elsewhere"
+    assert by_type["login.rate_limited"] and by_type["token.reuse_detected"]
+    assert {r.details_dict()["reason"] for r in by_type["login.failed"]} >= {
+        "wrong_password",
+        "unknown_email",
+    }
+    assert by_type["mfa.failed"][0].details_dict() == {"reason": "wrong_code"}
+    assert by_type["config.changed"][0].details_dict() == {"changed": "auth"}
+
+    # No password, token, hash, TOTP secret or code in any row (ids and reasons only).
+    async with container_of(client).storage().begin() as uow:
+        for address in (ROOT, ALICE):
+            user = await uow.users.get_by_email(address)
+            assert user is not None
+            w.secrets.add(user.password_hash)
+    w.secrets.update([wrong, *codes, rotated["access_token"]])
+    dumped = json.dumps([_as_dict(r) for r in found])
+    leaked = sorted(s for s in w.secrets if s in dumped)
+    assert leaked == []
+
+
+def _as_dict(row: AuditEvent) -> dict[str, Any]:
+    return {
+        "id": row.id,
+        "type": row.type,
+        "actor_id": row.actor_id,
+        "user_id": row.user_id,
+        "org_id": row.org_id,
+        "client_address": row.client_address,
+        "user_agent": row.user_agent,
+        "details": row.details_dict(),
+    }
+
+
+async def test_a_login_writes_one_row_and_a_refresh_one(make_client: MakeClient) -> None:
+    client = await make_client()
+    w = Walk(client, SmtpSink())
+    await w.call("POST", "/register", {"email": ALICE, "password": PASSWORD}, status=201)
+    before = len(await rows(client))
+    pair = await w.login(ALICE)
+    after_login = await rows(client)
+    assert [r.type for r in after_login[: len(after_login) - before]] == ["login.succeeded"]
+    await w.call("POST", "/refresh", {"refresh_token": pair["refresh_token"]})
+    after_refresh = await rows(client)
+    assert len(after_refresh) == len(after_login) + 1
+    refreshed = after_refresh[0]
+    assert refreshed.type == "token.refreshed"
+    assert refreshed.details_dict()["session_id"] == after_login[0].details_dict()["session_id"]
+    await w.login(ALICE, "wrong", status=401)
+    assert len(await rows(client)) == len(after_refresh) + 1
