@@ -75,7 +75,8 @@ class Operation(enum.Enum):
     GET /groups, ``VIEW_GROUP`` GET /groups/{id},
     ``CREATE_GROUP`` POST /groups, ``RENAME_GROUP`` PATCH /groups/{id}, ``DELETE_GROUP``
     DELETE /groups/{id}, ``ADD_MEMBER`` PUT /groups/{id}/members/{user_id}, ``REMOVE_MEMBER``
-    DELETE /groups/{id}/members/{user_id}.
+    DELETE /groups/{id}/members/{user_id}, ``LIST_AUDIT_EVENTS`` GET /audit-events (contract
+    section 11).
     """
 
     LIST_USERS = "list_users"
@@ -94,6 +95,7 @@ class Operation(enum.Enum):
     DELETE_GROUP = "delete_group"
     ADD_MEMBER = "add_member"
     REMOVE_MEMBER = "remove_member"
+    LIST_AUDIT_EVENTS = "list_audit_events"
 
 
 REQUIRED_ROLE: Mapping[Operation, Role] = MappingProxyType(
@@ -114,6 +116,7 @@ REQUIRED_ROLE: Mapping[Operation, Role] = MappingProxyType(
         Operation.DELETE_GROUP: Role.ORG_ADMIN,
         Operation.ADD_MEMBER: Role.ORG_ADMIN,
         Operation.REMOVE_MEMBER: Role.ORG_ADMIN,
+        Operation.LIST_AUDIT_EVENTS: Role.ORG_ADMIN,
     }
 )
 """The lowest role allowed each operation (seed.md part 5 table; contract section 3 "Who").
@@ -266,11 +269,12 @@ def authorize(
 def list_scope(actor: Actor, operation: Operation, requested_org_id: str | None) -> str | None:
     """The organization filter a listing by ``actor`` runs with (contract section 3).
 
-    ``operation`` is ``LIST_USERS`` or ``LIST_GROUPS``. A superadmin or the operator gets
-    ``requested_org_id`` (None: every organization). Anyone else gets its own ``org_id``; asking
-    for another organization is a permitted operation on another organization's resources, so it
-    raises ``NotFound`` (404) — the same answer for an organization that exists and one that does
-    not. Raises ``Forbidden`` first when the role may not list at all.
+    ``operation`` is ``LIST_USERS``, ``LIST_GROUPS`` or ``LIST_AUDIT_EVENTS``. A superadmin or
+    the operator gets ``requested_org_id`` (None: every organization). Anyone else gets its own
+    ``org_id``; asking for another organization is a permitted operation on another
+    organization's resources, so it raises ``NotFound`` (404) — the same answer for an
+    organization that exists and one that does not. Raises ``Forbidden`` first when the role
+    may not list at all.
     """
     require(actor, operation)
     if isinstance(actor, CliOperator) or actor.is_superadmin:

@@ -34,6 +34,7 @@ from adapters.persistence.memory import MemoryLoginAttempts, MemoryStorage
 from adapters.persistence.postgres import PostgresStorage
 from adapters.persistence.sqlite import SqliteStorage
 from application import accounts, groups, operator, sessions, users
+from application.audit_query import ListAuditEvents
 from application.auth import AuthService
 from application.housekeeping import PurgeExpired
 from application.mail import Outbox
@@ -218,6 +219,8 @@ class Container(containers.DeclarativeContainer):
     delete_group = _use_case(telemetry, groups.DeleteGroup, storage, bus, clock)
     add_member = _use_case(telemetry, groups.AddMember, storage, bus, clock)
     remove_member = _use_case(telemetry, groups.RemoveMember, storage, bus, clock)
+    # The audit log (contract section 11).
+    list_audit_events = _use_case(telemetry, ListAuditEvents, storage)
 
     # Housekeeping (contract section 12): by the server on a timer and by ``authsvc purge``.
     audit_settings = providers.Singleton(methodcaller("view", attrgetter("audit")), live_config)

@@ -86,7 +86,7 @@ class PageQuery:
     org_id: str | None = None
 
 
-def _page_query(request: web.Request) -> dict[str, Any]:
+def page_query(request: web.Request) -> dict[str, Any]:
     """``limit``, ``cursor`` and ``org_id`` of a listing's query string, as keyword arguments of
     ``ListUsers`` / ``ListGroups``.
 
@@ -136,7 +136,7 @@ async def list_users(request: web.Request) -> web.Response:
     other roles, 404 for another organization's ``org_id``, 422 for a bad ``limit`` or ``cursor``.
     """
     caller = await principal(request)
-    page = await _container(request).list_users()(caller, **_page_query(request))
+    page = await _container(request).list_users()(caller, **page_query(request))
     return json_response(_user_page_json(page))
 
 
@@ -195,7 +195,7 @@ async def list_groups(request: web.Request) -> web.Response:
     404 for another organization's ``org_id``, 422 for a bad ``limit`` or ``cursor``.
     """
     caller = await principal(request)
-    page = await _container(request).list_groups()(caller, **_page_query(request))
+    page = await _container(request).list_groups()(caller, **page_query(request))
     return json_response(_group_page_json(page))
 
 
@@ -268,7 +268,7 @@ def _path(name: str, description: str) -> dict[str, Any]:
 _USER_ID = _path("id", "user id")
 _GROUP_ID = _path("id", "group id")
 _MEMBER_ID = _path("user_id", "id of the user (member)")
-_PAGING = (
+PAGING = (
     {"name": "limit", "in": "query", "required": False, "description": "page size",
      "schema": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE_LIMIT,
                 "default": DEFAULT_PAGE_LIMIT}},
@@ -309,7 +309,7 @@ _P = "Problem"
 ROUTES = [
     RouteSpec("GET", "/users", list_users, "List users (org_admin: own organization)",
               {200: "UserPage", 401: _P, 403: _P, 404: _P, 422: _P},
-              bearer=True, parameters=_PAGING, tag="admin"),
+              bearer=True, parameters=PAGING, tag="admin"),
     RouteSpec("GET", "/users/{id}", get_user, "One user",
               {200: "User", 401: _P, 403: _P, 404: _P},
               bearer=True, parameters=(_USER_ID,), tag="admin"),
@@ -326,7 +326,7 @@ ROUTES = [
               bearer=True, parameters=(_USER_ID,), tag="admin"),
     RouteSpec("GET", "/groups", list_groups, "List groups (own organization; superadmin: any)",
               {200: "GroupPage", 401: _P, 404: _P, 422: _P},
-              bearer=True, parameters=_PAGING, tag="admin"),
+              bearer=True, parameters=PAGING, tag="admin"),
     RouteSpec("POST", "/groups", create_group, "Create a group",
               {201: "Group", 400: _P, 401: _P, 403: _P, 404: _P, 409: _P, 413: _P, 422: _P},
               request=_NEW_GROUP_BODY, bearer=True, tag="admin"),

@@ -15,6 +15,7 @@ from entrypoints.container import Container
 from entrypoints.http import (
     actuator_routes,
     admin_routes,
+    audit_routes,
     auth_routes,
     email_routes,
     mfa_routes,
@@ -112,7 +113,8 @@ def create_app(container: Container) -> web.Application:
     ``auth.key_rotation_interval`` seconds (0: never).
 
     Middlewares, outermost first: tracing (a span per request), HTTP metrics
-    (``http_server_requests_total``, ``http_server_request_duration_seconds``), problem+json.
+    (``http_server_requests_total``, ``http_server_request_duration_seconds``), problem+json,
+    the audit log's request context (client address and user agent).
     Wiring done here, once per container: the service metrics (subscribed to the bus).
 
     Raises ``ConfigError`` (``telemetry.exporter = "otlp"`` without its package) and
@@ -126,6 +128,7 @@ def create_app(container: Container) -> web.Application:
             tracing_middleware(telemetry),
             metrics_middleware(container.metrics_registry()),
             problem_middleware,
+            audit_routes.request_context_middleware,
         ],
     )
     app[CONTAINER] = container
@@ -137,6 +140,7 @@ def create_app(container: Container) -> web.Application:
         *session_routes.ROUTES,
         *mfa_routes.ROUTES,
         *admin_routes.ROUTES,
+        *audit_routes.ROUTES,
         *wellknown_routes.ROUTES,
     ]
     add_routes(app, specs)

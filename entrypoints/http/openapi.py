@@ -7,6 +7,7 @@ from typing import Any
 
 from aiohttp import web
 
+from domain.audit import AUDIT_EVENT_TYPES
 from domain.model import Role
 from entrypoints.http.routing import RouteSpec
 
@@ -126,6 +127,29 @@ SCHEMAS: dict[str, Any] = {
     "UserPage": {
         "type": "object",
         "properties": {"items": {"type": "array", "items": {"$ref": "#/components/schemas/User"}},
+                       "next_cursor": {"type": ["string", "null"]}},
+    },
+    "AuditEvent": {
+        "type": "object",
+        "required": ["id", "type", "occurred_at", "actor_id", "user_id", "org_id",
+                     "client_address", "user_agent", "details"],
+        "properties": {
+            "id": {"type": "string"},
+            "type": {"enum": list(AUDIT_EVENT_TYPES)},
+            "occurred_at": {"type": "string", "format": "date-time"},
+            "actor_id": {"type": ["string", "null"]},
+            "user_id": {"type": ["string", "null"]},
+            "org_id": {"type": ["string", "null"]},
+            "client_address": {"type": ["string", "null"]},
+            "user_agent": {"type": ["string", "null"]},
+            "details": {"type": "object",
+                        "description": "ids and reasons; never a password, token, hash or secret"},
+        },
+    },
+    "AuditEventPage": {
+        "type": "object",
+        "properties": {"items": {"type": "array",
+                                 "items": {"$ref": "#/components/schemas/AuditEvent"}},
                        "next_cursor": {"type": ["string", "null"]}},
     },
     "GroupPage": {

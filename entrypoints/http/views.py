@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+from domain.audit import AuditEvent
 from domain.model import GroupSummary, Session, User
 
 
@@ -73,4 +74,20 @@ def session_json(session: Session) -> dict[str, Any]:
         "expires_at": iso(session.expires_at),
         "user_agent": session.user_agent,
         "client_address": session.client_address,
+    }
+
+
+def audit_event_json(event: AuditEvent) -> dict[str, Any]:
+    """Contract ``AuditEvent`` (section 11): id, type, occurred_at, actor_id, user_id, org_id,
+    client_address, user_agent, details (ids and reasons only)."""
+    return {
+        "id": event.id,
+        "type": event.type,
+        "occurred_at": iso(event.occurred_at),
+        "actor_id": event.actor_id,
+        "user_id": event.user_id,
+        "org_id": event.org_id,
+        "client_address": event.client_address,
+        "user_agent": event.user_agent,
+        "details": event.details_dict(),
     }

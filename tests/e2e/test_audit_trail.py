@@ -171,6 +171,11 @@ async def test_every_action_leaves_its_row_and_no_row_holds_a_secret(
     }
     assert by_type["mfa.failed"][0].details_dict() == {"reason": "wrong_code"}
     assert by_type["config.changed"][0].details_dict() == {"changed": "auth"}
+    # Rows written while serving a request name where it came from; the command line's none.
+    by_cli = [r for r in found if r.type == "user.registered" and r.user_id == root_id]
+    assert [(r.client_address, r.user_agent) for r in by_cli] == [(None, None)]
+    served = [r for r in found if r not in by_cli]
+    assert {(r.client_address, r.user_agent) for r in served} == {("127.0.0.1", AGENT)}
 
     # No password, token, hash, TOTP secret or code in any row (ids and reasons only).
     async with container_of(client).storage().begin() as uow:

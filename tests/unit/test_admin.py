@@ -21,6 +21,7 @@ from adapters.events.inprocess import InProcessEventBus
 from adapters.persistence.memory import MemoryStorage
 from application import pagination
 from application.accounts import DeleteUser, UpdateUser
+from application.audit_query import ListAuditEvents
 from application.events import (
     Event,
     GroupDeleted,
@@ -46,6 +47,7 @@ from application.sessions import EndUserSessions, ListSessions
 from application.settings import AuthSettings, Live
 from application.steps import new_id
 from application.users import GetUser, ListUsers, SetRole
+from domain.audit import AuditEvent, new_audit_id
 from domain.errors import (
     Conflict,
     FieldError,
@@ -155,6 +157,7 @@ class World:
         self.delete_group = DeleteGroup(storage, bus, clock)
         self.add_member = AddMember(storage, bus, clock)
         self.remove_member = RemoveMember(storage, bus, clock)
+        self.list_audit_events = ListAuditEvents(storage)
         self.settings = Live(AuthSettings(bcrypt_rounds=4))
         self.hasher = BcryptHasher(self.settings)
         self.create_superadmin = CreateSuperadmin(
@@ -178,6 +181,15 @@ class World:
             await uow.users.add(user)
             await uow.commit()
         return user
+
+    async def add_audit_row(self, uid: str, org: str) -> str:
+        """A ``user.registered`` audit row about ``uid`` in ``org``; returns its id."""
+        now = self.clock.now()
+        row = AuditEvent(new_audit_id(now), "user.registered", now, uid, uid, org)
+        async with self.spy.inner.begin() as uow:
+            await uow.audit.record(row)
+            await uow.commit()
+        return row.id
 
     async def add_group(
         self, gid: str, org: str = CALLER_ORG, members: tuple[str, ...] = ()
@@ -263,6 +275,7 @@ async def _seed_matrix(world: World, role: Role) -> Principal:
         await world.enable_mfa(f"user-{org}")
         await world.add_user(f"member-{org}", Role.VIEWER, org)
         await world.add_group(f"group-{org}", org, members=(f"member-{org}",))
+        await world.add_audit_row(f"user-{org}", org)
     return as_principal(me)
 
 
@@ -312,6 +325,9 @@ async def _run(world: World, op: Operation, me: Principal, org: str) -> None:
         assert await world.add_member(me, group_id, user_id) is True
     elif op is Operation.REMOVE_MEMBER:
         assert await world.remove_member(me, group_id, member_id) is True
+    elif op is Operation.LIST_AUDIT_EVENTS:
+        rows = await world.list_audit_events(me, org_id=org)
+        assert [(r.user_id, r.org_id) for r in rows.items] == [(user_id, org)]
     else:  # pragma: no cover - a new Operation needs a line here
         raise AssertionError(op)
 

@@ -54,6 +54,8 @@ add_member      same     403     403       ok         ok
 add_member      other    403     403       404        ok
 remove_member   same     403     403       ok         ok
 remove_member   other    403     403       404        ok
+list_audit_events same   403     403       ok         ok
+list_audit_events other  403     403       404        ok
 """
 
 CALLER_ORG = "acme"
@@ -113,7 +115,7 @@ def _policy_check(op: Operation, principal: Principal, org: str) -> None:
     """Ask the policy the way the use case of ``op`` does."""
     if op is Operation.SET_ROLE:
         policy.check_role_change(principal, user("target", Role.VIEWER, org), Role.OPERATOR, 1)
-    elif op in (Operation.LIST_USERS, Operation.LIST_GROUPS):
+    elif op in (Operation.LIST_USERS, Operation.LIST_GROUPS, Operation.LIST_AUDIT_EVENTS):
         assert policy.list_scope(principal, op, org) == org
     elif op is Operation.CREATE_GROUP:
         assert policy.target_org(principal, op, org) == org
