@@ -168,6 +168,8 @@ ENDPOINTS: dict[str, tuple[str, str, dict[str, Any] | None]] = {
     "delete_group": ("DELETE", "/groups/{group}", None),
     "add_member": ("PUT", "/groups/{group}/members/{user}", None),
     "remove_member": ("DELETE", "/groups/{group}/members/{member}", None),
+    "reset_user_mfa": ("DELETE", "/users/{user}/mfa", None),
+    "list_audit_events": ("GET", "/audit-events?org_id={org}", None),
 }
 
 ROLES = ("viewer", "operator", "org_admin", "superadmin")
@@ -193,6 +195,8 @@ rename_group    403 403 403   403 403 403   200 404 404   200 200 404
 delete_group    403 403 403   403 403 403   204 404 404   204 204 404
 add_member      403 403 403   403 403 403   204 404 404   204 204 404
 remove_member   403 403 403   403 403 403   204 404 404   204 204 404
+reset_user_mfa  403 403 403   403 403 403   204 404 404   204 204 404
+list_audit_events 403 403 403 403 403 403   200 404 404   200 200 200
 """
 
 
@@ -285,10 +289,11 @@ async def test_permission_matrix(
 
 
 def test_the_matrix_covers_every_admin_route() -> None:
-    from entrypoints.http import admin_routes, session_routes
+    from entrypoints.http import admin_routes, audit_routes, mfa_routes, session_routes
 
-    ROUTES = [*admin_routes.ROUTES,
-              *(r for r in session_routes.ROUTES if r.path.startswith("/users/"))]  # fmt: skip
+    ROUTES = [*admin_routes.ROUTES, *audit_routes.ROUTES,
+              *(r for m in (session_routes, mfa_routes) for r in m.ROUTES
+                if r.path.startswith("/users/"))]  # fmt: skip
 
     def shape(path: str) -> str:
         return re.sub(r"\{\w+\}", "{}", path.split("?")[0])
