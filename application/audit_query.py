@@ -13,7 +13,7 @@ from datetime import datetime
 import attrs
 
 from application.checks import invalid
-from application.pagination import Page, check_limit, decode_cursor, encode_cursor
+from application.pagination import Page, check_limit, decode_cursor, page_of
 from application.ports import Storage
 from domain import policy
 from domain.audit import AUDIT_EVENT_TYPES, AuditEvent, AuditQuery
@@ -89,7 +89,4 @@ class ListAuditEvents:
         )
         async with self._storage.begin() as uow:
             rows = await uow.audit.list_page(query, before, size + 1)
-        if len(rows) > size:
-            items = tuple(rows[:size])
-            return Page(items, encode_cursor(LISTING, items[-1].id))
-        return Page(tuple(rows), None)
+        return page_of(rows, size, LISTING, lambda event: event.id)

@@ -30,6 +30,7 @@ __all__ = [
     "check_limit",
     "decode_cursor",
     "encode_cursor",
+    "page_of",
 ]
 
 T = TypeVar("T")
@@ -91,6 +92,16 @@ def decode_cursor(listing: str, cursor: str, field: str = "cursor") -> str:
     return after
 
 
+def page_of(rows: Sequence[T], size: int, listing: str, key: Callable[[T], str]) -> Page[T]:
+    """The page of ``listing`` made of ``rows`` — read with a limit of ``size + 1``, so one
+    row more than a page says that another page follows: then ``next_cursor`` resumes after the
+    ``key`` of the page's last row."""
+    if len(rows) > size:
+        items = tuple(rows[:size])
+        return Page(items, encode_cursor(listing, key(items[-1])))
+    return Page(tuple(rows), None)
+
+
 class KeysetRepo(Protocol[T_co]):
     """A repository that pages its rows by id (``UserRepo``, ``GroupRepo``)."""
 
@@ -136,7 +147,4 @@ class Listing(Generic[T]):
         after = None if cursor is None else decode_cursor(self._name, cursor)
         async with self._storage.begin() as uow:
             rows = await self._repo(uow).list_page(scope, after, size + 1)
-        if len(rows) > size:
-            items = tuple(rows[:size])
-            return Page(items, encode_cursor(self._name, self._key(items[-1])))
-        return Page(tuple(rows), None)
+        return page_of(rows, size, self._name, self._key)

@@ -121,24 +121,9 @@ class KeyStore(SigningKeyStore):
         return self._read_key_file(self.key_path(alg), alg)
 
     def _read_key_file(self, path: Path, alg: str) -> bytes | None:
-        try:
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-        except FileNotFoundError:
-            return None
-        except OSError as e:
-            raise KeyStoreError(f"cannot open signing key {path}: {e.strerror}") from e
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                raise KeyStoreError(f"signing key {path} is not a regular file")
-            if stat.S_IMODE(st.st_mode) & 0o077:
-                log.warning("signing key %s was readable by others; setting mode 0600", path)
-                os.fchmod(fd, 0o600)
-            with os.fdopen(fd, "rb", closefd=False) as f:
-                data = f.read()
-        finally:
-            os.close(fd)
-        _check_material(alg, data, path)
+        data = _read_private_file(path, "signing key")
+        if data is not None:
+            _check_material(alg, data, path)
         return data
 
     def load_or_create(self, alg: str) -> bytes:
@@ -174,31 +159,15 @@ class KeyStore(SigningKeyStore):
         if existing is not None:
             return existing
         if self._create_exclusive(path, secrets.token_bytes(size)):
-            log.info("generated a new secret key %s", path)
+            log.info("generated a new key file %s", path)
         winner = self._read_secret_file(path, size)
         if winner is None:  # pragma: no cover - the file was deleted between link and read
             raise KeyStoreError(f"secret key {path} vanished while being created")
         return winner
 
     def _read_secret_file(self, path: Path, size: int) -> bytes | None:
-        try:
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-        except FileNotFoundError:
-            return None
-        except OSError as e:
-            raise KeyStoreError(f"cannot open secret key {path}: {e.strerror}") from e
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                raise KeyStoreError(f"secret key {path} is not a regular file")
-            if stat.S_IMODE(st.st_mode) & 0o077:
-                log.warning("secret key %s was readable by others; setting mode 0600", path)
-                os.fchmod(fd, 0o600)
-            with os.fdopen(fd, "rb", closefd=False) as f:
-                data = f.read()
-        finally:
-            os.close(fd)
-        if len(data) != size:
+        data = _read_private_file(path, "secret key")
+        if data is not None and len(data) != size:
             raise KeyStoreError(f"secret key {path} is {len(data)} bytes, not {size}")
         return data
 
@@ -483,3 +452,26 @@ __all__ = [
     "isoformat",
     "parse_time",
 ]
+
+
+def _read_private_file(path: Path, kind: str) -> bytes | None:
+    """The bytes of the key file ``path`` (``kind`` names it in errors), or None if it does not
+    exist. Never follows a symlink; tightens a file readable by group or others to 0600 (with a
+    warning). Raises ``KeyStoreError`` if it cannot be opened or is not a regular file."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise KeyStoreError(f"cannot open {kind} {path}: {e.strerror}") from e
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise KeyStoreError(f"{kind} {path} is not a regular file")
+        if stat.S_IMODE(st.st_mode) & 0o077:
+            log.warning("%s %s was readable by others; setting mode 0600", kind, path)
+            os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read()
+    finally:
+        os.close(fd)

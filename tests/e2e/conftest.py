@@ -29,6 +29,15 @@ DEPLOYMENTS = [
 ]
 """Every e2e test runs on SQLite with each signing algorithm, and once on Postgres."""
 
+ONE_PER_BACKEND = [DEPLOYMENTS[0], DEPLOYMENTS[-1]]
+"""SQLite and Postgres with RS256: for a module whose behaviour does not depend on the signing
+algorithm (it overrides ``deployment`` with these params)."""
+
+USER_KEYS = frozenset(
+    {"id", "email", "role", "org_id", "created_at", "disabled", "email_verified", "mfa_enabled"}
+)
+"""The keys of the contract's ``User`` (never a password hash)."""
+
 
 @pytest.fixture(params=DEPLOYMENTS)
 def deployment(request: pytest.FixtureRequest) -> tuple[str, str]:

@@ -16,18 +16,20 @@ from aiohttp.test_utils import TestClient
 
 from application.pagination import encode_cursor
 from domain.audit import AuditEvent, AuditQuery, new_audit_id
-from tests.e2e.conftest import PASSWORD, MakeClient, assert_problem, bearer, container_of
+from tests.e2e.conftest import (
+    ONE_PER_BACKEND,
+    PASSWORD,
+    MakeClient,
+    assert_problem,
+    bearer,
+    container_of,
+)
 
 ROOT = "root@example.com"
 OTHER_ORG = "globex"
 
 
-@pytest.fixture(
-    params=[
-        pytest.param(("sqlite", "RS256"), id="sqlite-RS256"),
-        pytest.param(("postgres", "RS256"), id="postgres-RS256", marks=pytest.mark.postgres),
-    ]
-)
+@pytest.fixture(params=ONE_PER_BACKEND)
 def deployment(request: pytest.FixtureRequest) -> tuple[str, str]:
     """Overrides the conftest's: once per storage backend (the listing does not depend on the
     signing algorithm)."""

@@ -16,7 +16,7 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from domain.audit import AUDIT_EVENT_TYPES, AuditEvent, AuditQuery
-from tests.e2e.conftest import PASSWORD, MakeClient, bearer, container_of
+from tests.e2e.conftest import ONE_PER_BACKEND, PASSWORD, MakeClient, bearer, container_of
 from tests.smtp import SmtpSink, smtp_env, smtp_server, token_of
 
 __all__ = ["smtp_server"]  # the fixture, for pytest
@@ -27,12 +27,7 @@ ROOT, ALICE, BOB, CAROL = (f"{n}@example.com" for n in ("root", "alice", "bob", 
 AGENT = "audit-trail-test/1.0"
 
 
-@pytest.fixture(
-    params=[
-        pytest.param(("sqlite", "RS256"), id="sqlite-RS256"),
-        pytest.param(("postgres", "RS256"), id="postgres-RS256", marks=pytest.mark.postgres),
-    ]
-)
+@pytest.fixture(params=ONE_PER_BACKEND)
 def deployment(request: pytest.FixtureRequest) -> tuple[str, str]:
     """Overrides the conftest's: once per storage backend (rows do not depend on the alg)."""
     return request.param  # type: ignore[no-any-return]

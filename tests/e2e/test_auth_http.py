@@ -17,6 +17,7 @@ from aiohttp.test_utils import TestClient
 from entrypoints.config import key_store_of
 from tests.e2e.conftest import (
     PASSWORD,
+    USER_KEYS,
     MakeClient,
     assert_problem,
     bearer,
@@ -29,16 +30,7 @@ async def test_walk_through(client: TestClient) -> None:
     resp = await client.post("/register", json={"email": "Alice@Example.com", "password": PASSWORD})
     assert resp.status == 201
     user = await resp.json()
-    assert set(user) == {
-        "id",
-        "email",
-        "role",
-        "org_id",
-        "created_at",
-        "disabled",
-        "email_verified",
-        "mfa_enabled",
-    }
+    assert set(user) == USER_KEYS
     assert user["email"] == "alice@example.com" and user["role"] == "viewer"
     assert user["org_id"] == "default"
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z", user["created_at"])

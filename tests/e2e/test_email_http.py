@@ -16,7 +16,7 @@ import pytest
 from aiohttp.test_utils import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.e2e.conftest import PASSWORD, MakeClient, assert_problem, bearer
+from tests.e2e.conftest import ONE_PER_BACKEND, PASSWORD, MakeClient, assert_problem, bearer
 from tests.smtp import SmtpSink, free_port, smtp_env, smtp_server, text_of, token_of
 
 __all__ = ["smtp_server"]  # the fixture, for pytest
@@ -31,12 +31,7 @@ RESET_URL = "https://app.example.org/reset?token={token}"
 LINK_TOKEN = re.compile(r"[?&]token=([A-Za-z0-9_-]+)")
 
 
-@pytest.fixture(
-    params=[
-        pytest.param(("sqlite", "RS256"), id="sqlite-RS256"),
-        pytest.param(("postgres", "RS256"), id="postgres-RS256", marks=pytest.mark.postgres),
-    ]
-)
+@pytest.fixture(params=ONE_PER_BACKEND)
 def deployment(request: pytest.FixtureRequest) -> tuple[str, str]:
     """Overrides the conftest's: email tests run once per storage backend, with RS256."""
     return request.param  # type: ignore[no-any-return]

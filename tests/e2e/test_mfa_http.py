@@ -29,19 +29,14 @@ from entrypoints.config import load_config
 from entrypoints.container import build_container
 from entrypoints.http.app import create_app
 from entrypoints.telemetry import Telemetry
-from tests.e2e.conftest import PASSWORD, assert_problem, bearer, container_of
+from tests.e2e.conftest import ONE_PER_BACKEND, PASSWORD, assert_problem, bearer, container_of
 from tests.fakes import FakeClock
 
 ALICE = "alice@example.com"
 STEP = 30  # seconds per TOTP time step (RFC 6238)
 
 
-@pytest.fixture(
-    params=[
-        pytest.param(("sqlite", "RS256"), id="sqlite-RS256"),
-        pytest.param(("postgres", "RS256"), id="postgres-RS256", marks=pytest.mark.postgres),
-    ]
-)
+@pytest.fixture(params=ONE_PER_BACKEND)
 def deployment(request: pytest.FixtureRequest) -> tuple[str, str]:
     """Overrides the conftest's: once per storage backend (MFA does not depend on the alg)."""
     return request.param  # type: ignore[no-any-return]
