@@ -30,6 +30,7 @@ import attrs
 
 from application.events import Event
 from domain.audit import AuditEvent, AuditQuery
+from domain.clients import Client
 from domain.model import (
     EmailToken,
     EmailTokenPurpose,
@@ -426,6 +427,47 @@ class AuditLog(Protocol):
         ...
 
 
+class ClientRepo(Protocol):
+    """OAuth clients (contract section 14) and the access tokens revoked before their ``exp``
+    (RFC 7009), inside one unit of work."""
+
+    async def add(self, client: Client) -> None:
+        """Insert. Raises ``Conflict`` if the id exists, ``ValidationFailed`` if a value cannot
+        be stored."""
+        ...
+
+    async def get(self, client_id: str) -> Client | None:
+        """The client, or None. Raises ``ValidationFailed`` if the id cannot be looked up."""
+        ...
+
+    async def update(self, client: Client) -> None:
+        """Replace the stored client of ``client.id`` (every field). Raises ``NotFound`` if
+        there is none, ``ValidationFailed`` if a value cannot be stored."""
+        ...
+
+    async def delete(self, client_id: str) -> bool:
+        """Delete the client; False if it did not exist."""
+        ...
+
+    async def list_page(self, org_id: str | None, after: str | None, limit: int) -> list[Client]:
+        """Keyset page of clients with ``id > after`` ordered by id; ``org_id`` None = all
+        organizations."""
+        ...
+
+    async def revoke(self, jti: str, client_id: str, expires_at: datetime) -> None:
+        """Record that the access token ``jti`` of ``client_id`` is revoked until
+        ``expires_at`` (its ``exp``); idempotent."""
+        ...
+
+    async def is_revoked(self, jti: str) -> bool:
+        """True if the access token ``jti`` was revoked (and the record not yet purged)."""
+        ...
+
+    async def purge_revoked(self, now: datetime) -> int:
+        """Delete the revocation records whose token has expired by ``now``; how many went."""
+        ...
+
+
 class UnitOfWork(Protocol):
     """One unit of work: the repositories below share one database transaction.
 
@@ -441,6 +483,7 @@ class UnitOfWork(Protocol):
     email_tokens: EmailTokenStore
     mfa: MfaStore
     audit: AuditLog
+    clients: ClientRepo
 
     async def commit(self) -> None:
         """Make every change of this unit durable at once."""

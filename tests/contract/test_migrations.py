@@ -23,6 +23,7 @@ ALL = [
     "0005_email_tokens",
     "0006_mfa",
     "0007_audit",
+    "0008_oauth_clients",
 ]
 EXPECTED_TABLES = {
     "users",
@@ -34,6 +35,8 @@ EXPECTED_TABLES = {
     "signing_keys",
     "sessions",
     "audit_events",
+    "oauth_clients",
+    "revoked_access_tokens",
 }
 RUNNERS = 4
 

@@ -113,6 +113,7 @@ class _SpyUnitOfWork:
         self.email_tokens = uow.email_tokens
         self.mfa = uow.mfa
         self.audit = uow.audit
+        self.clients = uow.clients
 
     async def commit(self) -> None:
         if self._spy.fail_commit:

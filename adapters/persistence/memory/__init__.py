@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 
 from adapters.persistence._rows import require_aware
 from adapters.persistence.memory.audit import MemoryAuditLog
+from adapters.persistence.memory.clients import MemoryClientRepo
 from adapters.persistence.memory.email_tokens import MemoryEmailTokenStore
 from adapters.persistence.memory.mfa import MemoryMfaStore
 from adapters.persistence.memory.repos import MemoryGroupRepo, MemoryUserRepo
@@ -26,6 +27,7 @@ from application.ports import LoginAttempts, Storage, UnitOfWork
 
 __all__ = [
     "MemoryAuditLog",
+    "MemoryClientRepo",
     "MemoryEmailTokenStore",
     "MemoryGroupRepo",
     "MemoryLoginAttempts",
@@ -54,6 +56,7 @@ class MemoryUnitOfWork(UnitOfWork):
         self.email_tokens = MemoryEmailTokenStore(stage)
         self.mfa = MemoryMfaStore(stage)
         self.audit = MemoryAuditLog(stage)
+        self.clients = MemoryClientRepo(stage)
 
     async def commit(self) -> None:
         """Publish every staged change at once."""

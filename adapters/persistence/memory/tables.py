@@ -8,6 +8,7 @@ from typing import Any
 import attrs
 
 from domain.audit import AuditEvent
+from domain.clients import Client
 from domain.model import (
     EmailToken,
     Group,
@@ -24,7 +25,8 @@ class _Tables:
 
     ``members`` maps group id to ``{user id: membership created_at}``; ``rotated`` maps a
     rotated token's hash to ``_Rotated`` (the token, when it was rotated, how often reused);
-    ``mfa_recovery`` maps a user id to the hashes of its unused recovery codes.
+    ``mfa_recovery`` maps a user id to the hashes of its unused recovery codes; ``revoked`` maps
+    a revoked access token's ``jti`` to its client id and expiry.
     """
 
     def __init__(self) -> None:
@@ -39,6 +41,8 @@ class _Tables:
         self.mfa_recovery: dict[str, frozenset[str]] = {}
         self.mfa_challenges: dict[str, MfaChallenge] = {}
         self.audit: dict[str, AuditEvent] = {}
+        self.clients: dict[str, Client] = {}
+        self.revoked: dict[str, tuple[str, datetime]] = {}
 
 
 @attrs.frozen
@@ -55,7 +59,8 @@ class _Stage:
     first written, which copies it (copy-on-write). ``publish()`` hands the result back."""
 
     _TABLES = ("users", "tokens", "rotated", "sessions", "groups", "members", "email_tokens",
-               "mfa_totp", "mfa_recovery", "mfa_challenges", "audit")  # fmt: skip
+               "mfa_totp", "mfa_recovery", "mfa_challenges", "audit", "clients",
+               "revoked")  # fmt: skip
 
     def __init__(self, base: _Tables) -> None:
         self._base = base

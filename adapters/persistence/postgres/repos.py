@@ -13,6 +13,7 @@ import asyncpg
 from adapters.persistence import _columns as cols
 from adapters.persistence._rows import require_aware
 from adapters.persistence.postgres.audit import PostgresAuditLog
+from adapters.persistence.postgres.clients import PostgresClientRepo
 from adapters.persistence.postgres.email_tokens import PostgresEmailTokenStore
 from adapters.persistence.postgres.mfa import PostgresMfaStore
 from adapters.persistence.postgres.session import (
@@ -227,6 +228,7 @@ class PostgresUnitOfWork(UnitOfWork):
         self.email_tokens = PostgresEmailTokenStore(session)
         self.mfa = PostgresMfaStore(session)
         self.audit = PostgresAuditLog(session)
+        self.clients = PostgresClientRepo(session)
 
     async def commit(self) -> None:
         """Make every change of this unit durable at once."""

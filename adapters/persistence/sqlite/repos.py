@@ -12,6 +12,7 @@ from datetime import datetime
 from adapters.persistence import _columns as cols
 from adapters.persistence._rows import to_micros
 from adapters.persistence.sqlite.audit import SqliteAuditLog
+from adapters.persistence.sqlite.clients import SqliteClientRepo
 from adapters.persistence.sqlite.email_tokens import SqliteEmailTokenStore
 from adapters.persistence.sqlite.mfa import SqliteMfaStore
 from adapters.persistence.sqlite.tokens import SqliteSessionStore, SqliteTokenStore
@@ -218,6 +219,7 @@ class SqliteUnitOfWork(UnitOfWork):
         self.email_tokens = SqliteEmailTokenStore(unit)
         self.mfa = SqliteMfaStore(unit)
         self.audit = SqliteAuditLog(unit)
+        self.clients = SqliteClientRepo(unit)
 
     async def commit(self) -> None:
         """Make every change of this unit durable at once."""

@@ -1,0 +1,52 @@
+"""Rows of ``oauth_clients`` shared by the SQL client registries (SQLite, PostgreSQL): the
+column list, reading a row and the parameters of a write. ``scopes`` is stored space-separated
+(RFC 6749 section 3.3), ``audience`` as a JSON array."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any
+
+from domain.clients import Client
+
+CLIENTS = (
+    "id, name, org_id, scopes, audience, require_dpop, disabled, created_at, secret_hash,"
+    " secret_rotated_at, previous_secret_hash, previous_secret_expires_at"
+)
+"""The columns of ``oauth_clients`` in the order of ``Client``'s fields."""
+CLIENT_UPDATE = (
+    "name, org_id, scopes, audience, require_dpop, disabled, created_at, secret_hash,"
+    " secret_rotated_at, previous_secret_hash, previous_secret_expires_at"
+)
+"""Every column of ``oauth_clients`` but ``id``, in ``CLIENTS`` order."""
+
+
+def client_row(row: Sequence[Any], when: Callable[[Any], datetime | None]) -> Client:
+    """A ``Client`` from a row of ``CLIENTS``; ``when`` converts a stored time (None stays
+    None)."""
+    (id_, name, org_id, scopes, audience, dpop, disabled, created_at, secret_hash, rotated_at,
+     previous_hash, previous_expires_at) = row  # fmt: skip
+    created = when(created_at)
+    assert created is not None
+    return Client(
+        id_, name, org_id, tuple(scopes.split()), tuple(json.loads(audience)), bool(dpop),
+        bool(disabled), created, secret_hash, when(rotated_at), previous_hash,
+        when(previous_expires_at),
+    )  # fmt: skip
+
+
+def client_params(client: Client, when: Callable[[datetime], Any]) -> tuple[Any, ...]:
+    """The values of ``CLIENTS`` for ``client``; ``when`` converts a time to its stored form
+    (None stays None)."""
+
+    def at(value: datetime | None) -> Any:
+        return None if value is None else when(value)
+
+    return (
+        client.id, client.name, client.org_id, " ".join(client.scopes),
+        json.dumps(list(client.audience), separators=(",", ":")), client.require_dpop,
+        client.disabled, at(client.created_at), client.secret_hash, at(client.secret_rotated_at),
+        client.previous_secret_hash, at(client.previous_secret_expires_at),
+    )  # fmt: skip

@@ -1,0 +1,74 @@
+"""The in-memory OAuth client registry and revocation list (contract section 14)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from adapters.persistence._rows import require_aware
+from adapters.persistence.memory.tables import _Stage
+from application.ports import ClientRepo
+from domain.clients import Client
+from domain.errors import Conflict, NotFound
+
+
+class MemoryClientRepo(ClientRepo):
+    """``ClientRepo`` over the working copy (clients keyed by id, revocations by ``jti``)."""
+
+    def __init__(self, stage: _Stage) -> None:
+        self._s = stage
+
+    async def add(self, client: Client) -> None:
+        """Insert; ``Conflict`` if the id exists."""
+        require_aware(client.created_at)
+        if client.id in self._s.view.clients:
+            raise Conflict("client id exists")
+        self._s.write("clients")[client.id] = client
+
+    async def get(self, client_id: str) -> Client | None:
+        """The client, or None."""
+        return self._s.view.clients.get(client_id)
+
+    async def update(self, client: Client) -> None:
+        """Replace the stored client; ``NotFound`` if there is none."""
+        if client.id not in self._s.view.clients:
+            raise NotFound("no such client")
+        self._s.write("clients")[client.id] = client
+
+    async def delete(self, client_id: str) -> bool:
+        """Delete; False if it did not exist."""
+        if client_id not in self._s.view.clients:
+            return False
+        del self._s.write("clients")[client_id]
+        return True
+
+    async def list_page(self, org_id: str | None, after: str | None, limit: int) -> list[Client]:
+        """Clients with ``id > after`` of ``org_id`` (None: all), ordered by id."""
+        rows = sorted(
+            (
+                c
+                for c in self._s.view.clients.values()
+                if (org_id is None or c.org_id == org_id) and (after is None or c.id > after)
+            ),
+            key=lambda c: c.id,
+        )
+        return rows[:limit]
+
+    async def revoke(self, jti: str, client_id: str, expires_at: datetime) -> None:
+        """Record the revocation of ``jti`` until ``expires_at``; idempotent."""
+        require_aware(expires_at)
+        if jti not in self._s.view.revoked:
+            self._s.write("revoked")[jti] = (client_id, expires_at)
+
+    async def is_revoked(self, jti: str) -> bool:
+        """True if ``jti`` is recorded as revoked."""
+        return jti in self._s.view.revoked
+
+    async def purge_revoked(self, now: datetime) -> int:
+        """Forget revocations of tokens expired by ``now``."""
+        require_aware(now)
+        gone = [k for k, (_, exp) in self._s.view.revoked.items() if exp <= now]
+        if gone:
+            table = self._s.write("revoked")
+            for k in gone:
+                del table[k]
+        return len(gone)

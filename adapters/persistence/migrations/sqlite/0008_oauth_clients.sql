@@ -1,0 +1,27 @@
+-- depends: 0007_audit
+-- OAuth clients (contract section 14; ADR 0020): secrets stored only as SHA-256 hashes (the
+-- previous one kept for its grace after a rotation), scopes space-separated, audience a JSON
+-- array. Times are INTEGER microseconds since the Unix epoch, UTC.
+CREATE TABLE oauth_clients (
+    id                         TEXT    NOT NULL PRIMARY KEY,
+    name                       TEXT    NOT NULL,
+    org_id                     TEXT    NOT NULL,
+    scopes                     TEXT    NOT NULL,
+    audience                   TEXT    NOT NULL,
+    require_dpop               INTEGER NOT NULL CHECK (require_dpop IN (0, 1)),
+    disabled                   INTEGER NOT NULL CHECK (disabled IN (0, 1)),
+    created_at                 INTEGER NOT NULL,
+    secret_hash                TEXT    NOT NULL,
+    secret_rotated_at          INTEGER,
+    previous_secret_hash       TEXT,
+    previous_secret_expires_at INTEGER
+);
+CREATE INDEX oauth_clients_org_id_idx ON oauth_clients (org_id, id);
+
+-- Access tokens of clients revoked before their exp (RFC 7009): kept until then.
+CREATE TABLE revoked_access_tokens (
+    jti        TEXT    NOT NULL PRIMARY KEY,
+    client_id  TEXT    NOT NULL,
+    expires_at INTEGER NOT NULL
+);
+CREATE INDEX revoked_access_tokens_expires_at_idx ON revoked_access_tokens (expires_at);

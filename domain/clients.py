@@ -1,0 +1,93 @@
+"""OAuth clients (contract section 14): machines that obtain access tokens with the client
+credentials grant (RFC 6749 section 4.4), registered by an org_admin or a superadmin.
+
+A client's secret is shown once and stored only as its SHA-256 hash (ADR 0020: a secret of 256
+random bits needs no slow hash). After a rotation the previous hash keeps working until
+``previous_secret_expires_at`` (``oauth.secret_grace`` seconds; 0: not at all).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+import attrs
+
+from domain.errors import FieldError, ValidationFailed
+
+SCOPE_TOKEN = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]{1,128}")
+"""One scope: RFC 6749 section 3.3 ``scope-token`` (printable ASCII but space, ``"`` and
+``\\``), at most 128 characters."""
+MAX_SCOPES = 64
+"""The most scopes a client may hold."""
+MAX_AUDIENCES = 16
+"""The most audiences a client may hold."""
+MAX_AUDIENCE_LENGTH = 512
+"""The longest audience (an absolute URI or a name), in characters."""
+
+
+def check_scopes(scopes: object, field: str = "scopes") -> tuple[str, ...]:
+    """``scopes`` as a tuple of distinct RFC 6749 scope tokens in the given order (duplicates
+    dropped). Raises ``ValidationFailed`` naming ``field`` for anything else (not a list of
+    strings, a malformed token, more than ``MAX_SCOPES``)."""
+    if not isinstance(scopes, list | tuple) or not all(isinstance(s, str) for s in scopes):
+        raise ValidationFailed([FieldError(field, "must be a list of strings")])
+    unique = tuple(dict.fromkeys(scopes))
+    if len(unique) > MAX_SCOPES:
+        raise ValidationFailed([FieldError(field, f"must hold at most {MAX_SCOPES} scopes")])
+    for scope in unique:
+        if not SCOPE_TOKEN.fullmatch(scope):
+            raise ValidationFailed([FieldError(field, "holds a scope that is not a scope token")])
+    return unique
+
+
+def check_audience(audience: object, field: str = "audience") -> tuple[str, ...]:
+    """``audience`` as a non-empty tuple of distinct audiences (printable, no spaces, at most
+    ``MAX_AUDIENCE_LENGTH`` characters each, at most ``MAX_AUDIENCES``). Raises
+    ``ValidationFailed`` naming ``field`` otherwise."""
+    if not isinstance(audience, list | tuple) or not all(isinstance(a, str) for a in audience):
+        raise ValidationFailed([FieldError(field, "must be a list of strings")])
+    unique = tuple(dict.fromkeys(audience))
+    if not 1 <= len(unique) <= MAX_AUDIENCES:
+        raise ValidationFailed([FieldError(field, f"must hold 1 to {MAX_AUDIENCES} audiences")])
+    for value in unique:
+        if not (0 < len(value) <= MAX_AUDIENCE_LENGTH and value.isprintable()) or " " in value:
+            raise ValidationFailed([FieldError(field, "holds an audience that is not valid")])
+    return unique
+
+
+@attrs.frozen
+class Client:
+    """A registered OAuth client (contract section 14 ``Client``), with its secret's hashes.
+
+    ``id``: the ``client_id`` (opaque, 32 lower-case hex characters). ``scopes``: what it may
+    ask for. ``audience``: where its tokens may go (the first is the default ``aud``).
+    ``require_dpop``: tokens only with a DPoP proof (RFC 9449). ``secret_hash``: SHA-256 of the
+    current secret, lower-case hex; ``previous_secret_hash`` and ``previous_secret_expires_at``:
+    the one before the last rotation and the end of its grace (both None when none).
+    ``secret_rotated_at``: the last rotation (None: never rotated).
+    """
+
+    id: str
+    name: str
+    org_id: str
+    scopes: tuple[str, ...]
+    audience: tuple[str, ...]
+    require_dpop: bool
+    disabled: bool
+    created_at: datetime
+    secret_hash: str = attrs.field(repr=False)
+    secret_rotated_at: datetime | None = None
+    previous_secret_hash: str | None = attrs.field(default=None, repr=False)
+    previous_secret_expires_at: datetime | None = None
+
+    def secret_hashes(self, now: datetime) -> tuple[str, ...]:
+        """The hashes a presented secret may match at ``now``: the current one, and the
+        previous one while its grace lasts."""
+        if (
+            self.previous_secret_hash is not None
+            and self.previous_secret_expires_at is not None
+            and now < self.previous_secret_expires_at
+        ):
+            return (self.secret_hash, self.previous_secret_hash)
+        return (self.secret_hash,)
