@@ -21,6 +21,7 @@ from typing import Any
 
 import attrs
 
+from application import client_events as cev
 from application import events as ev
 from application.ports import EventBus, Storage, UnitOfWork
 from domain.audit import AuditEvent, DetailValue, new_audit_id
@@ -142,6 +143,26 @@ _ROWS: dict[type[ev.Event], Callable[[Any], _Row | None]] = {
     ),
     ev.GroupMembershipChanged: _membership,
     ev.ConfigChanged: _config,
+    cev.ClientCreated: lambda e: _Row(
+        "client.created", e.actor_id, None, e.org_id, {"client_id": e.client_id}
+    ),
+    cev.ClientUpdated: lambda e: _Row(
+        "client.updated",
+        e.actor_id,
+        None,
+        e.org_id,
+        {"client_id": e.client_id, "fields": e.fields},
+    ),
+    cev.ClientSecretRotated: lambda e: _Row(
+        "client.secret_rotated",
+        e.actor_id,
+        None,
+        e.org_id,
+        {"client_id": e.client_id, "grace": e.grace},
+    ),
+    cev.ClientDeleted: lambda e: _Row(
+        "client.deleted", e.actor_id, None, e.org_id, {"client_id": e.client_id}
+    ),
 }
 """Event class → its audit row. Events not here (``MfaChallenged``, ``EmailSent``,
 ``RefreshFailed``, ``SigningKeysChanged``...) are not audited: each is part of, or a detail of,

@@ -39,6 +39,10 @@ AUDIT_EVENT_TYPES = (
     "group.member_added",
     "group.member_removed",
     "config.changed",
+    "client.created",
+    "client.updated",
+    "client.secret_rotated",
+    "client.deleted",
 )
 """Every ``type`` an audit event can have (contract section 11), in the contract's order."""
 

@@ -76,7 +76,10 @@ class Operation(enum.Enum):
     ``CREATE_GROUP`` POST /groups, ``RENAME_GROUP`` PATCH /groups/{id}, ``DELETE_GROUP``
     DELETE /groups/{id}, ``ADD_MEMBER`` PUT /groups/{id}/members/{user_id}, ``REMOVE_MEMBER``
     DELETE /groups/{id}/members/{user_id}, ``LIST_AUDIT_EVENTS`` GET /audit-events (contract
-    section 11).
+    section 11); OAuth clients (contract section 14): ``LIST_CLIENTS`` GET /oauth/clients,
+    ``VIEW_CLIENT`` GET /oauth/clients/{id}, ``CREATE_CLIENT`` POST /oauth/clients,
+    ``UPDATE_CLIENT`` PATCH, ``DELETE_CLIENT`` DELETE /oauth/clients/{id},
+    ``ROTATE_CLIENT_SECRET`` POST /oauth/clients/{id}/secret.
     """
 
     LIST_USERS = "list_users"
@@ -96,6 +99,12 @@ class Operation(enum.Enum):
     ADD_MEMBER = "add_member"
     REMOVE_MEMBER = "remove_member"
     LIST_AUDIT_EVENTS = "list_audit_events"
+    LIST_CLIENTS = "list_clients"
+    VIEW_CLIENT = "view_client"
+    CREATE_CLIENT = "create_client"
+    UPDATE_CLIENT = "update_client"
+    DELETE_CLIENT = "delete_client"
+    ROTATE_CLIENT_SECRET = "rotate_client_secret"  # noqa: S105 - an operation name
 
 
 REQUIRED_ROLE: Mapping[Operation, Role] = MappingProxyType(
@@ -117,6 +126,12 @@ REQUIRED_ROLE: Mapping[Operation, Role] = MappingProxyType(
         Operation.ADD_MEMBER: Role.ORG_ADMIN,
         Operation.REMOVE_MEMBER: Role.ORG_ADMIN,
         Operation.LIST_AUDIT_EVENTS: Role.ORG_ADMIN,
+        Operation.LIST_CLIENTS: Role.ORG_ADMIN,
+        Operation.VIEW_CLIENT: Role.ORG_ADMIN,
+        Operation.CREATE_CLIENT: Role.ORG_ADMIN,
+        Operation.UPDATE_CLIENT: Role.ORG_ADMIN,
+        Operation.DELETE_CLIENT: Role.ORG_ADMIN,
+        Operation.ROTATE_CLIENT_SECRET: Role.ORG_ADMIN,
     }
 )
 """The lowest role allowed each operation (seed.md part 5 table; contract section 3 "Who").
@@ -269,7 +284,7 @@ def authorize(
 def list_scope(actor: Actor, operation: Operation, requested_org_id: str | None) -> str | None:
     """The organization filter a listing by ``actor`` runs with (contract section 3).
 
-    ``operation`` is ``LIST_USERS``, ``LIST_GROUPS`` or ``LIST_AUDIT_EVENTS``. A superadmin or
+    ``operation`` is one of the ``LIST_*`` operations. A superadmin or
     the operator gets ``requested_org_id`` (None: every organization). Anyone else gets its own
     ``org_id``; asking for another organization is a permitted operation on another
     organization's resources, so it raises ``NotFound`` (404) — the same answer for an
@@ -285,7 +300,8 @@ def list_scope(actor: Actor, operation: Operation, requested_org_id: str | None)
 
 
 def target_org(principal: Principal, operation: Operation, requested_org_id: str | None) -> str:
-    """The organization a new resource (``CREATE_GROUP``) goes to (contract section 3).
+    """The organization a new resource (``CREATE_GROUP``, ``CREATE_CLIENT``) goes to (contract
+    section 3).
 
     A superadmin may name any ``requested_org_id`` and defaults to its own. Anyone else gets its
     own organization; naming another raises ``NotFound`` (404). Raises ``Forbidden`` first when

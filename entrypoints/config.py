@@ -22,6 +22,7 @@ from application.settings import (
     AuthSettings,
     EmailSettings,
     EventsSettings,
+    OAuthSettings,
     ServerSettings,
     StorageSettings,
     TelemetrySettings,
@@ -60,6 +61,7 @@ class Config:
     events: EventsSettings = attrs.Factory(EventsSettings)
     email: EmailSettings = attrs.Factory(EmailSettings)
     audit: AuditSettings = attrs.Factory(AuditSettings)
+    oauth: OAuthSettings = attrs.Factory(OAuthSettings)
 
     def prefixes(self) -> dict[str, Any]:
         """``{prefix: settings object}`` for every prefix."""

@@ -33,7 +33,7 @@ from adapters.mfa.totp import PyotpTotp
 from adapters.persistence.memory import MemoryLoginAttempts, MemoryStorage
 from adapters.persistence.postgres import PostgresStorage
 from adapters.persistence.sqlite import SqliteStorage
-from application import accounts, groups, operator, sessions, users
+from application import accounts, clients, groups, operator, sessions, users
 from application.audit_query import ListAuditEvents
 from application.auth import AuthService
 from application.housekeeping import PurgeExpired
@@ -221,6 +221,18 @@ class Container(containers.DeclarativeContainer):
     remove_member = _use_case(telemetry, groups.RemoveMember, storage, bus, clock)
     # The audit log (contract section 11).
     list_audit_events = _use_case(telemetry, ListAuditEvents, storage)
+
+    # OAuth clients (contract section 14).
+    oauth_settings = providers.Singleton(methodcaller("view", attrgetter("oauth")), live_config)
+    """``Live[OAuthSettings]``: the ``oauth`` prefix in force."""
+    list_clients = _use_case(telemetry, clients.ListClients, storage)
+    get_client = _use_case(telemetry, clients.GetClient, storage)
+    create_client = _use_case(telemetry, clients.CreateClient, storage, bus, clock, auth_settings)
+    update_client = _use_case(telemetry, clients.UpdateClient, storage, bus, clock)
+    delete_client = _use_case(telemetry, clients.DeleteClient, storage, bus, clock)
+    rotate_client_secret = _use_case(
+        telemetry, clients.RotateClientSecret, storage, bus, clock, oauth_settings
+    )
 
     # Housekeeping (contract section 12): by the server on a timer and by ``authsvc purge``.
     audit_settings = providers.Singleton(methodcaller("view", attrgetter("audit")), live_config)

@@ -17,6 +17,7 @@ from entrypoints.http import (
     admin_routes,
     audit_routes,
     auth_routes,
+    client_routes,
     email_routes,
     mfa_routes,
     session_routes,
@@ -141,6 +142,7 @@ def create_app(container: Container) -> web.Application:
         *mfa_routes.ROUTES,
         *admin_routes.ROUTES,
         *audit_routes.ROUTES,
+        *client_routes.ROUTES,
         *wellknown_routes.ROUTES,
     ]
     add_routes(app, specs)

@@ -37,6 +37,23 @@ _PROBLEM = {
     },
 }
 
+_CLIENT: dict[str, Any] = {
+    "type": "object",
+    "required": ["client_id", "name", "org_id", "scopes", "audience", "require_dpop", "disabled",
+                 "created_at", "secret_rotated_at"],
+    "properties": {
+        "client_id": {"type": "string"},
+        "name": {"type": "string"},
+        "org_id": {"type": "string"},
+        "scopes": {"type": "array", "items": {"type": "string"}},
+        "audience": {"type": "array", "items": {"type": "string"}},
+        "require_dpop": {"type": "boolean"},
+        "disabled": {"type": "boolean"},
+        "created_at": {"type": "string", "format": "date-time"},
+        "secret_rotated_at": {"type": ["string", "null"], "format": "date-time"},
+    },
+}  # fmt: skip
+
 SCHEMAS: dict[str, Any] = {
     "Problem": _PROBLEM,
     "TotpEnrolment": {
@@ -129,6 +146,18 @@ SCHEMAS: dict[str, Any] = {
         "properties": {"items": {"type": "array", "items": {"$ref": "#/components/schemas/User"}},
                        "next_cursor": {"type": ["string", "null"]}},
     },
+    "Client": _CLIENT,
+    "NewClient": {**_CLIENT, "required": [*_CLIENT["required"], "client_secret"],
+                  "properties": {**_CLIENT["properties"],
+                                 "client_secret": {"type": "string",
+                                                   "description": "shown once"}}},
+    "ClientPage": {
+        "type": "object",
+        "properties": {"items": {"type": "array", "items": {"$ref": "#/components/schemas/Client"}},
+                       "next_cursor": {"type": ["string", "null"]}},
+    },
+    "ClientSecret": {"type": "object", "required": ["client_secret"],
+                     "properties": {"client_secret": {"type": "string"}}},
     "AuditEvent": {
         "type": "object",
         "required": ["id", "type", "occurred_at", "actor_id", "user_id", "org_id",
@@ -230,7 +259,7 @@ def _response(description: str, specs: list[RouteSpec]) -> dict[str, Any]:
     return {"description": description}
 
 
-STORAGE_TAGS = ("auth", "admin", "sessions", "email", "mfa")
+STORAGE_TAGS = ("auth", "admin", "sessions", "email", "mfa", "oauth")
 """Tags of the operations that use the database: each may answer 503 ``storage_unavailable``."""
 
 

@@ -62,12 +62,14 @@ def base_env(storage_env: dict[str, str], shared_key_dir: Path, algorithm: str) 
 
 @attrs.frozen
 class OrgFixture:
-    """What one organization holds: a viewer ``target``, a ``group`` and its ``member``."""
+    """What one organization holds: a viewer ``target``, a ``group`` and its ``member``, an
+    OAuth ``oauth_client``."""
 
     org_id: str
     target: str
     group: str
     member: str
+    oauth_client: str
 
 
 @attrs.define
@@ -117,8 +119,9 @@ async def make_world(client: TestClient) -> World:
         member = await add_user(client, f"member@{org}.example", org_id=org)
         group = await container.create_group()(principal, f"team-{org}", org)
         await container.add_member()(principal, group.group.id, member)
-        orgs[scope] = OrgFixture(org, target, group.group.id, member)
-    orgs["missing"] = OrgFixture(NOWHERE, MISSING_ID, MISSING_ID, MISSING_ID)
+        made = await container.create_client()(principal, f"svc-{org}", ["read"], org_id=org)
+        orgs[scope] = OrgFixture(org, target, group.group.id, member, made.client.id)
+    orgs["missing"] = OrgFixture(NOWHERE, MISSING_ID, MISSING_ID, MISSING_ID, MISSING_ID)
     world = World(client, principal, orgs)
     world.tokens["superadmin"] = (await login(client, ROOT))["access_token"]
     world.user_ids["superadmin"] = root.id
@@ -135,8 +138,8 @@ async def log_in_as(world: World, role: str) -> str:
 
 
 async def snapshot(world: World) -> dict[str, Any]:
-    """Every user (role, org, disabled), its live sessions, and every group (name, org,
-    members), read through the use cases."""
+    """Every user (role, org, disabled), its live sessions, every group (name, org, members)
+    and every OAuth client (org, disabled, secret hash), read through the use cases."""
     c = world.container
     listed = (await c.list_users()(world.root, limit=200)).items
     users = {u.id: (u.email, u.role, u.org_id, u.disabled) for u in listed}
@@ -146,7 +149,9 @@ async def snapshot(world: World) -> dict[str, Any]:
         detail = await c.get_group()(world.root, summary.group.id)
         groups[summary.group.id] = (summary.group.name, summary.group.org_id,
                                     sorted(m.id for m in detail.members))  # fmt: skip
-    return {"users": users, "groups": groups, "sessions": sessions}
+    clients = {x.id: (x.org_id, x.disabled, x.secret_hash)
+               for x in (await c.list_clients()(world.root, limit=200)).items}  # fmt: skip
+    return {"users": users, "groups": groups, "sessions": sessions, "clients": clients}
 
 
 # --------------------------------------------------------------------------- the matrix
@@ -171,6 +176,16 @@ ENDPOINTS: dict[str, tuple[str, str, dict[str, Any] | None]] = {
     "remove_member": ("DELETE", "/groups/{group}/members/{member}", None),
     "reset_user_mfa": ("DELETE", "/users/{user}/mfa", None),
     "list_audit_events": ("GET", "/audit-events?org_id={org}", None),
+    "list_clients": ("GET", "/oauth/clients?org_id={org}", None),
+    "get_client": ("GET", "/oauth/clients/{client}", None),
+    "create_client": (
+        "POST",
+        "/oauth/clients",
+        {"name": "svc", "scopes": ["read"], "org_id": "{org}"},
+    ),
+    "update_client": ("PATCH", "/oauth/clients/{client}", {"disabled": True}),
+    "delete_client": ("DELETE", "/oauth/clients/{client}", None),
+    "rotate_client_secret": ("POST", "/oauth/clients/{client}/secret", None),
 }
 
 ROLES = ("viewer", "operator", "org_admin", "superadmin")
@@ -198,6 +213,12 @@ add_member      403 403 403   403 403 403   204 404 404   204 204 404
 remove_member   403 403 403   403 403 403   204 404 404   204 204 404
 reset_user_mfa  403 403 403   403 403 403   204 404 404   204 204 404
 list_audit_events 403 403 403 403 403 403   200 404 404   200 200 200
+list_clients    403 403 403   403 403 403   200 404 404   200 200 200
+get_client      403 403 403   403 403 403   200 404 404   200 200 404
+create_client   403 403 403   403 403 403   201 404 404   201 201 201
+update_client   403 403 403   403 403 403   200 404 404   200 200 404
+delete_client   403 403 403   403 403 403   204 404 404   204 204 404
+rotate_client_secret 403 403 403 403 403 403 200 404 404  200 200 404
 """
 
 
@@ -221,7 +242,8 @@ _CODES = {403: "forbidden", 404: "not_found"}
 
 
 def _fill(template: Any, org: OrgFixture) -> Any:
-    values = {"user": org.target, "group": org.group, "member": org.member, "org": org.org_id}
+    values = {"user": org.target, "group": org.group, "member": org.member, "org": org.org_id,
+              "client": org.oauth_client}  # fmt: skip
     if isinstance(template, str):
         return template.format(**values)
     if isinstance(template, dict):
@@ -285,14 +307,30 @@ async def test_permission_matrix(
         assert org.target in after["groups"][org.group][2]
     elif endpoint == "remove_member":
         assert org.member not in after["groups"][org.group][2]
+    elif endpoint == "create_client":
+        assert len(after["clients"]) == len(before["clients"]) + 1
+        assert data["client_secret"] and resp.headers["Cache-Control"] == "no-store"
+    elif endpoint == "update_client":
+        assert after["clients"][org.oauth_client][1] is True
+    elif endpoint == "delete_client":
+        assert org.oauth_client not in after["clients"]
+    elif endpoint == "rotate_client_secret":
+        new, old = after["clients"][org.oauth_client][2], before["clients"][org.oauth_client][2]
+        assert new != old and data["client_secret"]
     else:
         assert after == before
 
 
 def test_the_matrix_covers_every_admin_route() -> None:
-    from entrypoints.http import admin_routes, audit_routes, mfa_routes, session_routes
+    from entrypoints.http import (
+        admin_routes,
+        audit_routes,
+        client_routes,
+        mfa_routes,
+        session_routes,
+    )
 
-    ROUTES = [*admin_routes.ROUTES, *audit_routes.ROUTES,
+    ROUTES = [*admin_routes.ROUTES, *audit_routes.ROUTES, *client_routes.ROUTES,
               *(r for m in (session_routes, mfa_routes) for r in m.ROUTES
                 if r.path.startswith("/users/"))]  # fmt: skip
 
@@ -308,7 +346,7 @@ def test_the_matrix_covers_every_admin_route() -> None:
 @pytest.mark.parametrize("endpoint", sorted(ENDPOINTS))
 async def test_every_admin_route_needs_a_bearer_token(client: TestClient, endpoint: str) -> None:
     method, path, body = ENDPOINTS[endpoint]
-    org = OrgFixture(HOME, MISSING_ID, MISSING_ID, MISSING_ID)
+    org = OrgFixture(HOME, MISSING_ID, MISSING_ID, MISSING_ID, MISSING_ID)
     resp = await client.request(method, _fill(path, org), json=_fill(body, org))
     await assert_problem(resp, 401, "invalid_token")
     assert resp.headers["WWW-Authenticate"] == 'Bearer error="invalid_token"'

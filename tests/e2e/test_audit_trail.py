@@ -15,6 +15,7 @@ import pyotp
 import pytest
 from aiohttp.test_utils import TestClient
 
+from application.steps import hash_token
 from domain.audit import AUDIT_EVENT_TYPES, AuditEvent, AuditQuery
 from tests.e2e.conftest import ONE_PER_BACKEND, PASSWORD, MakeClient, bearer, container_of
 from tests.smtp import SmtpSink, smtp_env, smtp_server, token_of
@@ -147,6 +148,14 @@ async def test_every_action_leaves_its_row_and_no_row_holds_a_secret(
     await w.call("DELETE", f"/groups/{group['id']}", token=root, status=204)
     await w.call("PATCH", f"/users/{bob['id']}", {"org_id": "elsewhere"}, root)
     await w.call("DELETE", f"/users/{bob['id']}", token=root, status=204)
+    svc = await w.call("POST", "/oauth/clients", {"name": "svc", "scopes": ["read"]}, root,
+                       status=201)  # fmt: skip
+    rotated_secret = (await w.call("POST", f"/oauth/clients/{svc['client_id']}/secret",
+                                   token=root))["client_secret"]  # fmt: skip
+    for secret in (svc["client_secret"], rotated_secret):
+        w.secrets.update((secret, hash_token(secret)))
+    await w.call("PATCH", f"/oauth/clients/{svc['client_id']}", {"disabled": True}, root)
+    await w.call("DELETE", f"/oauth/clients/{svc['client_id']}", token=root, status=204)
     _config(tmp_path / "authsvc.toml", 300)
     await w.call("POST", "/actuator/refresh", token=root)  # config.changed
 
@@ -166,6 +175,10 @@ async def test_every_action_leaves_its_row_and_no_row_holds_a_secret(
     }
     assert by_type["mfa.failed"][0].details_dict() == {"reason": "wrong_code"}
     assert by_type["config.changed"][0].details_dict() == {"changed": "auth"}
+    assert by_type["client.updated"][0].details_dict() == {
+        "client_id": svc["client_id"],
+        "fields": "disabled",
+    }
     # Rows written while serving a request name where it came from; the command line's none.
     by_cli = [r for r in found if r.type == "user.registered" and r.user_id == root_id]
     assert [(r.client_address, r.user_agent) for r in by_cli] == [(None, None)]

@@ -22,6 +22,14 @@ from adapters.persistence.memory import MemoryStorage
 from application import pagination
 from application.accounts import DeleteUser, UpdateUser
 from application.audit_query import ListAuditEvents
+from application.clients import (
+    CreateClient,
+    DeleteClient,
+    GetClient,
+    ListClients,
+    RotateClientSecret,
+    UpdateClient,
+)
 from application.events import (
     Event,
     GroupDeleted,
@@ -44,10 +52,11 @@ from application.mfa import ResetUserMfa
 from application.operator import CreateSuperadmin, OperatorCommand
 from application.pagination import Page
 from application.sessions import EndUserSessions, ListSessions
-from application.settings import AuthSettings, Live
+from application.settings import AuthSettings, Live, OAuthSettings
 from application.steps import new_id
 from application.users import GetUser, ListUsers, SetRole
 from domain.audit import AuditEvent, new_audit_id
+from domain.clients import Client
 from domain.errors import (
     Conflict,
     FieldError,
@@ -159,6 +168,12 @@ class World:
         self.add_member = AddMember(storage, bus, clock)
         self.remove_member = RemoveMember(storage, bus, clock)
         self.list_audit_events = ListAuditEvents(storage)
+        self.list_clients = ListClients(storage)
+        self.get_client = GetClient(storage)
+        self.create_client = CreateClient(storage, bus, clock, Live(AuthSettings()), self.next_id)
+        self.update_client = UpdateClient(storage, bus, clock)
+        self.delete_client = DeleteClient(storage, bus, clock)
+        self.rotate_client_secret = RotateClientSecret(storage, bus, clock, Live(OAuthSettings()))
         self.settings = Live(AuthSettings(bcrypt_rounds=4))
         self.hasher = BcryptHasher(self.settings)
         self.create_superadmin = CreateSuperadmin(
@@ -191,6 +206,18 @@ class World:
             await uow.audit.record(row)
             await uow.commit()
         return row.id
+
+    async def add_client(self, cid: str, org: str) -> None:
+        """An OAuth client ``cid`` of ``org``."""
+        client = Client(cid, f"name-{cid}", org, ("read",), ("api",), False, False,
+                        self.clock.now(), "0" * 64)  # fmt: skip
+        async with self.spy.inner.begin() as uow:
+            await uow.clients.add(client)
+            await uow.commit()
+
+    async def client(self, cid: str) -> Client | None:
+        async with self.spy.inner.begin() as uow:
+            return await uow.clients.get(cid)
 
     async def add_group(
         self, gid: str, org: str = CALLER_ORG, members: tuple[str, ...] = ()
@@ -277,6 +304,7 @@ async def _seed_matrix(world: World, role: Role) -> Principal:
         await world.add_user(f"member-{org}", Role.VIEWER, org)
         await world.add_group(f"group-{org}", org, members=(f"member-{org}",))
         await world.add_audit_row(f"user-{org}", org)
+        await world.add_client(f"client-{org}", org)
     return as_principal(me)
 
 
@@ -329,6 +357,25 @@ async def _run(world: World, op: Operation, me: Principal, org: str) -> None:
     elif op is Operation.LIST_AUDIT_EVENTS:
         rows = await world.list_audit_events(me, org_id=org)
         assert [(r.user_id, r.org_id) for r in rows.items] == [(user_id, org)]
+    elif op is Operation.LIST_CLIENTS:
+        clients = await world.list_clients(me, org_id=org)
+        assert [c.id for c in clients.items] == [f"client-{org}"]
+    elif op is Operation.VIEW_CLIENT:
+        assert (await world.get_client(me, f"client-{org}")).org_id == org
+    elif op is Operation.CREATE_CLIENT:
+        made = await world.create_client(me, "new", ["read"], org_id=org)
+        assert made.client.org_id == org and made.client_secret
+    elif op is Operation.UPDATE_CLIENT:
+        assert (await world.update_client(me, f"client-{org}", disabled=True)).disabled
+    elif op is Operation.DELETE_CLIENT:
+        await world.delete_client(me, f"client-{org}")
+        assert await world.client(f"client-{org}") is None
+    elif op is Operation.ROTATE_CLIENT_SECRET:
+        before = await world.client(f"client-{org}")
+        assert await world.rotate_client_secret(me, f"client-{org}")
+        after = await world.client(f"client-{org}")
+        assert before is not None and after is not None
+        assert after.secret_hash != before.secret_hash
     else:  # pragma: no cover - a new Operation needs a line here
         raise AssertionError(op)
 

@@ -56,6 +56,18 @@ remove_member   same     403     403       ok         ok
 remove_member   other    403     403       404        ok
 list_audit_events same   403     403       ok         ok
 list_audit_events other  403     403       404        ok
+list_clients    same     403     403       ok         ok
+list_clients    other    403     403       404        ok
+view_client     same     403     403       ok         ok
+view_client     other    403     403       404        ok
+create_client   same     403     403       ok         ok
+create_client   other    403     403       404        ok
+update_client   same     403     403       ok         ok
+update_client   other    403     403       404        ok
+delete_client   same     403     403       ok         ok
+delete_client   other    403     403       404        ok
+rotate_client_secret same 403    403       ok         ok
+rotate_client_secret other 403   403       404        ok
 """
 
 CALLER_ORG = "acme"
@@ -115,9 +127,14 @@ def _policy_check(op: Operation, principal: Principal, org: str) -> None:
     """Ask the policy the way the use case of ``op`` does."""
     if op is Operation.SET_ROLE:
         policy.check_role_change(principal, user("target", Role.VIEWER, org), Role.OPERATOR, 1)
-    elif op in (Operation.LIST_USERS, Operation.LIST_GROUPS, Operation.LIST_AUDIT_EVENTS):
+    elif op in (
+        Operation.LIST_USERS,
+        Operation.LIST_GROUPS,
+        Operation.LIST_AUDIT_EVENTS,
+        Operation.LIST_CLIENTS,
+    ):
         assert policy.list_scope(principal, op, org) == org
-    elif op is Operation.CREATE_GROUP:
+    elif op in (Operation.CREATE_GROUP, Operation.CREATE_CLIENT):
         assert policy.target_org(principal, op, org) == org
     elif op in _ACCOUNT_OPERATIONS:
         policy.check_user_management(principal, user("target", Role.VIEWER, org), op)

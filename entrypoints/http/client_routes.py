@@ -1,0 +1,188 @@
+"""Routes of the OAuth client registry (contract section 14): ``/oauth/clients``.
+
+Every route authenticates the caller (401 ``invalid_token``) as the ``Principal`` of its user
+record, parses the body (400 ``malformed_body`` / 422 ``validation_error``) and hands over to a
+use case of ``application.clients``, which asks ``domain.policy`` (403 ``forbidden`` below
+org_admin, then 404 ``not_found`` outside the caller's organization). Answers are problem+json
+like every admin route; a client's secret appears once, in the answer that made it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import attrs
+from aiohttp import web
+
+from application.checks import MAX_NAME_LENGTH, MAX_ORG_ID_LENGTH
+from application.pagination import Page
+from domain.clients import MAX_AUDIENCE_LENGTH, MAX_AUDIENCES, MAX_SCOPES, SCOPE_TOKEN, Client
+from entrypoints.http.admin_routes import PAGING, page_query
+from entrypoints.http.caller import principal
+from entrypoints.http.keys import CONTAINER
+from entrypoints.http.requests import read_json
+from entrypoints.http.routing import ID_PATTERN, RouteSpec
+from entrypoints.http.views import iso, json_response
+
+if TYPE_CHECKING:
+    from entrypoints.container import Container
+
+
+@attrs.frozen
+class ClientRegistration:
+    """Body of POST /oauth/clients: ``{"name", "scopes": [str], "audience"?: [str],
+    "org_id"?, "require_dpop"?: bool}``."""
+
+    name: str
+    scopes: list[str]
+    audience: list[str] | None = None
+    org_id: str | None = None
+    require_dpop: bool = False
+
+
+@attrs.frozen
+class ClientPatch:
+    """Body of PATCH /oauth/clients/{client_id}: at least one of ``{"name", "scopes",
+    "audience", "require_dpop", "disabled"}``."""
+
+    name: str | None = None
+    scopes: list[str] | None = None
+    audience: list[str] | None = None
+    require_dpop: bool | None = None
+    disabled: bool | None = None
+
+
+def client_json(client: Client) -> dict[str, Any]:
+    """Contract ``Client`` (section 14): client_id, name, org_id, scopes, audience,
+    require_dpop, disabled, created_at, secret_rotated_at. Never the secret or its hash."""
+    rotated = client.secret_rotated_at
+    return {
+        "client_id": client.id,
+        "name": client.name,
+        "org_id": client.org_id,
+        "scopes": list(client.scopes),
+        "audience": list(client.audience),
+        "require_dpop": client.require_dpop,
+        "disabled": client.disabled,
+        "created_at": iso(client.created_at),
+        "secret_rotated_at": None if rotated is None else iso(rotated),
+    }
+
+
+def _container(request: web.Request) -> Container:
+    return request.app[CONTAINER]
+
+
+def _page_json(page: Page[Client]) -> dict[str, Any]:
+    return {"items": [client_json(c) for c in page.items], "next_cursor": page.next_cursor}
+
+
+async def list_clients(request: web.Request) -> web.Response:
+    """GET /oauth/clients?limit&cursor&org_id → 200 ``{"items": [Client], "next_cursor"}``;
+    403 below org_admin, 404 for another organization's ``org_id``, 422 bad paging."""
+    caller = await principal(request)
+    page = await _container(request).list_clients()(caller, **page_query(request))
+    return json_response(_page_json(page))
+
+
+async def create_client(request: web.Request) -> web.Response:
+    """POST /oauth/clients → 201 ``Client`` + ``"client_secret"`` (shown once); 403 below
+    org_admin, 404 another organization's ``org_id``, 422 bad values."""
+    caller = await principal(request)
+    body = await read_json(request, ClientRegistration)
+    made = await _container(request).create_client()(
+        caller, body.name, body.scopes, audience=body.audience, org_id=body.org_id,
+        require_dpop=body.require_dpop,
+    )  # fmt: skip
+    answer = {**client_json(made.client), "client_secret": made.client_secret}
+    return json_response(answer, status=201, headers={"Cache-Control": "no-store"})
+
+
+async def get_client(request: web.Request) -> web.Response:
+    """GET /oauth/clients/{client_id} → 200 ``Client``; 403 below org_admin, 404 missing or of
+    another organization."""
+    caller = await principal(request)
+    client = await _container(request).get_client()(caller, request.match_info["client_id"])
+    return json_response(client_json(client))
+
+
+async def update_client(request: web.Request) -> web.Response:
+    """PATCH /oauth/clients/{client_id} → 200 ``Client``; 403 / 404 as GET, 422 bad values or
+    an empty body."""
+    caller = await principal(request)
+    body = await read_json(request, ClientPatch)
+    client = await _container(request).update_client()(
+        caller, request.match_info["client_id"], **attrs.asdict(body)
+    )
+    return json_response(client_json(client))
+
+
+async def delete_client(request: web.Request) -> web.Response:
+    """DELETE /oauth/clients/{client_id} → 204; its live tokens are inactive at once."""
+    caller = await principal(request)
+    await _container(request).delete_client()(caller, request.match_info["client_id"])
+    return web.Response(status=204)
+
+
+async def rotate_client_secret(request: web.Request) -> web.Response:
+    """POST /oauth/clients/{client_id}/secret → 200 ``{"client_secret"}`` (shown once); the
+    previous secret works ``oauth.secret_grace`` more seconds."""
+    caller = await principal(request)
+    secret = await _container(request).rotate_client_secret()(
+        caller, request.match_info["client_id"]
+    )
+    return json_response({"client_secret": secret}, headers={"Cache-Control": "no-store"})
+
+
+# --------------------------------------------------------------------------- OpenAPI
+
+_CLIENT_ID = {"name": "client_id", "in": "path", "required": True, "description": "client id",
+              "schema": {"type": "string", "pattern": f"^{ID_PATTERN}$"}}  # fmt: skip
+_SCOPES = {"type": "array", "maxItems": MAX_SCOPES,
+           "items": {"type": "string", "pattern": f"^{SCOPE_TOKEN.pattern}$"}}  # fmt: skip
+_AUDIENCE = {"type": "array", "minItems": 1, "maxItems": MAX_AUDIENCES,
+             "items": {"type": "string", "minLength": 1,
+                       "maxLength": MAX_AUDIENCE_LENGTH}}  # fmt: skip
+_NAME = {"type": "string", "minLength": 1, "maxLength": MAX_NAME_LENGTH}
+_NEW_CLIENT = {
+    "type": "object",
+    "required": ["name", "scopes"],
+    "properties": {"name": _NAME, "scopes": _SCOPES, "audience": _AUDIENCE,
+                   "org_id": {"type": "string", "minLength": 1,
+                              "maxLength": MAX_ORG_ID_LENGTH},
+                   "require_dpop": {"type": "boolean"}},
+}  # fmt: skip
+_CLIENT_PATCH = {
+    "type": "object",
+    "minProperties": 1,
+    "properties": {"name": _NAME, "scopes": _SCOPES, "audience": _AUDIENCE,
+                   "require_dpop": {"type": "boolean"}, "disabled": {"type": "boolean"}},
+}  # fmt: skip
+_P = "Problem"
+
+ROUTES = [
+    RouteSpec("GET", "/oauth/clients", list_clients,
+              "List OAuth clients (org_admin: own organization)",
+              {200: "ClientPage", 401: _P, 403: _P, 404: _P, 422: _P},
+              bearer=True, parameters=PAGING, tag="oauth"),
+    RouteSpec("POST", "/oauth/clients", create_client,
+              "Register an OAuth client; its secret is shown once",
+              {201: "NewClient", 400: _P, 401: _P, 403: _P, 404: _P, 413: _P, 422: _P},
+              request=_NEW_CLIENT, bearer=True, tag="oauth"),
+    RouteSpec("GET", "/oauth/clients/{client_id}", get_client, "One OAuth client",
+              {200: "Client", 401: _P, 403: _P, 404: _P},
+              bearer=True, parameters=(_CLIENT_ID,), tag="oauth"),
+    RouteSpec("PATCH", "/oauth/clients/{client_id}", update_client,
+              "Change an OAuth client (disabling it makes its tokens inactive)",
+              {200: "Client", 400: _P, 401: _P, 403: _P, 404: _P, 413: _P, 422: _P},
+              request=_CLIENT_PATCH, bearer=True, parameters=(_CLIENT_ID,), tag="oauth"),
+    RouteSpec("DELETE", "/oauth/clients/{client_id}", delete_client,
+              "Delete an OAuth client (its tokens become inactive)",
+              {204: "No Content", 401: _P, 403: _P, 404: _P},
+              bearer=True, parameters=(_CLIENT_ID,), tag="oauth"),
+    RouteSpec("POST", "/oauth/clients/{client_id}/secret", rotate_client_secret,
+              "Give an OAuth client a new secret (shown once)",
+              {200: "ClientSecret", 401: _P, 403: _P, 404: _P},
+              bearer=True, parameters=(_CLIENT_ID,), tag="oauth"),
+]  # fmt: skip
+"""The client registry routes of contract section 14."""
