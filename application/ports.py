@@ -599,18 +599,20 @@ class Signer(Protocol):
         """The JWS ``alg`` new tokens are signed with (``RS256``, ``ML-DSA-65``, ``ML-DSA-87``)."""
         ...
 
-    async def sign(self, claims: Mapping[str, Any]) -> str:
-        """A compact JWS over ``claims`` with header ``{alg, typ: "JWT", kid}``."""
+    async def sign(self, claims: Mapping[str, Any], *, typ: str = "JWT") -> str:
+        """A compact JWS over ``claims`` with header ``{alg, typ, kid}`` (``typ``: ``JWT`` for
+        user tokens, ``at+jwt`` for client tokens, RFC 9068)."""
         ...
 
     async def verify(
-        self, token: str, *, issuer: str, audience: str, leeway: int
+        self, token: str, *, issuer: str, audience: str | None, leeway: int, typ: str = "JWT"
     ) -> dict[str, Any]:
         """The claims of a valid token; raises ``InvalidToken`` otherwise.
 
         Rejects ``alg: none``, any algorithm not of a key in the verification set, a missing or
-        unknown ``kid``, a bad signature, expiry (with ``leeway`` seconds), a wrong ``iss``/``aud``,
-        and tokens lacking any of ``sub, iat, exp, iss, aud, jti``.
+        unknown ``kid``, a header ``typ`` other than ``typ``, a bad signature, expiry (with
+        ``leeway`` seconds), a wrong ``iss``, an ``aud`` without ``audience`` (None: any), and
+        tokens lacking any of ``sub, iat, exp, iss, aud, jti``.
         """
         ...
 

@@ -22,6 +22,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+import attrs
 import jwt
 from jwt.exceptions import DecodeError, PyJWTError
 from jwt.utils import base64url_decode, base64url_encode
@@ -101,6 +102,17 @@ def _int_claim(claims: Mapping[str, Any], name: str) -> int:
     return value
 
 
+@attrs.frozen
+class _Check:
+    """What a verification checks besides the signature: ``iss``, ``aud`` (None: any), the
+    ``exp``/``iat`` skew in seconds, the header's ``typ`` (lower-case)."""
+
+    issuer: str
+    audience: str | None
+    leeway: int
+    typ: str
+
+
 class JwtSigner(Signer):
     """The ``Signer`` port: signs access tokens (JWT, RFC 7519, as compact JWS, RFC 7515) with
     the key of ``auth.algorithm`` and verifies tokens signed by any key still in the
@@ -127,7 +139,7 @@ class JwtSigner(Signer):
         self._jws = _new_jws()
         self._jwt = _JWT(self._jws)
         self._ring = KeyRing(settings, clock, stores)
-        self._checked_headers: dict[str, str] = {}
+        self._checked_headers: dict[str, tuple[str, str]] = {}
 
     # -- construction ------------------------------------------------------------------------
 
@@ -218,34 +230,38 @@ class JwtSigner(Signer):
         """The keys that may still verify a live token now: the active one first."""
         return self._ring.verification_keys()
 
-    async def sign(self, claims: Mapping[str, Any]) -> str:
+    async def sign(self, claims: Mapping[str, Any], *, typ: str = "JWT") -> str:
         """A compact JWS (RFC 7515) over ``claims`` (JSON object; ``iat``/``exp`` in Unix s)
-        with header ``{"alg", "kid", "typ": "JWT"}``, signed by the active key.
+        with header ``{"alg", "kid", "typ"}``, signed by the active key. ``typ``: ``JWT`` for
+        user tokens, ``at+jwt`` for client tokens (RFC 9068).
 
         Runs on the event loop: one signature costs ~1 ms (see ``bench/bench_signers.py``), less
         than handing it to a thread would save.
         """
-        return self.sign_sync(claims)
+        return self.sign_sync(claims, typ=typ)
 
-    def sign_sync(self, claims: Mapping[str, Any]) -> str:
+    def sign_sync(self, claims: Mapping[str, Any], *, typ: str = "JWT") -> str:
         """``sign`` as a plain call (for benchmarks and callers already off the loop)."""
         key = self._ring.active
         return self._jwt.encode(
-            dict(claims), key.private, algorithm=key.alg, headers={"kid": key.kid, "typ": "JWT"}
+            dict(claims), key.private, algorithm=key.alg, headers={"kid": key.kid, "typ": typ}
         )
 
     async def verify(
-        self, token: str, *, issuer: str, audience: str, leeway: int
+        self, token: str, *, issuer: str, audience: str | None, leeway: int, typ: str = "JWT"
     ) -> dict[str, Any]:
         """The claims of ``token`` if it is valid now (by the injected clock).
 
         The key is chosen by the header's ``kid`` among ``verification_keys()``; only that key's
-        algorithm is accepted. Requires ``exp, iat, iss, aud, sub, jti``; ``iss``/``aud`` must
-        equal ``issuer``/``audience``; ``exp`` (and ``iat``/``nbf``) are checked with ``leeway``
-        seconds of skew. Raises ``InvalidToken`` for every failure.
+        algorithm is accepted; the header's ``typ`` must be ``typ`` (case-insensitive; absent
+        passes for ``JWT``). Requires ``exp, iat, iss, aud, sub, jti``; ``iss`` must equal
+        ``issuer`` and ``aud`` hold ``audience`` (None: any audience); ``exp`` (and
+        ``iat``/``nbf``) are checked with ``leeway`` seconds of skew. Raises ``InvalidToken``
+        for every failure.
         """
+        check = _Check(issuer, audience, leeway, typ.lower())
         try:
-            return self.verify_sync(token, issuer=issuer, audience=audience, leeway=leeway)
+            return self._verify(token, check)
         except _UnknownKid:
             # A key added elsewhere (a peer's rotation, a sibling's switch): re-read the store
             # off the event loop (at most every few seconds), then try once more.
@@ -253,21 +269,24 @@ class JwtSigner(Signer):
                 self._ring.adopt_peer_keys
             ):
                 raise InvalidToken("unknown kid") from None
-            return self._verify(token, issuer=issuer, audience=audience, leeway=leeway, adopt=False)
+            return self._verify(token, check, adopt=False)
 
-    def verify_sync(self, token: str, *, issuer: str, audience: str, leeway: int) -> dict[str, Any]:
+    def verify_sync(
+        self, token: str, *, issuer: str, audience: str | None, leeway: int, typ: str = "JWT"
+    ) -> dict[str, Any]:
         """``verify`` as a plain call; same checks, same errors (an unknown ``kid`` re-reads
         the key store on the calling thread)."""
+        check = _Check(issuer, audience, leeway, typ.lower())
         try:
-            return self._verify(token, issuer=issuer, audience=audience, leeway=leeway)
+            return self._verify(token, check)
         except _UnknownKid:
             if not self._ring.adopt_peer_keys():
                 raise InvalidToken("unknown kid") from None
-            return self._verify(token, issuer=issuer, audience=audience, leeway=leeway, adopt=False)
+            return self._verify(token, check, adopt=False)
 
-    def _key_for(self, token: str) -> SigningKey:
+    def _key_for(self, token: str, typ: str) -> SigningKey:
         """The verification key named by ``token``'s header, checked against it (``kid`` known,
-        ``alg`` the key's own, ``typ`` JWT if present); raises ``InvalidToken``.
+        ``alg`` the key's own, ``typ`` the expected one, lower-case); raises ``InvalidToken``.
 
         Every token of one key carries the same header segment, so a segment that passed these
         checks is remembered with its ``kid`` (a few entries): the next token's header is one
@@ -275,9 +294,9 @@ class JwtSigner(Signer):
         the ring each time, so a retired key stops verifying at once.
         """
         segment = token.partition(".")[0]
-        kid = self._checked_headers.get(segment)
-        if kid is not None:
-            key = self._ring.find(kid)
+        checked = self._checked_headers.get(segment)
+        if checked is not None and checked[1] == typ:
+            key = self._ring.find(checked[0])
             if key is not None:
                 return key
         try:
@@ -292,20 +311,18 @@ class JwtSigner(Signer):
             raise _UnknownKid("unknown kid")
         if header.get("alg") != key.alg:
             raise InvalidToken("token alg does not match its key")
-        typ = header.get("typ")
-        if typ is not None and (not isinstance(typ, str) or typ.upper() != "JWT"):
-            raise InvalidToken("token typ is not JWT")
+        found = header.get("typ", "jwt" if typ == "jwt" else None)
+        if not isinstance(found, str) or found.lower() != typ:
+            raise InvalidToken(f"token typ is not {typ}")
         if len(self._checked_headers) >= _CHECKED_HEADERS_MAX:
             self._checked_headers.clear()
-        self._checked_headers[segment] = kid
+        self._checked_headers[segment] = (kid, typ)
         return key
 
-    def _verify(
-        self, token: str, *, issuer: str, audience: str, leeway: int, adopt: bool = True
-    ) -> dict[str, Any]:
+    def _verify(self, token: str, check: _Check, *, adopt: bool = True) -> dict[str, Any]:
         """Raises ``_UnknownKid`` (an ``InvalidToken``) for an unknown kid when ``adopt``."""
         try:
-            key = self._key_for(token)
+            key = self._key_for(token, check.typ)
         except _UnknownKid:
             if adopt:
                 raise
@@ -315,19 +332,20 @@ class JwtSigner(Signer):
                 token,
                 key.public,
                 algorithms=[key.alg],
-                issuer=issuer,
-                audience=audience,
+                issuer=check.issuer,
+                audience=check.audience,
                 options={
                     "require": list(REQUIRED_CLAIMS),
                     "verify_exp": False,  # checked below against the injected clock
                     "verify_iat": False,
                     "verify_nbf": False,
+                    "verify_aud": check.audience is not None,
                     "strict_aud": True,
                 },
             )
         except (PyJWTError, ValueError, TypeError) as e:
             raise InvalidToken(f"invalid token: {type(e).__name__}") from e
-        now = self._clock.now().timestamp()
+        now, leeway = self._clock.now().timestamp(), check.leeway
         if _int_claim(claims, "exp") <= now - leeway:
             raise InvalidToken("token expired")
         if _int_claim(claims, "iat") > now + leeway:
