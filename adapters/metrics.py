@@ -19,8 +19,12 @@ name                                           labels                     from e
                                                                           Detected``
 ``authsvc_refresh_token_reuse_detections``     —                          ``RefreshTokenReuse-
 ``_total``                                                                Detected``
-``authsvc_access_tokens_issued_total``         ``algorithm``, ``grant``   ``AccessTokenIssued``
-                                               (login | refresh)
+``authsvc_access_tokens_issued_total``         ``algorithm``, ``grant``   ``AccessTokenIssued``,
+                                               (login | refresh |         ``ClientTokenIssued``
+                                               client_credentials)
+``authsvc_oauth_client_auth_failures_total``   ``reason`` =               ``ClientAuthFailed``
+                                               unknown_client |
+                                               wrong_secret | disabled
 ``authsvc_sessions_ended_total``               ``reason`` = logout |      ``SessionEnded``
                                                user | admin | reuse |
                                                password | disabled |
@@ -42,6 +46,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from application.client_events import ClientAuthFailed, ClientTokenIssued
 from application.events import (
     AccessTokenIssued,
     AuditWriteFailed,
@@ -72,7 +77,8 @@ LOGIN_OUTCOMES = (
 )
 EMAIL_OUTCOMES = ("sent", "failed", "skipped")
 REFRESH_OUTCOMES = ("success", "invalid", "reuse")
-GRANTS = ("login", "refresh")
+GRANTS = ("login", "refresh", "client_credentials")
+CLIENT_AUTH_REASONS = ("unknown_client", "wrong_secret", "disabled")
 _REASONS = frozenset(r.value for r in SessionEndReason)
 
 
@@ -105,7 +111,8 @@ class ServiceMetrics:
         )
         self.tokens_issued = counter(
             "authsvc_access_tokens_issued",
-            "Access tokens issued, by signing algorithm and grant (login or refresh).",
+            "Access tokens issued, by signing algorithm and grant (login, refresh or"
+            " client_credentials).",
             ("algorithm", "grant"),
             registry,
         )
@@ -127,6 +134,14 @@ class ServiceMetrics:
             ("type",),
             registry,
         )
+        self.client_auth_failures = counter(
+            "authsvc_oauth_client_auth_failures",
+            "Failed client authentications at the OAuth endpoints, by reason.",
+            ("reason",),
+            registry,
+        )
+        for reason in CLIENT_AUTH_REASONS:
+            self.client_auth_failures.labels(reason)
         for kind in KINDS:
             for email_outcome in EMAIL_OUTCOMES:
                 self.emails_sent.labels(kind, email_outcome)
@@ -152,7 +167,17 @@ class ServiceMetrics:
         bus.subscribe(MfaChallenged, self._mfa_challenged)
         bus.subscribe(MfaFailed, self._mfa_failed)
         bus.subscribe(AuditWriteFailed, self._audit_write_failed)
+        bus.subscribe(ClientTokenIssued, self._client_token_issued)
+        bus.subscribe(ClientAuthFailed, self._client_auth_failed)
         return self
+
+    def _client_token_issued(self, event: ClientTokenIssued) -> None:
+        if event.algorithm in ALGORITHMS:
+            self.tokens_issued.labels(event.algorithm, "client_credentials").inc()
+
+    def _client_auth_failed(self, event: ClientAuthFailed) -> None:
+        if event.reason in CLIENT_AUTH_REASONS:
+            self.client_auth_failures.labels(event.reason).inc()
 
     def _audit_write_failed(self, event: AuditWriteFailed) -> None:
         if event.type in AUDIT_EVENT_TYPES:

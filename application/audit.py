@@ -163,6 +163,23 @@ _ROWS: dict[type[ev.Event], Callable[[Any], _Row | None]] = {
     cev.ClientDeleted: lambda e: _Row(
         "client.deleted", e.actor_id, None, e.org_id, {"client_id": e.client_id}
     ),
+    cev.ClientTokenIssued: lambda e: _Row(
+        "client.token_issued",
+        e.client_id,
+        None,
+        e.org_id,
+        {"client_id": e.client_id, "jti": e.jti, "scope": e.scope},
+    ),
+    cev.ClientAuthFailed: lambda e: _Row(
+        "client.auth_failed",
+        None,
+        None,
+        e.org_id,
+        {"client_id": e.client_id, "reason": e.reason},
+    ),
+    cev.AccessTokenRevoked: lambda e: _Row(
+        "token.revoked", e.client_id, None, e.org_id, {"client_id": e.client_id, "jti": e.jti}
+    ),
 }
 """Event class → its audit row. Events not here (``MfaChallenged``, ``EmailSent``,
 ``RefreshFailed``, ``SigningKeysChanged``...) are not audited: each is part of, or a detail of,

@@ -7,7 +7,15 @@ import attrs
 
 from application.events import Event
 
-__all__ = ["ClientCreated", "ClientDeleted", "ClientSecretRotated", "ClientUpdated"]
+__all__ = [
+    "AccessTokenRevoked",
+    "ClientAuthFailed",
+    "ClientCreated",
+    "ClientDeleted",
+    "ClientSecretRotated",
+    "ClientTokenIssued",
+    "ClientUpdated",
+]
 
 
 @attrs.frozen
@@ -47,3 +55,35 @@ class ClientDeleted(Event):
     client_id: str
     org_id: str
     actor_id: str
+
+
+@attrs.frozen
+class ClientTokenIssued(Event):
+    """An access token ``jti`` (RFC 9068) was issued to ``client_id`` by the client credentials
+    grant, signed with ``algorithm``, for ``scope`` (space-separated). Never the token."""
+
+    client_id: str
+    org_id: str
+    jti: str
+    algorithm: str
+    scope: str
+
+
+@attrs.frozen
+class ClientAuthFailed(Event):
+    """A client failed to authenticate at an OAuth endpoint (RFC 6749 §2.3): ``client_id`` as
+    presented when it names a client (else None), ``reason`` (``unknown_client``,
+    ``wrong_secret``, ``disabled``, ``malformed``). Never the secret."""
+
+    client_id: str | None
+    org_id: str | None
+    reason: str
+
+
+@attrs.frozen
+class AccessTokenRevoked(Event):
+    """``client_id`` revoked its access token ``jti`` (RFC 7009)."""
+
+    client_id: str
+    org_id: str
+    jti: str

@@ -17,7 +17,8 @@ class PurgeExpired:
     §4.14.2). A live token is never touched: only rows with ``expires_at <= now`` go. Then the
     records of sessions that ended by time: past their absolute end, or left without a live token;
     expired reset and verification tokens (contract section 9); and expired second steps of
-    logins, ``mfa_token``s (section 10); audit events older than ``audit.retention_days`` days
+    logins, ``mfa_token``s (section 10); revocations of client tokens that have expired
+    (section 14); audit events older than ``audit.retention_days`` days
     (section 11; with ``audit`` settings given).
 
     Called every ``storage.purge_interval`` seconds by the server and by ``authsvc purge``.
@@ -35,6 +36,7 @@ class PurgeExpired:
             deleted += await uow.sessions.purge_expired(now)
             deleted += await uow.email_tokens.purge_expired(now)
             deleted += await uow.mfa.purge_expired(now)
+            deleted += await uow.clients.purge_revoked(now)
             if self.audit is not None:
                 retention = timedelta(days=self.audit.current.retention_days)
                 deleted += await uow.audit.purge_before(now - retention)

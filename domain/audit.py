@@ -43,6 +43,9 @@ AUDIT_EVENT_TYPES = (
     "client.updated",
     "client.secret_rotated",
     "client.deleted",
+    "client.token_issued",
+    "client.auth_failed",
+    "token.revoked",
 )
 """Every ``type`` an audit event can have (contract section 11), in the contract's order."""
 

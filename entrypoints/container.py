@@ -33,7 +33,7 @@ from adapters.mfa.totp import PyotpTotp
 from adapters.persistence.memory import MemoryLoginAttempts, MemoryStorage
 from adapters.persistence.postgres import PostgresStorage
 from adapters.persistence.sqlite import SqliteStorage
-from application import accounts, clients, groups, operator, sessions, users
+from application import accounts, clients, groups, oauth, operator, sessions, users
 from application.audit_query import ListAuditEvents
 from application.auth import AuthService
 from application.housekeeping import PurgeExpired
@@ -232,6 +232,18 @@ class Container(containers.DeclarativeContainer):
     delete_client = _use_case(telemetry, clients.DeleteClient, storage, bus, clock)
     rotate_client_secret = _use_case(
         telemetry, clients.RotateClientSecret, storage, bus, clock, oauth_settings
+    )
+    client_authenticator = providers.Singleton(oauth.ClientAuthenticator, storage, bus, clock)
+    client_credentials_grant = _use_case(
+        telemetry, oauth.ClientCredentialsGrant, storage, bus, clock, signer, auth_settings,
+        oauth_settings, client_authenticator,
+    )  # fmt: skip
+    revocation = _use_case(
+        telemetry, oauth.Revocation, storage, bus, clock, signer, auth_settings,
+        client_authenticator,
+    )  # fmt: skip
+    introspection = _use_case(
+        telemetry, oauth.Introspection, storage, signer, auth_settings, client_authenticator
     )
 
     # Housekeeping (contract section 12): by the server on a timer and by ``authsvc purge``.

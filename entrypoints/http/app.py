@@ -20,6 +20,7 @@ from entrypoints.http import (
     client_routes,
     email_routes,
     mfa_routes,
+    oauth_routes,
     session_routes,
     wellknown_routes,
 )
@@ -143,6 +144,7 @@ def create_app(container: Container) -> web.Application:
         *admin_routes.ROUTES,
         *audit_routes.ROUTES,
         *client_routes.ROUTES,
+        *oauth_routes.ROUTES,
         *wellknown_routes.ROUTES,
     ]
     add_routes(app, specs)

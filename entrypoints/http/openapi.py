@@ -259,7 +259,7 @@ def _response(description: str, specs: list[RouteSpec]) -> dict[str, Any]:
     return {"description": description}
 
 
-STORAGE_TAGS = ("auth", "admin", "sessions", "email", "mfa", "oauth")
+STORAGE_TAGS = ("auth", "admin", "sessions", "email", "mfa", "oauth", "oauth-protocol")
 """Tags of the operations that use the database: each may answer 503 ``storage_unavailable``."""
 
 

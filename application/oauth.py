@@ -1,0 +1,251 @@
+"""OAuth 2.1 for machines (contract section 14): the client credentials grant (RFC 6749 §4.4)
+with RFC 9068 access tokens, revocation (RFC 7009) and introspection (RFC 7662).
+
+Every endpoint first authenticates the calling client (``client_secret_basic`` or
+``client_secret_post``, RFC 6749 §2.3.1; the HTTP driver hands over the id and secret): the
+secret's SHA-256 is compared in constant time with the stored hash (and with the previous one
+during its grace); an unknown client costs the same comparison. Errors are ``OAuthError``: the
+driver renders them as RFC 6749 §5.2 JSON, not problem+json.
+"""
+
+from __future__ import annotations
+
+import hmac
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+import attrs
+
+from application.audit import publish_failure, record
+from application.client_events import AccessTokenRevoked, ClientAuthFailed, ClientTokenIssued
+from application.ports import Clock, EventBus, Signer, Storage
+from application.settings import AuthSettings, Live, OAuthSettings
+from application.steps import hash_token, new_id
+from domain.clients import Client
+from domain.errors import InvalidToken
+
+__all__ = [
+    "CLIENT_TOKEN_TYPE",
+    "ClientAuthenticator",
+    "ClientCredentialsGrant",
+    "Introspection",
+    "OAuthError",
+    "Revocation",
+    "TokenResponse",
+]
+
+CLIENT_TOKEN_TYPE = "at+jwt"  # noqa: S105 - a media type, not a secret
+"""The JWS ``typ`` of a client's access token (RFC 9068 §2.1); user tokens are ``JWT``."""
+_CLIENT_ID = re.compile(r"[0-9a-f]{32}")
+_DUMMY_HASH = hash_token("no client has this secret")
+_MAX_SECRET_LENGTH = 512
+
+
+class OAuthError(Exception):
+    """An error of an OAuth endpoint (RFC 6749 §5.2): ``error`` (``invalid_request``,
+    ``invalid_client``, ``unsupported_grant_type``, ``invalid_scope``, ``invalid_target``,
+    ``invalid_dpop_proof``...), a human ``description``, the HTTP ``status`` (400; 401 for
+    ``invalid_client``, answered with ``WWW-Authenticate: Basic realm="authsvc"``)."""
+
+    def __init__(self, error: str, description: str, status: int = 400) -> None:
+        super().__init__(description)
+        self.error = error
+        self.description = description
+        self.status = status
+
+
+def _invalid_client() -> OAuthError:
+    return OAuthError("invalid_client", "client authentication failed", 401)
+
+
+@attrs.frozen
+class ClientAuthenticator:
+    """Authenticates a client by id and secret (RFC 6749 §2.3.1).
+
+    ``await authenticate(client_id, secret)`` returns the enabled ``Client``; anything else
+    (unknown id, wrong secret, disabled client) raises ``OAuthError("invalid_client")`` (401)
+    after recording ``client.auth_failed`` and publishing ``ClientAuthFailed`` (the presented
+    id only when it names a client; never the secret).
+    """
+
+    _storage: Storage
+    _bus: EventBus
+    _clock: Clock
+
+    async def authenticate(self, client_id: str, secret: str) -> Client:
+        """The client ``client_id`` if ``secret`` is its secret and it is enabled."""
+        client = None
+        if _CLIENT_ID.fullmatch(client_id):
+            async with self._storage.read() as uow:
+                client = await uow.clients.get(client_id)
+        now = self._clock.now()
+        presented = hash_token(secret[:_MAX_SECRET_LENGTH])
+        hashes = client.secret_hashes(now) if client is not None else (_DUMMY_HASH,)
+        matched = False
+        for stored in hashes:  # every hash compared: no early exit to time
+            matched |= hmac.compare_digest(presented, stored)
+        if client is None or not matched or client.disabled:
+            reason = (
+                "unknown_client"
+                if client is None
+                else "wrong_secret"
+                if not matched
+                else "disabled"
+            )
+            failed = ClientAuthFailed(
+                None if client is None else client.id,
+                None if client is None else client.org_id,
+                reason,
+            )
+            await publish_failure(self._storage, self._bus, now, failed)
+            raise _invalid_client()
+        return client
+
+
+@attrs.frozen
+class TokenResponse:
+    """RFC 6749 §5.1: ``access_token`` (RFC 9068 JWT), ``token_type`` (``Bearer``),
+    ``expires_in`` (s), ``scope`` (space-separated)."""
+
+    access_token: str = attrs.field(repr=False)
+    token_type: str
+    expires_in: int
+    scope: str
+
+
+def _granted_scopes(client: Client, scope: str | None) -> tuple[str, ...]:
+    if scope is None:
+        return client.scopes
+    asked = tuple(dict.fromkeys(scope.split(" ")))
+    if not scope or "" in asked or not set(asked) <= set(client.scopes):
+        raise OAuthError("invalid_scope", "the scope is not one this client may ask for")
+    return asked
+
+
+def _audience(client: Client, resource: str | None) -> str:
+    if resource is None:
+        return client.audience[0]
+    if resource not in client.audience:
+        raise OAuthError("invalid_target", "the resource is not an audience of this client")
+    return resource
+
+
+@attrs.frozen
+class ClientCredentialsGrant:
+    """POST /oauth/token ``grant_type=client_credentials`` (RFC 6749 §4.4; contract section 14).
+
+    After ``ClientAuthenticator``: ``scope`` (space-separated, optional) must be a subset of the
+    client's scopes (``invalid_scope``; absent: all of them); ``resource`` (RFC 8707, optional)
+    one of its audiences (``invalid_target``; absent: the first). A client with
+    ``require_dpop`` gets ``invalid_dpop_proof`` (DPoP proofs are not accepted yet). Signs an
+    RFC 9068 token (``typ: at+jwt``; ``iss, sub = client_id, client_id, aud, scope, org_id,
+    iat, exp, jti``; lifetime ``oauth.client_token_ttl`` s) with the user tokens' keys; records
+    ``client.token_issued`` and publishes ``ClientTokenIssued``.
+    """
+
+    _storage: Storage
+    _bus: EventBus
+    _clock: Clock
+    _signer: Signer
+    _auth: Live[AuthSettings]
+    _oauth: Live[OAuthSettings]
+    _authenticator: ClientAuthenticator
+
+    async def __call__(
+        self, client_id: str, secret: str, scope: str | None, resource: str | None
+    ) -> TokenResponse:
+        """A token for the client ``client_id``."""
+        client = await self._authenticator.authenticate(client_id, secret)
+        if client.require_dpop:
+            raise OAuthError("invalid_dpop_proof", "this client must present a DPoP proof")
+        scopes = _granted_scopes(client, scope)
+        audience = _audience(client, resource)
+        now = self._clock.now()
+        ttl = self._oauth.current.client_token_ttl
+        iat = int(now.timestamp())
+        jti = new_id()
+        granted = " ".join(scopes)
+        claims: dict[str, Any] = {
+            "iss": self._auth.current.issuer, "sub": client.id, "client_id": client.id,
+            "aud": audience, "scope": granted, "org_id": client.org_id,
+            "iat": iat, "exp": iat + ttl, "jti": jti,
+        }  # fmt: skip
+        token = await self._signer.sign(claims, typ=CLIENT_TOKEN_TYPE)
+        issued = ClientTokenIssued(client.id, client.org_id, jti, self._signer.algorithm, granted)
+        async with self._storage.begin() as uow:
+            await record(uow, [issued], now)
+            await uow.commit()
+        await self._bus.publish(issued)
+        return TokenResponse(token, "Bearer", ttl, granted)
+
+
+async def _client_token(signer: Signer, auth: AuthSettings, token: str) -> dict[str, Any] | None:
+    """The claims of a valid, unexpired client access token of ours (any audience), or None."""
+    try:
+        claims = await signer.verify(
+            token, issuer=auth.issuer, audience=None, leeway=auth.leeway, typ=CLIENT_TOKEN_TYPE
+        )
+    except InvalidToken:
+        return None
+    return claims if isinstance(claims.get("client_id"), str) else None
+
+
+@attrs.frozen
+class Revocation:
+    """POST /oauth/revoke ``token`` (RFC 7009; contract section 14). After
+    ``ClientAuthenticator``: a valid access token issued to the calling client is recorded as
+    revoked until its ``exp`` (introspection answers inactive at once), with its
+    ``token.revoked`` row; any other token (another client's, a user's, an unknown or expired
+    one) changes nothing. Never an error for the token itself."""
+
+    _storage: Storage
+    _bus: EventBus
+    _clock: Clock
+    _signer: Signer
+    _auth: Live[AuthSettings]
+    _authenticator: ClientAuthenticator
+
+    async def __call__(self, client_id: str, secret: str, token: str) -> None:
+        """Revoke ``token`` if it is the calling client's."""
+        client = await self._authenticator.authenticate(client_id, secret)
+        claims = await _client_token(self._signer, self._auth.current, token)
+        if claims is None or claims["client_id"] != client.id:
+            return
+        now = self._clock.now()
+        revoked = AccessTokenRevoked(client.id, client.org_id, claims["jti"])
+        expires = datetime.fromtimestamp(int(claims["exp"]), tz=UTC)
+        async with self._storage.begin() as uow:
+            await uow.clients.revoke(claims["jti"], client.id, expires)
+            await record(uow, [revoked], now)
+            await uow.commit()
+        await self._bus.publish(revoked)
+
+
+@attrs.frozen
+class Introspection:
+    """POST /oauth/introspect ``token`` (RFC 7662; contract section 14). After
+    ``ClientAuthenticator``: ``{"active": true, "scope", "client_id", "sub", "exp", "iat",
+    "iss", "aud", "token_type", "org_id"}`` for a valid, unexpired, unrevoked client token whose
+    client still exists, is enabled and belongs to the caller's organization; ``{"active":
+    false}`` for anything else (user tokens included)."""
+
+    _storage: Storage
+    _signer: Signer
+    _auth: Live[AuthSettings]
+    _authenticator: ClientAuthenticator
+
+    async def __call__(self, client_id: str, secret: str, token: str) -> dict[str, Any]:
+        """What the caller may know of ``token``."""
+        caller = await self._authenticator.authenticate(client_id, secret)
+        claims = await _client_token(self._signer, self._auth.current, token)
+        if claims is None:
+            return {"active": False}
+        async with self._storage.read() as uow:
+            owner = await uow.clients.get(claims["client_id"])
+            revoked = await uow.clients.is_revoked(claims["jti"])
+        if owner is None or owner.disabled or owner.org_id != caller.org_id or revoked:
+            return {"active": False}
+        keys = ("scope", "client_id", "sub", "exp", "iat", "iss", "aud")
+        answer: dict[str, Any] = {k: claims[k] for k in keys if k in claims}
+        return {"active": True, **answer, "token_type": "Bearer", "org_id": owner.org_id}

@@ -1,0 +1,192 @@
+"""OAuth endpoints for machines (contract section 14): ``/oauth/token`` (client credentials),
+``/oauth/revoke`` (RFC 7009), ``/oauth/introspect`` (RFC 7662) and the RFC 8414 metadata.
+
+Requests are ``application/x-www-form-urlencoded`` (RFC 6749 §3.2; a parameter given twice is
+``invalid_request``). The client authenticates with HTTP Basic (``client_secret_basic``: id and
+secret form-urlencoded, then base64) or with ``client_id`` and ``client_secret`` in the form
+(``client_secret_post``), not both. Errors are RFC 6749 §5.2 JSON ``{"error",
+"error_description"}`` with ``Cache-Control: no-store`` (401 ``invalid_client`` also with
+``WWW-Authenticate: Basic realm="authsvc"``), not problem+json.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Awaitable, Callable
+from typing import Any
+from urllib.parse import parse_qsl, unquote_plus
+
+from aiohttp import web
+
+from application.oauth import OAuthError
+from entrypoints.http.keys import CONTAINER
+from entrypoints.http.requests import read_body
+from entrypoints.http.routing import RouteSpec
+from entrypoints.http.views import json_response
+
+NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
+"""RFC 6749 §5.1: token responses (and their errors) must not be cached."""
+_FORM = "application/x-www-form-urlencoded"
+_MAX_PARAMS = 32
+
+
+def oauth_error(error: OAuthError) -> web.Response:
+    """The RFC 6749 §5.2 answer to ``error``."""
+    headers = dict(NO_STORE)
+    if error.status == 401:
+        headers["WWW-Authenticate"] = 'Basic realm="authsvc"'
+    body = {"error": error.error, "error_description": error.description}
+    return json_response(body, status=error.status, headers=headers)
+
+
+async def read_form(request: web.Request) -> dict[str, str]:
+    """The form parameters of the request (RFC 6749 §3.2). Raises ``OAuthError``
+    (``invalid_request``) for another Content-Type, a body that is not UTF-8 form data, a
+    parameter given twice or more than 32 parameters."""
+    if request.content_type != _FORM:
+        raise OAuthError("invalid_request", f"the body must be {_FORM}")
+    raw = await read_body(request)
+    try:
+        pairs = parse_qsl(
+            raw.decode("utf-8"), keep_blank_values=True, strict_parsing=bool(raw),
+            errors="strict", max_num_fields=_MAX_PARAMS,
+        )  # fmt: skip
+    except (UnicodeDecodeError, ValueError):
+        raise OAuthError("invalid_request", "the body is not form data") from None
+    form: dict[str, str] = {}
+    for name, value in pairs:
+        if name in form:
+            raise OAuthError("invalid_request", f"the parameter {name!r} is repeated")
+        if "\x00" in value or "\x00" in name:
+            raise OAuthError("invalid_request", "the form holds a NUL character")
+        form[name] = value
+    return form
+
+
+def client_credentials(request: web.Request, form: dict[str, str]) -> tuple[str, str]:
+    """``(client_id, client_secret)`` from HTTP Basic or the form (RFC 6749 §2.3.1). Raises
+    ``OAuthError``: ``invalid_request`` when both are used, ``invalid_client`` (401) when
+    neither is or the Basic header is malformed."""
+    header = request.headers.get("Authorization")
+    in_form = "client_id" in form or "client_secret" in form
+    if header is not None:
+        if in_form:
+            raise OAuthError("invalid_request", "authenticate the client one way only")
+        scheme, _, value = header.partition(" ")
+        try:
+            decoded = base64.b64decode(value.strip(), validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError, ValueError):
+            decoded = ""
+        client_id, colon, secret = decoded.partition(":")
+        if scheme.lower() != "basic" or not colon:
+            raise OAuthError("invalid_client", "client authentication failed", 401)
+        return unquote_plus(client_id), unquote_plus(secret)
+    if "client_id" not in form or "client_secret" not in form:
+        raise OAuthError("invalid_client", "client authentication failed", 401)
+    return form["client_id"], form["client_secret"]
+
+
+def _oauth(handler: Callable[[web.Request], Awaitable[Any]]) -> Callable[..., Any]:
+    """Answer the handler's JSON with ``Cache-Control: no-store``, and ``OAuthError`` as
+    RFC 6749 §5.2."""
+
+    async def wrapped(request: web.Request) -> web.StreamResponse:
+        try:
+            body = await handler(request)
+        except OAuthError as e:
+            return oauth_error(e)
+        if body is None:
+            return web.Response(status=200, headers=NO_STORE)
+        return json_response(body, headers=NO_STORE)
+
+    wrapped.__doc__ = handler.__doc__
+    wrapped.__name__ = handler.__name__
+    return wrapped
+
+
+@_oauth
+async def token(request: web.Request) -> dict[str, Any]:
+    """POST /oauth/token ``grant_type=client_credentials`` [``scope``] [``resource``] → 200
+    ``{"access_token", "token_type", "expires_in", "scope"}``."""
+    form = await read_form(request)
+    client_id, secret = client_credentials(request, form)
+    grant = form.get("grant_type")
+    if not grant:
+        raise OAuthError("invalid_request", "grant_type is required")
+    if grant != "client_credentials":
+        raise OAuthError("unsupported_grant_type", "only client_credentials is supported")
+    issued = await request.app[CONTAINER].client_credentials_grant()(
+        client_id, secret, form.get("scope"), form.get("resource")
+    )
+    return {"access_token": issued.access_token, "token_type": issued.token_type,
+            "expires_in": issued.expires_in, "scope": issued.scope}  # fmt: skip
+
+
+@_oauth
+async def revoke(request: web.Request) -> None:
+    """POST /oauth/revoke ``token`` [``token_type_hint``] → 200 (also for a token that is not
+    the caller's, unknown or expired)."""
+    form = await read_form(request)
+    client_id, secret = client_credentials(request, form)
+    if "token" not in form:
+        raise OAuthError("invalid_request", "token is required")
+    await request.app[CONTAINER].revocation()(client_id, secret, form["token"])
+
+
+@_oauth
+async def introspect(request: web.Request) -> dict[str, Any]:
+    """POST /oauth/introspect ``token`` → 200 RFC 7662 (``{"active": false}`` for anything
+    the caller may not know about)."""
+    form = await read_form(request)
+    client_id, secret = client_credentials(request, form)
+    if "token" not in form:
+        raise OAuthError("invalid_request", "token is required")
+    answer: dict[str, Any] = await request.app[CONTAINER].introspection()(
+        client_id, secret, form["token"]
+    )
+    return answer
+
+
+async def metadata(request: web.Request) -> web.Response:
+    """GET /.well-known/oauth-authorization-server → RFC 8414 metadata."""
+    container = request.app[CONTAINER]
+    issuer = container.auth_settings().current.issuer.rstrip("/")
+    algs = sorted({key["alg"] for key in container.signer().jwks()["keys"]})
+    methods = ["client_secret_basic", "client_secret_post"]
+    return json_response(
+        {
+            "issuer": issuer,
+            "token_endpoint": issuer + "/oauth/token",
+            "revocation_endpoint": issuer + "/oauth/revoke",
+            "introspection_endpoint": issuer + "/oauth/introspect",
+            "jwks_uri": issuer + "/.well-known/jwks.json",
+            "grant_types_supported": ["client_credentials"],
+            "response_types_supported": [],
+            "token_endpoint_auth_methods_supported": methods,
+            "revocation_endpoint_auth_methods_supported": methods,
+            "introspection_endpoint_auth_methods_supported": methods,
+            "access_token_signing_alg_values_supported": algs,
+        },
+        headers={"Cache-Control": "public, max-age=60"},
+    )
+
+
+_E = "OAuth error (RFC 6749 §5.2)"
+
+ROUTES = [
+    RouteSpec("POST", "/oauth/token", token,
+              "Client credentials grant: an RFC 9068 access token for a client",
+              {200: "OAuth token response (RFC 6749 §5.1)", 400: _E, 401: _E, 413: "Problem"},
+              tag="oauth-protocol"),
+    RouteSpec("POST", "/oauth/revoke", revoke, "Revoke a client's access token (RFC 7009)",
+              {200: "Revoked (or nothing to revoke)", 400: _E, 401: _E, 413: "Problem"},
+              tag="oauth-protocol"),
+    RouteSpec("POST", "/oauth/introspect", introspect,
+              "Introspect a client access token (RFC 7662)",
+              {200: "Introspection response", 400: _E, 401: _E, 413: "Problem"},
+              tag="oauth-protocol"),
+    RouteSpec("GET", "/.well-known/oauth-authorization-server", metadata,
+              "Authorization server metadata (RFC 8414)", {200: "Metadata"}, tag="discovery"),
+]  # fmt: skip
+"""The OAuth protocol routes of contract section 14."""
