@@ -18,6 +18,7 @@ from aiohttp.test_utils import TestClient
 from application.steps import hash_token
 from domain.audit import AUDIT_EVENT_TYPES, AuditEvent, AuditQuery
 from tests.e2e.conftest import ONE_PER_BACKEND, PASSWORD, MakeClient, bearer, container_of
+from tests.e2e.test_oauth_http import basic
 from tests.smtp import SmtpSink, smtp_env, smtp_server, token_of
 
 __all__ = ["smtp_server"]  # the fixture, for pytest
@@ -154,6 +155,17 @@ async def test_every_action_leaves_its_row_and_no_row_holds_a_secret(
                                    token=root))["client_secret"]  # fmt: skip
     for secret in (svc["client_secret"], rotated_secret):
         w.secrets.update((secret, hash_token(secret)))
+    creds = basic(svc["client_id"], rotated_secret)
+    resp = await client.post("/oauth/token", data={"grant_type": "client_credentials"},
+                             headers={**creds, "User-Agent": AGENT})  # fmt: skip
+    machine_token = (await resp.json())["access_token"]
+    w.secrets.add(machine_token)
+    resp = await client.post("/oauth/revoke", data={"token": machine_token},
+                             headers={**creds, "User-Agent": AGENT})  # fmt: skip
+    assert resp.status == 200
+    resp = await client.post("/oauth/token", data={"grant_type": "client_credentials"},
+                             headers={**basic(svc["client_id"], "wrong"), "User-Agent": AGENT})  # fmt: skip
+    assert resp.status == 401
     await w.call("PATCH", f"/oauth/clients/{svc['client_id']}", {"disabled": True}, root)
     await w.call("DELETE", f"/oauth/clients/{svc['client_id']}", token=root, status=204)
     _config(tmp_path / "authsvc.toml", 300)
