@@ -25,6 +25,7 @@ name                                           labels                     from e
 ``authsvc_oauth_client_auth_failures_total``   ``reason`` =               ``ClientAuthFailed``
                                                unknown_client |
                                                wrong_secret | disabled
+``authsvc_dpop_proof_failures_total``          ``reason`` (DPOP_REASONS)  ``DpopProofRefused``
 ``authsvc_sessions_ended_total``               ``reason`` = logout |      ``SessionEnded``
                                                user | admin | reuse |
                                                password | disabled |
@@ -46,7 +47,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from application.client_events import ClientAuthFailed, ClientTokenIssued
+from application.client_events import ClientAuthFailed, ClientTokenIssued, DpopProofRefused
 from application.events import (
     AccessTokenIssued,
     AuditWriteFailed,
@@ -79,6 +80,8 @@ EMAIL_OUTCOMES = ("sent", "failed", "skipped")
 REFRESH_OUTCOMES = ("success", "invalid", "reuse")
 GRANTS = ("login", "refresh", "client_credentials")
 CLIENT_AUTH_REASONS = ("unknown_client", "wrong_secret", "disabled")
+DPOP_REASONS = ("missing", "malformed", "typ", "alg", "jwk", "signature", "htm", "htu", "iat",
+                "jti", "replay")  # fmt: skip
 _REASONS = frozenset(r.value for r in SessionEndReason)
 
 
@@ -140,8 +143,16 @@ class ServiceMetrics:
             ("reason",),
             registry,
         )
+        self.dpop_failures = counter(
+            "authsvc_dpop_proof_failures",
+            "DPoP proofs refused at the token endpoint, by reason.",
+            ("reason",),
+            registry,
+        )
         for reason in CLIENT_AUTH_REASONS:
             self.client_auth_failures.labels(reason)
+        for reason in DPOP_REASONS:
+            self.dpop_failures.labels(reason)
         for kind in KINDS:
             for email_outcome in EMAIL_OUTCOMES:
                 self.emails_sent.labels(kind, email_outcome)
@@ -169,7 +180,12 @@ class ServiceMetrics:
         bus.subscribe(AuditWriteFailed, self._audit_write_failed)
         bus.subscribe(ClientTokenIssued, self._client_token_issued)
         bus.subscribe(ClientAuthFailed, self._client_auth_failed)
+        bus.subscribe(DpopProofRefused, self._dpop_refused)
         return self
+
+    def _dpop_refused(self, event: DpopProofRefused) -> None:
+        if event.reason in DPOP_REASONS:
+            self.dpop_failures.labels(event.reason).inc()
 
     def _client_token_issued(self, event: ClientTokenIssued) -> None:
         if event.algorithm in ALGORITHMS:

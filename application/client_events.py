@@ -15,6 +15,7 @@ __all__ = [
     "ClientSecretRotated",
     "ClientTokenIssued",
     "ClientUpdated",
+    "DpopProofRefused",
 ]
 
 
@@ -87,3 +88,12 @@ class AccessTokenRevoked(Event):
     client_id: str
     org_id: str
     jti: str
+
+
+@attrs.frozen
+class DpopProofRefused(Event):
+    """A DPoP proof presented by ``client_id`` at the token endpoint was refused for ``reason``
+    (``InvalidDpopProof.reason``, ``missing`` or ``replay``). Never the proof."""
+
+    client_id: str
+    reason: str

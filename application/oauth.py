@@ -13,17 +13,22 @@ from __future__ import annotations
 import hmac
 import re
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NoReturn
 
 import attrs
 
 from application.audit import publish_failure, record
-from application.client_events import AccessTokenRevoked, ClientAuthFailed, ClientTokenIssued
-from application.ports import Clock, EventBus, Signer, Storage
+from application.client_events import (
+    AccessTokenRevoked,
+    ClientAuthFailed,
+    ClientTokenIssued,
+    DpopProofRefused,
+)
+from application.ports import Clock, DpopProof, DpopVerifier, EventBus, Signer, Storage
 from application.settings import AuthSettings, Live, OAuthSettings
 from application.steps import hash_token, new_id
 from domain.clients import Client
-from domain.errors import InvalidToken
+from domain.errors import InvalidDpopProof, InvalidToken
 
 __all__ = [
     "CLIENT_TOKEN_TYPE",
@@ -40,6 +45,9 @@ CLIENT_TOKEN_TYPE = "at+jwt"  # noqa: S105 - a media type, not a secret
 _CLIENT_ID = re.compile(r"[0-9a-f]{32}")
 _DUMMY_HASH = hash_token("no client has this secret")
 _MAX_SECRET_LENGTH = 512
+DPOP_WINDOW = 60
+"""Seconds a DPoP proof's ``iat`` may be off from now, either way (contract section 14); its
+``jti`` is remembered that long after ``iat`` to refuse a replay."""
 
 
 class OAuthError(Exception):
@@ -137,10 +145,13 @@ class ClientCredentialsGrant:
 
     After ``ClientAuthenticator``: ``scope`` (space-separated, optional) must be a subset of the
     client's scopes (``invalid_scope``; absent: all of them); ``resource`` (RFC 8707, optional)
-    one of its audiences (``invalid_target``; absent: the first). A client with
-    ``require_dpop`` gets ``invalid_dpop_proof`` (DPoP proofs are not accepted yet). Signs an
-    RFC 9068 token (``typ: at+jwt``; ``iss, sub = client_id, client_id, aud, scope, org_id,
-    iat, exp, jti``; lifetime ``oauth.client_token_ttl`` s) with the user tokens' keys; records
+    one of its audiences (``invalid_target``; absent: the first). With a DPoP ``proof``
+    (RFC 9449) for ``POST`` at one of ``urls``, checked by the ``DpopVerifier`` and its ``jti``
+    claimed once in the database, the token is bound to the proof's key (``cnf.jkt``) and its
+    type is ``DPoP``; a bad or replayed proof, or none from a client with ``require_dpop``,
+    is ``invalid_dpop_proof`` (``DpopProofRefused`` published). Signs an RFC 9068 token
+    (``typ: at+jwt``; ``iss, sub = client_id, client_id, aud, scope, org_id, iat, exp, jti``
+    [+ ``cnf``]; lifetime ``oauth.client_token_ttl`` s) with the user tokens' keys; records
     ``client.token_issued`` and publishes ``ClientTokenIssued``.
     """
 
@@ -151,17 +162,25 @@ class ClientCredentialsGrant:
     _auth: Live[AuthSettings]
     _oauth: Live[OAuthSettings]
     _authenticator: ClientAuthenticator
+    _dpop: DpopVerifier
 
     async def __call__(
-        self, client_id: str, secret: str, scope: str | None, resource: str | None
+        self,
+        client_id: str,
+        secret: str,
+        scope: str | None,
+        resource: str | None,
+        proof: str | None = None,
+        urls: tuple[str, ...] = (),
     ) -> TokenResponse:
-        """A token for the client ``client_id``."""
+        """A token for the client ``client_id`` (bound to ``proof``'s key when given)."""
         client = await self._authenticator.authenticate(client_id, secret)
-        if client.require_dpop:
-            raise OAuthError("invalid_dpop_proof", "this client must present a DPoP proof")
         scopes = _granted_scopes(client, scope)
         audience = _audience(client, resource)
         now = self._clock.now()
+        bound = None if proof is None else await self._checked_proof(client, proof, urls, now)
+        if bound is None and client.require_dpop:
+            await self._refuse(client, "missing")
         ttl = self._oauth.current.client_token_ttl
         iat = int(now.timestamp())
         jti = new_id()
@@ -171,13 +190,34 @@ class ClientCredentialsGrant:
             "aud": audience, "scope": granted, "org_id": client.org_id,
             "iat": iat, "exp": iat + ttl, "jti": jti,
         }  # fmt: skip
+        if bound is not None:
+            claims["cnf"] = {"jkt": bound.jkt}
         token = await self._signer.sign(claims, typ=CLIENT_TOKEN_TYPE)
         issued = ClientTokenIssued(client.id, client.org_id, jti, self._signer.algorithm, granted)
         async with self._storage.begin() as uow:
             await record(uow, [issued], now)
             await uow.commit()
         await self._bus.publish(issued)
-        return TokenResponse(token, "Bearer", ttl, granted)
+        return TokenResponse(token, "Bearer" if bound is None else "DPoP", ttl, granted)
+
+    async def _checked_proof(
+        self, client: Client, proof: str, urls: tuple[str, ...], now: datetime
+    ) -> DpopProof:
+        try:
+            checked = self._dpop.verify(proof, "POST", urls, now, DPOP_WINDOW)
+        except InvalidDpopProof as e:
+            await self._refuse(client, e.reason)
+        remember = datetime.fromtimestamp(max(checked.iat, int(now.timestamp())) + DPOP_WINDOW, UTC)
+        async with self._storage.begin() as uow:
+            fresh = await uow.clients.claim_proof_jti(f"{checked.jkt}:{checked.jti}", remember)
+            await uow.commit()
+        if not fresh:
+            await self._refuse(client, "replay")
+        return checked
+
+    async def _refuse(self, client: Client, reason: str) -> NoReturn:
+        await self._bus.publish(DpopProofRefused(client.id, reason))
+        raise OAuthError("invalid_dpop_proof", f"the DPoP proof was refused ({reason})")
 
 
 async def _client_token(signer: Signer, auth: AuthSettings, token: str) -> dict[str, Any] | None:
@@ -248,4 +288,7 @@ class Introspection:
             return {"active": False}
         keys = ("scope", "client_id", "sub", "exp", "iat", "iss", "aud")
         answer: dict[str, Any] = {k: claims[k] for k in keys if k in claims}
-        return {"active": True, **answer, "token_type": "Bearer", "org_id": owner.org_id}
+        kind = "Bearer"
+        if isinstance(claims.get("cnf"), dict):
+            answer["cnf"], kind = claims["cnf"], "DPoP"
+        return {"active": True, **answer, "token_type": kind, "org_id": owner.org_id}

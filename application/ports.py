@@ -464,7 +464,42 @@ class ClientRepo(Protocol):
         ...
 
     async def purge_revoked(self, now: datetime) -> int:
-        """Delete the revocation records whose token has expired by ``now``; how many went."""
+        """Delete the revocation records whose token has expired by ``now``, and the DPoP proof
+        ids whose window has passed; how many went."""
+        ...
+
+    async def claim_proof_jti(self, jti: str, expires_at: datetime) -> bool:
+        """Remember the DPoP proof id ``jti`` until ``expires_at``; False if it was already
+        remembered (a replay, RFC 9449 §11.1). Shared by every instance on the database."""
+        ...
+
+
+@attrs.frozen
+class DpopProof:
+    """A checked DPoP proof (RFC 9449 §4.3): ``jkt`` the RFC 7638 thumbprint of its key (what
+    a token is bound to, ``cnf.jkt``), ``jti`` its unique id, ``iat`` its time (Unix s)."""
+
+    jkt: str
+    jti: str
+    iat: int
+
+
+class DpopVerifier(Protocol):
+    """Checks DPoP proofs (RFC 9449 §4.3) — everything but the replay of ``jti``, which needs
+    storage (``ClientRepo.claim_proof_jti``)."""
+
+    @property
+    def algorithms(self) -> tuple[str, ...]:
+        """The proof ``alg`` values accepted (asymmetric only), for the RFC 8414 metadata."""
+        ...
+
+    def verify(
+        self, proof: str, method: str, urls: tuple[str, ...], now: datetime, window: int
+    ) -> DpopProof:
+        """The checked proof: ``typ`` ``dpop+jwt``; ``alg`` one of ``algorithms``; a public
+        ``jwk`` (no private members) that verifies the signature; ``htm`` = ``method``; ``htu``
+        (without query and fragment) one of ``urls``; ``iat`` within ``window`` seconds of
+        ``now``; a ``jti``. Raises ``InvalidDpopProof`` naming the failed check."""
         ...
 
 

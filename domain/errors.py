@@ -116,6 +116,18 @@ class InvalidMfaCode(DomainError):
     code = "invalid_mfa_code"
 
 
+class InvalidDpopProof(DomainError):
+    """A DPoP proof (RFC 9449 §4.3) failed a check; ``reason`` names which (``malformed``,
+    ``typ``, ``alg``, ``jwk``, ``signature``, ``htm``, ``htu``, ``iat``, ``jti``, ``replay``).
+    Answered as the OAuth error ``invalid_dpop_proof`` (contract section 14)."""
+
+    code = "invalid_dpop_proof"
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"DPoP proof refused: {reason}")
+        self.reason = reason
+
+
 class NotFound(DomainError):
     """The resource does not exist or lies outside the caller's organization."""
 

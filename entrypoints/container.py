@@ -20,6 +20,7 @@ from dependency_injector import containers, providers
 
 from adapters.clock import SystemClock
 from adapters.crypto.bcrypt_hasher import BcryptHasher
+from adapters.crypto.dpop import JwtDpopVerifier
 from adapters.crypto.jwt_signer import JwtSigner
 from adapters.email_address import normalize_email
 from adapters.events.inprocess import InProcessEventBus
@@ -234,9 +235,10 @@ class Container(containers.DeclarativeContainer):
         telemetry, clients.RotateClientSecret, storage, bus, clock, oauth_settings
     )
     client_authenticator = providers.Singleton(oauth.ClientAuthenticator, storage, bus, clock)
+    dpop_verifier = providers.Singleton(JwtDpopVerifier)
     client_credentials_grant = _use_case(
         telemetry, oauth.ClientCredentialsGrant, storage, bus, clock, signer, auth_settings,
-        oauth_settings, client_authenticator,
+        oauth_settings, client_authenticator, dpop_verifier,
     )  # fmt: skip
     revocation = _use_case(
         telemetry, oauth.Revocation, storage, bus, clock, signer, auth_settings,

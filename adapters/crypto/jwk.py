@@ -15,6 +15,8 @@ from typing import Any
 
 THUMBPRINT_MEMBERS: Mapping[str, tuple[str, ...]] = {
     "RSA": ("e", "kty", "n"),
+    "EC": ("crv", "kty", "x", "y"),
+    "OKP": ("crv", "kty", "x"),
     "AKP": ("alg", "kty", "pub"),
 }
 """The required members of each key type that an RFC 7638 thumbprint covers."""
@@ -36,7 +38,8 @@ def b64url_decode(data: str) -> bytes:
 def jwk_thumbprint(jwk: Mapping[str, Any]) -> str:
     """RFC 7638 SHA-256 thumbprint (base64url, 43 characters) over the required members of ``jwk``.
 
-    RSA: ``e, kty, n``; AKP (RFC 9964 section 6): ``alg, kty, pub``. Raises ``KeyError`` for
+    RSA: ``e, kty, n``; EC: ``crv, kty, x, y``; OKP (RFC 8037): ``crv, kty, x``; AKP (RFC 9964
+    section 6): ``alg, kty, pub``. Raises ``KeyError`` for
     another ``kty`` or a missing member.
     """
     members = THUMBPRINT_MEMBERS[jwk["kty"]]

@@ -107,8 +107,9 @@ def _oauth(handler: Callable[[web.Request], Awaitable[Any]]) -> Callable[..., An
 
 @_oauth
 async def token(request: web.Request) -> dict[str, Any]:
-    """POST /oauth/token ``grant_type=client_credentials`` [``scope``] [``resource``] → 200
-    ``{"access_token", "token_type", "expires_in", "scope"}``."""
+    """POST /oauth/token ``grant_type=client_credentials`` [``scope``] [``resource``] (and a
+    ``DPoP`` header for a bound token) → 200 ``{"access_token", "token_type", "expires_in",
+    "scope"}``."""
     form = await read_form(request)
     client_id, secret = client_credentials(request, form)
     grant = form.get("grant_type")
@@ -116,9 +117,16 @@ async def token(request: web.Request) -> dict[str, Any]:
         raise OAuthError("invalid_request", "grant_type is required")
     if grant != "client_credentials":
         raise OAuthError("unsupported_grant_type", "only client_credentials is supported")
-    issued = await request.app[CONTAINER].client_credentials_grant()(
-        client_id, secret, form.get("scope"), form.get("resource")
-    )
+    proofs = request.headers.getall("DPoP", [])
+    if len(proofs) > 1:
+        raise OAuthError("invalid_dpop_proof", "one DPoP header at most")
+    container = request.app[CONTAINER]
+    issuer = container.auth_settings().current.issuer.rstrip("/")
+    urls = (issuer + "/oauth/token", str(request.url.with_query(None).with_fragment(None)))
+    issued = await container.client_credentials_grant()(
+        client_id, secret, form.get("scope"), form.get("resource"),
+        proofs[0] if proofs else None, urls,
+    )  # fmt: skip
     return {"access_token": issued.access_token, "token_type": issued.token_type,
             "expires_in": issued.expires_in, "scope": issued.scope}  # fmt: skip
 
@@ -167,6 +175,7 @@ async def metadata(request: web.Request) -> web.Response:
             "revocation_endpoint_auth_methods_supported": methods,
             "introspection_endpoint_auth_methods_supported": methods,
             "access_token_signing_alg_values_supported": algs,
+            "dpop_signing_alg_values_supported": list(container.dpop_verifier().algorithms),
         },
         headers={"Cache-Control": "public, max-age=60"},
     )

@@ -140,3 +140,16 @@ async def test_revocations_are_idempotent_and_purged_after_the_expiry(storage: S
     async with storage.begin() as uow:
         assert await uow.clients.is_revoked("jti-1") is False
         assert await uow.clients.is_revoked("jti-2") is True
+
+
+async def test_a_proof_id_is_claimed_once_until_purged(storage: Storage) -> None:
+    async with storage.begin() as uow:
+        assert await uow.clients.claim_proof_jti("p-1", T0 + timedelta(seconds=60)) is True
+        assert await uow.clients.claim_proof_jti("p-1", T0 + timedelta(seconds=60)) is False
+        await uow.commit()
+    async with storage.begin() as uow:
+        assert await uow.clients.claim_proof_jti("p-1", T0 + timedelta(seconds=90)) is False
+        assert await uow.clients.purge_revoked(T0 + timedelta(seconds=60)) == 1
+        await uow.commit()
+    async with storage.begin() as uow:
+        assert await uow.clients.claim_proof_jti("p-1", T0 + timedelta(seconds=120)) is True

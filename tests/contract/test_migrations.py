@@ -37,6 +37,7 @@ EXPECTED_TABLES = {
     "audit_events",
     "oauth_clients",
     "revoked_access_tokens",
+    "dpop_proofs",
 }
 RUNNERS = 4
 

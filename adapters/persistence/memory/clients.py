@@ -64,11 +64,24 @@ class MemoryClientRepo(ClientRepo):
         return jti in self._s.view.revoked
 
     async def purge_revoked(self, now: datetime) -> int:
-        """Forget revocations of tokens expired by ``now``."""
+        """Forget revocations of tokens expired by ``now`` and proof ids past their window."""
         require_aware(now)
         gone = [k for k, (_, exp) in self._s.view.revoked.items() if exp <= now]
         if gone:
             table = self._s.write("revoked")
             for k in gone:
                 del table[k]
-        return len(gone)
+        proofs = [k for k, exp in self._s.view.dpop_proofs.items() if exp <= now]
+        if proofs:
+            seen = self._s.write("dpop_proofs")
+            for k in proofs:
+                del seen[k]
+        return len(gone) + len(proofs)
+
+    async def claim_proof_jti(self, jti: str, expires_at: datetime) -> bool:
+        """Remember ``jti``; False if it is already remembered (a replay)."""
+        require_aware(expires_at)
+        if jti in self._s.view.dpop_proofs:
+            return False
+        self._s.write("dpop_proofs")[jti] = expires_at
+        return True

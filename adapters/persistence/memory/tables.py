@@ -43,6 +43,7 @@ class _Tables:
         self.audit: dict[str, AuditEvent] = {}
         self.clients: dict[str, Client] = {}
         self.revoked: dict[str, tuple[str, datetime]] = {}
+        self.dpop_proofs: dict[str, datetime] = {}
 
 
 @attrs.frozen
@@ -60,7 +61,7 @@ class _Stage:
 
     _TABLES = ("users", "tokens", "rotated", "sessions", "groups", "members", "email_tokens",
                "mfa_totp", "mfa_recovery", "mfa_challenges", "audit", "clients",
-               "revoked")  # fmt: skip
+               "revoked", "dpop_proofs")  # fmt: skip
 
     def __init__(self, base: _Tables) -> None:
         self._base = base

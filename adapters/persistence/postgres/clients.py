@@ -83,7 +83,18 @@ class PostgresClientRepo(_SqlQueries, ClientRepo):
         )
 
     async def purge_revoked(self, now: datetime) -> int:
-        """Forget revocations of tokens expired by ``now``."""
-        return await self._run(
-            "DELETE FROM revoked_access_tokens WHERE expires_at <= $1", require_aware(now)
+        """Forget revocations of tokens expired by ``now`` and proof ids past their window."""
+        at = require_aware(now)
+        gone = await self._run("DELETE FROM revoked_access_tokens WHERE expires_at <= $1", at)
+        return gone + await self._run("DELETE FROM dpop_proofs WHERE expires_at <= $1", at)
+
+    async def claim_proof_jti(self, jti: str, expires_at: datetime) -> bool:
+        """Remember ``jti``; False if a record of it exists (a replay)."""
+        return bool(
+            await self._run(
+                "INSERT INTO dpop_proofs (jti, expires_at) VALUES ($1, $2)"
+                " ON CONFLICT (jti) DO NOTHING",
+                jti,
+                require_aware(expires_at),
+            )
         )

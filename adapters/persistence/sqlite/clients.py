@@ -77,7 +77,17 @@ class SqliteClientRepo(_SqlQueries, ClientRepo):
         )
 
     async def purge_revoked(self, now: datetime) -> int:
-        """Forget revocations of tokens expired by ``now``."""
-        return await self._count(
-            "DELETE FROM revoked_access_tokens WHERE expires_at <= ?", (to_micros(now),)
+        """Forget revocations of tokens expired by ``now`` and proof ids past their window."""
+        at = (to_micros(now),)
+        gone = await self._count("DELETE FROM revoked_access_tokens WHERE expires_at <= ?", at)
+        return gone + await self._count("DELETE FROM dpop_proofs WHERE expires_at <= ?", at)
+
+    async def claim_proof_jti(self, jti: str, expires_at: datetime) -> bool:
+        """Remember ``jti``; False if a live record of it exists (a replay)."""
+        return bool(
+            await self._count(
+                "INSERT INTO dpop_proofs (jti, expires_at) VALUES (?, ?)"
+                " ON CONFLICT (jti) DO NOTHING",
+                (jti, to_micros(expires_at)),
+            )
         )

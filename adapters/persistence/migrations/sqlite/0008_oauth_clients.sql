@@ -25,3 +25,11 @@ CREATE TABLE revoked_access_tokens (
     expires_at INTEGER NOT NULL
 );
 CREATE INDEX revoked_access_tokens_expires_at_idx ON revoked_access_tokens (expires_at);
+
+-- DPoP proof ids seen within their window (RFC 9449 §11.1): a replay is refused by every
+-- instance on this database.
+CREATE TABLE dpop_proofs (
+    jti        TEXT NOT NULL PRIMARY KEY,
+    expires_at INTEGER NOT NULL
+);
+CREATE INDEX dpop_proofs_expires_at_idx ON dpop_proofs (expires_at);
