@@ -29,7 +29,7 @@ from application.steps import IdFactory, new_id, new_opaque_token
 from domain import policy
 from domain.clients import Client, check_audience, check_scopes
 from domain.errors import NotFound
-from domain.policy import Operation, Principal
+from domain.policy import Actor, Operation
 
 __all__ = [
     "CreateClient",
@@ -53,13 +53,13 @@ class NewClient:
     client_secret: str = attrs.field(repr=False)
 
 
-async def client_in_scope(uow: UnitOfWork, principal: Principal, client_id: str) -> Client:
-    """The client ``client_id``; ``NotFound`` when missing or outside ``principal``'s
+async def client_in_scope(uow: UnitOfWork, actor: Actor, client_id: str) -> Client:
+    """The client ``client_id``; ``NotFound`` when missing or outside ``actor``'s
     organization (the same answer for both)."""
     client = await uow.clients.get(client_id)
     if client is None:
         raise NotFound(_NOT_FOUND)
-    policy.require_in_scope(principal, client.org_id, "client")
+    policy.require_in_scope(actor, client.org_id, "client")
     return client
 
 
@@ -81,11 +81,11 @@ class GetClient:
 
     _storage: Storage
 
-    async def __call__(self, principal: Principal, client_id: str) -> Client:
+    async def __call__(self, actor: Actor, client_id: str) -> Client:
         """The client ``client_id``."""
-        policy.require(principal, Operation.VIEW_CLIENT)
+        policy.require(actor, Operation.VIEW_CLIENT)
         async with self._storage.begin() as uow:
-            return await client_in_scope(uow, principal, client_id)
+            return await client_in_scope(uow, actor, client_id)
 
 
 @attrs.frozen
@@ -107,7 +107,7 @@ class CreateClient:
 
     async def __call__(
         self,
-        principal: Principal,
+        actor: Actor,
         name: str,
         scopes: Any,
         *,
@@ -116,7 +116,7 @@ class CreateClient:
         require_dpop: bool = False,
     ) -> NewClient:
         """Register the client ``name``."""
-        org = check_org_id(policy.target_org(principal, Operation.CREATE_CLIENT, org_id))
+        org = check_org_id(policy.target_org(actor, Operation.CREATE_CLIENT, org_id))
         aud = (self._settings.current.audience,) if audience is None else check_audience(audience)
         secret, secret_hash = new_opaque_token()
         client = Client(
@@ -130,7 +130,7 @@ class CreateClient:
             created_at=self._clock.now(),
             secret_hash=secret_hash,
         )
-        created = ClientCreated(client.id, org, principal.user_id)
+        created = ClientCreated(client.id, org, actor.actor_id)
         async with self._storage.begin() as uow:
             await uow.clients.add(client)
             await record(uow, [created], client.created_at)
@@ -155,17 +155,17 @@ class UpdateClient:
     _bus: EventBus
     _clock: Clock
 
-    async def __call__(self, principal: Principal, client_id: str, **changes: Any) -> Client:
+    async def __call__(self, actor: Actor, client_id: str, **changes: Any) -> Client:
         """Apply ``changes`` (the body's fields) to the client ``client_id``."""
-        policy.require(principal, Operation.UPDATE_CLIENT)
+        policy.require(actor, Operation.UPDATE_CLIENT)
         values = _checked(changes)
         async with self._storage.begin() as uow:
-            client = await client_in_scope(uow, principal, client_id)
+            client = await client_in_scope(uow, actor, client_id)
             changed = sorted(k for k, v in values.items() if getattr(client, k) != v)
             if not changed:
                 return client
             client = attrs.evolve(client, **values)
-            updated = ClientUpdated(client.id, client.org_id, principal.user_id, ",".join(changed))
+            updated = ClientUpdated(client.id, client.org_id, actor.actor_id, ",".join(changed))
             await uow.clients.update(client)
             await record(uow, [updated], self._clock.now())
             await uow.commit()
@@ -199,12 +199,12 @@ class DeleteClient:
     _bus: EventBus
     _clock: Clock
 
-    async def __call__(self, principal: Principal, client_id: str) -> None:
+    async def __call__(self, actor: Actor, client_id: str) -> None:
         """Delete the client ``client_id``."""
-        policy.require(principal, Operation.DELETE_CLIENT)
+        policy.require(actor, Operation.DELETE_CLIENT)
         async with self._storage.begin() as uow:
-            client = await client_in_scope(uow, principal, client_id)
-            deleted = ClientDeleted(client.id, client.org_id, principal.user_id)
+            client = await client_in_scope(uow, actor, client_id)
+            deleted = ClientDeleted(client.id, client.org_id, actor.actor_id)
             await uow.clients.delete(client.id)
             await record(uow, [deleted], self._clock.now())
             await uow.commit()
@@ -223,14 +223,14 @@ class RotateClientSecret:
     _clock: Clock
     _settings: Live[OAuthSettings]
 
-    async def __call__(self, principal: Principal, client_id: str) -> str:
+    async def __call__(self, actor: Actor, client_id: str) -> str:
         """Rotate the secret of the client ``client_id``."""
-        policy.require(principal, Operation.ROTATE_CLIENT_SECRET)
+        policy.require(actor, Operation.ROTATE_CLIENT_SECRET)
         grace = self._settings.current.secret_grace
         now = self._clock.now()
         secret, secret_hash = new_opaque_token()
         async with self._storage.begin() as uow:
-            client = await client_in_scope(uow, principal, client_id)
+            client = await client_in_scope(uow, actor, client_id)
             client = attrs.evolve(
                 client,
                 secret_hash=secret_hash,
@@ -238,7 +238,7 @@ class RotateClientSecret:
                 previous_secret_hash=client.secret_hash if grace else None,
                 previous_secret_expires_at=now + timedelta(seconds=grace) if grace else None,
             )
-            rotated = ClientSecretRotated(client.id, client.org_id, principal.user_id, grace)
+            rotated = ClientSecretRotated(client.id, client.org_id, actor.actor_id, grace)
             await uow.clients.update(client)
             await record(uow, [rotated], now)
             await uow.commit()

@@ -299,18 +299,23 @@ def list_scope(actor: Actor, operation: Operation, requested_org_id: str | None)
     return actor.org_id
 
 
-def target_org(principal: Principal, operation: Operation, requested_org_id: str | None) -> str:
+def target_org(actor: Actor, operation: Operation, requested_org_id: str | None) -> str:
     """The organization a new resource (``CREATE_GROUP``, ``CREATE_CLIENT``) goes to (contract
     section 3).
 
-    A superadmin may name any ``requested_org_id`` and defaults to its own. Anyone else gets its
-    own organization; naming another raises ``NotFound`` (404). Raises ``Forbidden`` first when
-    the role may not perform ``operation``.
+    A superadmin may name any ``requested_org_id`` and defaults to its own; the command-line
+    operator must name one (``ValidationFailed`` naming ``org_id`` otherwise). Anyone else gets
+    its own organization; naming another raises ``NotFound`` (404). Raises ``Forbidden`` first
+    when the role may not perform ``operation``.
     """
-    require(principal, operation)
+    require(actor, operation)
+    if isinstance(actor, CliOperator):
+        if requested_org_id is None:
+            raise ValidationFailed([FieldError("org_id", "must be given on the command line")])
+        return requested_org_id
     if requested_org_id is None:
-        return principal.org_id
-    require_in_scope(principal, requested_org_id, "organization")
+        return actor.org_id
+    require_in_scope(actor, requested_org_id, "organization")
     return requested_org_id
 
 

@@ -15,6 +15,9 @@ Operator commands (contract section 3), each opening and closing the storage lik
 
 Signing keys (contract section 12; ADR 0015), in the configured key store (``auth.key_store``):
 
+- ``authsvc clients create NAME --scope S [--audience A] [--org ORG] [--require-dpop] | list
+  [--org ORG] | rotate-secret | disable | enable | delete CLIENT_ID``: OAuth clients (contract
+  section 14; ``entrypoints.cli_clients``);
 - ``authsvc keys list``: one line per key: kid, alg, state (signing, pending, verifying,
   expired), when it signs from, when it stops signing, until when it verifies;
 - ``authsvc keys rotate [--now]``: a new key of ``auth.algorithm``, published in the JWKS at
@@ -52,6 +55,7 @@ from application.users import ByEmail
 from domain.errors import DomainError, FieldError, ValidationFailed
 from domain.model import Role, User
 from domain.policy import CLI_OPERATOR
+from entrypoints.cli_clients import add_client_commands, client_command
 from entrypoints.config import Config, ConfigError, check_workers, load_config
 from entrypoints.container import Container, build_container
 from entrypoints.serve import LOG_FORMAT
@@ -125,6 +129,7 @@ def _parser() -> argparse.ArgumentParser:
     ):
         users_sub.add_parser(name, help=text).add_argument("email", metavar="EMAIL")
 
+    add_client_commands(sub)
     keys = sub.add_parser("keys", help="list, rotate or retire the signing keys")
     keys_sub = keys.add_subparsers(dest="keys_command", required=True)
     keys_sub.add_parser("list", help="one line per key: kid, alg, state and its times")
@@ -376,6 +381,8 @@ def _operator_command(args: argparse.Namespace) -> Callable[[Container], Awaitab
         return lambda c: _keys_retire(c, args.kid)
     if args.command == "create-superadmin":
         return lambda c: _create_superadmin(c, args.email, args.org)
+    if args.command == "clients":
+        return client_command(args)
     if args.users_command == "list":
         return lambda c: _list_users(c, args.org, args.limit)
     if args.users_command == "set-role":

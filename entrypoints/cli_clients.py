@@ -1,0 +1,105 @@
+"""``authsvc clients create | list | rotate-secret | disable | delete``: the OAuth client
+registry from the command line (contract section 14), run as the box operator
+(``CLI_OPERATOR``: every organization; audit rows name the actor ``cli``)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
+from application.pagination import MAX_PAGE_LIMIT
+from domain.clients import Client
+from domain.policy import CLI_OPERATOR
+
+if TYPE_CHECKING:
+    from entrypoints.container import Container
+
+Command = Callable[["Container"], Awaitable[None]]
+
+
+def add_client_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``clients`` and its sub-commands on the top-level parser's ``sub``."""
+    clients = sub.add_parser("clients", help="register, list, rotate, disable or delete OAuth "
+                                             "clients")  # fmt: skip
+    clients_sub = clients.add_subparsers(dest="clients_command", required=True)
+    create = clients_sub.add_parser("create", help="register a client; prints its secret once")
+    create.add_argument("name", metavar="NAME")
+    create.add_argument("--scope", action="append", default=[], metavar="SCOPE",
+                        help="a scope the client may ask for (repeat for more)")  # fmt: skip
+    create.add_argument(
+        "--audience",
+        action="append",
+        default=None,
+        metavar="AUD",
+        help="an audience of its tokens (repeat; default auth.audience)",
+    )
+    create.add_argument("--org", default=None, help="its organization (default: "
+                                                    "auth.default_org_id)")  # fmt: skip
+    create.add_argument("--require-dpop", action="store_true", help="tokens only with DPoP")
+    listing = clients_sub.add_parser("list", help="one line per client")
+    listing.add_argument("--org", default=None, help="only this organization")
+    for name, text in (
+        ("rotate-secret", "give the client a new secret; prints it once"),
+        ("disable", "disable the client (its tokens become inactive)"),
+        ("enable", "enable the client again"),
+        ("delete", "delete the client (its tokens become inactive)"),
+    ):
+        clients_sub.add_parser(name, help=text).add_argument("client_id", metavar="CLIENT_ID")
+
+
+def client_command(args: argparse.Namespace) -> Command:
+    """The coroutine function running the ``clients`` sub-command named by ``args``."""
+    command = args.clients_command
+    if command == "create":
+        return lambda c: _create(c, args)
+    if command == "list":
+        return lambda c: _list(c, args.org)
+    if command == "rotate-secret":
+        return lambda c: _rotate(c, args.client_id)
+    if command == "delete":
+        return lambda c: _delete(c, args.client_id)
+    return lambda c: _set_disabled(c, args.client_id, command == "disable")
+
+
+def _line(client: Client) -> str:
+    state = "disabled" if client.disabled else "enabled"
+    return f"{client.id}  {client.org_id}  {client.name}  {' '.join(client.scopes)}  {state}"
+
+
+async def _create(container: Container, args: argparse.Namespace) -> None:
+    org = args.org or container.auth_settings().current.default_org_id
+    made = await container.create_client()(
+        CLI_OPERATOR, args.name, args.scope, audience=args.audience, org_id=org,
+        require_dpop=args.require_dpop,
+    )  # fmt: skip
+    print(f"client_id: {made.client.id}")
+    print(f"client_secret: {made.client_secret}")
+    print("(the secret is shown this once; only its hash is kept)", file=sys.stderr)
+
+
+async def _list(container: Container, org: str | None) -> None:
+    cursor: str | None = None
+    while True:
+        page = await container.list_clients()(
+            CLI_OPERATOR, limit=MAX_PAGE_LIMIT, cursor=cursor, org_id=org
+        )
+        for client in page.items:
+            print(_line(client))
+        cursor = page.next_cursor
+        if cursor is None:
+            return
+
+
+async def _rotate(container: Container, client_id: str) -> None:
+    print(f"client_secret: {await container.rotate_client_secret()(CLI_OPERATOR, client_id)}")
+
+
+async def _set_disabled(container: Container, client_id: str, disabled: bool) -> None:
+    print(_line(await container.update_client()(CLI_OPERATOR, client_id, disabled=disabled)))
+
+
+async def _delete(container: Container, client_id: str) -> None:
+    await container.delete_client()(CLI_OPERATOR, client_id)
+    print(f"deleted {client_id}")
