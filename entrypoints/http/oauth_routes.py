@@ -159,12 +159,13 @@ async def introspect(request: web.Request) -> dict[str, Any]:
 async def metadata(request: web.Request) -> web.Response:
     """GET /.well-known/oauth-authorization-server → RFC 8414 metadata."""
     container = request.app[CONTAINER]
-    issuer = container.auth_settings().current.issuer.rstrip("/")
+    configured = container.auth_settings().current.issuer
+    issuer = configured.rstrip("/")
     algs = sorted({key["alg"] for key in container.signer().jwks()["keys"]})
     methods = ["client_secret_basic", "client_secret_post"]
     return json_response(
         {
-            "issuer": issuer,
+            "issuer": configured,  # exactly the tokens' iss (RFC 8414 §3.3)
             "token_endpoint": issuer + "/oauth/token",
             "revocation_endpoint": issuer + "/oauth/revoke",
             "introspection_endpoint": issuer + "/oauth/introspect",

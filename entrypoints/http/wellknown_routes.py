@@ -26,11 +26,12 @@ async def openid_configuration(request: web.Request) -> web.Response:
     """GET /.well-known/openid-configuration → issuer (the ``auth`` settings in force),
     jwks_uri, algorithms (of the keys that verify live tokens): OpenID Connect Discovery."""
     container = request.app[CONTAINER]
-    issuer = container.auth_settings().current.issuer.rstrip("/")
+    configured = container.auth_settings().current.issuer
+    issuer = configured.rstrip("/")
     algs = sorted({key["alg"] for key in container.signer().jwks()["keys"]})
     return json_response(
         {
-            "issuer": issuer,
+            "issuer": configured,  # exactly the tokens' iss (RFC 8414 §3.3)
             "jwks_uri": issuer + JWKS_PATH,
             "token_endpoint": issuer + "/login",
             "userinfo_endpoint": issuer + "/me",
