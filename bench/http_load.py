@@ -1,6 +1,7 @@
-"""HTTP figures per scenario (liveness, /me, /refresh, login): requests per second, p50/p99
-latency and the server's CPU time per request (µs, from the kernel's counters for the server
-process and its workers: steadier than req/s on a shared machine).
+"""HTTP figures per scenario (liveness, /me, /refresh, client credentials, introspection,
+login): requests per second, p50/p99 latency and the server's CPU time per request (µs, from
+the kernel's counters for the server process and its workers: steadier than req/s on a shared
+machine).
 
 Starts ``authsvc serve`` in a subprocess (temporary key dir and database unless told otherwise),
 then drives it from this process with aiohttp over loopback. Prints a table; not a test.
@@ -130,6 +131,16 @@ async def _timed(latencies: list[float], request: Any) -> Any:
         return r.status, body
 
 
+def _client_credentials(env: dict[str, str]) -> aiohttp.BasicAuth:
+    """Register an OAuth client with ``authsvc clients create`` (same storage as the server)."""
+    out = subprocess.run(
+        [sys.executable, "-m", "entrypoints.cli", "clients", "create", "bench", "--scope", "read"],
+        env=env, check=True, capture_output=True, text=True,
+    ).stdout  # fmt: skip
+    values = dict(line.split(": ", 1) for line in out.splitlines() if ": " in line)
+    return aiohttp.BasicAuth(values["client_id"], values["client_secret"])
+
+
 async def run(args: argparse.Namespace) -> list[Figures]:
     """Start a server with ``args`` and measure each scenario; returns the figures."""
     tmp = tempfile.mkdtemp(prefix="authsvc-bench-")
@@ -199,6 +210,30 @@ async def run(args: argparse.Namespace) -> list[Figures]:
                 return 0
 
             figures.append(await _measure("/refresh", proc.pid, refresh, n, secs))
+            creds = _client_credentials(env)
+            form = {"grant_type": "client_credentials"}
+
+            async def client_token(deadline: float, latencies: list[float]) -> int:
+                errors = 0
+                while time.perf_counter() < deadline:
+                    request = session.post(base + "/oauth/token", data=form, auth=creds)
+                    status, _ = await _timed(latencies, request)
+                    errors += status != 200
+                return errors
+
+            figures.append(await _measure("client credentials", proc.pid, client_token, n, secs))
+            async with session.post(base + "/oauth/token", data=form, auth=creds) as r:
+                machine = {"token": (await r.json())["access_token"]}
+
+            async def introspect(deadline: float, latencies: list[float]) -> int:
+                errors = 0
+                while time.perf_counter() < deadline:
+                    request = session.post(base + "/oauth/introspect", data=machine, auth=creds)
+                    status, _ = await _timed(latencies, request)
+                    errors += status != 200
+                return errors
+
+            figures.append(await _measure("introspection", proc.pid, introspect, n, secs))
 
             async def login(deadline: float, latencies: list[float]) -> int:
                 errors = 0
