@@ -131,14 +131,15 @@ async def _timed(latencies: list[float], request: Any) -> Any:
         return r.status, body
 
 
-def _client_credentials(env: dict[str, str]) -> aiohttp.BasicAuth:
+def _client_credentials(env: dict[str, str]) -> dict[str, str]:
     """Register an OAuth client with ``authsvc clients create`` (same storage as the server)."""
     out = subprocess.run(
         [sys.executable, "-m", "entrypoints.cli", "clients", "create", "bench", "--scope", "read"],
         env=env, check=True, capture_output=True, text=True,
     ).stdout  # fmt: skip
     values = dict(line.split(": ", 1) for line in out.splitlines() if ": " in line)
-    return aiohttp.BasicAuth(values["client_id"], values["client_secret"])
+    basic = aiohttp.BasicAuth(values["client_id"], values["client_secret"])
+    return {"Authorization": basic.encode()}
 
 
 async def run(args: argparse.Namespace) -> list[Figures]:
@@ -216,19 +217,19 @@ async def run(args: argparse.Namespace) -> list[Figures]:
             async def client_token(deadline: float, latencies: list[float]) -> int:
                 errors = 0
                 while time.perf_counter() < deadline:
-                    request = session.post(base + "/oauth/token", data=form, auth=creds)
+                    request = session.post(base + "/oauth/token", data=form, headers=creds)
                     status, _ = await _timed(latencies, request)
                     errors += status != 200
                 return errors
 
             figures.append(await _measure("client credentials", proc.pid, client_token, n, secs))
-            async with session.post(base + "/oauth/token", data=form, auth=creds) as r:
+            async with session.post(base + "/oauth/token", data=form, headers=creds) as r:
                 machine = {"token": (await r.json())["access_token"]}
 
             async def introspect(deadline: float, latencies: list[float]) -> int:
                 errors = 0
                 while time.perf_counter() < deadline:
-                    request = session.post(base + "/oauth/introspect", data=machine, auth=creds)
+                    request = session.post(base + "/oauth/introspect", data=machine, headers=creds)
                     status, _ = await _timed(latencies, request)
                     errors += status != 200
                 return errors
