@@ -156,29 +156,35 @@ async def introspect(request: web.Request) -> dict[str, Any]:
     return answer
 
 
-async def metadata(request: web.Request) -> web.Response:
-    """GET /.well-known/oauth-authorization-server → RFC 8414 metadata."""
+def endpoint_metadata(request: web.Request) -> dict[str, Any]:
+    """The members RFC 8414 metadata and the OIDC discovery document share (contract section
+    14): ``issuer`` exactly as configured (the tokens' ``iss``), the endpoints, the grant and
+    client authentication methods, the signing and DPoP algorithms."""
     container = request.app[CONTAINER]
     configured = container.auth_settings().current.issuer
     issuer = configured.rstrip("/")
     algs = sorted({key["alg"] for key in container.signer().jwks()["keys"]})
     methods = ["client_secret_basic", "client_secret_post"]
+    return {
+        "issuer": configured,
+        "token_endpoint": issuer + "/oauth/token",
+        "revocation_endpoint": issuer + "/oauth/revoke",
+        "introspection_endpoint": issuer + "/oauth/introspect",
+        "jwks_uri": issuer + "/.well-known/jwks.json",
+        "grant_types_supported": ["client_credentials"],
+        "response_types_supported": [],
+        "token_endpoint_auth_methods_supported": methods,
+        "revocation_endpoint_auth_methods_supported": methods,
+        "introspection_endpoint_auth_methods_supported": methods,
+        "access_token_signing_alg_values_supported": algs,
+        "dpop_signing_alg_values_supported": list(container.dpop_verifier().algorithms),
+    }
+
+
+async def metadata(request: web.Request) -> web.Response:
+    """GET /.well-known/oauth-authorization-server → RFC 8414 metadata."""
     return json_response(
-        {
-            "issuer": configured,  # exactly the tokens' iss (RFC 8414 §3.3)
-            "token_endpoint": issuer + "/oauth/token",
-            "revocation_endpoint": issuer + "/oauth/revoke",
-            "introspection_endpoint": issuer + "/oauth/introspect",
-            "jwks_uri": issuer + "/.well-known/jwks.json",
-            "grant_types_supported": ["client_credentials"],
-            "response_types_supported": [],
-            "token_endpoint_auth_methods_supported": methods,
-            "revocation_endpoint_auth_methods_supported": methods,
-            "introspection_endpoint_auth_methods_supported": methods,
-            "access_token_signing_alg_values_supported": algs,
-            "dpop_signing_alg_values_supported": list(container.dpop_verifier().algorithms),
-        },
-        headers={"Cache-Control": "public, max-age=60"},
+        endpoint_metadata(request), headers={"Cache-Control": "public, max-age=60"}
     )
 
 

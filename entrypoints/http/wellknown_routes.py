@@ -23,28 +23,26 @@ async def jwks(request: web.Request) -> web.Response:
 
 
 async def openid_configuration(request: web.Request) -> web.Response:
-    """GET /.well-known/openid-configuration → issuer (the ``auth`` settings in force),
-    jwks_uri, algorithms (of the keys that verify live tokens): OpenID Connect Discovery."""
-    container = request.app[CONTAINER]
-    configured = container.auth_settings().current.issuer
-    issuer = configured.rstrip("/")
-    algs = sorted({key["alg"] for key in container.signer().jwks()["keys"]})
-    return json_response(
+    """GET /.well-known/openid-configuration → OpenID Connect Discovery: the endpoints and
+    algorithms of the RFC 8414 metadata (``oauth_routes.endpoint_metadata``), ``userinfo`` (/me),
+    the subject types, ID-token algorithms and claims a resource server meets."""
+    from entrypoints.http.oauth_routes import endpoint_metadata
+
+    doc = endpoint_metadata(request)
+    issuer = doc["token_endpoint"].removesuffix("/oauth/token")
+    algs = doc["access_token_signing_alg_values_supported"]
+    doc.update(
         {
-            "issuer": configured,  # exactly the tokens' iss (RFC 8414 §3.3)
-            "jwks_uri": issuer + JWKS_PATH,
-            "token_endpoint": issuer + "/login",
             "userinfo_endpoint": issuer + "/me",
-            "grant_types_supported": ["password", "refresh_token"],
-            "response_types_supported": ["token"],
             "subject_types_supported": ["public"],
             "id_token_signing_alg_values_supported": algs,
-            "token_endpoint_auth_methods_supported": ["none"],
             "claims_supported": [
                 "sub", "email", "role", "org_id", "iss", "aud", "iat", "exp", "groups", "jti",
+                "client_id", "scope",
             ],
         }
     )  # fmt: skip
+    return json_response(doc)
 
 
 async def openapi(request: web.Request) -> web.Response:

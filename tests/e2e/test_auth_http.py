@@ -351,6 +351,9 @@ async def test_discovery_document(client: TestClient) -> None:
     assert doc["jwks_uri"] == "http://localhost:8080/.well-known/jwks.json"
     alg = container_of(client).config().auth.algorithm
     assert alg in doc["id_token_signing_alg_values_supported"]
+    # The same endpoints as the RFC 8414 metadata (contract section 14).
+    oauth = await (await client.get("/.well-known/oauth-authorization-server")).json()
+    assert {k: v for k, v in doc.items() if k in oauth} == oauth
 
 
 async def test_openapi_describes_exactly_the_routes(client: TestClient) -> None:
