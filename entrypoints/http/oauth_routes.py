@@ -189,19 +189,31 @@ async def metadata(request: web.Request) -> web.Response:
 
 
 _E = "OAuth error (RFC 6749 §5.2)"
+_AUTH = {"client_id": {"type": "string"}, "client_secret": {"type": "string"}}
+_TOKEN_FORM = {
+    "type": "object",
+    "required": ["grant_type"],
+    "properties": {"grant_type": {"enum": ["client_credentials"]}, "scope": {"type": "string"},
+                   "resource": {"type": "string"}, **_AUTH},
+}  # fmt: skip
+_TOKEN_ONLY = {
+    "type": "object",
+    "required": ["token"],
+    "properties": {"token": {"type": "string"}, "token_type_hint": {"type": "string"}, **_AUTH},
+}  # fmt: skip
 
 ROUTES = [
     RouteSpec("POST", "/oauth/token", token,
               "Client credentials grant: an RFC 9068 access token for a client",
               {200: "OAuth token response (RFC 6749 §5.1)", 400: _E, 401: _E, 413: "Problem"},
-              tag="oauth-protocol"),
+              request=_TOKEN_FORM, media_type=_FORM, tag="oauth-protocol"),
     RouteSpec("POST", "/oauth/revoke", revoke, "Revoke a client's access token (RFC 7009)",
               {200: "Revoked (or nothing to revoke)", 400: _E, 401: _E, 413: "Problem"},
-              tag="oauth-protocol"),
+              request=_TOKEN_ONLY, media_type=_FORM, tag="oauth-protocol"),
     RouteSpec("POST", "/oauth/introspect", introspect,
               "Introspect a client access token (RFC 7662)",
               {200: "Introspection response", 400: _E, 401: _E, 413: "Problem"},
-              tag="oauth-protocol"),
+              request=_TOKEN_ONLY, media_type=_FORM, tag="oauth-protocol"),
     RouteSpec("GET", "/.well-known/oauth-authorization-server", metadata,
               "Authorization server metadata (RFC 8414)", {200: "Metadata"}, tag="discovery"),
 ]  # fmt: skip

@@ -288,7 +288,7 @@ def _operation(spec: RouteSpec, specs: list[RouteSpec]) -> dict[str, Any]:
     if spec.request is not None:
         op["requestBody"] = {
             "required": True,
-            "content": {"application/json": {"schema": spec.request}},
+            "content": {spec.media_type: {"schema": spec.request}},
         }
     return op
 

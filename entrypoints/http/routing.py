@@ -21,7 +21,8 @@ class RouteSpec:
     """One route: registered on the router and described in /openapi.json from the same data.
 
     ``path`` uses ``{name}`` placeholders; those listed in ``ids`` only match ``ID_PATTERN``.
-    ``request`` is the JSON Schema of the body (or None); ``responses`` maps status → description;
+    ``request`` is the JSON Schema of the body (or None), sent as ``media_type``; ``responses``
+    maps status → description;
     ``bearer`` marks routes that need an access token; ``parameters`` are OpenAPI parameter objects.
     """
 
@@ -34,6 +35,7 @@ class RouteSpec:
     bearer: bool = False
     parameters: tuple[dict[str, Any], ...] = ()
     tag: str = "auth"
+    media_type: str = "application/json"
 
     def router_path(self) -> str:
         """``path`` with every ``{…id}`` placeholder restricted to ``ID_PATTERN`` (aiohttp's
