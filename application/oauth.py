@@ -10,6 +10,7 @@ driver renders them as RFC 6749 §5.2 JSON, not problem+json.
 
 from __future__ import annotations
 
+import base64
 import hmac
 import re
 from datetime import UTC, datetime
@@ -24,7 +25,15 @@ from application.client_events import (
     ClientTokenIssued,
     DpopProofRefused,
 )
-from application.ports import Clock, DpopProof, DpopVerifier, EventBus, Signer, Storage
+from application.ports import (
+    Clock,
+    DpopProof,
+    DpopVerifier,
+    EventBus,
+    SecretSealer,
+    Signer,
+    Storage,
+)
 from application.settings import AuthSettings, Live, OAuthSettings
 from application.steps import hash_token, new_id
 from domain.clients import Client
@@ -54,13 +63,17 @@ class OAuthError(Exception):
     """An error of an OAuth endpoint (RFC 6749 §5.2): ``error`` (``invalid_request``,
     ``invalid_client``, ``unsupported_grant_type``, ``invalid_scope``, ``invalid_target``,
     ``invalid_dpop_proof``...), a human ``description``, the HTTP ``status`` (400; 401 for
-    ``invalid_client``, answered with ``WWW-Authenticate: Basic realm="authsvc"``)."""
+    ``invalid_client``, answered with ``WWW-Authenticate: Basic realm="authsvc"``), and for
+    ``use_dpop_nonce`` the ``nonce`` to send in ``DPoP-Nonce``."""
 
-    def __init__(self, error: str, description: str, status: int = 400) -> None:
+    def __init__(
+        self, error: str, description: str, status: int = 400, nonce: str | None = None
+    ) -> None:
         super().__init__(description)
         self.error = error
         self.description = description
         self.status = status
+        self.nonce = nonce
 
 
 def _invalid_client() -> OAuthError:
@@ -113,13 +126,28 @@ class ClientAuthenticator:
 
 @attrs.frozen
 class TokenResponse:
-    """RFC 6749 §5.1: ``access_token`` (RFC 9068 JWT), ``token_type`` (``Bearer``),
-    ``expires_in`` (s), ``scope`` (space-separated)."""
+    """RFC 6749 §5.1: ``access_token`` (RFC 9068 JWT), ``token_type`` (``Bearer`` or
+    ``DPoP``), ``expires_in`` (s), ``scope`` (space-separated); ``dpop_nonce``: the nonce to
+    send in ``DPoP-Nonce`` (with ``oauth.dpop_nonce``)."""
 
     access_token: str = attrs.field(repr=False)
     token_type: str
     expires_in: int
     scope: str
+    dpop_nonce: str | None = None
+
+
+DPOP_NONCE_PERIOD = 60
+"""Seconds per DPoP nonce: the current one and the previous one are accepted."""
+
+
+def dpop_nonce(sealer: SecretSealer, now: datetime, periods_ago: int = 0) -> str:
+    """The server's DPoP nonce (RFC 9449 §8) of the period ``periods_ago`` before ``now``:
+    a MAC of the period's number, so every instance sharing the sealing key issues and accepts
+    the same nonces without storing them. 43 base64url characters."""
+    period = int(now.timestamp()) // DPOP_NONCE_PERIOD - periods_ago
+    mac = sealer.mac(f"authsvc dpop nonce {period}".encode("ascii"))
+    return base64.urlsafe_b64encode(mac).rstrip(b"=").decode("ascii")
 
 
 def _granted_scopes(client: Client, scope: str | None) -> tuple[str, ...]:
@@ -149,7 +177,9 @@ class ClientCredentialsGrant:
     (RFC 9449) for ``POST`` at one of ``urls``, checked by the ``DpopVerifier`` and its ``jti``
     claimed once in the database, the token is bound to the proof's key (``cnf.jkt``) and its
     type is ``DPoP``; a bad or replayed proof, or none from a client with ``require_dpop``,
-    is ``invalid_dpop_proof`` (``DpopProofRefused`` published). Signs an RFC 9068 token
+    is ``invalid_dpop_proof`` (``DpopProofRefused`` published); with ``oauth.dpop_nonce`` a
+    proof without the current (or previous) server nonce is ``use_dpop_nonce``, with the nonce
+    to use. Signs an RFC 9068 token
     (``typ: at+jwt``; ``iss, sub = client_id, client_id, aud, scope, org_id, iat, exp, jti``
     [+ ``cnf``]; lifetime ``oauth.client_token_ttl`` s) with the user tokens' keys; records
     ``client.token_issued`` and publishes ``ClientTokenIssued``.
@@ -163,6 +193,7 @@ class ClientCredentialsGrant:
     _oauth: Live[OAuthSettings]
     _authenticator: ClientAuthenticator
     _dpop: DpopVerifier
+    _sealer: SecretSealer
 
     async def __call__(
         self,
@@ -198,7 +229,8 @@ class ClientCredentialsGrant:
             await record(uow, [issued], now)
             await uow.commit()
         await self._bus.publish(issued)
-        return TokenResponse(token, "Bearer" if bound is None else "DPoP", ttl, granted)
+        nonce = dpop_nonce(self._sealer, now) if self._oauth.current.dpop_nonce else None
+        return TokenResponse(token, "Bearer" if bound is None else "DPoP", ttl, granted, nonce)
 
     async def _checked_proof(
         self, client: Client, proof: str, urls: tuple[str, ...], now: datetime
@@ -207,6 +239,14 @@ class ClientCredentialsGrant:
             checked = self._dpop.verify(proof, "POST", urls, now, DPOP_WINDOW)
         except InvalidDpopProof as e:
             await self._refuse(client, e.reason)
+        if self._oauth.current.dpop_nonce:
+            current = dpop_nonce(self._sealer, now)
+            valid = (current, dpop_nonce(self._sealer, now, 1))
+            if checked.nonce is None or not any(
+                hmac.compare_digest(checked.nonce, n) for n in valid
+            ):
+                await self._bus.publish(DpopProofRefused(client.id, "nonce"))
+                raise OAuthError("use_dpop_nonce", "the DPoP proof needs this nonce", 400, current)
         remember = datetime.fromtimestamp(max(checked.iat, int(now.timestamp())) + DPOP_WINDOW, UTC)
         async with self._storage.begin() as uow:
             fresh = await uow.clients.claim_proof_jti(f"{checked.jkt}:{checked.jti}", remember)

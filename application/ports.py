@@ -477,11 +477,13 @@ class ClientRepo(Protocol):
 @attrs.frozen
 class DpopProof:
     """A checked DPoP proof (RFC 9449 §4.3): ``jkt`` the RFC 7638 thumbprint of its key (what
-    a token is bound to, ``cnf.jkt``), ``jti`` its unique id, ``iat`` its time (Unix s)."""
+    a token is bound to, ``cnf.jkt``), ``jti`` its unique id, ``iat`` its time (Unix s),
+    ``nonce`` the server nonce it carries (RFC 9449 §8), if any."""
 
     jkt: str
     jti: str
     iat: int
+    nonce: str | None = None
 
 
 class DpopVerifier(Protocol):
@@ -618,6 +620,12 @@ class SecretSealer(Protocol):
     def unseal(self, sealed: bytes, context: bytes) -> bytes:
         """The plaintext of ``seal(plaintext, context)``. Raises ``SealedSecretError`` if the
         value was not sealed with this key and context, or was altered."""
+        ...
+
+    def mac(self, data: bytes) -> bytes:
+        """A MAC of ``data`` (32 bytes) under a key derived from the sealing key, the same on
+        every instance sharing it: for values the server issues and later checks statelessly
+        (DPoP nonces, contract section 14)."""
         ...
 
 

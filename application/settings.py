@@ -333,10 +333,13 @@ class AuditSettings:
 class OAuthSettings:
     """Prefix ``oauth`` (contract section 14): ``client_token_ttl`` (s, 1..86400, default 300):
     the lifetime of a client credentials access token; ``secret_grace`` (s, 0..2592000, default
-    0): how long a client's previous secret keeps working after a rotation."""
+    0): how long a client's previous secret keeps working after a rotation; ``dpop_nonce``
+    (bool, default false): DPoP proofs at the token endpoint must carry a server nonce
+    (RFC 9449 §8), answered in ``DPoP-Nonce`` and valid for 60 to 120 s."""
 
     client_token_ttl: int = attrs.field(default=300, validator=[v.ge(1), v.le(86_400)])
     secret_grace: int = attrs.field(default=0, validator=[v.ge(0), v.le(2_592_000)])
+    dpop_nonce: bool = False
 
 
 T = TypeVar("T")

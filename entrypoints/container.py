@@ -238,7 +238,7 @@ class Container(containers.DeclarativeContainer):
     dpop_verifier = providers.Singleton(JwtDpopVerifier)
     client_credentials_grant = _use_case(
         telemetry, oauth.ClientCredentialsGrant, storage, bus, clock, signer, auth_settings,
-        oauth_settings, client_authenticator, dpop_verifier,
+        oauth_settings, client_authenticator, dpop_verifier, secret_sealer,
     )  # fmt: skip
     revocation = _use_case(
         telemetry, oauth.Revocation, storage, bus, clock, signer, auth_settings,

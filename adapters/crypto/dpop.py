@@ -78,7 +78,8 @@ class JwtDpopVerifier(DpopVerifier):
         jti = claims.get("jti")
         if not isinstance(jti, str) or not 0 < len(jti) <= _MAX_JTI_LENGTH:
             raise InvalidDpopProof("jti")
-        return DpopProof(jkt, jti, int(iat))
+        nonce = claims.get("nonce")
+        return DpopProof(jkt, jti, int(iat), nonce if isinstance(nonce, str) else None)
 
 
 def _public_key(jwk: Any, alg: str) -> tuple[Any, str]:

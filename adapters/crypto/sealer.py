@@ -11,6 +11,7 @@ The key comes from where the signing keys live (``auth.key_store``, ADR 0015):
 
 from __future__ import annotations
 
+import hmac
 import os
 
 from cryptography.exceptions import InvalidTag
@@ -26,6 +27,7 @@ NONCE_BYTES = 12
 MFA_KEY_FILE = "mfa.key"
 """The sealing key's file in ``auth.key_dir`` (key store ``file``)."""
 _HKDF_INFO = b"authsvc mfa secret sealing key v1"
+_MAC_INFO = b"authsvc server mac key v1"
 
 
 class AesGcmSealer(SecretSealer):
@@ -36,6 +38,8 @@ class AesGcmSealer(SecretSealer):
         if len(key) != KEY_BYTES:
             raise ValueError(f"an AES-256-GCM key is {KEY_BYTES} bytes, not {len(key)}")
         self._aead = AESGCM(key)
+        hkdf = HKDF(algorithm=hashes.SHA256(), length=KEY_BYTES, salt=None, info=_MAC_INFO)
+        self._mac_key = hkdf.derive(key)
 
     @classmethod
     def from_key_dir(cls, key_dir: str) -> AesGcmSealer:
@@ -48,6 +52,11 @@ class AesGcmSealer(SecretSealer):
         """The sealer whose key is HKDF-SHA-256(``kek``) with this module's label."""
         hkdf = HKDF(algorithm=hashes.SHA256(), length=KEY_BYTES, salt=None, info=_HKDF_INFO)
         return cls(hkdf.derive(kek))
+
+    def mac(self, data: bytes) -> bytes:
+        """HMAC-SHA-256 of ``data`` (32 bytes) under a key derived from the sealing key by HKDF
+        with its own label: the same on every instance that shares the sealing key."""
+        return hmac.digest(self._mac_key, data, "sha256")
 
     def seal(self, plaintext: bytes, context: bytes) -> bytes:
         """Encrypt and authenticate ``plaintext`` with ``context`` as associated data."""

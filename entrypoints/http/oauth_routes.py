@@ -36,6 +36,8 @@ def oauth_error(error: OAuthError) -> web.Response:
     headers = dict(NO_STORE)
     if error.status == 401:
         headers["WWW-Authenticate"] = 'Basic realm="authsvc"'
+    if error.nonce is not None:
+        headers["DPoP-Nonce"] = error.nonce
     body = {"error": error.error, "error_description": error.description}
     return json_response(body, status=error.status, headers=headers)
 
@@ -88,8 +90,8 @@ def client_credentials(request: web.Request, form: dict[str, str]) -> tuple[str,
 
 
 def _oauth(handler: Callable[[web.Request], Awaitable[Any]]) -> Callable[..., Any]:
-    """Answer the handler's JSON with ``Cache-Control: no-store``, and ``OAuthError`` as
-    RFC 6749 §5.2."""
+    """Answer the handler's JSON with ``Cache-Control: no-store`` (and ``DPoP-Nonce`` when the
+    handler gives one as ``_dpop_nonce``), and ``OAuthError`` as RFC 6749 §5.2."""
 
     async def wrapped(request: web.Request) -> web.StreamResponse:
         try:
@@ -98,7 +100,11 @@ def _oauth(handler: Callable[[web.Request], Awaitable[Any]]) -> Callable[..., An
             return oauth_error(e)
         if body is None:
             return web.Response(status=200, headers=NO_STORE)
-        return json_response(body, headers=NO_STORE)
+        headers = dict(NO_STORE)
+        nonce = body.pop("_dpop_nonce", None)
+        if nonce is not None:
+            headers["DPoP-Nonce"] = nonce
+        return json_response(body, headers=headers)
 
     wrapped.__doc__ = handler.__doc__
     wrapped.__name__ = handler.__name__
@@ -128,7 +134,8 @@ async def token(request: web.Request) -> dict[str, Any]:
         proofs[0] if proofs else None, urls,
     )  # fmt: skip
     return {"access_token": issued.access_token, "token_type": issued.token_type,
-            "expires_in": issued.expires_in, "scope": issued.scope}  # fmt: skip
+            "expires_in": issued.expires_in, "scope": issued.scope,
+            "_dpop_nonce": issued.dpop_nonce}  # fmt: skip
 
 
 @_oauth

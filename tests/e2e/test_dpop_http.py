@@ -140,3 +140,23 @@ async def test_the_metadata_lists_the_proof_algorithms(make_client: MakeClient) 
     doc = await (await m.http.get("/.well-known/oauth-authorization-server")).json()
     assert "ES256" in doc["dpop_signing_alg_values_supported"]
     assert not {"none", "HS256"} & set(doc["dpop_signing_alg_values_supported"])
+
+
+async def test_with_server_nonces_a_proof_must_carry_the_current_one(
+    make_client: MakeClient,
+) -> None:
+    m = await machines(make_client, {"AUTHSVC_OAUTH__DPOP_NONCE": "true"})
+    client = await m.register(m.admin)
+    url = str(m.http.make_url("/oauth/token"))
+    key = ec.generate_private_key(ec.SECP256R1())
+    resp = await dpop_token(m, client, [proof(key, url)])
+    await oauth_error(resp, 400, "use_dpop_nonce")
+    nonce = resp.headers["DPoP-Nonce"]
+    resp = await dpop_token(m, client, [proof(key, url, claims={"nonce": "stale"})])
+    await oauth_error(resp, 400, "use_dpop_nonce")
+    assert resp.headers["DPoP-Nonce"] == nonce
+    resp = await dpop_token(m, client, [proof(key, url, claims={"nonce": nonce})])
+    assert resp.status == 200, await resp.text()
+    assert (await resp.json())["token_type"] == "DPoP" and resp.headers["DPoP-Nonce"] == nonce
+    # A Bearer token needs no proof and so no nonce.
+    assert (await m.granted(client))["token_type"] == "Bearer"
