@@ -81,7 +81,7 @@ REFRESH_OUTCOMES = ("success", "invalid", "reuse")
 GRANTS = ("login", "refresh", "client_credentials")
 CLIENT_AUTH_REASONS = ("unknown_client", "wrong_secret", "disabled")
 DPOP_REASONS = ("missing", "malformed", "typ", "alg", "jwk", "signature", "htm", "htu", "iat",
-                "jti", "replay", "nonce")  # fmt: skip
+                "jti", "replay", "nonce", "ath", "jkt")  # fmt: skip
 _REASONS = frozenset(r.value for r in SessionEndReason)
 
 

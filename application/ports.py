@@ -496,12 +496,23 @@ class DpopVerifier(Protocol):
         ...
 
     def verify(
-        self, proof: str, method: str, urls: tuple[str, ...], now: datetime, window: int
+        self,
+        proof: str,
+        method: str,
+        urls: tuple[str, ...],
+        now: datetime,
+        window: int,
+        *,
+        access_token: str | None = None,
+        jkt: str | None = None,
     ) -> DpopProof:
         """The checked proof: ``typ`` ``dpop+jwt``; ``alg`` one of ``algorithms``; a public
         ``jwk`` (no private members) that verifies the signature; ``htm`` = ``method``; ``htu``
         (without query and fragment) one of ``urls``; ``iat`` within ``window`` seconds of
-        ``now``; a ``jti``. Raises ``InvalidDpopProof`` naming the failed check."""
+        ``now``; a ``jti``. For a request to a resource with a bound token (RFC 9449 §7):
+        ``access_token`` given → ``ath`` must be its base64url SHA-256; ``jkt`` given → the
+        proof's key must have that thumbprint (the token's ``cnf.jkt``). Raises
+        ``InvalidDpopProof`` naming the failed check."""
         ...
 
 

@@ -8,14 +8,16 @@ proof's ``jti`` is checked by the use case against the database (``ClientRepo``)
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import jwt
-from jwt.exceptions import PyJWTError
+from jwt.exceptions import MissingRequiredClaimError, PyJWTError
 
-from adapters.crypto.jwk import jwk_thumbprint
+from adapters.crypto.jwk import b64url, jwk_thumbprint
 from application.ports import DpopProof, DpopVerifier
 from domain.errors import InvalidDpopProof
 
@@ -42,7 +44,15 @@ class JwtDpopVerifier(DpopVerifier):
         return DPOP_ALGORITHMS
 
     def verify(
-        self, proof: str, method: str, urls: tuple[str, ...], now: datetime, window: int
+        self,
+        proof: str,
+        method: str,
+        urls: tuple[str, ...],
+        now: datetime,
+        window: int,
+        *,
+        access_token: str | None = None,
+        jkt: str | None = None,
     ) -> DpopProof:
         """See ``DpopVerifier.verify``; raises ``InvalidDpopProof`` naming the failed check."""
         if len(proof) > _MAX_PROOF_LENGTH or proof.count(".") != 2:
@@ -56,13 +66,15 @@ class JwtDpopVerifier(DpopVerifier):
         alg = header.get("alg")
         if alg not in DPOP_ALGORITHMS:
             raise InvalidDpopProof("alg")
-        key, jkt = _public_key(header.get("jwk"), alg)
+        key, key_jkt = _public_key(header.get("jwk"), alg)
         try:
             claims: dict[str, Any] = jwt.decode(
                 proof, key, algorithms=[alg],
                 options={"require": ["jti", "htm", "htu", "iat"], "verify_aud": False,
                          "verify_exp": False, "verify_iat": False, "verify_nbf": False},
             )  # fmt: skip
+        except MissingRequiredClaimError as e:
+            raise InvalidDpopProof(e.claim) from None  # one of jti, htm, htu, iat
         except (PyJWTError, ValueError, TypeError):
             raise InvalidDpopProof("signature") from None
         if claims.get("htm") != method:
@@ -78,8 +90,16 @@ class JwtDpopVerifier(DpopVerifier):
         jti = claims.get("jti")
         if not isinstance(jti, str) or not 0 < len(jti) <= _MAX_JTI_LENGTH:
             raise InvalidDpopProof("jti")
+        if access_token is not None:
+            ath = b64url(hashlib.sha256(access_token.encode("ascii")).digest())
+            if not isinstance(claims.get("ath"), str) or not hmac.compare_digest(
+                claims["ath"], ath
+            ):
+                raise InvalidDpopProof("ath")
+        if jkt is not None and not hmac.compare_digest(key_jkt, jkt):
+            raise InvalidDpopProof("jkt")
         nonce = claims.get("nonce")
-        return DpopProof(jkt, jti, int(iat), nonce if isinstance(nonce, str) else None)
+        return DpopProof(key_jkt, jti, int(iat), nonce if isinstance(nonce, str) else None)
 
 
 def _public_key(jwk: Any, alg: str) -> tuple[Any, str]:
