@@ -26,6 +26,7 @@ from domain.model import Role
 from domain.policy import Principal
 from entrypoints.container import Container
 from tests.e2e.conftest import (
+    ONE_PER_BACKEND,
     PASSWORD,
     USER_KEYS,
     assert_problem,
@@ -38,6 +39,14 @@ OTHER = "acme"
 NOWHERE = "nowhere"
 MISSING_ID = "0" * 32
 ROOT = "root@example.com"
+
+
+@pytest.fixture(params=ONE_PER_BACKEND)
+def deployment(request: pytest.FixtureRequest) -> tuple[str, str]:
+    """Overrides the conftest's: once per storage backend. Access decisions do not depend on
+    the signing algorithm (every algorithm's tokens are covered by the auth and signer suites),
+    and the matrix is the largest suite, so it runs on SQLite and PostgreSQL with RS256."""
+    return request.param  # type: ignore[no-any-return]
 
 
 @pytest.fixture(scope="session")
