@@ -18,7 +18,7 @@ class PurgeExpired:
     records of sessions that ended by time: past their absolute end, or left without a live token;
     expired reset and verification tokens (contract section 9); and expired second steps of
     logins, ``mfa_token``s (section 10); revocations of client tokens that have expired
-    (section 14); audit events older than ``audit.retention_days`` days
+    (section 14); expired WebAuthn ceremonies (section 13); audit events older than ``audit.retention_days`` days
     (section 11; with ``audit`` settings given).
 
     Called every ``storage.purge_interval`` seconds by the server and by ``authsvc purge``.
@@ -37,6 +37,7 @@ class PurgeExpired:
             deleted += await uow.email_tokens.purge_expired(now)
             deleted += await uow.mfa.purge_expired(now)
             deleted += await uow.clients.purge_revoked(now)
+            deleted += await uow.passkeys.purge_expired(now)
             if self.audit is not None:
                 retention = timedelta(days=self.audit.current.retention_days)
                 deleted += await uow.audit.purge_before(now - retention)

@@ -43,6 +43,7 @@ from domain.model import (
     TotpCredential,
     User,
 )
+from domain.passkeys import Ceremony, Passkey
 
 E = TypeVar("E", bound=Event)
 
@@ -516,6 +517,57 @@ class DpopVerifier(Protocol):
         ...
 
 
+class PasskeyRepo(Protocol):
+    """Passkeys, WebAuthn user handles and ceremonies (contract section 13), inside one unit of
+    work. Deleting a user deletes its passkeys and its handle."""
+
+    async def add(self, passkey: Passkey) -> None:
+        """Insert. Raises ``Conflict`` if the credential id (or our id) is registered already,
+        ``NotFound`` if the user does not exist."""
+        ...
+
+    async def get(self, passkey_id: str) -> Passkey | None:
+        """The passkey with our id ``passkey_id``, or None."""
+        ...
+
+    async def by_credential_id(self, credential_id: bytes) -> Passkey | None:
+        """The passkey with the authenticator's ``credential_id``, or None."""
+        ...
+
+    async def list_for_user(self, user_id: str) -> list[Passkey]:
+        """The user's passkeys, newest first (``created_at`` descending, then id)."""
+        ...
+
+    async def update(self, passkey: Passkey) -> None:
+        """Store the changeable fields of ``passkey`` (name, counter, last use, backup state,
+        ``suspected_clone``). Raises ``NotFound`` if there is none."""
+        ...
+
+    async def delete(self, passkey_id: str) -> bool:
+        """Delete; False if it did not exist."""
+        ...
+
+    async def user_handle(self, user_id: str, new_handle: bytes) -> bytes:
+        """The user's WebAuthn user handle: the stored one, or ``new_handle`` stored now."""
+        ...
+
+    async def user_for_handle(self, handle: bytes) -> str | None:
+        """The user id of a user handle, or None."""
+        ...
+
+    async def put_ceremony(self, ceremony: Ceremony) -> None:
+        """Store a ceremony. Raises ``Conflict`` if its id exists."""
+        ...
+
+    async def take_ceremony(self, ceremony_id: str) -> Ceremony | None:
+        """Remove and return the ceremony (single use: a second take gets None)."""
+        ...
+
+    async def purge_expired(self, now: datetime) -> int:
+        """Delete the ceremonies expired by ``now``; how many went."""
+        ...
+
+
 class UnitOfWork(Protocol):
     """One unit of work: the repositories below share one database transaction.
 
@@ -532,6 +584,7 @@ class UnitOfWork(Protocol):
     mfa: MfaStore
     audit: AuditLog
     clients: ClientRepo
+    passkeys: PasskeyRepo
 
     async def commit(self) -> None:
         """Make every change of this unit durable at once."""

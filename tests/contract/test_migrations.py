@@ -24,6 +24,7 @@ ALL = [
     "0006_mfa",
     "0007_audit",
     "0008_oauth_clients",
+    "0009_passkeys",
 ]
 EXPECTED_TABLES = {
     "users",
@@ -38,6 +39,9 @@ EXPECTED_TABLES = {
     "oauth_clients",
     "revoked_access_tokens",
     "dpop_proofs",
+    "passkeys",
+    "webauthn_user_handles",
+    "webauthn_ceremonies",
 }
 RUNNERS = 4
 

@@ -114,6 +114,7 @@ class SpyStorage:
 class _SpyUnitOfWork:
     def __init__(self, uow: Any, spy: SpyStorage) -> None:
         self._inner = uow
+        self.passkeys = uow.passkeys
         self._spy = spy
         self.users = uow.users
         self.tokens = uow.tokens

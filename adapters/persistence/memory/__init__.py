@@ -20,6 +20,7 @@ from adapters.persistence.memory.audit import MemoryAuditLog
 from adapters.persistence.memory.clients import MemoryClientRepo
 from adapters.persistence.memory.email_tokens import MemoryEmailTokenStore
 from adapters.persistence.memory.mfa import MemoryMfaStore
+from adapters.persistence.memory.passkeys import MemoryPasskeyRepo
 from adapters.persistence.memory.repos import MemoryGroupRepo, MemoryUserRepo
 from adapters.persistence.memory.tables import _Stage, _Tables
 from adapters.persistence.memory.tokens import MemorySessionStore, MemoryTokenStore
@@ -32,6 +33,7 @@ __all__ = [
     "MemoryGroupRepo",
     "MemoryLoginAttempts",
     "MemoryMfaStore",
+    "MemoryPasskeyRepo",
     "MemorySessionStore",
     "MemoryStorage",
     "MemoryTokenStore",
@@ -57,6 +59,7 @@ class MemoryUnitOfWork(UnitOfWork):
         self.mfa = MemoryMfaStore(stage)
         self.audit = MemoryAuditLog(stage)
         self.clients = MemoryClientRepo(stage)
+        self.passkeys = MemoryPasskeyRepo(stage)
 
     async def commit(self) -> None:
         """Publish every staged change at once."""

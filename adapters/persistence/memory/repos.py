@@ -20,6 +20,7 @@ from domain.model import (
     Session,
     User,
 )
+from domain.passkeys import Passkey
 
 
 class MemoryUserRepo(UserRepo):
@@ -86,19 +87,19 @@ class MemoryUserRepo(UserRepo):
 
     async def delete(self, user_id: str) -> bool:
         """Delete the user with its sessions, tokens, rotated records, email tokens, second
-        factors and memberships."""
+        factors, passkeys and memberships."""
         view = self._s.view
         if user_id not in view.users:
             return False
         del self._s.write("users")[user_id]
-        for name in ("tokens", "rotated", "sessions", "email_tokens", "mfa_challenges"):
+        for name in ("tokens", "rotated", "sessions", "email_tokens", "mfa_challenges", "passkeys"):
             table = getattr(view, name)
             gone = [k for k, row in table.items() if _user_of(row) == user_id]
             if gone:
                 writable = self._s.write(name)
                 for k in gone:
                     del writable[k]
-        for name in ("mfa_totp", "mfa_recovery"):
+        for name in ("mfa_totp", "mfa_recovery", "user_handles"):
             if user_id in getattr(view, name):
                 del self._s.write(name)[user_id]
         for group_id, members in list(view.members.items()):
@@ -107,7 +108,9 @@ class MemoryUserRepo(UserRepo):
         return True
 
 
-def _user_of(row: RefreshToken | _Rotated | Session | EmailToken | MfaChallenge) -> str:
+def _user_of(
+    row: RefreshToken | _Rotated | Session | EmailToken | MfaChallenge | Passkey,
+) -> str:
     return row.token.user_id if isinstance(row, _Rotated) else row.user_id
 
 

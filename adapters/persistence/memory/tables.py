@@ -18,6 +18,7 @@ from domain.model import (
     TotpCredential,
     User,
 )
+from domain.passkeys import Ceremony, Passkey
 
 
 class _Tables:
@@ -44,6 +45,9 @@ class _Tables:
         self.clients: dict[str, Client] = {}
         self.revoked: dict[str, tuple[str, datetime]] = {}
         self.dpop_proofs: dict[str, datetime] = {}
+        self.passkeys: dict[str, Passkey] = {}
+        self.user_handles: dict[str, bytes] = {}
+        self.ceremonies: dict[str, Ceremony] = {}
 
 
 @attrs.frozen
@@ -61,7 +65,7 @@ class _Stage:
 
     _TABLES = ("users", "tokens", "rotated", "sessions", "groups", "members", "email_tokens",
                "mfa_totp", "mfa_recovery", "mfa_challenges", "audit", "clients",
-               "revoked", "dpop_proofs")  # fmt: skip
+               "revoked", "dpop_proofs", "passkeys", "user_handles", "ceremonies")  # fmt: skip
 
     def __init__(self, base: _Tables) -> None:
         self._base = base

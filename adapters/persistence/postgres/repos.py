@@ -16,6 +16,7 @@ from adapters.persistence.postgres.audit import PostgresAuditLog
 from adapters.persistence.postgres.clients import PostgresClientRepo
 from adapters.persistence.postgres.email_tokens import PostgresEmailTokenStore
 from adapters.persistence.postgres.mfa import PostgresMfaStore
+from adapters.persistence.postgres.passkeys import PostgresPasskeyRepo
 from adapters.persistence.postgres.session import (
     _Session,
     _SqlQueries,
@@ -229,6 +230,7 @@ class PostgresUnitOfWork(UnitOfWork):
         self.mfa = PostgresMfaStore(session)
         self.audit = PostgresAuditLog(session)
         self.clients = PostgresClientRepo(session)
+        self.passkeys = PostgresPasskeyRepo(session)
 
     async def commit(self) -> None:
         """Make every change of this unit durable at once."""

@@ -15,6 +15,7 @@ from adapters.persistence.sqlite.audit import SqliteAuditLog
 from adapters.persistence.sqlite.clients import SqliteClientRepo
 from adapters.persistence.sqlite.email_tokens import SqliteEmailTokenStore
 from adapters.persistence.sqlite.mfa import SqliteMfaStore
+from adapters.persistence.sqlite.passkeys import SqlitePasskeyRepo
 from adapters.persistence.sqlite.tokens import SqliteSessionStore, SqliteTokenStore
 from adapters.persistence.sqlite.unit import (
     _SqlQueries,
@@ -220,6 +221,7 @@ class SqliteUnitOfWork(UnitOfWork):
         self.mfa = SqliteMfaStore(unit)
         self.audit = SqliteAuditLog(unit)
         self.clients = SqliteClientRepo(unit)
+        self.passkeys = SqlitePasskeyRepo(unit)
 
     async def commit(self) -> None:
         """Make every change of this unit durable at once."""

@@ -1,0 +1,96 @@
+"""The in-memory passkey store (contract section 13): passkeys, user handles, ceremonies."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from adapters.persistence._rows import require_aware
+from adapters.persistence.memory.tables import _Stage
+from application.ports import PasskeyRepo
+from domain.errors import Conflict, NotFound
+from domain.passkeys import Ceremony, Passkey
+
+
+class MemoryPasskeyRepo(PasskeyRepo):
+    """``PasskeyRepo`` over the working copy."""
+
+    def __init__(self, stage: _Stage) -> None:
+        self._s = stage
+
+    async def add(self, passkey: Passkey) -> None:
+        """Insert; ``Conflict`` for a known credential id or id, ``NotFound`` without the user."""
+        require_aware(passkey.created_at)
+        view = self._s.view
+        if passkey.user_id not in view.users:
+            raise NotFound("user not found")
+        if passkey.id in view.passkeys or any(
+            p.credential_id == passkey.credential_id for p in view.passkeys.values()
+        ):
+            raise Conflict("passkey exists")
+        self._s.write("passkeys")[passkey.id] = passkey
+
+    async def get(self, passkey_id: str) -> Passkey | None:
+        """The passkey, or None."""
+        return self._s.view.passkeys.get(passkey_id)
+
+    async def by_credential_id(self, credential_id: bytes) -> Passkey | None:
+        """The passkey of ``credential_id``, or None."""
+        return next(
+            (p for p in self._s.view.passkeys.values() if p.credential_id == credential_id), None
+        )
+
+    async def list_for_user(self, user_id: str) -> list[Passkey]:
+        """The user's passkeys, newest first."""
+        mine = [p for p in self._s.view.passkeys.values() if p.user_id == user_id]
+        return sorted(mine, key=lambda p: (p.created_at, p.id), reverse=True)
+
+    async def update(self, passkey: Passkey) -> None:
+        """Store the changeable fields; ``NotFound`` if there is none."""
+        stored = self._s.view.passkeys.get(passkey.id)
+        if stored is None:
+            raise NotFound("passkey not found")
+        self._s.write("passkeys")[passkey.id] = passkey
+
+    async def delete(self, passkey_id: str) -> bool:
+        """Delete; False if it did not exist."""
+        if passkey_id not in self._s.view.passkeys:
+            return False
+        del self._s.write("passkeys")[passkey_id]
+        return True
+
+    async def user_handle(self, user_id: str, new_handle: bytes) -> bytes:
+        """The stored handle, or ``new_handle`` stored now."""
+        stored = self._s.view.user_handles.get(user_id)
+        if stored is not None:
+            return stored
+        if user_id not in self._s.view.users:
+            raise NotFound("user not found")
+        self._s.write("user_handles")[user_id] = new_handle
+        return new_handle
+
+    async def user_for_handle(self, handle: bytes) -> str | None:
+        """The user of ``handle``, or None."""
+        return next((u for u, h in self._s.view.user_handles.items() if h == handle), None)
+
+    async def put_ceremony(self, ceremony: Ceremony) -> None:
+        """Store; ``Conflict`` if the id exists."""
+        require_aware(ceremony.expires_at)
+        if ceremony.id in self._s.view.ceremonies:
+            raise Conflict("ceremony exists")
+        self._s.write("ceremonies")[ceremony.id] = ceremony
+
+    async def take_ceremony(self, ceremony_id: str) -> Ceremony | None:
+        """Remove and return the ceremony, or None."""
+        if ceremony_id not in self._s.view.ceremonies:
+            return None
+        return self._s.write("ceremonies").pop(ceremony_id)  # type: ignore[no-any-return]
+
+    async def purge_expired(self, now: datetime) -> int:
+        """Delete the ceremonies expired by ``now``."""
+        require_aware(now)
+        gone = [k for k, c in self._s.view.ceremonies.items() if c.is_expired(now)]
+        if gone:
+            table = self._s.write("ceremonies")
+            for k in gone:
+                del table[k]
+        return len(gone)

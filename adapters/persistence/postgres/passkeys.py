@@ -1,0 +1,130 @@
+"""The PostgreSQL passkey store (contract section 13): tables ``passkeys``,
+``webauthn_user_handles`` and ``webauthn_ceremonies`` (migration 0009)."""
+
+# Only module constants (column lists) are interpolated into SQL; values are always bound.
+# ruff: noqa: S608
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import asyncpg
+
+from adapters.persistence._passkey_rows import (
+    CEREMONIES,
+    PASSKEY_CHANGES,
+    PASSKEYS,
+    ceremony_params,
+    ceremony_row,
+    change_params,
+    passkey_params,
+    passkey_row,
+)
+from adapters.persistence._rows import require_aware
+from adapters.persistence.postgres.session import _SqlQueries
+from application.ports import PasskeyRepo
+from domain.errors import Conflict, NotFound
+from domain.passkeys import Ceremony, Passkey
+
+_MARKS = ", ".join(f"${n}" for n in range(1, len(PASSKEYS.split(",")) + 1))
+_SETS = ", ".join(f"{c} = ${n}" for n, c in enumerate(PASSKEY_CHANGES, 1))
+_ID = f"${len(PASSKEY_CHANGES) + 1}"
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+class PostgresPasskeyRepo(_SqlQueries, PasskeyRepo):
+    """``PasskeyRepo`` in the current transaction."""
+
+    async def add(self, passkey: Passkey) -> None:
+        """Insert; ``Conflict`` for a known credential id or id, ``NotFound`` without the user."""
+        try:
+            await self._run_guarded(
+                f"INSERT INTO passkeys ({PASSKEYS}) VALUES ({_MARKS})",
+                *passkey_params(passkey, require_aware),
+            )
+        except asyncpg.ForeignKeyViolationError:
+            raise NotFound("user not found") from None
+        except asyncpg.UniqueViolationError:
+            raise Conflict("passkey exists") from None
+
+    async def get(self, passkey_id: str) -> Passkey | None:
+        """The passkey, or None."""
+        row = await self._one(f"SELECT {PASSKEYS} FROM passkeys WHERE id = $1", passkey_id)
+        return None if row is None else passkey_row(tuple(row), _same)
+
+    async def by_credential_id(self, credential_id: bytes) -> Passkey | None:
+        """The passkey of ``credential_id``, or None."""
+        row = await self._one(
+            f"SELECT {PASSKEYS} FROM passkeys WHERE credential_id = $1", credential_id
+        )
+        return None if row is None else passkey_row(tuple(row), _same)
+
+    async def list_for_user(self, user_id: str) -> list[Passkey]:
+        """The user's passkeys, newest first."""
+        rows = await self._all(
+            f"SELECT {PASSKEYS} FROM passkeys WHERE user_id = $1 ORDER BY created_at DESC, id DESC",
+            user_id,
+        )
+        return [passkey_row(tuple(r), _same) for r in rows]
+
+    async def update(self, passkey: Passkey) -> None:
+        """Store the changeable fields; ``NotFound`` if there is none."""
+        params = (*change_params(passkey, require_aware), passkey.id)
+        if not await self._run(f"UPDATE passkeys SET {_SETS} WHERE id = {_ID}", *params):
+            raise NotFound("passkey not found")
+
+    async def delete(self, passkey_id: str) -> bool:
+        """Delete; False if it did not exist."""
+        return bool(await self._run("DELETE FROM passkeys WHERE id = $1", passkey_id))
+
+    async def user_handle(self, user_id: str, new_handle: bytes) -> bytes:
+        """The stored handle, or ``new_handle`` stored now."""
+        try:
+            await self._run_guarded(
+                "INSERT INTO webauthn_user_handles (user_id, handle) VALUES ($1, $2)"
+                " ON CONFLICT (user_id) DO NOTHING",
+                user_id,
+                new_handle,
+            )
+        except asyncpg.ForeignKeyViolationError:
+            raise NotFound("user not found") from None
+        row = await self._one(
+            "SELECT handle FROM webauthn_user_handles WHERE user_id = $1", user_id
+        )
+        assert row is not None
+        return bytes(row[0])
+
+    async def user_for_handle(self, handle: bytes) -> str | None:
+        """The user of ``handle``, or None."""
+        row = await self._one("SELECT user_id FROM webauthn_user_handles WHERE handle = $1", handle)
+        return None if row is None else str(row[0])
+
+    async def put_ceremony(self, ceremony: Ceremony) -> None:
+        """Store; ``Conflict`` if the id exists."""
+        try:
+            await self._run_guarded(
+                f"INSERT INTO webauthn_ceremonies ({CEREMONIES})"
+                " VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                *ceremony_params(ceremony, require_aware),
+            )
+        except asyncpg.UniqueViolationError:
+            raise Conflict("ceremony exists") from None
+
+    async def take_ceremony(self, ceremony_id: str) -> Ceremony | None:
+        """Remove and return the ceremony, or None."""
+        row = await self._one(
+            f"DELETE FROM webauthn_ceremonies WHERE id = $1 RETURNING {CEREMONIES}",
+            ceremony_id,
+            write=True,
+        )
+        return None if row is None else ceremony_row(tuple(row), _same)
+
+    async def purge_expired(self, now: datetime) -> int:
+        """Delete the ceremonies expired by ``now``."""
+        return await self._run(
+            "DELETE FROM webauthn_ceremonies WHERE expires_at <= $1", require_aware(now)
+        )

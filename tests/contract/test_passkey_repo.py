@@ -1,0 +1,140 @@
+"""Contract of the PasskeyRepo port (contract section 13) over every storage adapter: passkeys
+round trip and list newest first, a credential id is registered once, updates keep the
+credential, deleting a user deletes its passkeys and handle, a user handle is created once and
+maps back, and a ceremony is taken once."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+import attrs
+import pytest
+
+from application.ports import Storage
+from domain.errors import Conflict, NotFound
+from domain.passkeys import Ceremony, CeremonyKind, Passkey
+from tests.contract.conftest import T0, Make
+
+
+async def _user(storage: Storage, make: Make, user_id: str = "alice") -> str:
+    async with storage.begin() as uow:
+        await uow.users.add(make.user(id=user_id))
+        await uow.commit()
+    return user_id
+
+
+def _passkey(n: int, user_id: str = "alice", **changes: object) -> Passkey:
+    passkey = Passkey(
+        id=f"{n:032x}", user_id=user_id, credential_id=bytes([n]) * 16,
+        public_key=b"\xa5\x01\x02" + bytes([n]) * 64, sign_count=0,
+        aaguid="00000000-0000-0000-0000-000000000000", backup_eligible=True, backed_up=False,
+        transports=("internal", "hybrid"), name=f"key {n}",
+        created_at=T0 + timedelta(seconds=n, microseconds=7),
+    )  # fmt: skip
+    return attrs.evolve(passkey, **changes)  # type: ignore[arg-type]
+
+
+async def test_passkeys_round_trip_and_list_newest_first(storage: Storage, make: Make) -> None:
+    await _user(storage, make)
+    await _user(storage, make, "bob")
+    first, second = _passkey(1), _passkey(2, last_used_at=T0 + timedelta(hours=1))
+    async with storage.begin() as uow:
+        for passkey in (first, second, _passkey(3, "bob")):
+            await uow.passkeys.add(passkey)
+        await uow.commit()
+    async with storage.begin() as uow:
+        assert await uow.passkeys.get(first.id) == first
+        assert await uow.passkeys.by_credential_id(second.credential_id) == second
+        assert await uow.passkeys.by_credential_id(b"unknown") is None
+        assert [p.id for p in await uow.passkeys.list_for_user("alice")] == [second.id, first.id]
+        assert await uow.passkeys.list_for_user("nobody") == []
+
+
+async def test_a_credential_id_is_registered_once(storage: Storage, make: Make) -> None:
+    await _user(storage, make)
+    await _user(storage, make, "bob")
+    async with storage.begin() as uow:
+        await uow.passkeys.add(_passkey(1))
+        await uow.commit()
+    async with storage.begin() as uow:
+        with pytest.raises(Conflict):
+            await uow.passkeys.add(_passkey(2, "bob", credential_id=_passkey(1).credential_id))
+    async with storage.begin() as uow:
+        with pytest.raises(NotFound):
+            await uow.passkeys.add(_passkey(3, "ghost"))
+
+
+async def test_update_changes_the_counter_name_and_flags(storage: Storage, make: Make) -> None:
+    await _user(storage, make)
+    async with storage.begin() as uow:
+        await uow.passkeys.add(_passkey(1))
+        await uow.commit()
+    used = _passkey(1, sign_count=7, backed_up=True, name="laptop", suspected_clone=True,
+                    last_used_at=T0 + timedelta(days=1, microseconds=3))  # fmt: skip
+    async with storage.begin() as uow:
+        await uow.passkeys.update(used)
+        await uow.commit()
+    async with storage.begin() as uow:
+        assert await uow.passkeys.get(used.id) == used
+        with pytest.raises(NotFound):
+            await uow.passkeys.update(_passkey(9))
+        assert await uow.passkeys.delete(used.id) is True
+        assert await uow.passkeys.delete(used.id) is False
+
+
+async def test_deleting_a_user_deletes_its_passkeys_and_handle(
+    storage: Storage, make: Make
+) -> None:
+    await _user(storage, make)
+    async with storage.begin() as uow:
+        await uow.passkeys.add(_passkey(1))
+        assert await uow.passkeys.user_handle("alice", b"h" * 32) == b"h" * 32
+        await uow.commit()
+    async with storage.begin() as uow:
+        assert await uow.users.delete("alice")
+        await uow.commit()
+    async with storage.begin() as uow:
+        assert await uow.passkeys.get(_passkey(1).id) is None
+        assert await uow.passkeys.user_for_handle(b"h" * 32) is None
+
+
+async def test_a_user_handle_is_created_once(storage: Storage, make: Make) -> None:
+    await _user(storage, make)
+    async with storage.begin() as uow:
+        assert await uow.passkeys.user_handle("alice", b"a" * 32) == b"a" * 32
+        assert await uow.passkeys.user_handle("alice", b"b" * 32) == b"a" * 32
+        await uow.commit()
+    async with storage.begin() as uow:
+        assert await uow.passkeys.user_for_handle(b"a" * 32) == "alice"
+        assert await uow.passkeys.user_for_handle(b"b" * 32) is None
+        with pytest.raises(NotFound):
+            await uow.passkeys.user_handle("ghost", b"c" * 32)
+
+
+def _ceremony(n: int, ttl: int = 300) -> Ceremony:
+    return Ceremony(f"c{n}", CeremonyKind.AUTHENTICATION, bytes([n]) * 32, None, "m" * 64,
+                    T0, T0 + timedelta(seconds=ttl))  # fmt: skip
+
+
+async def test_a_ceremony_is_taken_once_and_purged_when_expired(storage: Storage) -> None:
+    async with storage.begin() as uow:
+        await uow.passkeys.put_ceremony(_ceremony(1))
+        await uow.passkeys.put_ceremony(_ceremony(2, ttl=10))
+        with pytest.raises(Conflict):
+            await uow.passkeys.put_ceremony(_ceremony(1))
+        await uow.commit()
+
+    async def take() -> Ceremony | None:
+        async with storage.begin() as uow:
+            taken = await uow.passkeys.take_ceremony("c1")
+            await uow.commit()
+            return taken
+
+    results = await asyncio.gather(take(), take(), take())
+    assert [r for r in results if r is not None] == [_ceremony(1)]
+    async with storage.begin() as uow:
+        assert await uow.passkeys.purge_expired(T0 + timedelta(seconds=10)) == 1
+        await uow.commit()
+    async with storage.begin() as uow:
+        assert await uow.passkeys.take_ceremony("c2") is None
