@@ -18,8 +18,8 @@ class PurgeExpired:
     records of sessions that ended by time: past their absolute end, or left without a live token;
     expired reset and verification tokens (contract section 9); and expired second steps of
     logins, ``mfa_token``s (section 10); revocations of client tokens that have expired
-    (section 14); expired WebAuthn ceremonies (section 13); audit events older than ``audit.retention_days`` days
-    (section 11; with ``audit`` settings given).
+    (section 14); expired WebAuthn ceremonies (section 13); audit events older than
+    ``audit.retention_days`` days (section 11; with ``audit`` settings given).
 
     Called every ``storage.purge_interval`` seconds by the server and by ``authsvc purge``.
     Returns how many rows were deleted. Raises what the storage raises.
