@@ -1,0 +1,151 @@
+"""Ports of the cryptography: password hashing, TOTP, sealing, signing, DPoP proofs.
+See ``application.ports`` for the conventions every port follows."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any, Protocol
+
+import attrs
+
+
+@attrs.frozen
+class DpopProof:
+    """A checked DPoP proof (RFC 9449 §4.3): ``jkt`` the RFC 7638 thumbprint of its key (what
+    a token is bound to, ``cnf.jkt``), ``jti`` its unique id, ``iat`` its time (Unix s),
+    ``nonce`` the server nonce it carries (RFC 9449 §8), if any."""
+
+    jkt: str
+    jti: str
+    iat: int
+    nonce: str | None = None
+
+
+class DpopVerifier(Protocol):
+    """Checks DPoP proofs (RFC 9449 §4.3) — everything but the replay of ``jti``, which needs
+    storage (``ClientRepo.claim_proof_jti``)."""
+
+    @property
+    def algorithms(self) -> tuple[str, ...]:
+        """The proof ``alg`` values accepted (asymmetric only), for the RFC 8414 metadata."""
+        ...
+
+    def verify(
+        self,
+        proof: str,
+        method: str,
+        urls: tuple[str, ...],
+        now: datetime,
+        window: int,
+        *,
+        access_token: str | None = None,
+        jkt: str | None = None,
+    ) -> DpopProof:
+        """The checked proof: ``typ`` ``dpop+jwt``; ``alg`` one of ``algorithms``; a public
+        ``jwk`` (no private members) that verifies the signature; ``htm`` = ``method``; ``htu``
+        (without query and fragment) one of ``urls``; ``iat`` within ``window`` seconds of
+        ``now``; a ``jti``. For a request to a resource with a bound token (RFC 9449 §7):
+        ``access_token`` given → ``ath`` must be its base64url SHA-256; ``jkt`` given → the
+        proof's key must have that thumbprint (the token's ``cnf.jkt``). Raises
+        ``InvalidDpopProof`` naming the failed check."""
+        ...
+
+
+class Hasher(Protocol):
+    """Password hashing (bcrypt). Work runs off the event loop."""
+
+    async def hash(self, password: str) -> str:
+        """A new salted hash of ``password`` at the configured cost.
+
+        Raises ``ValueError`` for a password over 72 UTF-8 bytes (the policy refuses those first).
+        """
+        ...
+
+    async def verify(self, password: str, password_hash: str | None) -> bool:
+        """Constant-time check of ``password`` against ``password_hash``.
+
+        With ``password_hash`` None it spends one check against a dummy hash of the same cost and
+        returns False, so an unknown email costs the same time as a wrong password. Never raises:
+        a malformed hash or a password the algorithm cannot take gives False.
+        """
+        ...
+
+
+class Totp(Protocol):
+    """Time-based one-time passwords (RFC 6238; contract section 10): SHA-1, 6 digits, 30 s
+    steps. Pure computation, no I/O."""
+
+    def new_secret(self) -> str:
+        """A new random secret, base32 (RFC 4648) without padding: 32 characters, 160 bits."""
+        ...
+
+    def provisioning_uri(self, secret: str, account: str, issuer: str) -> str:
+        """The ``otpauth://totp/ISSUER:ACCOUNT?secret=...&issuer=...`` URI authenticator apps
+        read (the Key Uri Format), with SHA-1, 6 digits and a 30 s period."""
+        ...
+
+    def qr_svg(self, uri: str) -> str:
+        """``uri`` as a QR code, an SVG document (UTF-8 text)."""
+        ...
+
+    def matching_step(self, secret: str, code: str, at: datetime, window: int = 1) -> int | None:
+        """The time step (Unix time // 30) within ``window`` steps of ``at`` whose code equals
+        ``code`` (compared in constant time), or None. ``code`` not 6 digits → None."""
+        ...
+
+
+class SecretSealer(Protocol):
+    """Authenticated encryption of secrets at rest (AES-256-GCM): the TOTP secrets
+    (contract section 10). ``context`` (e.g. the user id) is bound as associated data, so a
+    sealed value moved to another row does not open."""
+
+    def seal(self, plaintext: bytes, context: bytes) -> bytes:
+        """``nonce || ciphertext || tag`` of ``plaintext`` (12 + len + 16 bytes)."""
+        ...
+
+    def unseal(self, sealed: bytes, context: bytes) -> bytes:
+        """The plaintext of ``seal(plaintext, context)``. Raises ``SealedSecretError`` if the
+        value was not sealed with this key and context, or was altered."""
+        ...
+
+    def mac(self, data: bytes) -> bytes:
+        """A MAC of ``data`` (32 bytes) under a key derived from the sealing key, the same on
+        every instance sharing it: for values the server issues and later checks statelessly
+        (DPoP nonces, contract section 14)."""
+        ...
+
+
+class SealedSecretError(Exception):
+    """A sealed secret cannot be opened: another key (``auth.key_dir`` or the key-encryption key
+    changed), another context, or altered bytes. An operator problem, not a client's."""
+
+
+class Signer(Protocol):
+    """Signs and verifies JWT access tokens (RFC 7519, RFC 7515; RS256 or ML-DSA per RFC 9964)."""
+
+    @property
+    def algorithm(self) -> str:
+        """The JWS ``alg`` new tokens are signed with (``RS256``, ``ML-DSA-65``, ``ML-DSA-87``)."""
+        ...
+
+    async def sign(self, claims: Mapping[str, Any], *, typ: str = "JWT") -> str:
+        """A compact JWS over ``claims`` with header ``{alg, typ, kid}`` (``typ``: ``JWT`` for
+        user tokens, ``at+jwt`` for client tokens, RFC 9068)."""
+        ...
+
+    async def verify(
+        self, token: str, *, issuer: str, audience: str | None, leeway: int, typ: str = "JWT"
+    ) -> dict[str, Any]:
+        """The claims of a valid token; raises ``InvalidToken`` otherwise.
+
+        Rejects ``alg: none``, any algorithm not of a key in the verification set, a missing or
+        unknown ``kid``, a header ``typ`` other than ``typ``, a bad signature, expiry (with
+        ``leeway`` seconds), a wrong ``iss``, an ``aud`` without ``audience`` (None: any), and
+        tokens lacking any of ``sub, iat, exp, iss, aud, jti``.
+        """
+        ...
+
+    def jwks(self) -> dict[str, Any]:
+        """The JWK Set (RFC 7517) of every public key that may still verify a live token."""
+        ...

@@ -1,0 +1,80 @@
+"""Ports of the services around the use cases: the event bus, email, the clock.
+See ``application.ports`` for the conventions every port follows."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from typing import Protocol, TypeVar
+
+import attrs
+
+from application.events import Event
+
+E = TypeVar("E", bound=Event)
+
+
+EmailNormalizer = Callable[[str], str]
+"""Checks an email's syntax and returns its canonical lower-case form; raises ``ValidationFailed``
+naming the field ``email`` when the syntax is bad (contract section 2)."""
+
+
+class EventBus(Protocol):
+    """Publish/subscribe of application events. Subscribers' failures are logged, not raised.
+
+    A bus for many instances (NATS, Redis) also sends each ``SharedEvent`` published here to the
+    other instances, which deliver it to their subscribers with ``origin`` set (contract
+    section 12; ADR 0015)."""
+
+    async def publish(self, event: Event) -> None:
+        """Deliver ``event`` to every subscriber of its type (and of its base types).
+
+        Never raises because of a subscriber.
+        """
+        ...
+
+    def subscribe(
+        self, event_type: type[E], handler: Callable[[E], Awaitable[None] | None]
+    ) -> None:
+        """Call ``handler`` (sync or async) for every published instance of ``event_type``."""
+        ...
+
+
+@attrs.frozen
+class EmailMessage:
+    """One message to send (contract section 9): ``to`` one address, a one-line ``subject``,
+    a plain-text ``text`` body and an ``html`` alternative. ``kind`` (``verify`` | ``reset``)
+    labels metrics and logs; ``link`` is the message's link, which holds a single-use token:
+    adapters that log must not log it (the ``console`` backend excepted, for development)."""
+
+    kind: str
+    to: str
+    subject: str
+    text: str = attrs.field(repr=False)
+    html: str = attrs.field(repr=False)
+    link: str = attrs.field(repr=False)
+
+
+class EmailNotSent(Exception):
+    """The message could not be handed to the mail server (refused, unreachable, timed out).
+    ``reason`` names the failure's kind without any part of the message."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class EmailSender(Protocol):
+    """Hands messages to a mail transport (``email.backend``: console, smtp, none)."""
+
+    async def send(self, message: EmailMessage) -> None:
+        """Send ``message`` from the configured sender address. Raises ``EmailNotSent``."""
+        ...
+
+
+class Clock(Protocol):
+    """The source of time."""
+
+    def now(self) -> datetime:
+        """The current time, timezone-aware UTC."""
+        ...

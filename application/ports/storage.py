@@ -1,0 +1,91 @@
+"""Ports of the storage backend: the unit of work, the storage, the login-attempt counters.
+See ``application.ports`` for the conventions every port follows."""
+
+from __future__ import annotations
+
+from contextlib import AbstractAsyncContextManager
+from datetime import datetime
+from typing import Protocol
+
+from application.ports.accounts import EmailTokenStore, SessionStore, TokenStore, UserRepo
+from application.ports.records import AuditLog, ClientRepo, GroupRepo, MfaStore, PasskeyRepo
+
+
+class UnitOfWork(Protocol):
+    """One unit of work: the repositories below share one database transaction.
+
+    Made by ``Storage.begin()``: ``async with storage.begin() as uow: ...; await uow.commit()``.
+    ``commit()`` makes the changes so far durable and the unit goes on; leaving the context
+    without ``commit()`` (by an exception, by cancellation) rolls back what was not committed.
+    """
+
+    users: UserRepo
+    tokens: TokenStore
+    sessions: SessionStore
+    groups: GroupRepo
+    email_tokens: EmailTokenStore
+    mfa: MfaStore
+    audit: AuditLog
+    clients: ClientRepo
+    passkeys: PasskeyRepo
+
+    async def commit(self) -> None:
+        """Make every change of this unit durable at once."""
+        ...
+
+
+class Storage(Protocol):
+    """A storage backend (memory, SQLite, PostgreSQL) with a lifetime (``open`` ... ``close``);
+    ``begin()`` starts each unit of work."""
+
+    def begin(self) -> AbstractAsyncContextManager[UnitOfWork]:
+        """Start a unit of work, one transaction (serialized with other writers as the backend
+        requires). Raises ``RuntimeError`` if the backend needs ``open()`` and is not open."""
+        ...
+
+    def read(self) -> AbstractAsyncContextManager[UnitOfWork]:
+        """Start a read-only unit of work: no transaction and no write lock, each statement
+        sees what was committed when it ran (so a read needing one snapshot is one statement,
+        e.g. ``UserRepo.get_with_groups``). Nothing is written through it and it needs no
+        ``commit()``. Raises ``RuntimeError`` if the backend needs ``open()`` and is not open."""
+        ...
+
+    async def open(self) -> None:
+        """Connect (pool, file) and apply pending migrations; does nothing if already open.
+
+        Raises ``StorageUnavailable`` (an adapter error, not a domain one: its message names the
+        setting, the location with any password hidden, and the reason) if the store cannot be
+        reached or used.
+        """
+        ...
+
+    async def close(self) -> None:
+        """Release connections."""
+        ...
+
+    async def ping(self) -> None:
+        """Check the database for readiness (contract section 12): a trivial query, answered
+        within about a second. Raises on failure — the driver's error untranslated (the health
+        indicator reports its class and message), or ``StorageFault`` while the backend knows
+        it cannot write (e.g. SQLite after a full disk, until a probe write commits);
+        ``RuntimeError`` if not open."""
+        ...
+
+
+class LoginAttempts(Protocol):
+    """Failed-login records for throttling, keyed by an opaque string (the throttle passes a
+    SHA-256 hex digest of email and client address). Each call stands alone, outside any unit of
+    work."""
+
+    async def failures_since(self, key: str, since: datetime) -> list[datetime]:
+        """Times of the failures recorded for ``key`` at or after ``since``, oldest first."""
+        ...
+
+    async def record_failure(self, key: str, at: datetime) -> None:
+        """Record one failure for ``key`` at ``at``; failures older than the adapter's
+        ``max_age`` may be forgotten. Raises ``ValueError`` if ``at`` is naive."""
+        ...
+
+    async def reset(self, key: str) -> None:
+        """Forget every failure of ``key`` (after a successful login)."""
+        ...
