@@ -128,6 +128,18 @@ class InvalidDpopProof(DomainError):
         self.reason = reason
 
 
+class InvalidPasskey(DomainError):
+    """A WebAuthn response failed a check (contract section 13): its type, challenge, origin,
+    RP ID hash, user presence or verification, algorithm, attestation or signature; ``reason``
+    names which, for logs and metrics only (clients get one body)."""
+
+    code = "invalid_passkey"
+
+    def __init__(self, reason: str) -> None:
+        super().__init__("the passkey response was refused")
+        self.reason = reason
+
+
 class NotFound(DomainError):
     """The resource does not exist or lies outside the caller's organization."""
 

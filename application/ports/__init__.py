@@ -26,10 +26,13 @@ from application.ports.crypto import (
     DpopProof,
     DpopVerifier,
     Hasher,
+    NewCredential,
+    RelyingParty,
     SealedSecretError,
     SecretSealer,
     Signer,
     Totp,
+    WebAuthn,
 )
 from application.ports.records import AuditLog, ClientRepo, GroupRepo, MfaStore, PasskeyRepo
 from application.ports.services import (
@@ -58,7 +61,9 @@ __all__ = [
     "Hasher",
     "LoginAttempts",
     "MfaStore",
+    "NewCredential",
     "PasskeyRepo",
+    "RelyingParty",
     "SealedSecretError",
     "SecretSealer",
     "SessionStore",
@@ -68,4 +73,5 @@ __all__ = [
     "Totp",
     "UnitOfWork",
     "UserRepo",
+    "WebAuthn",
 ]

@@ -3,7 +3,7 @@ See ``application.ports`` for the conventions every port follows."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -148,4 +148,58 @@ class Signer(Protocol):
 
     def jwks(self) -> dict[str, Any]:
         """The JWK Set (RFC 7517) of every public key that may still verify a live token."""
+        ...
+
+
+@attrs.frozen
+class RelyingParty:
+    """The WebAuthn relying party (contract section 13, ``[webauthn]``): ``rp_id`` (a domain),
+    ``rp_name``, the ``origins`` allowed in ``clientDataJSON``, ``user_verification``
+    (``required`` or ``preferred``)."""
+
+    rp_id: str
+    rp_name: str
+    origins: tuple[str, ...]
+    user_verification: str = "required"
+
+
+@attrs.frozen
+class NewCredential:
+    """A credential a registration response proved (WebAuthn L3 §7.1): the authenticator's
+    ``credential_id``, the COSE ``public_key``, its ``sign_count``, the ``aaguid`` (UUID text),
+    the backup flags (BE, BS) and whether the user was verified (UV)."""
+
+    credential_id: bytes
+    public_key: bytes
+    sign_count: int
+    aaguid: str
+    backup_eligible: bool
+    backed_up: bool
+    user_verified: bool
+
+
+class WebAuthn(Protocol):
+    """WebAuthn ceremonies (Level 3) done by a well-kept library: the options a browser passes
+    to ``navigator.credentials.create()`` and the check of what it answers."""
+
+    def registration_options(
+        self,
+        rp: RelyingParty,
+        user_handle: bytes,
+        user_name: str,
+        challenge: bytes,
+        exclude: Sequence[bytes],
+    ) -> dict[str, Any]:
+        """``PublicKeyCredentialCreationOptionsJSON`` (base64url, no padding): ``challenge``
+        (32 bytes), the opaque ``user_handle``, ``excludeCredentials`` = ``exclude``,
+        ``residentKey: preferred``, ``attestation: none``, algorithms Ed25519 (-8), ES256
+        (-7), RS256 (-257), ``userVerification`` from ``rp``."""
+        ...
+
+    def verify_registration(
+        self, rp: RelyingParty, credential: Mapping[str, Any], challenge: bytes
+    ) -> NewCredential:
+        """Check a ``RegistrationResponseJSON`` (WebAuthn L3 §7.1): type, ``challenge``, an
+        origin of ``rp.origins``, the RP ID hash, UP, UV when ``rp`` requires it, an allowed
+        algorithm. Raises ``InvalidPasskey`` naming the failed check."""
         ...

@@ -1,0 +1,1 @@
+"""WebAuthn ceremonies on py_webauthn (contract section 13)."""

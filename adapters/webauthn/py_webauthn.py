@@ -1,0 +1,100 @@
+"""The ``WebAuthn`` port on py_webauthn (3.x): options built with its generators and serialized
+with its ``options_to_json``; responses checked by its ``verify_registration_response``
+(WebAuthn L3 §7.1). No CBOR, COSE key or attestation statement is parsed here."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from webauthn import generate_registration_options, options_to_json, verify_registration_response
+from webauthn.helpers.cose import COSEAlgorithmIdentifier
+from webauthn.helpers.exceptions import WebAuthnException
+from webauthn.helpers.structs import (
+    AttestationConveyancePreference,
+    AuthenticatorSelectionCriteria,
+    CredentialDeviceType,
+    PublicKeyCredentialDescriptor,
+    ResidentKeyRequirement,
+    UserVerificationRequirement,
+)
+
+from application.ports import NewCredential, RelyingParty, WebAuthn
+from domain.errors import InvalidPasskey
+
+ALGORITHMS = (
+    COSEAlgorithmIdentifier.EDDSA,
+    COSEAlgorithmIdentifier.ECDSA_SHA_256,
+    COSEAlgorithmIdentifier.RSASSA_PKCS1_v1_5_SHA_256,
+)
+"""Ed25519 (-8), ES256 (-7), RS256 (-257): what contract section 13 offers, in that order."""
+TIMEOUT_MS = 300_000
+"""The browser's timeout hint: the ceremony's 300 s."""
+
+
+def _reason(exc: Exception) -> str:
+    """A short reason for logs and metrics from the library's message (never client data)."""
+    text = str(exc).lower()
+    for word in ("origin", "challenge", "rp id", "user presence", "user verification",
+                 "algorithm", "signature", "type"):  # fmt: skip
+        if word in text:
+            return word.replace(" ", "_")
+    return "invalid"
+
+
+class PyWebAuthn(WebAuthn):
+    """``WebAuthn`` on py_webauthn."""
+
+    def registration_options(
+        self,
+        rp: RelyingParty,
+        user_handle: bytes,
+        user_name: str,
+        challenge: bytes,
+        exclude: Sequence[bytes],
+    ) -> dict[str, Any]:
+        """See ``WebAuthn.registration_options``."""
+        options = generate_registration_options(
+            rp_id=rp.rp_id,
+            rp_name=rp.rp_name,
+            user_id=user_handle,
+            user_name=user_name,
+            user_display_name=user_name,
+            challenge=challenge,
+            timeout=TIMEOUT_MS,
+            attestation=AttestationConveyancePreference.NONE,
+            authenticator_selection=AuthenticatorSelectionCriteria(
+                resident_key=ResidentKeyRequirement.PREFERRED,
+                user_verification=UserVerificationRequirement(rp.user_verification),
+            ),
+            exclude_credentials=[PublicKeyCredentialDescriptor(id=c) for c in exclude],
+            supported_pub_key_algs=list(ALGORITHMS),
+        )
+        return json.loads(options_to_json(options))  # type: ignore[no-any-return]
+
+    def verify_registration(
+        self, rp: RelyingParty, credential: Mapping[str, Any], challenge: bytes
+    ) -> NewCredential:
+        """See ``WebAuthn.verify_registration``; raises ``InvalidPasskey``."""
+        try:
+            verified = verify_registration_response(
+                credential=dict(credential),
+                expected_challenge=challenge,
+                expected_rp_id=rp.rp_id,
+                expected_origin=list(rp.origins),
+                require_user_presence=True,
+                require_user_verification=rp.user_verification == "required",
+                supported_pub_key_algs=list(ALGORITHMS),
+            )
+        except (WebAuthnException, ValueError, TypeError, KeyError) as exc:
+            raise InvalidPasskey(_reason(exc)) from None
+        return NewCredential(
+            credential_id=verified.credential_id,
+            public_key=verified.credential_public_key,
+            sign_count=verified.sign_count,
+            aaguid=verified.aaguid,
+            backup_eligible=verified.credential_device_type is CredentialDeviceType.MULTI_DEVICE,
+            backed_up=verified.credential_backed_up,
+            user_verified=verified.user_verified,
+        )
