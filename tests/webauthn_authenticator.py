@@ -100,3 +100,53 @@ class SoftAuthenticator:
                          "attestationObject": b64url(attestation), "transports": ["internal"]},
             "clientExtensionResults": {},
         }  # fmt: skip
+
+    def sign(self, data: bytes) -> bytes:
+        """The credential's signature over ``data`` (ES256: DER ECDSA; RS256: PKCS#1 v1.5)."""
+        from cryptography.hazmat.primitives import hashes
+        from cryptography.hazmat.primitives.asymmetric import padding
+
+        if self.alg == "ES256":
+            return self.key.sign(data, ec.ECDSA(hashes.SHA256()))  # type: ignore[no-any-return]
+        if self.alg == "EdDSA":
+            return self.key.sign(data)  # type: ignore[no-any-return]
+        return self.key.sign(data, padding.PKCS1v15(), hashes.SHA256())  # type: ignore[no-any-return]
+
+    def assert_(
+        self,
+        options: dict[str, Any],
+        origin: str,
+        *,
+        user_handle: bytes | None = None,
+        rp_id: str | None = None,
+        challenge: str | None = None,
+        type_: str = "webauthn.get",
+        flags: int = UP | UV | BE | BS,
+        count: int | None = None,
+        signer: SoftAuthenticator | None = None,
+    ) -> dict[str, Any]:
+        """An ``AuthenticationResponseJSON`` answering request ``options``; the counter grows
+        by one unless ``count`` says what to send; the keyword arguments break one rule
+        (another RP ID, challenge, type, flag set, or a signature by ``signer``'s key)."""
+        self.sign_count = self.sign_count + 1 if count is None else count
+        client_data = json.dumps({
+            "type": type_, "challenge": challenge or options["challenge"], "origin": origin,
+            "crossOrigin": False,
+        }).encode()  # fmt: skip
+        auth_data = (
+            hashlib.sha256((rp_id or options["rpId"]).encode()).digest()
+            + bytes([flags]) + struct.pack(">I", self.sign_count)
+        )  # fmt: skip
+        signature = (signer or self).sign(auth_data + hashlib.sha256(client_data).digest())
+        response = {
+            "clientDataJSON": b64url(client_data),
+            "authenticatorData": b64url(auth_data),
+            "signature": b64url(signature),
+        }
+        if user_handle is not None:
+            response["userHandle"] = b64url(user_handle)
+        return {
+            "id": b64url(self.credential_id), "rawId": b64url(self.credential_id),
+            "type": "public-key", "authenticatorAttachment": "platform",
+            "response": response, "clientExtensionResults": {},
+        }  # fmt: skip

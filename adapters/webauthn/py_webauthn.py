@@ -4,11 +4,19 @@ with its ``options_to_json``; responses checked by its ``verify_registration_res
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from webauthn import generate_registration_options, options_to_json, verify_registration_response
+from webauthn import (
+    generate_authentication_options,
+    generate_registration_options,
+    options_to_json,
+    verify_authentication_response,
+    verify_registration_response,
+)
 from webauthn.helpers.cose import COSEAlgorithmIdentifier
 from webauthn.helpers.exceptions import WebAuthnException
 from webauthn.helpers.structs import (
@@ -20,7 +28,7 @@ from webauthn.helpers.structs import (
     UserVerificationRequirement,
 )
 
-from application.ports import NewCredential, RelyingParty, WebAuthn
+from application.ports import NewCredential, RelyingParty, VerifiedAssertion, WebAuthn
 from domain.errors import InvalidPasskey
 
 ALGORITHMS = (
@@ -36,6 +44,8 @@ TIMEOUT_MS = 300_000
 def _reason(exc: Exception) -> str:
     """A short reason for logs and metrics from the library's message (never client data)."""
     text = str(exc).lower()
+    if "sign count" in text:
+        return "counter"
     for word in ("origin", "challenge", "rp id", "user presence", "user verification",
                  "algorithm", "signature", "type"):  # fmt: skip
         if word in text:
@@ -98,3 +108,56 @@ class PyWebAuthn(WebAuthn):
             backed_up=verified.credential_backed_up,
             user_verified=verified.user_verified,
         )
+
+    def authentication_options(
+        self, rp: RelyingParty, challenge: bytes, allow: Sequence[bytes]
+    ) -> dict[str, Any]:
+        """See ``WebAuthn.authentication_options``."""
+        options = generate_authentication_options(
+            rp_id=rp.rp_id,
+            challenge=challenge,
+            timeout=TIMEOUT_MS,
+            allow_credentials=[PublicKeyCredentialDescriptor(id=c) for c in allow],
+            user_verification=UserVerificationRequirement(rp.user_verification),
+        )
+        return json.loads(options_to_json(options))  # type: ignore[no-any-return]
+
+    def verify_authentication(
+        self,
+        rp: RelyingParty,
+        credential: Mapping[str, Any],
+        challenge: bytes,
+        public_key: bytes,
+        sign_count: int,
+    ) -> VerifiedAssertion:
+        """See ``WebAuthn.verify_authentication``; raises ``InvalidPasskey``."""
+        try:
+            verified = verify_authentication_response(
+                credential=dict(credential),
+                expected_challenge=challenge,
+                expected_rp_id=rp.rp_id,
+                expected_origin=list(rp.origins),
+                credential_public_key=public_key,
+                credential_current_sign_count=sign_count,
+                require_user_verification=rp.user_verification == "required",
+            )
+        except (WebAuthnException, ValueError, TypeError, KeyError) as exc:
+            raise InvalidPasskey(_reason(exc)) from None
+        handle = credential.get("response", {}).get("userHandle")
+        return VerifiedAssertion(
+            credential_id=verified.credential_id,
+            sign_count=verified.new_sign_count,
+            user_verified=verified.user_verified,
+            backed_up=verified.credential_backed_up,
+            user_handle=_decoded(handle),
+        )
+
+
+def _decoded(value: Any) -> bytes | None:
+    """The bytes of an unpadded base64url string, or None for anything else."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
+    except (ValueError, binascii.Error):
+        return None

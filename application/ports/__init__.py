@@ -32,6 +32,7 @@ from application.ports.crypto import (
     SecretSealer,
     Signer,
     Totp,
+    VerifiedAssertion,
     WebAuthn,
 )
 from application.ports.records import AuditLog, ClientRepo, GroupRepo, MfaStore, PasskeyRepo
@@ -73,5 +74,6 @@ __all__ = [
     "Totp",
     "UnitOfWork",
     "UserRepo",
+    "VerifiedAssertion",
     "WebAuthn",
 ]

@@ -178,6 +178,19 @@ class NewCredential:
     user_verified: bool
 
 
+@attrs.frozen
+class VerifiedAssertion:
+    """An assertion a login response proved (WebAuthn L3 §7.2): the credential it came from,
+    the authenticator's new ``sign_count``, UV and BS flags, and the ``user_handle`` it
+    returned (None when the authenticator gave none)."""
+
+    credential_id: bytes
+    sign_count: int
+    user_verified: bool
+    backed_up: bool
+    user_handle: bytes | None
+
+
 class WebAuthn(Protocol):
     """WebAuthn ceremonies (Level 3) done by a well-kept library: the options a browser passes
     to ``navigator.credentials.create()`` and the check of what it answers."""
@@ -202,4 +215,27 @@ class WebAuthn(Protocol):
         """Check a ``RegistrationResponseJSON`` (WebAuthn L3 §7.1): type, ``challenge``, an
         origin of ``rp.origins``, the RP ID hash, UP, UV when ``rp`` requires it, an allowed
         algorithm. Raises ``InvalidPasskey`` naming the failed check."""
+        ...
+
+    def authentication_options(
+        self, rp: RelyingParty, challenge: bytes, allow: Sequence[bytes]
+    ) -> dict[str, Any]:
+        """``PublicKeyCredentialRequestOptionsJSON``: ``challenge``, ``rpId``,
+        ``allowCredentials`` = ``allow`` (empty: a discoverable login), ``userVerification``
+        from ``rp``."""
+        ...
+
+    def verify_authentication(
+        self,
+        rp: RelyingParty,
+        credential: Mapping[str, Any],
+        challenge: bytes,
+        public_key: bytes,
+        sign_count: int,
+    ) -> VerifiedAssertion:
+        """Check an ``AuthenticationResponseJSON`` (WebAuthn L3 §7.2) against the stored
+        ``public_key`` and ``sign_count``: type, ``challenge``, origin, RP ID hash, UP, UV when
+        required, signature, and a counter that grows whenever the stored or the presented one
+        is non-zero. Raises ``InvalidPasskey`` — with reason ``counter`` for a regression (a
+        suspected clone, contract section 13)."""
         ...
