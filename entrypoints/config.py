@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 
 from adapters.crypto.db_keystore import KeyEncryptionKeyError, read_key_encryption_key
+from application.passkey_settings import WebAuthnConfigError, WebAuthnSettings, relying_party
 from application.settings import (
     AuditSettings,
     AuthSettings,
@@ -62,6 +63,7 @@ class Config:
     email: EmailSettings = attrs.Factory(EmailSettings)
     audit: AuditSettings = attrs.Factory(AuditSettings)
     oauth: OAuthSettings = attrs.Factory(OAuthSettings)
+    webauthn: WebAuthnSettings = attrs.Factory(WebAuthnSettings)
 
     def prefixes(self) -> dict[str, Any]:
         """``{prefix: settings object}`` for every prefix."""
@@ -171,7 +173,8 @@ def load_config(
     """Read and validate the configuration.
 
     ``path`` (else ``$AUTHSVC_CONFIG``, else no file) is a TOML file with tables ``[auth]``,
-    ``[storage]``, ``[server]``, ``[actuator]``, ``[telemetry]``, ``[events]``, ``[email]``;
+    ``[storage]``, ``[server]``, ``[actuator]``, ``[telemetry]``, ``[events]``, ``[email]``,
+    ``[audit]``, ``[oauth]``, ``[webauthn]``;
     ``environ`` (default ``os.environ``) overrides single keys. The key store's settings are checked
     (``check_key_store``). Raises ``ConfigError`` naming the first bad key.
     """
@@ -192,4 +195,8 @@ def load_config(
         raise ConfigError(getattr(exc, "key", "(settings)"), str(exc)) from None
     check_workers(config.server.workers, config.storage.backend)
     check_key_store(config)
+    try:
+        relying_party(config.auth.issuer, config.webauthn)
+    except WebAuthnConfigError as exc:
+        raise ConfigError(exc.key, str(exc)) from None
     return config

@@ -98,6 +98,21 @@ def test_config_path_from_environment(tmp_path: Path) -> None:
         ("", {"AUTHSVC_STORAGE__PURGE_INTERVAL": "-5"}, "storage.purge_interval"),
         ('[auth]\nkey_dir = "a\\u0000b"\n', {}, "auth.key_dir"),
         ("", {"AUTHSVC_ACTUATOR__INDICATOR_TIMEOUT": "0"}, "actuator.indicator_timeout"),
+        ("", {"AUTHSVC_OAUTH__CLIENT_TOKEN_TTL": "0"}, "oauth.client_token_ttl"),
+        ("", {"AUTHSVC_OAUTH__SECRET_GRACE": "-1"}, "oauth.secret_grace"),
+        ("", {"AUTHSVC_WEBAUTHN__USER_VERIFICATION": "discouraged"}, "webauthn.user_verification"),
+        ("", {"AUTHSVC_WEBAUTHN__RP_NAME": ""}, "webauthn.rp_name"),
+        ("", {"AUTHSVC_WEBAUTHN__ORIGINS": "app.example.com"}, "webauthn.origins"),
+        ("", {"AUTHSVC_WEBAUTHN__ORIGINS": "https://app.example.com/login"}, "webauthn.origins"),
+        ("", {"AUTHSVC_WEBAUTHN__RP_ID": "example.com"}, "webauthn.rp_id"),  # issuer: localhost
+        (
+            "",
+            {
+                "AUTHSVC_WEBAUTHN__RP_ID": "example.com",
+                "AUTHSVC_WEBAUTHN__ORIGINS": "https://app.example.com, https://evil.example.org",
+            },
+            "webauthn.rp_id",
+        ),
     ],
 )
 def test_bad_configuration_names_the_key(
@@ -125,3 +140,23 @@ def test_changed_prefixes() -> None:
     other = load_config(None, environ={"AUTHSVC_AUTH__LEEWAY": "5", "AUTHSVC_SERVER__PORT": "9000"})
     assert base.changed_prefixes(other) == ["auth", "server"]
     assert base.changed_prefixes(base) == []
+
+
+def test_the_relying_party_defaults_to_the_issuer_and_accepts_subdomains() -> None:
+    from application.passkey_settings import relying_party
+
+    config = load_config(environ={"AUTHSVC_AUTH__ISSUER": "https://Auth.Example.com"})
+    rp = relying_party(config.auth.issuer, config.webauthn)
+    assert (rp.rp_id, rp.origins, rp.user_verification) == (
+        "auth.example.com",
+        ("https://auth.example.com",),
+        "required",
+    )
+    config = load_config(environ={
+        "AUTHSVC_AUTH__ISSUER": "https://auth.example.com",
+        "AUTHSVC_WEBAUTHN__RP_ID": "example.com",
+        "AUTHSVC_WEBAUTHN__ORIGINS": "https://app.example.com, https://example.com:8443",
+    })  # fmt: skip
+    rp = relying_party(config.auth.issuer, config.webauthn)
+    assert rp.rp_id == "example.com"
+    assert rp.origins == ("https://app.example.com", "https://example.com:8443")
