@@ -140,6 +140,19 @@ class InvalidPasskey(DomainError):
         self.reason = reason
 
 
+class InvalidCeremony(DomainError):
+    """A WebAuthn ceremony is unknown, used, expired, of another kind or another user's
+    (contract section 13)."""
+
+    code = "invalid_ceremony"
+
+
+class PasskeyExists(DomainError):
+    """The credential id is registered already (contract section 13)."""
+
+    code = "passkey_exists"
+
+
 class NotFound(DomainError):
     """The resource does not exist or lies outside the caller's organization."""
 

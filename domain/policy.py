@@ -79,7 +79,9 @@ class Operation(enum.Enum):
     section 11); OAuth clients (contract section 14): ``LIST_CLIENTS`` GET /oauth/clients,
     ``VIEW_CLIENT`` GET /oauth/clients/{id}, ``CREATE_CLIENT`` POST /oauth/clients,
     ``UPDATE_CLIENT`` PATCH, ``DELETE_CLIENT`` DELETE /oauth/clients/{id},
-    ``ROTATE_CLIENT_SECRET`` POST /oauth/clients/{id}/secret.
+    ``ROTATE_CLIENT_SECRET`` POST /oauth/clients/{id}/secret; passkeys (contract section 13):
+    ``LIST_USER_PASSKEYS`` GET /users/{id}/passkeys, ``DELETE_USER_PASSKEY`` DELETE
+    /users/{id}/passkeys/{pid}.
     """
 
     LIST_USERS = "list_users"
@@ -105,6 +107,8 @@ class Operation(enum.Enum):
     UPDATE_CLIENT = "update_client"
     DELETE_CLIENT = "delete_client"
     ROTATE_CLIENT_SECRET = "rotate_client_secret"  # noqa: S105 - an operation name
+    LIST_USER_PASSKEYS = "list_user_passkeys"
+    DELETE_USER_PASSKEY = "delete_user_passkey"
 
 
 REQUIRED_ROLE: Mapping[Operation, Role] = MappingProxyType(
@@ -132,6 +136,8 @@ REQUIRED_ROLE: Mapping[Operation, Role] = MappingProxyType(
         Operation.UPDATE_CLIENT: Role.ORG_ADMIN,
         Operation.DELETE_CLIENT: Role.ORG_ADMIN,
         Operation.ROTATE_CLIENT_SECRET: Role.ORG_ADMIN,
+        Operation.LIST_USER_PASSKEYS: Role.ORG_ADMIN,
+        Operation.DELETE_USER_PASSKEY: Role.ORG_ADMIN,
     }
 )
 """The lowest role allowed each operation (seed.md part 5 table; contract section 3 "Who").

@@ -51,6 +51,7 @@ from application.groups import (
 from application.mfa import ResetUserMfa
 from application.operator import CreateSuperadmin, OperatorCommand
 from application.pagination import Page
+from application.passkeys import PasskeyAdmin
 from application.sessions import EndUserSessions, ListSessions
 from application.settings import AuthSettings, Live, OAuthSettings
 from application.steps import new_id
@@ -66,6 +67,7 @@ from domain.errors import (
     ValidationFailed,
 )
 from domain.model import Group, RefreshToken, Role, Session, User
+from domain.passkeys import Passkey
 from domain.policy import OPERATOR_ACTOR_ID, Operation, Principal
 from tests.fakes import FakeClock
 from tests.unit.test_policy import CALLER_ORG, MATRIX, OTHER_ORG, matrix_id
@@ -170,6 +172,7 @@ class World:
         self.remove_member = RemoveMember(storage, bus, clock)
         self.list_audit_events = ListAuditEvents(storage)
         self.list_clients = ListClients(storage)
+        self.passkey_admin = PasskeyAdmin(storage, bus, clock)
         self.get_client = GetClient(storage)
         self.create_client = CreateClient(storage, bus, clock, Live(AuthSettings()), self.next_id)
         self.update_client = UpdateClient(storage, bus, clock)
@@ -207,6 +210,20 @@ class World:
             await uow.audit.record(row)
             await uow.commit()
         return row.id
+
+    async def add_passkey(self, uid: str) -> str:
+        """A passkey of ``uid``; returns its id."""
+        pid = f"pk-{uid}"
+        passkey = Passkey(pid, uid, pid.encode(), b"key", 0, "0" * 36, False, False, (),
+                          "laptop", self.clock.now())  # fmt: skip
+        async with self.spy.inner.begin() as uow:
+            await uow.passkeys.add(passkey)
+            await uow.commit()
+        return pid
+
+    async def passkeys_of(self, uid: str) -> list[str]:
+        async with self.spy.inner.begin() as uow:
+            return [p.id for p in await uow.passkeys.list_for_user(uid)]
 
     async def add_client(self, cid: str, org: str) -> None:
         """An OAuth client ``cid`` of ``org``."""
@@ -306,6 +323,7 @@ async def _seed_matrix(world: World, role: Role) -> Principal:
         await world.add_group(f"group-{org}", org, members=(f"member-{org}",))
         await world.add_audit_row(f"user-{org}", org)
         await world.add_client(f"client-{org}", org)
+        await world.add_passkey(f"user-{org}")
     return as_principal(me)
 
 
@@ -377,6 +395,12 @@ async def _run(world: World, op: Operation, me: Principal, org: str) -> None:
         after = await world.client(f"client-{org}")
         assert before is not None and after is not None
         assert after.secret_hash != before.secret_hash
+    elif op is Operation.LIST_USER_PASSKEYS:
+        listed = await world.passkey_admin.list(me, user_id)
+        assert [p.id for p in listed] == [f"pk-{user_id}"]
+    elif op is Operation.DELETE_USER_PASSKEY:
+        await world.passkey_admin.delete(me, user_id, f"pk-{user_id}")
+        assert await world.passkeys_of(user_id) == []
     else:  # pragma: no cover - a new Operation needs a line here
         raise AssertionError(op)
 

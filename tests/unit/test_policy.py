@@ -68,6 +68,10 @@ delete_client   same     403     403       ok         ok
 delete_client   other    403     403       404        ok
 rotate_client_secret same 403    403       ok         ok
 rotate_client_secret other 403   403       404        ok
+list_user_passkeys same  403     403       ok         ok
+list_user_passkeys other 403     403       404        ok
+delete_user_passkey same 403     403       ok         ok
+delete_user_passkey other 403    403       404        ok
 """
 
 CALLER_ORG = "acme"
