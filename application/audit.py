@@ -23,6 +23,7 @@ import attrs
 
 from application import client_events as cev
 from application import events as ev
+from application import passkey_events as pev
 from application.ports import EventBus, Storage, UnitOfWork
 from domain.audit import AuditEvent, DetailValue, new_audit_id
 
@@ -176,6 +177,12 @@ _ROWS: dict[type[ev.Event], Callable[[Any], _Row | None]] = {
         None,
         e.org_id,
         {"client_id": e.client_id, "reason": e.reason},
+    ),
+    pev.PasskeyRegistered: lambda e: _Row(
+        "passkey.registered", e.user_id, e.user_id, details={"passkey_id": e.passkey_id}
+    ),
+    pev.PasskeyRemoved: lambda e: _Row(
+        "passkey.removed", e.actor_id, e.user_id, details={"passkey_id": e.passkey_id}
     ),
     cev.AccessTokenRevoked: lambda e: _Row(
         "token.revoked", e.client_id, None, e.org_id, {"client_id": e.client_id, "jti": e.jti}

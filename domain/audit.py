@@ -46,6 +46,8 @@ AUDIT_EVENT_TYPES = (
     "client.token_issued",
     "client.auth_failed",
     "token.revoked",
+    "passkey.registered",
+    "passkey.removed",
 )
 """Every ``type`` an audit event can have (contract section 11), in the contract's order."""
 

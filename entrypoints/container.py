@@ -34,6 +34,7 @@ from adapters.mfa.totp import PyotpTotp
 from adapters.persistence.memory import MemoryLoginAttempts, MemoryStorage
 from adapters.persistence.postgres import PostgresStorage
 from adapters.persistence.sqlite import SqliteStorage
+from adapters.webauthn.py_webauthn import PyWebAuthn
 from application import accounts, clients, groups, oauth, operator, sessions, users
 from application.audit_query import ListAuditEvents
 from application.auth import AuthService
@@ -41,6 +42,7 @@ from application.housekeeping import PurgeExpired
 from application.mail import Outbox
 from application.mfa import MfaEnrolment, ResetUserMfa
 from application.mfa_login import MfaLogin
+from application.passkeys import OwnPasskeys, PasskeyAdmin, PasskeyRegistration
 from application.recovery import EmailVerification, PasswordRecovery
 from application.settings import Live
 from application.throttle import LoginThrottle
@@ -234,6 +236,19 @@ class Container(containers.DeclarativeContainer):
     rotate_client_secret = _use_case(
         telemetry, clients.RotateClientSecret, storage, bus, clock, oauth_settings
     )
+    # Passkeys (contract section 13).
+    webauthn_settings = providers.Singleton(
+        methodcaller("view", attrgetter("webauthn")), live_config
+    )
+    """``Live[WebAuthnSettings]``: the ``webauthn`` prefix in force."""
+    webauthn = providers.Singleton(PyWebAuthn)
+    passkey_registration = _use_case(
+        telemetry, PasskeyRegistration, storage, webauthn, bus, clock, auth_settings,
+        webauthn_settings,
+    )  # fmt: skip
+    own_passkeys = _use_case(telemetry, OwnPasskeys, storage, bus, hasher, clock)
+    passkey_admin = _use_case(telemetry, PasskeyAdmin, storage, bus, clock)
+
     client_authenticator = providers.Singleton(oauth.ClientAuthenticator, storage, bus, clock)
     dpop_verifier = providers.Singleton(JwtDpopVerifier)
     client_credentials_grant = _use_case(

@@ -21,6 +21,7 @@ from entrypoints.http import (
     email_routes,
     mfa_routes,
     oauth_routes,
+    passkey_routes,
     session_routes,
     wellknown_routes,
 )
@@ -141,6 +142,7 @@ def create_app(container: Container) -> web.Application:
         *email_routes.ROUTES,
         *session_routes.ROUTES,
         *mfa_routes.ROUTES,
+        *passkey_routes.ROUTES,
         *admin_routes.ROUTES,
         *audit_routes.ROUTES,
         *client_routes.ROUTES,

@@ -146,6 +146,25 @@ SCHEMAS: dict[str, Any] = {
         "properties": {"items": {"type": "array", "items": {"$ref": "#/components/schemas/User"}},
                        "next_cursor": {"type": ["string", "null"]}},
     },
+    "Passkey": {
+        "type": "object",
+        "required": ["id", "name", "created_at", "last_used_at", "aaguid", "backed_up",
+                     "transports", "suspected_clone"],
+        "properties": {
+            "id": {"type": "string"}, "name": {"type": "string"},
+            "created_at": {"type": "string", "format": "date-time"},
+            "last_used_at": {"type": ["string", "null"], "format": "date-time"},
+            "aaguid": {"type": "string"}, "backed_up": {"type": "boolean"},
+            "transports": {"type": "array", "items": {"type": "string"}},
+            "suspected_clone": {"type": "boolean"},
+        },
+    },
+    "PasskeyList": {"type": "object", "required": ["items"],
+                    "properties": {"items": {"type": "array",
+                                             "items": {"$ref": "#/components/schemas/Passkey"}}}},
+    "PasskeyCeremony": {"type": "object", "required": ["ceremony_id", "options"],
+                        "properties": {"ceremony_id": {"type": "string"},
+                                       "options": {"type": "object"}}},
     "Client": _CLIENT,
     "NewClient": {**_CLIENT, "required": [*_CLIENT["required"], "client_secret"],
                   "properties": {**_CLIENT["properties"],
@@ -259,7 +278,7 @@ def _response(description: str, specs: list[RouteSpec]) -> dict[str, Any]:
     return {"description": description}
 
 
-STORAGE_TAGS = ("auth", "admin", "sessions", "email", "mfa", "oauth", "oauth-protocol")
+STORAGE_TAGS = ("auth", "admin", "sessions", "email", "mfa", "oauth", "oauth-protocol", "passkeys")
 """Tags of the operations that use the database: each may answer 503 ``storage_unavailable``."""
 
 

@@ -12,8 +12,11 @@ cases and a superadmin principal); the callers log in over HTTP.
 from __future__ import annotations
 
 import asyncio
+import os
 import re
+import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +26,7 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from domain.model import Role
+from domain.passkeys import Passkey
 from domain.policy import Principal
 from entrypoints.container import Container
 from tests.e2e.conftest import (
@@ -79,6 +83,7 @@ class OrgFixture:
     group: str
     member: str
     oauth_client: str
+    passkey: str = MISSING_ID
 
 
 @attrs.define
@@ -115,6 +120,16 @@ async def login(client: TestClient, email: str, password: str = PASSWORD) -> dic
     return await resp.json()  # type: ignore[no-any-return]
 
 
+async def add_passkey(client: TestClient, user_id: str) -> str:
+    """A passkey of ``user_id`` stored through the port; returns its id."""
+    passkey = Passkey(uuid.uuid4().hex, user_id, os.urandom(16), b"key", 0, "0" * 36, False,
+                      False, (), "laptop", datetime.now(UTC))  # fmt: skip
+    async with container_of(client).storage().begin() as uow:
+        await uow.passkeys.add(passkey)
+        await uow.commit()
+    return passkey.id
+
+
 async def make_world(client: TestClient) -> World:
     """root (superadmin of ``HOME``, logged in); in ``HOME`` and ``OTHER``: a viewer target, a
     group and a member of it."""
@@ -129,7 +144,8 @@ async def make_world(client: TestClient) -> World:
         group = await container.create_group()(principal, f"team-{org}", org)
         await container.add_member()(principal, group.group.id, member)
         made = await container.create_client()(principal, f"svc-{org}", ["read"], org_id=org)
-        orgs[scope] = OrgFixture(org, target, group.group.id, member, made.client.id)
+        passkey = await add_passkey(client, target)
+        orgs[scope] = OrgFixture(org, target, group.group.id, member, made.client.id, passkey)
     orgs["missing"] = OrgFixture(NOWHERE, MISSING_ID, MISSING_ID, MISSING_ID, MISSING_ID)
     world = World(client, principal, orgs)
     world.tokens["superadmin"] = (await login(client, ROOT))["access_token"]
@@ -160,7 +176,10 @@ async def snapshot(world: World) -> dict[str, Any]:
                                     sorted(m.id for m in detail.members))  # fmt: skip
     clients = {x.id: (x.org_id, x.disabled, x.secret_hash)
                for x in (await c.list_clients()(world.root, limit=200)).items}  # fmt: skip
-    return {"users": users, "groups": groups, "sessions": sessions, "clients": clients}
+    passkeys = {u.id: [p.id for p in await c.passkey_admin().list(world.root, u.id)]
+                for u in listed}  # fmt: skip
+    return {"users": users, "groups": groups, "sessions": sessions, "clients": clients,
+            "passkeys": passkeys}  # fmt: skip
 
 
 # --------------------------------------------------------------------------- the matrix
@@ -185,6 +204,8 @@ ENDPOINTS: dict[str, tuple[str, str, dict[str, Any] | None]] = {
     "remove_member": ("DELETE", "/groups/{group}/members/{member}", None),
     "reset_user_mfa": ("DELETE", "/users/{user}/mfa", None),
     "list_audit_events": ("GET", "/audit-events?org_id={org}", None),
+    "list_user_passkeys": ("GET", "/users/{user}/passkeys", None),
+    "delete_user_passkey": ("DELETE", "/users/{user}/passkeys/{passkey}", None),
     "list_clients": ("GET", "/oauth/clients?org_id={org}", None),
     "get_client": ("GET", "/oauth/clients/{client}", None),
     "create_client": (
@@ -222,6 +243,8 @@ add_member      403 403 403   403 403 403   204 404 404   204 204 404
 remove_member   403 403 403   403 403 403   204 404 404   204 204 404
 reset_user_mfa  403 403 403   403 403 403   204 404 404   204 204 404
 list_audit_events 403 403 403 403 403 403   200 404 404   200 200 200
+list_user_passkeys 403 403 403 403 403 403  200 404 404   200 200 404
+delete_user_passkey 403 403 403 403 403 403 204 404 404   204 204 404
 list_clients    403 403 403   403 403 403   200 404 404   200 200 200
 get_client      403 403 403   403 403 403   200 404 404   200 200 404
 create_client   403 403 403   403 403 403   201 404 404   201 201 201
@@ -252,7 +275,7 @@ _CODES = {403: "forbidden", 404: "not_found"}
 
 def _fill(template: Any, org: OrgFixture) -> Any:
     values = {"user": org.target, "group": org.group, "member": org.member, "org": org.org_id,
-              "client": org.oauth_client}  # fmt: skip
+              "client": org.oauth_client, "passkey": org.passkey}  # fmt: skip
     if isinstance(template, str):
         return template.format(**values)
     if isinstance(template, dict):
@@ -290,6 +313,8 @@ async def test_permission_matrix(
         if endpoint == "list_user_sessions":
             assert [x["id"] for x in data["items"]] == before["sessions"][org.target]
             assert len(data["items"]) == 1
+        elif endpoint == "list_user_passkeys":
+            assert [x["id"] for x in data["items"]] == before["passkeys"][org.target] != []
         elif endpoint.startswith("list_"):
             assert set(data) == {"items", "next_cursor"}
             expected_org = org.org_id
@@ -316,6 +341,8 @@ async def test_permission_matrix(
         assert org.target in after["groups"][org.group][2]
     elif endpoint == "remove_member":
         assert org.member not in after["groups"][org.group][2]
+    elif endpoint == "delete_user_passkey":
+        assert after["passkeys"][org.target] == [] != before["passkeys"][org.target]
     elif endpoint == "create_client":
         assert len(after["clients"]) == len(before["clients"]) + 1
         assert data["client_secret"] and resp.headers["Cache-Control"] == "no-store"
@@ -336,11 +363,12 @@ def test_the_matrix_covers_every_admin_route() -> None:
         audit_routes,
         client_routes,
         mfa_routes,
+        passkey_routes,
         session_routes,
     )
 
     ROUTES = [*admin_routes.ROUTES, *audit_routes.ROUTES, *client_routes.ROUTES,
-              *(r for m in (session_routes, mfa_routes) for r in m.ROUTES
+              *(r for m in (session_routes, mfa_routes, passkey_routes) for r in m.ROUTES
                 if r.path.startswith("/users/"))]  # fmt: skip
 
     def shape(path: str) -> str:

@@ -20,6 +20,7 @@ from domain.audit import AUDIT_EVENT_TYPES, AuditEvent, AuditQuery
 from tests.e2e.conftest import ONE_PER_BACKEND, PASSWORD, MakeClient, bearer, container_of
 from tests.e2e.test_oauth_http import basic
 from tests.smtp import SmtpSink, smtp_env, smtp_server, token_of
+from tests.webauthn_authenticator import SoftAuthenticator
 
 __all__ = ["smtp_server"]  # the fixture, for pytest
 
@@ -136,6 +137,12 @@ async def test_every_action_leaves_its_row_and_no_row_holds_a_secret(
         "access_token"
     ]
     await w.call("DELETE", "/me/mfa", {"password": RESET_PASSWORD}, access, status=204)
+    started = await w.call("POST", "/me/passkeys/registration/options", {}, access)
+    response = SoftAuthenticator("ES256").register(started["options"], "http://localhost:8080")
+    passkey = await w.call("POST", "/me/passkeys", {"ceremony_id": started["ceremony_id"],
+                                                    "credential": response}, access, status=201)  # fmt: skip
+    await w.call("DELETE", f"/me/passkeys/{passkey['id']}", {"password": RESET_PASSWORD}, access,
+                 status=204)  # fmt: skip
 
     bob = await w.call("POST", "/register", {"email": BOB, "password": PASSWORD}, status=201)
     await w.call("PUT", f"/users/{alice['id']}/role", {"role": "operator"}, root)

@@ -1,0 +1,190 @@
+"""Routes of passkey registration and management (contract section 13).
+
+The caller's routes authenticate it (401 ``invalid_token``) and act on its own passkeys; the
+admin routes (``/users/{id}/passkeys``) ask ``domain.policy`` through the use case (403 below
+org_admin, 404 outside the organization). A ``Passkey`` never shows its public key or counter.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import attrs
+from aiohttp import web
+
+from application.checks import MAX_NAME_LENGTH
+from domain.passkeys import Passkey
+from entrypoints.http.caller import authenticated, principal
+from entrypoints.http.keys import CONTAINER
+from entrypoints.http.requests import read_json
+from entrypoints.http.routing import ID_PATTERN, RouteSpec
+from entrypoints.http.session_routes import PasswordConfirmation
+from entrypoints.http.views import iso, json_response
+
+if TYPE_CHECKING:
+    from entrypoints.container import Container
+
+
+@attrs.frozen
+class RegistrationRequest:
+    """Body of POST /me/passkeys/registration/options: ``{"name"?}`` (the name is given
+    again, or first, when the passkey is stored)."""
+
+    name: str | None = None
+
+
+@attrs.frozen
+class NewPasskey:
+    """Body of POST /me/passkeys: ``{"ceremony_id", "credential": RegistrationResponseJSON,
+    "name"?}``."""
+
+    ceremony_id: str
+    credential: dict[str, Any]
+    name: str | None = None
+
+
+@attrs.frozen
+class PasskeyRename:
+    """Body of PATCH /me/passkeys/{id}: ``{"name"}``."""
+
+    name: str
+
+
+def passkey_json(passkey: Passkey) -> dict[str, Any]:
+    """Contract ``Passkey``: id, name, created_at, last_used_at, aaguid, backed_up, transports,
+    suspected_clone. Never the public key or the counter."""
+    used = passkey.last_used_at
+    return {
+        "id": passkey.id,
+        "name": passkey.name,
+        "created_at": iso(passkey.created_at),
+        "last_used_at": None if used is None else iso(used),
+        "aaguid": passkey.aaguid,
+        "backed_up": passkey.backed_up,
+        "transports": list(passkey.transports),
+        "suspected_clone": passkey.suspected_clone,
+    }
+
+
+def _container(request: web.Request) -> Container:
+    return request.app[CONTAINER]
+
+
+def _items(passkeys: list[Passkey]) -> web.Response:
+    return json_response({"items": [passkey_json(p) for p in passkeys]})
+
+
+async def registration_options(request: web.Request) -> web.Response:
+    """POST /me/passkeys/registration/options → 200 ``{"ceremony_id", "options"}``."""
+    caller = await authenticated(request)
+    await read_json(request, RegistrationRequest)
+    started = await _container(request).passkey_registration().start(caller.user.id)
+    return json_response({"ceremony_id": started.ceremony_id, "options": started.options},
+                         headers={"Cache-Control": "no-store"})  # fmt: skip
+
+
+async def register_passkey(request: web.Request) -> web.Response:
+    """POST /me/passkeys → 201 ``Passkey``; 400 ``invalid_ceremony`` / ``invalid_passkey``,
+    409 ``passkey_exists``."""
+    caller = await authenticated(request)
+    body = await read_json(request, NewPasskey)
+    passkey = (
+        await _container(request)
+        .passkey_registration()
+        .finish(caller.user.id, body.ceremony_id, body.credential, body.name)
+    )
+    return json_response(passkey_json(passkey), status=201)
+
+
+async def list_own_passkeys(request: web.Request) -> web.Response:
+    """GET /me/passkeys → 200 ``{"items": [Passkey]}``, newest first."""
+    caller = await authenticated(request)
+    return _items(await _container(request).own_passkeys().list(caller.user.id))
+
+
+async def rename_passkey(request: web.Request) -> web.Response:
+    """PATCH /me/passkeys/{id} ``{"name"}`` → 200 ``Passkey``; 404 for another's."""
+    caller = await authenticated(request)
+    body = await read_json(request, PasskeyRename)
+    passkey = (
+        await _container(request)
+        .own_passkeys()
+        .rename(caller.user.id, request.match_info["id"], body.name)
+    )
+    return json_response(passkey_json(passkey))
+
+
+async def delete_own_passkey(request: web.Request) -> web.Response:
+    """DELETE /me/passkeys/{id} ``{"password"}`` → 204; 403 ``invalid_old_password``, 404."""
+    caller = await authenticated(request)
+    body = await read_json(request, PasswordConfirmation)
+    await (
+        _container(request)
+        .own_passkeys()
+        .delete(caller.user.id, request.match_info["id"], body.password)
+    )
+    return web.Response(status=204)
+
+
+async def list_user_passkeys(request: web.Request) -> web.Response:
+    """GET /users/{id}/passkeys → 200 ``{"items": [Passkey]}``; 403 below org_admin, 404."""
+    caller = await principal(request)
+    return _items(await _container(request).passkey_admin().list(caller, request.match_info["id"]))
+
+
+async def delete_user_passkey(request: web.Request) -> web.Response:
+    """DELETE /users/{id}/passkeys/{pid} → 204 (a lost device); 403 below org_admin, 404."""
+    caller = await principal(request)
+    match = request.match_info
+    await _container(request).passkey_admin().delete(caller, match["id"], match["pid"])
+    return web.Response(status=204)
+
+
+def _path(name: str, description: str) -> dict[str, Any]:
+    return {"name": name, "in": "path", "required": True, "description": description,
+            "schema": {"type": "string", "pattern": f"^{ID_PATTERN}$"}}  # fmt: skip
+
+
+_NAME = {"type": "string", "minLength": 1, "maxLength": MAX_NAME_LENGTH}
+_OPTIONS_BODY = {"type": "object", "properties": {"name": _NAME}}
+_NEW_BODY = {
+    "type": "object",
+    "required": ["ceremony_id", "credential"],
+    "properties": {"ceremony_id": {"type": "string"},
+                   "credential": {"type": "object",
+                                  "description": "RegistrationResponseJSON (WebAuthn L3)"},
+                   "name": _NAME},
+}  # fmt: skip
+_RENAME_BODY = {"type": "object", "required": ["name"], "properties": {"name": _NAME}}
+_PASSWORD_BODY = {"type": "object", "required": ["password"],
+                  "properties": {"password": {"type": "string"}}}  # fmt: skip
+_P = "Problem"
+_ID, _USER, _PID = _path("id", "passkey id"), _path("id", "user id"), _path("pid", "passkey id")
+
+ROUTES = [
+    RouteSpec("POST", "/me/passkeys/registration/options", registration_options,
+              "Start registering a passkey: a ceremony and its creation options",
+              {200: "PasskeyCeremony", 400: _P, 401: _P, 413: _P, 422: _P},
+              request=_OPTIONS_BODY, bearer=True, tag="passkeys"),
+    RouteSpec("POST", "/me/passkeys", register_passkey, "Register a passkey (the answer)",
+              {201: "Passkey", 400: _P, 401: _P, 409: _P, 413: _P, 422: _P},
+              request=_NEW_BODY, bearer=True, tag="passkeys"),
+    RouteSpec("GET", "/me/passkeys", list_own_passkeys, "The caller's passkeys, newest first",
+              {200: "PasskeyList", 401: _P}, bearer=True, tag="passkeys"),
+    RouteSpec("PATCH", "/me/passkeys/{id}", rename_passkey, "Rename one of the caller's passkeys",
+              {200: "Passkey", 400: _P, 401: _P, 404: _P, 413: _P, 422: _P},
+              request=_RENAME_BODY, bearer=True, parameters=(_ID,), tag="passkeys"),
+    RouteSpec("DELETE", "/me/passkeys/{id}", delete_own_passkey,
+              "Delete one of the caller's passkeys (needs its password)",
+              {204: "No Content", 400: _P, 401: _P, 403: _P, 404: _P, 413: _P, 422: _P},
+              request=_PASSWORD_BODY, bearer=True, parameters=(_ID,), tag="passkeys"),
+    RouteSpec("GET", "/users/{id}/passkeys", list_user_passkeys,
+              "A user's passkeys (org_admin: own organization)",
+              {200: "PasskeyList", 401: _P, 403: _P, 404: _P},
+              bearer=True, parameters=(_USER,), tag="passkeys"),
+    RouteSpec("DELETE", "/users/{id}/passkeys/{pid}", delete_user_passkey,
+              "Delete a user's passkey, for a lost device (org_admin: own organization)",
+              {204: "No Content", 401: _P, 403: _P, 404: _P},
+              bearer=True, parameters=(_USER, _PID), tag="passkeys"),
+]  # fmt: skip
+"""The passkey registration and management routes of contract section 13."""

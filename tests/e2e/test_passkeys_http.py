@@ -1,0 +1,138 @@
+"""Passkey registration and management over HTTP (contract section 13), on SQLite and
+PostgreSQL, with the software authenticator: register (options, then the answer), list, rename,
+delete with the password; a ceremony used once and bound to its user; a refused response and a
+duplicate credential; an admin's view and deletion, scoped to its organization; no key or
+counter in any answer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from aiohttp.test_utils import TestClient
+
+from tests.e2e.conftest import (
+    ONE_PER_BACKEND,
+    PASSWORD,
+    MakeClient,
+    assert_problem,
+    bearer,
+    container_of,
+    register_and_login,
+)
+from tests.webauthn_authenticator import SoftAuthenticator, b64url_decode
+
+ORIGIN = "http://localhost:8080"  # the origin of the default auth.issuer
+PASSKEY_KEYS = {"id", "name", "created_at", "last_used_at", "aaguid", "backed_up", "transports",
+                "suspected_clone"}  # fmt: skip
+
+
+@pytest.fixture(params=ONE_PER_BACKEND)
+def deployment(request: pytest.FixtureRequest) -> tuple[str, str]:
+    """Overrides the conftest's: once per storage backend."""
+    return request.param  # type: ignore[no-any-return]
+
+
+async def options(client: TestClient, token: str) -> dict[str, Any]:
+    resp = await client.post("/me/passkeys/registration/options", json={}, headers=bearer(token))
+    assert resp.status == 200, await resp.text()
+    assert resp.headers["Cache-Control"] == "no-store"
+    return await resp.json()  # type: ignore[no-any-return]
+
+
+async def register(client: TestClient, token: str, device: SoftAuthenticator,
+                   name: str | None = None, **kwargs: Any) -> Any:  # fmt: skip
+    started = await options(client, token)
+    answer = device.register(started["options"], kwargs.pop("origin", ORIGIN), **kwargs)
+    body = {"ceremony_id": started["ceremony_id"], "credential": answer,
+            **({"name": name} if name else {})}  # fmt: skip
+    return await client.post("/me/passkeys", json=body, headers=bearer(token))
+
+
+async def test_register_list_rename_and_delete(client: TestClient) -> None:
+    token = (await register_and_login(client))["access_token"]
+    started = await options(client, token)
+    assert started["options"]["rp"]["id"] == "localhost"
+    assert len(b64url_decode(started["options"]["user"]["id"])) == 32
+    resp = await register(client, token, SoftAuthenticator("ES256"), "laptop")
+    assert resp.status == 201, await resp.text()
+    passkey = await resp.json()
+    assert set(passkey) == PASSKEY_KEYS and passkey["name"] == "laptop"
+    assert passkey["suspected_clone"] is False and passkey["transports"] == ["internal"]
+    second = await (await register(client, token, SoftAuthenticator("EdDSA"))).json()
+    listed = await (await client.get("/me/passkeys", headers=bearer(token))).json()
+    assert [p["id"] for p in listed["items"]] == [second["id"], passkey["id"]]
+    assert all(set(p) == PASSKEY_KEYS for p in listed["items"])
+
+    resp = await client.patch(f"/me/passkeys/{passkey['id']}", json={"name": "phone"},
+                              headers=bearer(token))  # fmt: skip
+    assert resp.status == 200 and (await resp.json())["name"] == "phone"
+    resp = await client.delete(f"/me/passkeys/{passkey['id']}", json={"password": "wrong one"},
+                               headers=bearer(token))  # fmt: skip
+    await assert_problem(resp, 403, "invalid_old_password")
+    resp = await client.delete(f"/me/passkeys/{passkey['id']}", json={"password": PASSWORD},
+                               headers=bearer(token))  # fmt: skip
+    assert resp.status == 204
+    listed = await (await client.get("/me/passkeys", headers=bearer(token))).json()
+    assert [p["id"] for p in listed["items"]] == [second["id"]]
+    await assert_problem(await client.get("/me/passkeys"), 401, "invalid_token")
+
+
+async def test_ceremonies_responses_and_duplicates_are_refused(client: TestClient) -> None:
+    alice = (await register_and_login(client))["access_token"]
+    bob = (await register_and_login(client, "bob@example.com"))["access_token"]
+    started = await options(client, alice)
+    answer = SoftAuthenticator("ES256").register(started["options"], ORIGIN)
+    body = {"ceremony_id": started["ceremony_id"], "credential": answer}
+    resp = await client.post("/me/passkeys", json=body, headers=bearer(bob))  # bob's? no
+    await assert_problem(resp, 400, "invalid_ceremony")
+    resp = await client.post("/me/passkeys", json=body, headers=bearer(alice))  # used up
+    await assert_problem(resp, 400, "invalid_ceremony")
+    resp = await register(client, alice, SoftAuthenticator("ES256"),
+                          origin="https://evil.example.com")  # fmt: skip
+    await assert_problem(resp, 400, "invalid_passkey")
+    device = SoftAuthenticator("RS256")
+    assert (await register(client, alice, device)).status == 201
+    await assert_problem(await register(client, bob, device), 409, "passkey_exists")
+    resp = await client.post("/me/passkeys", json={"ceremony_id": "x", "credential": "not json"},
+                             headers=bearer(alice))  # fmt: skip
+    await assert_problem(resp, 422, "validation_error")
+    mine = await (await client.get("/me/passkeys", headers=bearer(bob))).json()
+    assert mine == {"items": []}
+
+
+async def test_admins_see_and_remove_passkeys_in_their_organization(
+    make_client: MakeClient,
+) -> None:
+    client = await make_client()
+    container = container_of(client)
+    await container.create_superadmin()("root@example.com", PASSWORD)
+    root = (await (await client.post("/login", json={"email": "root@example.com",
+                                                     "password": PASSWORD})).json())  # fmt: skip
+    near = (await register_and_login(client, "near@example.com"))["access_token"]
+    far = (await register_and_login(client, "far@example.com"))["access_token"]
+    admin_pair = await register_and_login(client, "admin@example.com")
+    await container.set_role_by_operator()("admin@example.com", "org_admin")
+    await container.set_org_by_operator()("far@example.com", "globex")
+    near_key = await (await register(client, near, SoftAuthenticator("ES256"))).json()
+    far_key = await (await register(client, far, SoftAuthenticator("ES256"))).json()
+    me_near = await (await client.get("/me", headers=bearer(near))).json()
+    me_far = await (await client.get("/me", headers=bearer(far))).json()
+    admin = bearer(admin_pair["access_token"])
+
+    listed = await (await client.get(f"/users/{me_near['id']}/passkeys", headers=admin)).json()
+    assert [p["id"] for p in listed["items"]] == [near_key["id"]]
+    resp = await client.get(f"/users/{me_far['id']}/passkeys", headers=admin)
+    await assert_problem(resp, 404, "not_found")
+    resp = await client.delete(f"/users/{me_far['id']}/passkeys/{far_key['id']}", headers=admin)
+    await assert_problem(resp, 404, "not_found")
+    resp = await client.delete(f"/users/{me_near['id']}/passkeys/{far_key['id']}", headers=admin)
+    await assert_problem(resp, 404, "not_found")  # not this user's passkey
+    resp = await client.delete(f"/users/{me_near['id']}/passkeys/{near_key['id']}",
+                               headers=admin)  # fmt: skip
+    assert resp.status == 204
+    resp = await client.delete(f"/users/{me_far['id']}/passkeys/{far_key['id']}",
+                               headers=bearer(root["access_token"]))  # fmt: skip
+    assert resp.status == 204
+    resp = await client.get(f"/users/{me_near['id']}/passkeys", headers=bearer(near))
+    await assert_problem(resp, 403, "forbidden")
