@@ -26,7 +26,7 @@ from entrypoints.converters import structure
 from entrypoints.http.caller import principal
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.requests import read_json, request_converter
-from entrypoints.http.routing import ID_PATTERN, RouteSpec
+from entrypoints.http.routing import RouteSpec, id_parameter
 from entrypoints.http.views import group_json, json_response, user_json
 
 if TYPE_CHECKING:
@@ -260,14 +260,9 @@ async def remove_member(request: web.Request) -> web.Response:
 # --------------------------------------------------------------------------- OpenAPI
 
 
-def _path(name: str, description: str) -> dict[str, Any]:
-    return {"name": name, "in": "path", "required": True, "description": description,
-            "schema": {"type": "string", "pattern": f"^{ID_PATTERN}$"}}  # fmt: skip
-
-
-_USER_ID = _path("id", "user id")
-_GROUP_ID = _path("id", "group id")
-_MEMBER_ID = _path("user_id", "id of the user (member)")
+_USER_ID = id_parameter("id", "user id")
+_GROUP_ID = id_parameter("id", "group id")
+_MEMBER_ID = id_parameter("user_id", "id of the user (member)")
 PAGING = (
     {"name": "limit", "in": "query", "required": False, "description": "page size",
      "schema": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE_LIMIT,

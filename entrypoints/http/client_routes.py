@@ -21,7 +21,7 @@ from entrypoints.http.admin_routes import PAGING, page_query
 from entrypoints.http.caller import principal
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.requests import read_json
-from entrypoints.http.routing import ID_PATTERN, RouteSpec
+from entrypoints.http.routing import RouteSpec, id_parameter
 from entrypoints.http.views import iso, json_response
 
 if TYPE_CHECKING:
@@ -136,8 +136,7 @@ async def rotate_client_secret(request: web.Request) -> web.Response:
 
 # --------------------------------------------------------------------------- OpenAPI
 
-_CLIENT_ID = {"name": "client_id", "in": "path", "required": True, "description": "client id",
-              "schema": {"type": "string", "pattern": f"^{ID_PATTERN}$"}}  # fmt: skip
+_CLIENT_ID = id_parameter("client_id", "client id")
 _SCOPES = {"type": "array", "maxItems": MAX_SCOPES,
            "items": {"type": "string", "pattern": f"^{SCOPE_TOKEN.pattern}$"}}  # fmt: skip
 _AUDIENCE = {"type": "array", "minItems": 1, "maxItems": MAX_AUDIENCES,

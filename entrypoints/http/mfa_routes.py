@@ -17,7 +17,7 @@ from entrypoints.http.auth_routes import pair_json
 from entrypoints.http.caller import authenticated, principal
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.requests import client_address, read_json, user_agent
-from entrypoints.http.routing import ID_PATTERN, RouteSpec
+from entrypoints.http.routing import RouteSpec, id_parameter
 from entrypoints.http.session_routes import PasswordConfirmation
 from entrypoints.http.views import json_response
 
@@ -97,8 +97,7 @@ async def login_mfa(request: web.Request) -> web.Response:
 
 
 _P = "Problem"
-_USER_ID = {"name": "id", "in": "path", "required": True, "description": "user id",
-            "schema": {"type": "string", "pattern": f"^{ID_PATTERN}$"}}  # fmt: skip
+_USER_ID = id_parameter("id", "user id")
 _CODE = {"type": "string", "description": "a TOTP code (six digits) or a recovery code"}
 _CONFIRM: dict[str, Any] = {"type": "object", "required": ["code"], "properties": {"code": _CODE}}
 _LOGIN_MFA: dict[str, Any] = {

@@ -17,7 +17,7 @@ from domain.passkeys import Passkey
 from entrypoints.http.caller import authenticated, principal
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.requests import read_json
-from entrypoints.http.routing import ID_PATTERN, RouteSpec
+from entrypoints.http.routing import RouteSpec, id_parameter
 from entrypoints.http.session_routes import PasswordConfirmation
 from entrypoints.http.views import iso, json_response
 
@@ -140,11 +140,6 @@ async def delete_user_passkey(request: web.Request) -> web.Response:
     return web.Response(status=204)
 
 
-def _path(name: str, description: str) -> dict[str, Any]:
-    return {"name": name, "in": "path", "required": True, "description": description,
-            "schema": {"type": "string", "pattern": f"^{ID_PATTERN}$"}}  # fmt: skip
-
-
 _NAME = {"type": "string", "minLength": 1, "maxLength": MAX_NAME_LENGTH}
 _OPTIONS_BODY = {"type": "object", "properties": {"name": _NAME}}
 _NEW_BODY = {
@@ -159,7 +154,11 @@ _RENAME_BODY = {"type": "object", "required": ["name"], "properties": {"name": _
 _PASSWORD_BODY = {"type": "object", "required": ["password"],
                   "properties": {"password": {"type": "string"}}}  # fmt: skip
 _P = "Problem"
-_ID, _USER, _PID = _path("id", "passkey id"), _path("id", "user id"), _path("pid", "passkey id")
+_ID, _USER, _PID = (
+    id_parameter("id", "passkey id"),
+    id_parameter("id", "user id"),
+    id_parameter("pid", "passkey id"),
+)
 
 ROUTES = [
     RouteSpec("POST", "/me/passkeys/registration/options", registration_options,

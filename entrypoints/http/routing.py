@@ -48,6 +48,12 @@ class RouteSpec:
         return "/".join(parts)
 
 
+def id_parameter(name: str, description: str) -> dict[str, Any]:
+    """The OpenAPI parameter of the path segment ``{name}``: a required ``ID_PATTERN`` string."""
+    return {"name": name, "in": "path", "required": True, "description": description,
+            "schema": {"type": "string", "pattern": f"^{ID_PATTERN}$"}}  # fmt: skip
+
+
 def add_routes(app: web.Application, specs: list[RouteSpec]) -> None:
     """Register every spec on ``app``'s router."""
     for spec in specs:

@@ -16,7 +16,7 @@ from domain.model import Session
 from entrypoints.http.caller import authenticated, principal
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.requests import read_json
-from entrypoints.http.routing import ID_PATTERN, RouteSpec
+from entrypoints.http.routing import RouteSpec, id_parameter
 from entrypoints.http.views import json_response, session_json
 
 if TYPE_CHECKING:
@@ -84,8 +84,7 @@ async def delete_me(request: web.Request) -> web.Response:
 
 
 _P = "Problem"
-_SESSION_ID = {"name": "id", "in": "path", "required": True, "description": "session id",
-               "schema": {"type": "string", "pattern": f"^{ID_PATTERN}$"}}  # fmt: skip
+_SESSION_ID = id_parameter("id", "session id")
 _USER_ID = {**_SESSION_ID, "description": "user id"}
 _PASSWORD_BODY: dict[str, Any] = {
     "type": "object",
