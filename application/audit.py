@@ -71,7 +71,7 @@ class _Row:
 def _login_failed(e: ev.LoginFailed) -> _Row:
     if e.reason == "rate_limited":
         return _Row("login.rate_limited", None, e.user_id)
-    return _Row("login.failed", None, e.user_id, details={"reason": e.reason})
+    return _Row("login.failed", None, e.user_id, details={"reason": e.reason, "method": e.method})
 
 
 def _issued(e: ev.AccessTokenIssued) -> _Row | None:
@@ -94,7 +94,10 @@ def _config(e: ev.ConfigChanged) -> _Row | None:
 _ROWS: dict[type[ev.Event], Callable[[Any], _Row | None]] = {
     ev.UserRegistered: lambda e: _Row("user.registered", e.user_id, e.user_id, e.org_id),
     ev.LoginSucceeded: lambda e: _Row(
-        "login.succeeded", e.user_id, e.user_id, details={"session_id": e.family_id}
+        "login.succeeded",
+        e.user_id,
+        e.user_id,
+        details={"session_id": e.family_id, "method": e.method},
     ),
     ev.LoginFailed: _login_failed,
     ev.AccessTokenIssued: _issued,
@@ -180,6 +183,9 @@ _ROWS: dict[type[ev.Event], Callable[[Any], _Row | None]] = {
     ),
     pev.PasskeyRegistered: lambda e: _Row(
         "passkey.registered", e.user_id, e.user_id, details={"passkey_id": e.passkey_id}
+    ),
+    pev.PasskeyCloneSuspected: lambda e: _Row(
+        "passkey.clone_suspected", None, e.user_id, details={"passkey_id": e.passkey_id}
     ),
     pev.PasskeyRemoved: lambda e: _Row(
         "passkey.removed", e.actor_id, e.user_id, details={"passkey_id": e.passkey_id}

@@ -56,21 +56,25 @@ class UserRegistered(Event):
 
 @attrs.frozen
 class LoginSucceeded(Event):
-    """A login succeeded and started the session ``family_id``."""
+    """A login succeeded and started the session ``family_id``; ``method``: ``password``,
+    ``totp``, ``recovery_code`` (the second step) or ``passkey``."""
 
     user_id: str
     family_id: str
+    method: str = "password"
 
 
 @attrs.frozen
 class LoginFailed(Event):
     """A login failed. ``user_id`` is None for an unknown email (and for a throttled login);
     the email itself is not carried. ``reason``: ``"wrong_password"``, ``"unknown_email"`` or
-    ``"rate_limited"`` (refused by the throttle before any check)."""
+    ``"rate_limited"`` (refused by the throttle before any check), ``"invalid_passkey"``;
+    ``method``: ``password`` or ``passkey``."""
 
     user_id: str | None
     client: str
     reason: str
+    method: str = "password"
 
 
 @attrs.frozen

@@ -134,7 +134,8 @@ class MfaLogin:
                 pair, issued = await self._issuer.issue_pair(
                     uow, current, "login", user_agent=user_agent, client_address=client
                 )
-                succeeded = LoginSucceeded(user_id=user.id, family_id=issued.family_id)
+                method = "totp" if step is not None else "recovery_code"
+                succeeded = LoginSucceeded(user.id, issued.family_id, method)
                 await record(uow, [succeeded], now)
                 await uow.commit()
         if current is None or not current.mfa_enabled:

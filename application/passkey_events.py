@@ -6,7 +6,7 @@ import attrs
 
 from application.events import Event
 
-__all__ = ["PasskeyRegistered", "PasskeyRemoved"]
+__all__ = ["PasskeyCloneSuspected", "PasskeyRegistered", "PasskeyRemoved"]
 
 
 @attrs.frozen
@@ -25,3 +25,12 @@ class PasskeyRemoved(Event):
     user_id: str
     passkey_id: str
     actor_id: str
+
+
+@attrs.frozen
+class PasskeyCloneSuspected(Event):
+    """The counter of ``user_id``'s passkey ``passkey_id`` did not grow: it is flagged
+    ``suspected_clone`` and refused until deleted."""
+
+    user_id: str
+    passkey_id: str

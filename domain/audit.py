@@ -48,6 +48,7 @@ AUDIT_EVENT_TYPES = (
     "token.revoked",
     "passkey.registered",
     "passkey.removed",
+    "passkey.clone_suspected",
 )
 """Every ``type`` an audit event can have (contract section 11), in the contract's order."""
 

@@ -140,6 +140,13 @@ class InvalidPasskey(DomainError):
         self.reason = reason
 
 
+class PasskeyLoginFailed(DomainError):
+    """A passkey login failed a check: the credential is unknown or flagged, or its assertion
+    is wrong — one answer for all (contract section 13, 401 ``invalid_passkey``)."""
+
+    code = "invalid_passkey"
+
+
 class InvalidCeremony(DomainError):
     """A WebAuthn ceremony is unknown, used, expired, of another kind or another user's
     (contract section 13)."""

@@ -42,6 +42,7 @@ from application.housekeeping import PurgeExpired
 from application.mail import Outbox
 from application.mfa import MfaEnrolment, ResetUserMfa
 from application.mfa_login import MfaLogin
+from application.passkey_login import PasskeyLogin
 from application.passkeys import OwnPasskeys, PasskeyAdmin, PasskeyRegistration
 from application.recovery import EmailVerification, PasswordRecovery
 from application.settings import Live
@@ -248,6 +249,10 @@ class Container(containers.DeclarativeContainer):
     )  # fmt: skip
     own_passkeys = _use_case(telemetry, OwnPasskeys, storage, bus, hasher, clock)
     passkey_admin = _use_case(telemetry, PasskeyAdmin, storage, bus, clock)
+    passkey_login = _use_case(
+        telemetry, PasskeyLogin, storage, webauthn, signer, secret_sealer, bus, clock,
+        auth_settings, webauthn_settings, throttle, providers.Object(normalize_email),
+    )  # fmt: skip
 
     client_authenticator = providers.Singleton(oauth.ClientAuthenticator, storage, bus, clock)
     dpop_verifier = providers.Singleton(JwtDpopVerifier)

@@ -14,9 +14,10 @@ from aiohttp import web
 
 from application.checks import MAX_NAME_LENGTH
 from domain.passkeys import Passkey
+from entrypoints.http.auth_routes import pair_json
 from entrypoints.http.caller import authenticated, principal
 from entrypoints.http.keys import CONTAINER
-from entrypoints.http.requests import read_json
+from entrypoints.http.requests import client_address, read_json, user_agent
 from entrypoints.http.routing import RouteSpec, id_parameter
 from entrypoints.http.session_routes import PasswordConfirmation
 from entrypoints.http.views import iso, json_response
@@ -41,6 +42,22 @@ class NewPasskey:
     ceremony_id: str
     credential: dict[str, Any]
     name: str | None = None
+
+
+@attrs.frozen
+class PasskeyLoginStart:
+    """Body of POST /login/passkey/options: ``{}`` (discoverable) or ``{"email"}``."""
+
+    email: str | None = None
+
+
+@attrs.frozen
+class PasskeyAssertion:
+    """Body of POST /login/passkey: ``{"ceremony_id", "credential":
+    AuthenticationResponseJSON}``."""
+
+    ceremony_id: str
+    credential: dict[str, Any]
 
 
 @attrs.frozen
@@ -140,6 +157,27 @@ async def delete_user_passkey(request: web.Request) -> web.Response:
     return web.Response(status=204)
 
 
+async def login_options(request: web.Request) -> web.Response:
+    """POST /login/passkey/options ``{}`` or ``{"email"}`` → 200 ``{"ceremony_id",
+    "options"}``; 403 with ``webauthn.passwordless`` off."""
+    body = await read_json(request, PasskeyLoginStart)
+    started = await _container(request).passkey_login().start(body.email)
+    return json_response({"ceremony_id": started.ceremony_id, "options": started.options},
+                         headers={"Cache-Control": "no-store"})  # fmt: skip
+
+
+async def login_passkey(request: web.Request) -> web.Response:
+    """POST /login/passkey → 200 ``TokenPair``; 400 ``invalid_ceremony``, 401
+    ``invalid_passkey``, 403 ``account_disabled``, 429 when throttled."""
+    body = await read_json(request, PasskeyAssertion)
+    container = _container(request)
+    client = client_address(request, container.config().server.trusted_proxies)
+    pair = await container.passkey_login().finish(
+        body.ceremony_id, body.credential, client, user_agent(request)
+    )
+    return pair_json(pair)
+
+
 _NAME = {"type": "string", "minLength": 1, "maxLength": MAX_NAME_LENGTH}
 _OPTIONS_BODY = {"type": "object", "properties": {"name": _NAME}}
 _NEW_BODY = {
@@ -177,6 +215,17 @@ ROUTES = [
               "Delete one of the caller's passkeys (needs its password)",
               {204: "No Content", 400: _P, 401: _P, 403: _P, 404: _P, 413: _P, 422: _P},
               request=_PASSWORD_BODY, bearer=True, parameters=(_ID,), tag="passkeys"),
+    RouteSpec("POST", "/login/passkey/options", login_options,
+              "Start a passkey login: a ceremony and its request options",
+              {200: "PasskeyCeremony", 400: _P, 403: _P, 413: _P, 422: _P},
+              request={"type": "object", "properties": {"email": {"type": "string"}}},
+              tag="passkeys"),
+    RouteSpec("POST", "/login/passkey", login_passkey, "Log in with a passkey (the answer)",
+              {200: "TokenPair", 400: _P, 401: _P, 403: _P, 413: _P, 422: _P, 429: _P},
+              request={"type": "object", "required": ["ceremony_id", "credential"],
+                       "properties": {"ceremony_id": {"type": "string"},
+                                      "credential": {"type": "object"}}},
+              tag="passkeys"),
     RouteSpec("GET", "/users/{id}/passkeys", list_user_passkeys,
               "A user's passkeys (org_admin: own organization)",
               {200: "PasskeyList", 401: _P, 403: _P, 404: _P},

@@ -31,6 +31,7 @@ STATUS_BY_ERROR: dict[type[d.DomainError], int] = {
     d.InvalidCeremony: 400,
     d.InvalidPasskey: 400,
     d.PasskeyExists: 409,
+    d.PasskeyLoginFailed: 401,
     d.NotFound: 404,
     d.EmailTaken: 409,
     d.Conflict: 409,

@@ -160,7 +160,7 @@ async def test_rows_are_newest_first_with_where_the_request_came_from(
     failed = page["items"][0]
     assert failed["user_id"] == org.ids["viewer"]
     assert (failed["client_address"], failed["user_agent"]) == ("198.51.100.23", agent)
-    assert failed["details"] == {"reason": "wrong_password"}
+    assert failed["details"] == {"reason": "wrong_password", "method": "password"}
     assert failed["actor_id"] is None
     everything = await _walk(org, "root", "", 7)
     ids = [e["id"] for e in everything]

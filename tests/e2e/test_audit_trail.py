@@ -20,7 +20,7 @@ from domain.audit import AUDIT_EVENT_TYPES, AuditEvent, AuditQuery
 from tests.e2e.conftest import ONE_PER_BACKEND, PASSWORD, MakeClient, bearer, container_of
 from tests.e2e.test_oauth_http import basic
 from tests.smtp import SmtpSink, smtp_env, smtp_server, token_of
-from tests.webauthn_authenticator import SoftAuthenticator
+from tests.webauthn_authenticator import SoftAuthenticator, b64url_decode
 
 __all__ = ["smtp_server"]  # the fixture, for pytest
 
@@ -141,6 +141,18 @@ async def test_every_action_leaves_its_row_and_no_row_holds_a_secret(
     response = SoftAuthenticator("ES256").register(started["options"], "http://localhost:8080")
     passkey = await w.call("POST", "/me/passkeys", {"ceremony_id": started["ceremony_id"],
                                                     "credential": response}, access, status=201)  # fmt: skip
+    handle = b64url_decode(started["options"]["user"]["id"])
+    device = SoftAuthenticator("ES256")
+    started = await w.call("POST", "/me/passkeys/registration/options", {}, access)
+    response = device.register(started["options"], "http://localhost:8080")
+    await w.call("POST", "/me/passkeys", {"ceremony_id": started["ceremony_id"],
+                                          "credential": response}, access, status=201)  # fmt: skip
+    for count, status in ((5, 200), (5, 401)):  # login.succeeded (passkey), then a clone
+        begun = await w.call("POST", "/login/passkey/options", {})
+        answer = device.assert_(begun["options"], "http://localhost:8080", user_handle=handle,
+                                count=count)  # fmt: skip
+        await w.call("POST", "/login/passkey", {"ceremony_id": begun["ceremony_id"],
+                                                "credential": answer}, status=status)  # fmt: skip
     await w.call("DELETE", f"/me/passkeys/{passkey['id']}", {"password": RESET_PASSWORD}, access,
                  status=204)  # fmt: skip
 

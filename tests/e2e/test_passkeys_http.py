@@ -136,3 +136,109 @@ async def test_admins_see_and_remove_passkeys_in_their_organization(
     assert resp.status == 204
     resp = await client.get(f"/users/{me_near['id']}/passkeys", headers=bearer(near))
     await assert_problem(resp, 403, "forbidden")
+
+
+async def login_options(client: TestClient, email: str | None = None) -> dict[str, Any]:
+    body = {} if email is None else {"email": email}
+    resp = await client.post("/login/passkey/options", json=body)
+    assert resp.status == 200, await resp.text()
+    return await resp.json()  # type: ignore[no-any-return]
+
+
+async def passkey_login(client: TestClient, device: SoftAuthenticator, handle: bytes | None,
+                        email: str | None = None, **kwargs: Any) -> Any:  # fmt: skip
+    started = await login_options(client, email)
+    answer = device.assert_(started["options"], ORIGIN, user_handle=handle, **kwargs)
+    return await client.post("/login/passkey", json={"ceremony_id": started["ceremony_id"],
+                                                     "credential": answer})  # fmt: skip
+
+
+async def enrolled(client: TestClient, email: str = "alice@example.com"
+                   ) -> tuple[str, SoftAuthenticator, bytes]:  # fmt: skip
+    """A user with one passkey: its access token, the device and the user handle."""
+    token = (await register_and_login(client, email))["access_token"]
+    started = await options(client, token)
+    device = SoftAuthenticator("ES256")
+    answer = device.register(started["options"], ORIGIN)
+    resp = await client.post("/me/passkeys", json={"ceremony_id": started["ceremony_id"],
+                                                   "credential": answer}, headers=bearer(token))  # fmt: skip
+    assert resp.status == 201
+    return token, device, b64url_decode(started["options"]["user"]["id"])
+
+
+async def test_log_in_with_a_passkey_discoverable_or_with_an_email(client: TestClient) -> None:
+    _, device, handle = await enrolled(client)
+    started = await login_options(client)
+    assert started["options"].get("allowCredentials", []) == []
+    resp = await passkey_login(client, device, handle)
+    assert resp.status == 200, await resp.text()
+    pair = await resp.json()
+    me = await (await client.get("/me", headers=bearer(pair["access_token"]))).json()
+    assert me["email"] == "alice@example.com"
+    with_email = await login_options(client, "Alice@Example.com")
+    assert [c["id"] for c in with_email["options"]["allowCredentials"]] == [
+        device.register({"challenge": "", "rp": {"id": "x"}}, ORIGIN)["id"]
+    ]
+    resp = await passkey_login(client, device, None, "alice@example.com")
+    assert resp.status == 200, await resp.text()
+    listed = await (await client.get("/me/passkeys", headers=bearer(pair["access_token"]))).json()
+    assert listed["items"][0]["last_used_at"] is not None
+
+
+async def test_an_unknown_email_gets_options_of_the_same_shape(client: TestClient) -> None:
+    await enrolled(client)
+    known = (await login_options(client, "alice@example.com"))["options"]
+    first = (await login_options(client, "nobody@example.com"))["options"]
+    again = (await login_options(client, "nobody@example.com"))["options"]
+    other = (await login_options(client, "someone@example.com"))["options"]
+    assert set(first) == set(known)
+    assert len(first["allowCredentials"]) == len(known["allowCredentials"]) == 1
+    assert first["allowCredentials"] == again["allowCredentials"] != other["allowCredentials"]
+    assert len(first["allowCredentials"][0]["id"]) == len(known["allowCredentials"][0]["id"])
+
+
+async def test_failed_checks_are_one_answer_and_a_ceremony_is_used_once(
+    client: TestClient,
+) -> None:
+    _, device, handle = await enrolled(client)
+    wrong = await passkey_login(client, device, handle, signer=SoftAuthenticator("ES256"))
+    unknown = await passkey_login(client, SoftAuthenticator("ES256"), handle)
+    body = await assert_problem(wrong, 401, "invalid_passkey")
+    assert await assert_problem(unknown, 401, "invalid_passkey") == body
+    started = await login_options(client)
+    answer = device.assert_(started["options"], ORIGIN, user_handle=handle)
+    request = {"ceremony_id": started["ceremony_id"], "credential": answer}
+    assert (await client.post("/login/passkey", json=request)).status == 200
+    await assert_problem(await client.post("/login/passkey", json=request), 400, "invalid_ceremony")
+    # Another user's handle with this credential: refused.
+    _, _, bob_handle = await enrolled(client, "bob@example.com")
+    await assert_problem(await passkey_login(client, device, bob_handle), 401, "invalid_passkey")
+
+
+async def test_a_counter_that_does_not_grow_flags_the_passkey(client: TestClient) -> None:
+    token, device, handle = await enrolled(client)
+    assert (await passkey_login(client, device, handle, count=5)).status == 200
+    resp = await passkey_login(client, device, handle, count=5)  # equal, non-zero: a clone
+    await assert_problem(resp, 401, "invalid_passkey")
+    listed = await (await client.get("/me/passkeys", headers=bearer(token))).json()
+    assert listed["items"][0]["suspected_clone"] is True
+    resp = await passkey_login(client, device, handle, count=50)  # refused until deleted
+    await assert_problem(resp, 401, "invalid_passkey")
+
+
+async def test_throttled_disabled_and_passwordless_off(make_client: MakeClient) -> None:
+    client = await make_client({"AUTHSVC_AUTH__LOGIN_MAX_FAILURES": "2"})
+    _, device, handle = await enrolled(client)
+    impostor = SoftAuthenticator("ES256", credential_id=device.credential_id)
+    for _ in range(2):
+        await assert_problem(await passkey_login(client, impostor, handle), 401, "invalid_passkey")
+    await assert_problem(await passkey_login(client, device, handle), 429, "rate_limited")
+    other = await make_client({"AUTHSVC_WEBAUTHN__PASSWORDLESS": "false"})
+    resp = await other.post("/login/passkey/options", json={})
+    await assert_problem(resp, 403, "forbidden")
+
+
+async def test_a_disabled_user_is_refused(client: TestClient) -> None:
+    _, device, handle = await enrolled(client)
+    await container_of(client).set_disabled_by_operator()("alice@example.com", True)
+    await assert_problem(await passkey_login(client, device, handle), 403, "account_disabled")

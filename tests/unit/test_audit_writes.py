@@ -63,7 +63,7 @@ async def test_a_failed_login_is_recorded_apart_with_the_request_context(
         REQUEST_CONTEXT.reset(token)
     failed = (await _all(storage))[0]
     assert failed.type == "login.failed"
-    assert failed.details_dict() == {"reason": "wrong_password"}
+    assert failed.details_dict() == {"reason": "wrong_password", "method": "password"}
     assert (failed.client_address, failed.user_agent) == ("203.0.113.7", "agent/1")
     assert failed.org_id == "default"
 

@@ -1,0 +1,233 @@
+"""Logging in with a passkey (contract section 13): ``/login/passkey/options`` and
+``/login/passkey``.
+
+Options are discoverable (no ``allowCredentials``) or, with an email, carry that user's
+credential ids; an unknown email (or a user without passkeys) gets one credential id derived
+from the email and a server secret, the same on every request (no enumeration). A passkey
+login is two factors: no ``mfa_required`` after it.
+
+Finishing takes the ceremony first (used up whatever follows), asks the throttle (failures per
+credential id and client address), checks the assertion (``WebAuthn`` port) against the stored
+key and counter, and issues a ``TokenPair``. Every failed check is one answer, 401
+``invalid_passkey``; a counter that did not grow flags the passkey ``suspected_clone`` (kept,
+refused until deleted; ``passkey.clone_suspected``).
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import os
+from collections.abc import Mapping
+from datetime import timedelta
+from typing import Any, NoReturn
+
+import attrs
+
+from application.audit import publish_failure, record
+from application.events import LoginFailed, LoginSucceeded
+from application.passkey_events import PasskeyCloneSuspected
+from application.passkey_settings import WebAuthnSettings, relying_party
+from application.passkeys import CHALLENGE_BYTES, RegistrationStarted
+from application.ports import (
+    Clock,
+    EmailNormalizer,
+    EventBus,
+    SecretSealer,
+    Signer,
+    Storage,
+    WebAuthn,
+)
+from application.settings import AuthSettings, Live
+from application.steps import IdFactory, new_id
+from application.throttle import LoginThrottle
+from application.tokens import TokenIssuer, TokenPair
+from domain.errors import (
+    AccountDisabled,
+    EmailNotVerified,
+    Forbidden,
+    InvalidCeremony,
+    InvalidPasskey,
+    PasskeyLoginFailed,
+    RateLimited,
+)
+from domain.passkeys import CEREMONY_TTL, Ceremony, CeremonyKind, Passkey
+
+__all__ = ["PasskeyLogin"]
+
+log = logging.getLogger(__name__)
+_DECOY_BYTES = 16
+
+
+def _b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _raw_id(credential: Mapping[str, Any]) -> bytes | None:
+    value = credential.get("rawId", credential.get("id"))
+    if not isinstance(value, str) or not 0 < len(value) <= 1366:
+        return None
+    try:
+        return base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
+    except ValueError:
+        return None
+
+
+@attrs.frozen
+class PasskeyLogin:
+    """``start(email=None)`` → ceremony and request options; ``finish(ceremony_id,
+    credential, client, user_agent)`` → ``TokenPair``."""
+
+    _storage: Storage
+    _webauthn: WebAuthn
+    _signer: Signer
+    _sealer: SecretSealer
+    _bus: EventBus
+    _clock: Clock
+    _auth: Live[AuthSettings]
+    _settings: Live[WebAuthnSettings]
+    _throttle: LoginThrottle
+    _normalize_email: EmailNormalizer
+    _ids: IdFactory = new_id
+    _issuer: TokenIssuer = attrs.field(
+        init=False,
+        default=attrs.Factory(
+            lambda self: TokenIssuer(self._signer, self._clock, self._auth), takes_self=True
+        ),
+    )
+
+    async def start(self, email: str | None = None) -> RegistrationStarted:
+        """Request options: discoverable without ``email``; else that user's credential ids,
+        or a decoy id for an unknown email. Raises ``Forbidden`` with ``webauthn.passwordless``
+        off (a passkey then only answers ``mfa_required``), ``ValidationFailed`` for a
+        malformed email."""
+        if not self._settings.current.passwordless:
+            raise Forbidden("passkeys only answer mfa_required here (webauthn.passwordless)")
+        now = self._clock.now()
+        user_id = None
+        allow: list[bytes] = []
+        if email is not None:
+            canonical = self._normalize_email(email)
+            async with self._storage.read() as uow:
+                user = await uow.users.get_by_email(canonical)
+                if user is not None:
+                    user_id = user.id
+                    allow = [p.credential_id for p in await uow.passkeys.list_for_user(user.id)]
+            if not allow:  # unknown email, or no passkey: the same shape, stable per email
+                mac = self._sealer.mac(f"authsvc passkey decoy {canonical}".encode())
+                allow = [mac[:_DECOY_BYTES]]
+        challenge = os.urandom(CHALLENGE_BYTES)
+        ceremony = Ceremony(self._ids(), CeremonyKind.AUTHENTICATION, challenge, user_id, None,
+                            now, now + timedelta(seconds=CEREMONY_TTL))  # fmt: skip
+        async with self._storage.begin() as uow:
+            await uow.passkeys.put_ceremony(ceremony)
+            await uow.commit()
+        rp = relying_party(self._auth.current.issuer, self._settings.current)
+        options = self._webauthn.authentication_options(rp, challenge, allow)
+        return RegistrationStarted(ceremony.id, options)
+
+    async def finish(
+        self,
+        ceremony_id: str,
+        credential: Mapping[str, Any],
+        client: str,
+        user_agent: str | None = None,
+    ) -> TokenPair:
+        """Check the assertion and log its user in. Raises ``InvalidCeremony`` (400),
+        ``PasskeyLoginFailed`` (401, one answer for every failed check), ``RateLimited`` (429),
+        ``AccountDisabled`` / ``EmailNotVerified`` (403)."""
+        now = self._clock.now()
+        async with self._storage.begin() as uow:
+            ceremony = await uow.passkeys.take_ceremony(ceremony_id)
+            await uow.commit()  # used up, whatever follows
+        if (
+            ceremony is None
+            or ceremony.kind is not CeremonyKind.AUTHENTICATION
+            or ceremony.mfa_token_hash is not None
+            or ceremony.is_expired(now)
+        ):
+            raise InvalidCeremony("unknown, used or expired ceremony")
+        raw = _raw_id(credential)
+        key = "passkey:" + ("" if raw is None else _b64url(raw))
+        try:
+            await self._throttle.check(key, client)
+        except RateLimited:
+            limited = LoginFailed(None, client, "rate_limited", "passkey")
+            await publish_failure(self._storage, self._bus, now, limited)
+            raise
+        async with self._storage.read() as uow:
+            passkey = None if raw is None else await uow.passkeys.by_credential_id(raw)
+        if (
+            passkey is None
+            or passkey.suspected_clone
+            or (ceremony.user_id is not None and passkey.user_id != ceremony.user_id)
+        ):
+            await self._failed(key, client, None if passkey is None else passkey.user_id)
+        rp = relying_party(self._auth.current.issuer, self._settings.current)
+        try:
+            seen = self._webauthn.verify_authentication(
+                rp, credential, ceremony.challenge, passkey.public_key, passkey.sign_count
+            )
+        except InvalidPasskey as exc:
+            if exc.reason == "counter":
+                await self._flag_clone(passkey)
+            await self._failed(key, client, passkey.user_id)
+        if seen.user_handle is not None:
+            async with self._storage.read() as uow:
+                owner = await uow.passkeys.user_for_handle(seen.user_handle)
+            if owner != passkey.user_id:
+                await self._failed(key, client, passkey.user_id)
+        return await self._log_in(passkey, seen.sign_count, seen.backed_up, key, client,
+                                  user_agent)  # fmt: skip
+
+    async def _log_in(
+        self,
+        passkey: Passkey,
+        sign_count: int,
+        backed_up: bool,
+        key: str,
+        client: str,
+        user_agent: str | None,
+    ) -> TokenPair:
+        now = self._clock.now()
+        async with self._storage.begin() as uow:
+            user = await uow.users.get(passkey.user_id)
+            if user is None:
+                await self._failed(key, client, None)
+            if user.disabled:
+                raise AccountDisabled("this account is disabled")
+            if self._auth.current.require_verified_email and not user.email_verified:
+                raise EmailNotVerified("confirm your email address first")
+            used = attrs.evolve(passkey, sign_count=sign_count, backed_up=backed_up,
+                                last_used_at=now)  # fmt: skip
+            await uow.passkeys.update(used)
+            pair, issued = await self._issuer.issue_pair(
+                uow, user, "login", user_agent=user_agent, client_address=client
+            )
+            succeeded = LoginSucceeded(user.id, issued.family_id, "passkey")
+            await record(uow, [succeeded], now)
+            await uow.commit()
+        await self._throttle.succeeded(key, client)
+        await self._bus.publish(succeeded)
+        await self._bus.publish(issued)
+        return pair
+
+    async def _flag_clone(self, passkey: Passkey) -> None:
+        """Mark ``passkey`` ``suspected_clone`` and record it (its counter went backwards)."""
+        flagged = PasskeyCloneSuspected(passkey.user_id, passkey.id)
+        async with self._storage.begin() as uow:
+            current = await uow.passkeys.get(passkey.id)
+            if current is not None:
+                await uow.passkeys.update(attrs.evolve(current, suspected_clone=True))
+                await record(uow, [flagged], self._clock.now())
+            await uow.commit()
+        log.warning("passkey %s of user %s: its counter went backwards", passkey.id,
+                    passkey.user_id)  # fmt: skip
+        await self._bus.publish(flagged)
+
+    async def _failed(self, key: str, client: str, user_id: str | None) -> NoReturn:
+        """Count the failure for the credential and address, record it, refuse alike."""
+        await self._throttle.failed(key, client)
+        failed = LoginFailed(user_id, client, "invalid_passkey", "passkey")
+        await publish_failure(self._storage, self._bus, self._clock.now(), failed)
+        raise PasskeyLoginFailed("the passkey was refused")
