@@ -25,7 +25,7 @@ from typing import Any, NoReturn
 import attrs
 
 from application.audit import publish_failure, record
-from application.events import LoginFailed, LoginSucceeded
+from application.events import LoginFailed, LoginSucceeded, MfaFailed
 from application.passkey_events import PasskeyCloneSuspected
 from application.passkey_settings import WebAuthnSettings, relying_party
 from application.passkeys import CHALLENGE_BYTES, RegistrationStarted
@@ -39,24 +39,29 @@ from application.ports import (
     WebAuthn,
 )
 from application.settings import AuthSettings, Live
-from application.steps import IdFactory, new_id
+from application.steps import IdFactory, hash_token, new_id
 from application.throttle import LoginThrottle
 from application.tokens import TokenIssuer, TokenPair
 from domain.errors import (
     AccountDisabled,
     EmailNotVerified,
+    FieldError,
     Forbidden,
     InvalidCeremony,
+    InvalidMfaCode,
     InvalidPasskey,
     PasskeyLoginFailed,
     RateLimited,
+    ValidationFailed,
 )
+from domain.model import MFA_CHALLENGE_MAX_FAILURES
 from domain.passkeys import CEREMONY_TTL, Ceremony, CeremonyKind, Passkey
 
 __all__ = ["PasskeyLogin"]
 
 log = logging.getLogger(__name__)
 _DECOY_BYTES = 16
+_MFA_INVALID = "the passkey was refused, or the mfa_token is unknown, expired or used"
 
 
 def _b64url(data: bytes) -> str:
@@ -96,11 +101,19 @@ class PasskeyLogin:
         ),
     )
 
-    async def start(self, email: str | None = None) -> RegistrationStarted:
+    async def start(
+        self, email: str | None = None, mfa_token: str | None = None
+    ) -> RegistrationStarted:
         """Request options: discoverable without ``email``; else that user's credential ids,
-        or a decoy id for an unknown email. Raises ``Forbidden`` with ``webauthn.passwordless``
-        off (a passkey then only answers ``mfa_required``), ``ValidationFailed`` for a
-        malformed email."""
+        or a decoy id for an unknown email. With an ``mfa_token`` (contract section 10) the
+        options carry that token's user's credentials and the ceremony is bound to it (only
+        ``/login/mfa`` with that token completes it). Raises ``Forbidden`` with
+        ``webauthn.passwordless`` off and no ``mfa_token``, ``InvalidMfaCode`` for an unknown or
+        expired ``mfa_token``, ``ValidationFailed`` for a malformed email or both given."""
+        if mfa_token is not None:
+            if email is not None:
+                raise ValidationFailed([FieldError("email", "give an email or an mfa_token")])
+            return await self._start_for_mfa(mfa_token)
         if not self._settings.current.passwordless:
             raise Forbidden("passkeys only answer mfa_required here (webauthn.passwordless)")
         now = self._clock.now()
@@ -125,6 +138,82 @@ class PasskeyLogin:
         rp = relying_party(self._auth.current.issuer, self._settings.current)
         options = self._webauthn.authentication_options(rp, challenge, allow)
         return RegistrationStarted(ceremony.id, options)
+
+    async def _start_for_mfa(self, mfa_token: str) -> RegistrationStarted:
+        token_hash = hash_token(mfa_token)
+        now = self._clock.now()
+        async with self._storage.read() as uow:
+            challenge = await uow.mfa.find_challenge(token_hash)
+            if challenge is None or challenge.is_expired(now):
+                raise InvalidMfaCode(_MFA_INVALID)
+            allow = [p.credential_id for p in await uow.passkeys.list_for_user(challenge.user_id)]
+        challenge_bytes = os.urandom(CHALLENGE_BYTES)
+        ceremony = Ceremony(self._ids(), CeremonyKind.AUTHENTICATION, challenge_bytes,
+                            challenge.user_id, token_hash, now,
+                            now + timedelta(seconds=CEREMONY_TTL))  # fmt: skip
+        async with self._storage.begin() as uow:
+            await uow.passkeys.put_ceremony(ceremony)
+            await uow.commit()
+        rp = relying_party(self._auth.current.issuer, self._settings.current)
+        return RegistrationStarted(
+            ceremony.id, self._webauthn.authentication_options(rp, challenge_bytes, allow)
+        )
+
+    async def answer_mfa(
+        self,
+        mfa_token: str,
+        ceremony_id: str,
+        credential: Mapping[str, Any],
+        client: str,
+        user_agent: str | None = None,
+    ) -> TokenPair:
+        """``/login/mfa`` answered with a passkey instead of a code: the ceremony must be
+        bound to ``mfa_token`` (``InvalidCeremony`` otherwise); a failed check counts against
+        the ``mfa_token`` and the throttle like a wrong code (401 ``invalid_mfa_code``); the
+        ``mfa_token`` is taken in the transaction that starts the session."""
+        token_hash = hash_token(mfa_token)
+        now = self._clock.now()
+        async with self._storage.begin() as uow:
+            ceremony = await uow.passkeys.take_ceremony(ceremony_id)
+            await uow.commit()
+        if ceremony is None or ceremony.mfa_token_hash != token_hash or ceremony.is_expired(now):
+            raise InvalidCeremony("unknown, used or expired ceremony, or another mfa_token's")
+        async with self._storage.read() as uow:
+            challenge = await uow.mfa.find_challenge(token_hash)
+            user = None if challenge is None else await uow.users.get(challenge.user_id)
+            raw = _raw_id(credential)
+            passkey = None if raw is None else await uow.passkeys.by_credential_id(raw)
+        if challenge is None or user is None or challenge.is_expired(now):
+            raise InvalidMfaCode(_MFA_INVALID)
+        try:
+            await self._throttle.check(user.email, client)
+        except RateLimited:
+            limited = LoginFailed(user.id, client, "rate_limited", "passkey")
+            await publish_failure(self._storage, self._bus, now, limited)
+            raise
+        if passkey is None or passkey.suspected_clone or passkey.user_id != user.id:
+            await self._mfa_failed(token_hash, user.id, user.email, client)
+        rp = relying_party(self._auth.current.issuer, self._settings.current)
+        try:
+            seen = self._webauthn.verify_authentication(
+                rp, credential, ceremony.challenge, passkey.public_key, passkey.sign_count
+            )
+        except InvalidPasskey as exc:
+            if exc.reason == "counter":
+                await self._flag_clone(passkey)
+            await self._mfa_failed(token_hash, user.id, user.email, client)
+        return await self._log_in(passkey, seen.sign_count, seen.backed_up, user.email, client,
+                                  user_agent, token_hash)  # fmt: skip
+
+    async def _mfa_failed(self, token_hash: str, user_id: str, email: str, client: str) -> NoReturn:
+        async with self._storage.begin() as uow:
+            failures = await uow.mfa.count_failure(token_hash, MFA_CHALLENGE_MAX_FAILURES)
+            await uow.commit()
+        await self._throttle.failed(email, client)
+        voided = failures is not None and failures >= MFA_CHALLENGE_MAX_FAILURES
+        failed = MfaFailed(user_id, client, "voided" if voided else "wrong_passkey")
+        await publish_failure(self._storage, self._bus, self._clock.now(), failed)
+        raise InvalidMfaCode(_MFA_INVALID)
 
     async def finish(
         self,
@@ -188,9 +277,15 @@ class PasskeyLogin:
         key: str,
         client: str,
         user_agent: str | None,
+        mfa_token_hash: str | None = None,
     ) -> TokenPair:
+        """Start the session of ``passkey``'s user (taking the ``mfa_token`` of
+        ``mfa_token_hash`` in the same transaction, when given), reset the throttle of
+        ``key`` and ``client``."""
         now = self._clock.now()
         async with self._storage.begin() as uow:
+            if mfa_token_hash is not None and await uow.mfa.take_challenge(mfa_token_hash) is None:
+                raise InvalidMfaCode(_MFA_INVALID)  # used by a concurrent request
             user = await uow.users.get(passkey.user_id)
             if user is None:
                 await self._failed(key, client, None)

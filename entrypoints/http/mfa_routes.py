@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 from aiohttp import web
 
+from domain.errors import FieldError, ValidationFailed
 from entrypoints.converters import UncheckedText
 from entrypoints.http.auth_routes import pair_json
 from entrypoints.http.caller import authenticated, principal
@@ -34,11 +35,15 @@ class TotpCode:
 
 @attrs.frozen
 class MfaLoginRequest:
-    """Body of /login/mfa: ``{"mfa_token", "code"}`` (a TOTP or a recovery code). Any string is
-    taken: one no token or code can be is just wrong (401), never a 422."""
+    """Body of /login/mfa: ``{"mfa_token", "code"}`` (a TOTP or a recovery code) or
+    ``{"mfa_token", "ceremony_id", "credential"}`` (a passkey, contract section 13). Any string
+    is taken as a token or code: one no token or code can be is just wrong (401); giving
+    neither or both answers is a 422."""
 
     mfa_token: UncheckedText = attrs.field(repr=False)
-    code: UncheckedText = attrs.field(repr=False)
+    code: UncheckedText | None = attrs.field(default=None, repr=False)
+    ceremony_id: str | None = None
+    credential: dict[str, Any] | None = None
 
 
 def _container(request: web.Request) -> Container:
@@ -90,9 +95,20 @@ async def login_mfa(request: web.Request) -> web.Response:
     body = await read_json(request, MfaLoginRequest)
     container = _container(request)
     client = client_address(request, container.config().server.trusted_proxies)
-    pair = await container.mfa_login().complete(
-        body.mfa_token, body.code, client, user_agent(request)
-    )
+    by_passkey = body.ceremony_id is not None and body.credential is not None
+    if (body.code is not None) == by_passkey:  # neither, or both
+        raise ValidationFailed(
+            [FieldError("code", "give a code, or a ceremony_id and a credential")]
+        )
+    if body.code is not None:
+        pair = await container.mfa_login().complete(
+            body.mfa_token, body.code, client, user_agent(request)
+        )
+    else:
+        assert body.ceremony_id is not None and body.credential is not None
+        pair = await container.passkey_login().answer_mfa(
+            body.mfa_token, body.ceremony_id, body.credential, client, user_agent(request)
+        )
     return pair_json(pair)
 
 
@@ -102,9 +118,12 @@ _CODE = {"type": "string", "description": "a TOTP code (six digits) or a recover
 _CONFIRM: dict[str, Any] = {"type": "object", "required": ["code"], "properties": {"code": _CODE}}
 _LOGIN_MFA: dict[str, Any] = {
     "type": "object",
-    "required": ["mfa_token", "code"],
-    "properties": {"mfa_token": {"type": "string"}, "code": _CODE},
-}
+    "required": ["mfa_token"],
+    "properties": {"mfa_token": {"type": "string"}, "code": _CODE,
+                   "ceremony_id": {"type": "string"},
+                   "credential": {"type": "object",
+                                  "description": "AuthenticationResponseJSON (instead of code)"}},
+}  # fmt: skip
 _PASSWORD_BODY: dict[str, Any] = {
     "type": "object",
     "required": ["password"],

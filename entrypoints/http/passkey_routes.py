@@ -46,9 +46,11 @@ class NewPasskey:
 
 @attrs.frozen
 class PasskeyLoginStart:
-    """Body of POST /login/passkey/options: ``{}`` (discoverable) or ``{"email"}``."""
+    """Body of POST /login/passkey/options: ``{}`` (discoverable), ``{"email"}`` or
+    ``{"mfa_token"}`` (a passkey answering ``mfa_required``)."""
 
     email: str | None = None
+    mfa_token: str | None = attrs.field(default=None, repr=False)
 
 
 @attrs.frozen
@@ -161,7 +163,7 @@ async def login_options(request: web.Request) -> web.Response:
     """POST /login/passkey/options ``{}`` or ``{"email"}`` → 200 ``{"ceremony_id",
     "options"}``; 403 with ``webauthn.passwordless`` off."""
     body = await read_json(request, PasskeyLoginStart)
-    started = await _container(request).passkey_login().start(body.email)
+    started = await _container(request).passkey_login().start(body.email, body.mfa_token)
     return json_response({"ceremony_id": started.ceremony_id, "options": started.options},
                          headers={"Cache-Control": "no-store"})  # fmt: skip
 
@@ -217,8 +219,9 @@ ROUTES = [
               request=_PASSWORD_BODY, bearer=True, parameters=(_ID,), tag="passkeys"),
     RouteSpec("POST", "/login/passkey/options", login_options,
               "Start a passkey login: a ceremony and its request options",
-              {200: "PasskeyCeremony", 400: _P, 403: _P, 413: _P, 422: _P},
-              request={"type": "object", "properties": {"email": {"type": "string"}}},
+              {200: "PasskeyCeremony", 400: _P, 401: _P, 403: _P, 413: _P, 422: _P},
+              request={"type": "object", "properties": {"email": {"type": "string"},
+                                                        "mfa_token": {"type": "string"}}},
               tag="passkeys"),
     RouteSpec("POST", "/login/passkey", login_passkey, "Log in with a passkey (the answer)",
               {200: "TokenPair", 400: _P, 401: _P, 403: _P, 413: _P, 422: _P, 429: _P},

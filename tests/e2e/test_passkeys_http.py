@@ -242,3 +242,40 @@ async def test_a_disabled_user_is_refused(client: TestClient) -> None:
     _, device, handle = await enrolled(client)
     await container_of(client).set_disabled_by_operator()("alice@example.com", True)
     await assert_problem(await passkey_login(client, device, handle), 403, "account_disabled")
+
+
+async def test_a_passkey_answers_mfa_required(client: TestClient) -> None:
+    import pyotp
+
+    token, device, handle = await enrolled(client)
+    enrolment = await (await client.post("/me/mfa/totp", headers=bearer(token))).json()
+    code = pyotp.TOTP(enrolment["secret"]).now()
+    resp = await client.post("/me/mfa/totp/confirm", json={"code": code}, headers=bearer(token))
+    assert resp.status == 200
+    login = {"email": "alice@example.com", "password": PASSWORD}
+    mfa_token = (await assert_problem(await client.post("/login", json=login), 401,
+                                      "mfa_required"))["mfa_token"]  # fmt: skip
+    started = await (await client.post("/login/passkey/options",
+                                       json={"mfa_token": mfa_token})).json()  # fmt: skip
+    assert [c["id"] for c in started["options"]["allowCredentials"]] == [
+        device.register({"challenge": "", "rp": {"id": "x"}}, ORIGIN)["id"]
+    ]
+    answer = device.assert_(started["options"], ORIGIN, user_handle=handle)
+    # The bound ceremony completes only /login/mfa with that token, not /login/passkey.
+    resp = await client.post("/login/passkey", json={"ceremony_id": started["ceremony_id"],
+                                                     "credential": answer})  # fmt: skip
+    await assert_problem(resp, 400, "invalid_ceremony")
+    started = await (await client.post("/login/passkey/options",
+                                       json={"mfa_token": mfa_token})).json()  # fmt: skip
+    answer = device.assert_(started["options"], ORIGIN, user_handle=handle)
+    both = {"mfa_token": mfa_token, "code": "123456", "ceremony_id": started["ceremony_id"],
+            "credential": answer}  # fmt: skip
+    await assert_problem(await client.post("/login/mfa", json=both), 422, "validation_error")
+    del both["code"]
+    resp = await client.post("/login/mfa", json=both)
+    assert resp.status == 200, await resp.text()
+    assert (await client.post("/login/mfa", json=both)).status in (400, 401)  # used up
+    # A passkey login is two factors: no mfa_required after it.
+    assert (await passkey_login(client, device, handle)).status == 200
+    resp = await client.post("/login/passkey/options", json={"mfa_token": "unknown"})
+    await assert_problem(resp, 401, "invalid_mfa_code")
