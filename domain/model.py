@@ -51,6 +51,9 @@ class User:
     """Whether the user proved it owns ``email`` (contract section 9)."""
     mfa_enabled: bool = False
     """Whether logging in needs a second factor, a TOTP or recovery code (contract section 10)."""
+    passkeys: int = attrs.field(default=0, eq=False)
+    """How many passkeys the user has (contract section 13): read with the user, never
+    written through it; not part of equality."""
 
 
 USER_AGENT_MAX_LENGTH = 256

@@ -16,6 +16,7 @@ __all__ = [
     "SESSIONS",
     "TOKENS",
     "USERS",
+    "USER_READ",
     "USER_WITH_GROUPS",
 ]
 
@@ -40,10 +41,15 @@ _TOKEN_COLUMNS = (
 )
 
 USERS = ", ".join(_USER_COLUMNS)
-"""The columns of ``users`` in the order of ``User``'s fields."""
+"""The stored columns of ``users`` in the order of ``User``'s fields (for writes)."""
 
-MEMBERS = ", ".join(f"u.{c}" for c in _USER_COLUMNS)
-"""``USERS`` of the alias ``u`` (``group_members m JOIN users u``)."""
+_PASSKEY_COUNT = "(SELECT COUNT(*) FROM passkeys pk WHERE pk.user_id = {alias}.id)"
+
+USER_READ = USERS + ", " + _PASSKEY_COUNT.format(alias="users")
+"""``USERS`` and the user's passkey count (``User.passkeys``), for ``SELECT ... FROM users``."""
+
+MEMBERS = ", ".join(f"u.{c}" for c in _USER_COLUMNS) + ", " + _PASSKEY_COUNT.format(alias="u")
+"""``USER_READ`` of the alias ``u`` (``group_members m JOIN users u``)."""
 
 USER_WITH_GROUPS = (
     f"SELECT {MEMBERS}, m.group_id FROM users u"  # noqa: S608 - column names, no values

@@ -80,7 +80,7 @@ SCHEMAS: dict[str, Any] = {
     "User": {
         "type": "object",
         "required": ["id", "email", "role", "org_id", "created_at", "disabled",
-                     "email_verified", "mfa_enabled"],
+                     "email_verified", "mfa_enabled", "passkeys"],
         "properties": {
             "id": {"type": "string"},
             "email": {"type": "string", "format": "email"},
@@ -90,6 +90,7 @@ SCHEMAS: dict[str, Any] = {
             "disabled": {"type": "boolean"},
             "email_verified": {"type": "boolean"},
             "mfa_enabled": {"type": "boolean"},
+            "passkeys": {"type": "integer", "minimum": 0, "description": "how many"},
             "groups": {"type": "array", "items": {"type": "string"}},
         },
     },

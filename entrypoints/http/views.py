@@ -35,7 +35,7 @@ def iso(ts: datetime) -> str:
 
 def user_json(user: User, groups: list[str] | None = None) -> dict[str, Any]:
     """Contract ``User``: id, email, role, org_id, created_at, disabled, email_verified,
-    mfa_enabled (+ groups).
+    mfa_enabled, passkeys (how many) (+ groups).
     Never a password hash."""
     body: dict[str, Any] = {
         "id": user.id,
@@ -46,6 +46,7 @@ def user_json(user: User, groups: list[str] | None = None) -> dict[str, Any]:
         "disabled": user.disabled,
         "email_verified": user.email_verified,
         "mfa_enabled": user.mfa_enabled,
+        "passkeys": user.passkeys,
     }
     if groups is not None:
         body["groups"] = groups

@@ -13,6 +13,7 @@ import pytest
 
 from application.ports import Storage
 from domain.errors import Conflict, NotFound
+from domain.model import Group
 from domain.passkeys import Ceremony, CeremonyKind, Passkey
 from tests.contract.conftest import T0, Make
 
@@ -138,3 +139,25 @@ async def test_a_ceremony_is_taken_once_and_purged_when_expired(storage: Storage
         await uow.commit()
     async with storage.begin() as uow:
         assert await uow.passkeys.take_ceremony("c2") is None
+
+
+async def test_a_user_is_read_with_its_passkey_count(storage: Storage, make: Make) -> None:
+    await _user(storage, make)
+    async with storage.begin() as uow:
+        await uow.passkeys.add(_passkey(1))
+        await uow.passkeys.add(_passkey(2))
+        await uow.groups.add(Group("g1", "team", "org-a", T0))
+        await uow.groups.add_member("g1", "alice", T0)
+        await uow.commit()
+    async with storage.begin() as uow:
+        user = await uow.users.get("alice")
+        assert user is not None and user.passkeys == 2
+        by_email = await uow.users.get_by_email(user.email)
+        assert by_email is not None and by_email.passkeys == 2
+        with_groups = await uow.users.get_with_groups("alice")
+        assert with_groups is not None and with_groups[0].passkeys == 2
+        assert [u.passkeys for u in await uow.users.list_page(None, None, 10)] == [2]
+        assert [u.passkeys for u in await uow.groups.members("g1")] == [2]
+        await uow.users.update(user)  # the count is read, never written
+        await uow.passkeys.delete(_passkey(1).id)
+        assert (await uow.users.get("alice")).passkeys == 1  # type: ignore[union-attr]

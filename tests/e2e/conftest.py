@@ -34,7 +34,17 @@ ONE_PER_BACKEND = [DEPLOYMENTS[0], DEPLOYMENTS[-1]]
 algorithm (it overrides ``deployment`` with these params)."""
 
 USER_KEYS = frozenset(
-    {"id", "email", "role", "org_id", "created_at", "disabled", "email_verified", "mfa_enabled"}
+    {
+        "id",
+        "email",
+        "role",
+        "org_id",
+        "created_at",
+        "disabled",
+        "email_verified",
+        "mfa_enabled",
+        "passkeys",
+    }
 )
 """The keys of the contract's ``User`` (never a password hash)."""
 

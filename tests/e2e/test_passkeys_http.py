@@ -62,6 +62,7 @@ async def test_register_list_rename_and_delete(client: TestClient) -> None:
     second = await (await register(client, token, SoftAuthenticator("EdDSA"))).json()
     listed = await (await client.get("/me/passkeys", headers=bearer(token))).json()
     assert [p["id"] for p in listed["items"]] == [second["id"], passkey["id"]]
+    assert (await (await client.get("/me", headers=bearer(token))).json())["passkeys"] == 2
     assert all(set(p) == PASSKEY_KEYS for p in listed["items"])
 
     resp = await client.patch(f"/me/passkeys/{passkey['id']}", json={"name": "phone"},

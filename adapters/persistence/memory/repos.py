@@ -47,19 +47,21 @@ class MemoryUserRepo(UserRepo):
 
     async def get(self, user_id: str) -> User | None:
         """The user with this id, or None."""
-        return self._s.view.users.get(user_id)
+        user = self._s.view.users.get(user_id)
+        return None if user is None else counted(self._s, user)
 
     async def get_with_groups(self, user_id: str) -> tuple[User, list[str]] | None:
         """The user and the sorted ids of its groups, or None."""
         user = self._s.view.users.get(user_id)
         if user is None:
             return None
-        return user, sorted(g for g, m in self._s.view.members.items() if user_id in m)
+        groups = sorted(g for g, m in self._s.view.members.items() if user_id in m)
+        return counted(self._s, user), groups
 
     async def get_by_email(self, email: str) -> User | None:
         """The user with this email (compared lower-case), or None."""
         owner = self._email_owner(email.lower())
-        return None if owner is None else self._s.view.users[owner]
+        return None if owner is None else counted(self._s, self._s.view.users[owner])
 
     async def update(self, user: User) -> None:
         """Replace the user with the same id. Raises ``NotFound``, or ``EmailTaken``."""
@@ -79,7 +81,7 @@ class MemoryUserRepo(UserRepo):
             if (org_id is None or u.org_id == org_id) and (after is None or u.id > after)
         ]
         rows.sort(key=lambda u: u.id)
-        return rows[: max(0, limit)]
+        return [counted(self._s, u) for u in rows[: max(0, limit)]]
 
     async def count_by_role(self, role: Role) -> int:
         """How many enabled users hold ``role``."""
@@ -106,6 +108,12 @@ class MemoryUserRepo(UserRepo):
             if user_id in members:
                 del self._s.write_members(group_id)[user_id]
         return True
+
+
+def counted(stage: _Stage, user: User) -> User:
+    """``user`` with its passkey count (``User.passkeys``), as the SQL stores read it."""
+    keys = sum(1 for p in stage.view.passkeys.values() if p.user_id == user.id)
+    return attrs.evolve(user, passkeys=keys) if keys != user.passkeys else user
 
 
 def _user_of(
@@ -196,7 +204,7 @@ class MemoryGroupRepo(GroupRepo):
     async def members(self, group_id: str) -> list[User]:
         """The group's members ordered by id (empty for an unknown group)."""
         ids = sorted(self._s.view.members.get(group_id, {}))
-        return [self._s.view.users[i] for i in ids if i in self._s.view.users]
+        return [counted(self._s, self._s.view.users[i]) for i in ids if i in self._s.view.users]
 
     async def groups_of(self, user_id: str) -> list[str]:
         """Sorted ids of the groups ``user_id`` belongs to."""

@@ -66,7 +66,7 @@ WRITE_RETRY_AFTER = 5
 
 
 def _user(r: asyncpg.Record) -> User:
-    return User(r[0], r[1], r[2], Role(r[3]), r[4], r[5], r[6], r[7], r[8])
+    return User(r[0], r[1], r[2], Role(r[3]), r[4], r[5], r[6], r[7], r[8], int(r[9]))
 
 
 def _session(r: asyncpg.Record) -> Session:

@@ -55,7 +55,7 @@ class SqliteUserRepo(_SqlQueries, UserRepo):
 
     async def get(self, user_id: str) -> User | None:
         """The user with this id, or None."""
-        row = await self._one(f"SELECT {cols.USERS} FROM users WHERE id = ?", (user_id,))
+        row = await self._one(f"SELECT {cols.USER_READ} FROM users WHERE id = ?", (user_id,))
         return None if row is None else _user(row)
 
     async def get_with_groups(self, user_id: str) -> tuple[User, list[str]] | None:
@@ -67,7 +67,9 @@ class SqliteUserRepo(_SqlQueries, UserRepo):
 
     async def get_by_email(self, email: str) -> User | None:
         """The user with this email (compared lower-case), or None."""
-        row = await self._one(f"SELECT {cols.USERS} FROM users WHERE email = ?", (email.lower(),))
+        row = await self._one(
+            f"SELECT {cols.USER_READ} FROM users WHERE email = ?", (email.lower(),)
+        )
         return None if row is None else _user(row)
 
     async def update(self, user: User) -> None:
@@ -95,7 +97,7 @@ class SqliteUserRepo(_SqlQueries, UserRepo):
     async def list_page(self, org_id: str | None, after: str | None, limit: int) -> list[User]:
         """Up to ``limit`` users with ``id > after`` ordered by id, of ``org_id`` (None = all)."""
         rows = await self._all(
-            f"SELECT {cols.USERS} FROM users WHERE (?1 IS NULL OR org_id = ?1)"
+            f"SELECT {cols.USER_READ} FROM users WHERE (?1 IS NULL OR org_id = ?1)"
             " AND (?2 IS NULL OR id > ?2) ORDER BY id LIMIT ?3",
             (org_id, after, max(0, limit)),
         )

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 
 def _user(row: Iterable[Any]) -> User:
-    id_, email, password_hash, role, org_id, created_at, disabled, verified, mfa = row
+    id_, email, password_hash, role, org_id, created_at, disabled, verified, mfa, keys = row
     return User(
         id_,
         email,
@@ -33,6 +33,7 @@ def _user(row: Iterable[Any]) -> User:
         bool(disabled),
         bool(verified),
         bool(mfa),
+        int(keys),
     )
 
 
