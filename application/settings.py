@@ -70,6 +70,24 @@ def _addresses_or_networks(
             ) from None
 
 
+def _origins(
+    _: object, attribute: attrs.Attribute[tuple[str, ...]], value: tuple[str, ...]
+) -> None:
+    for entry in value:
+        parts = urlsplit(entry)
+        if (
+            parts.scheme not in ("http", "https")
+            or not parts.hostname
+            or parts.path not in ("", "/")
+            or parts.query
+            or parts.fragment
+            or parts.username
+        ):
+            raise ValueError(
+                f"'{attribute.name}' entries must be origins (https://host[:port]), got {entry!r}"
+            )
+
+
 def _host(_: object, attribute: attrs.Attribute[str], value: str) -> None:
     try:
         ipaddress.ip_address(value)
@@ -184,7 +202,11 @@ class ServerSettings:
     headers must arrive within ``header_timeout`` (default 5) of its first byte and its body
     within ``body_timeout`` (default 10) of its headers, else 408 ``request_timeout`` and the
     connection closes; a connection with no request under way closes after
-    ``keepalive_timeout`` (default 15)."""
+    ``keepalive_timeout`` (default 15).
+
+    ``cors_origins`` (default none): browser origins (``https://app.example.com``) allowed to
+    call the service from another origin (CORS); preflights are answered, credentials
+    (cookies) are never allowed — the API takes bearer tokens."""
 
     host: str = attrs.field(default="127.0.0.1", validator=_host)
     port: int = attrs.field(default=8080, validator=[v.ge(0), v.le(65535)])
@@ -196,6 +218,7 @@ class ServerSettings:
     header_timeout: float = attrs.field(default=5.0, validator=[v.gt(0), v.le(3600)])
     body_timeout: float = attrs.field(default=10.0, validator=[v.gt(0), v.le(3600)])
     keepalive_timeout: float = attrs.field(default=15.0, validator=[v.gt(0), v.le(3600)])
+    cors_origins: tuple[str, ...] = attrs.field(default=(), validator=_origins)
 
 
 @attrs.frozen

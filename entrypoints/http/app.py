@@ -8,6 +8,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 from aiohttp import web
+from aiohttp_middlewares.cors import cors_middleware
 
 from adapters.mail.console import CONSOLE_WARNING
 from entrypoints.cluster import follow_peers, maintain_keys
@@ -69,6 +70,11 @@ async def _resources(app: web.Application) -> AsyncIterator[None]:
 
 log = logging.getLogger("authsvc.housekeeping")
 
+CORS_REQUEST_HEADERS = ("authorization", "content-type", "dpop")
+"""Request headers a browser on an allowed origin may send (``server.cors_origins``)."""
+CORS_EXPOSED_HEADERS = ("dpop-nonce", "retry-after", "www-authenticate")
+"""Response headers such a browser may read."""
+
 
 async def purge_every(purge: Callable[[], Awaitable[int]], interval: float) -> None:
     """Run ``purge`` every ``interval`` seconds until cancelled. A failure (the database is
@@ -115,7 +121,8 @@ def create_app(container: Container) -> web.Application:
     signing keys are re-read every ``auth.key_poll_interval`` seconds and rotated every
     ``auth.key_rotation_interval`` seconds (0: never).
 
-    Middlewares, outermost first: tracing (a span per request), HTTP metrics
+    Middlewares, outermost first: CORS (with ``server.cors_origins``: preflights answered,
+    no credentials), tracing (a span per request), HTTP metrics
     (``http_server_requests_total``, ``http_server_request_duration_seconds``), problem+json,
     the audit log's request context (client address and user agent).
     Wiring done here, once per container: the service metrics (subscribed to the bus).
@@ -125,9 +132,19 @@ def create_app(container: Container) -> web.Application:
     """
     config = container.config()
     telemetry = container.telemetry()
+    cors = [
+        cors_middleware(
+            origins=[o.rstrip("/") for o in config.server.cors_origins],
+            allow_credentials=False,
+            allow_headers=CORS_REQUEST_HEADERS,
+            expose_headers=CORS_EXPOSED_HEADERS,
+            max_age=600,
+        )
+    ] if config.server.cors_origins else []  # fmt: skip
     app = web.Application(
         client_max_size=config.server.max_body_bytes,
         middlewares=[
+            *cors,
             tracing_middleware(telemetry),
             metrics_middleware(container.metrics_registry()),
             problem_middleware,

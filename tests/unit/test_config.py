@@ -98,6 +98,8 @@ def test_config_path_from_environment(tmp_path: Path) -> None:
         ("", {"AUTHSVC_STORAGE__PURGE_INTERVAL": "-5"}, "storage.purge_interval"),
         ('[auth]\nkey_dir = "a\\u0000b"\n', {}, "auth.key_dir"),
         ("", {"AUTHSVC_ACTUATOR__INDICATOR_TIMEOUT": "0"}, "actuator.indicator_timeout"),
+        ("", {"AUTHSVC_SERVER__CORS_ORIGINS": "*"}, "server.cors_origins"),
+        ("", {"AUTHSVC_SERVER__CORS_ORIGINS": "https://app.example.com/x"}, "server.cors_origins"),
         ("", {"AUTHSVC_OAUTH__CLIENT_TOKEN_TTL": "0"}, "oauth.client_token_ttl"),
         ("", {"AUTHSVC_OAUTH__SECRET_GRACE": "-1"}, "oauth.secret_grace"),
         ("", {"AUTHSVC_WEBAUTHN__USER_VERIFICATION": "discouraged"}, "webauthn.user_verification"),
