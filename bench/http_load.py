@@ -1,7 +1,7 @@
 """HTTP figures per scenario (liveness, /me, /refresh, client credentials, introspection,
-login): requests per second, p50/p99 latency and the server's CPU time per request (µs, from
-the kernel's counters for the server process and its workers: steadier than req/s on a shared
-machine).
+login, passkey login): requests per second, p50/p99 latency and the server's CPU time per
+request (µs, from the kernel's counters for the server process and its workers: steadier than
+req/s on a shared machine).
 
 Starts ``authsvc serve`` in a subprocess (temporary key dir and database unless told otherwise),
 then drives it from this process with aiohttp over loopback. Prints a table; not a test.
@@ -11,6 +11,8 @@ then drives it from this process with aiohttp over loopback. Prints a table; not
                                         [--workers 2]
 
 Client and server share the machine's cores, so figures are lower bounds, useful to compare.
+"passkey login" counts whole logins (options, then the assertion: two requests each), made by
+the tests' software authenticator (ES256), discoverable (no email), beside "login" (bcrypt).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import aiohttp
 
 PASSWORD = "correct horse battery"
 LIVE = "/actuator/health/live"
+ORIGIN = "https://bench.localhost"  # webauthn.origins; the RP ID is auth.issuer's host: localhost
 
 
 def _free_port() -> int:
@@ -58,6 +61,24 @@ async def _login(session: aiohttp.ClientSession, base: str, email: str) -> dict[
     async with session.post(base + "/login", json={"email": email, "password": PASSWORD}) as r:
         assert r.status == 200, await r.text()
         return await r.json()  # type: ignore[no-any-return]
+
+
+async def _passkey(
+    session: aiohttp.ClientSession, base: str, auth: dict[str, str]
+) -> tuple[Any, bytes]:
+    """Register a software passkey (ES256) for the bearer of ``auth``; returns it and the
+    user handle an authenticator keeps beside it (for discoverable assertions)."""
+    from tests.webauthn_authenticator import SoftAuthenticator, b64url_decode
+
+    device = SoftAuthenticator("ES256")
+    url = base + "/me/passkeys/registration/options"
+    async with session.post(url, json={}, headers=auth) as r:
+        begun = await r.json()
+    answer = device.register(begun["options"], ORIGIN)
+    body = {"ceremony_id": begun["ceremony_id"], "credential": answer}
+    async with session.post(base + "/me/passkeys", json=body, headers=auth) as r:
+        assert r.status == 201, await r.text()
+    return device, b64url_decode(begun["options"]["user"]["id"])
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -156,6 +177,8 @@ async def run(args: argparse.Namespace) -> list[Figures]:
         "AUTHSVC_STORAGE__SQLITE_PATH": os.path.join(tmp, "authsvc.db"),
         "AUTHSVC_SERVER__PORT": str(port),
         "AUTHSVC_SERVER__WORKERS": str(args.workers),
+        "AUTHSVC_AUTH__ISSUER": "http://localhost",
+        "AUTHSVC_WEBAUTHN__ORIGINS": ORIGIN,
     }
     if args.dsn:
         env["AUTHSVC_STORAGE__POSTGRES_DSN"] = args.dsn
@@ -244,6 +267,25 @@ async def run(args: argparse.Namespace) -> list[Figures]:
                 return errors
 
             figures.append(await _measure("login", proc.pid, login, min(n, 8), secs))
+            devices = [await _passkey(session, base, headers[i]) for i in range(min(n, 8))]
+
+            async def passkey_login(deadline: float, latencies: list[float]) -> int:
+                errors, (device, handle) = 0, devices[next(turn) % len(devices)]
+                while time.perf_counter() < deadline:
+                    started = time.perf_counter()
+                    async with session.post(base + "/login/passkey/options", json={}) as r:
+                        begun = await r.json()
+                    answer = device.assert_(begun["options"], ORIGIN, user_handle=handle)
+                    body = {"ceremony_id": begun["ceremony_id"], "credential": answer}
+                    async with session.post(base + "/login/passkey", json=body) as r:
+                        await r.read()
+                        errors += r.status != 200
+                    latencies.append(time.perf_counter() - started)
+                return errors
+
+            figures.append(
+                await _measure("passkey login", proc.pid, passkey_login, len(devices), secs)
+            )
             # Liveness while logins saturate the server: is the event loop starved by bcrypt?
             saturate = asyncio.gather(*(login(time.perf_counter() + secs, []) for _ in range(8)))
             figures.append(await _measure("liveness under login", proc.pid, live, 4, secs))

@@ -65,10 +65,10 @@ async def test_shared_events_reach_the_other_instance_with_their_origin(
     mine_b = SigningKeysChanged(kids=("kid-1",), reason="rotated")
     from_a = ConfigChanged(changed=("auth",), origin=a.instance_id)
     assert set(map(repr, await heard_b.wait_for(2))) == {repr(mine_b), repr(from_a)}
-    await asyncio.sleep(0.3)  # nothing echoed back, nothing sent twice
     mine_a = ConfigChanged(changed=("auth",))
     from_b = SigningKeysChanged(kids=("kid-1",), reason="rotated", origin=b.instance_id)
-    assert set(map(repr, heard_a.events)) == {repr(mine_a), repr(from_b)}
+    assert set(map(repr, await heard_a.wait_for(2))) == {repr(mine_a), repr(from_b)}
+    await asyncio.sleep(0.3)  # nothing echoed back, nothing sent twice
     assert len(heard_a.events) == len(heard_b.events) == 2
 
 
