@@ -159,8 +159,8 @@ def _client_credentials(env: dict[str, str]) -> dict[str, str]:
         env=env, check=True, capture_output=True, text=True,
     ).stdout  # fmt: skip
     values = dict(line.split(": ", 1) for line in out.splitlines() if ": " in line)
-    basic = aiohttp.BasicAuth(values["client_id"], values["client_secret"])
-    return {"Authorization": basic.encode()}
+    basic = aiohttp.encode_basic_auth(values["client_id"], values["client_secret"])
+    return {"Authorization": basic}
 
 
 async def run(args: argparse.Namespace) -> list[Figures]:

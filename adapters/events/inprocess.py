@@ -42,7 +42,7 @@ class InProcessEventBus(EventBus):
 
     async def publish(self, event: Event) -> None:
         """Deliver ``event``; never raises because of a subscriber."""
-        log.info("event %s %r", type(event).__name__, event)
+        log.debug("event %s %r", type(event).__name__, event)
         for cls in type(event).__mro__:
             for handler in list(self._handlers.get(cls, ())):
                 try:

@@ -189,7 +189,7 @@ class _Unit:
 class _SqlQueries:
     """Query helpers over a ``_Unit``. Every aiosqlite call is a hop to its thread (~0.1 ms):
     ``execute_fetchall`` runs a statement and fetches its rows in one hop (cursor + fetch +
-    close would be three)."""
+    close would be three), for reads and writes alike."""
 
     def __init__(self, unit: _Unit) -> None:
         self._u = unit
@@ -203,10 +203,7 @@ class _SqlQueries:
         return rows[0] if rows else None
 
     async def _count(self, sql: str, params: Iterable[Any] = ()) -> int:
-        args = tuple(params)
-
-        async def op(conn: aiosqlite.Connection) -> int:
-            async with conn.execute(sql, args) as cur:
-                return max(0, cur.rowcount)
-
-        return int(await self._u.call(op))
+        """Run an INSERT, UPDATE or DELETE; returns the rows it changed (as ``rowcount``:
+        direct changes only, not those of triggers or foreign-key actions). ``RETURNING 1``
+        counts them in the same hop (a cursor would need a second one to close)."""
+        return len(await self._all(sql + " RETURNING 1", params))
