@@ -98,6 +98,7 @@ class TokenIssuer:
         session_expires_at: datetime | None = None,
         user_agent: str | None = None,
         client_address: str | None = None,
+        groups: list[str] | None = None,
     ) -> tuple[TokenPair, AccessTokenIssued]:
         """Sign an access token and store a new refresh token in ``uow``.
 
@@ -106,6 +107,9 @@ class TokenIssuer:
         and ``client_address``, and its absolute end is now + ``session_max_age``. A rotation
         passes the family's values, so the new token's expiry is min(now +
         ``refresh_token_ttl``, ``session_expires_at``).
+
+        ``groups``: the user's group ids when the caller read them with the user (one
+        statement, ``UserRepo.get_with_groups``); None reads them here.
 
         Returns the pair and the ``AccessTokenIssued`` (``grant``: ``"login"`` or ``"refresh"``)
         to publish once ``uow`` has committed. Raises what ``TokenStore.add`` raises.
@@ -137,7 +141,8 @@ class TokenIssuer:
             created_at=now,
         )
         await uow.tokens.add(record)
-        groups = await uow.groups.groups_of(user.id)
+        if groups is None:
+            groups = await uow.groups.groups_of(user.id)
         algorithm = self._signer.algorithm
         access = await self._signer.sign(self.access_claims(user, groups, now))
         pair = TokenPair(
@@ -216,7 +221,8 @@ class SessionRotation:
                     await record_audit(uow, reuse, now)
                     await uow.commit()
             if record is not None:
-                user = await uow.users.get(record.user_id)
+                found = await uow.users.get_with_groups(record.user_id)
+                user, groups = found if found is not None else (None, [])
                 if record.is_expired(now) or user is None or user.disabled:
                     await uow.commit()  # the dead record stays deleted
                     failed = RefreshFailed(reason="expired", user_id=record.user_id)
@@ -229,6 +235,7 @@ class SessionRotation:
                         "refresh",
                         family_id=record.family_id,
                         session_expires_at=record.session_expires_at,
+                        groups=groups,
                     )
                     await record_audit(uow, [issued[1]], now)
                     await uow.commit()
