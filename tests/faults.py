@@ -142,9 +142,12 @@ def fill(directory: Path) -> Path:
 
 
 async def sqlite_pragma(storage: SqliteStorage, sql: str) -> int:
-    """Run a pragma on the storage's own connection (between its units of work); the first
-    column of its answer, or 0."""
+    """Run a pragma on the storage's connections that write, between its units of work: the
+    aiosqlite one and the writer on the loop's thread (ADR 0022); the first column of the
+    aiosqlite connection's answer, or 0."""
     async with storage._locked() as conn, conn.execute(sql) as cur:
+        assert storage._writer is not None
+        storage._writer.execute(sql).fetchall()
         row = await cur.fetchone()
         return int(row[0]) if row else 0
 

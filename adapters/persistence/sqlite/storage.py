@@ -1,5 +1,5 @@
-"""The SQLite ``Storage``: one connection, migrations, units of work, readiness probe, and the
-failed-login counts."""
+"""The SQLite ``Storage``: one connection for units of work and a reader for read-only units,
+migrations, the readiness probe, and the failed-login counts."""
 
 # Only module constants (column lists) are interpolated into SQL; values are always bound.
 
@@ -20,12 +20,17 @@ from adapters.persistence.migrate import apply_sqlite_migrations, prepare_sqlite
 from adapters.persistence.sqlite.repos import SqliteUnitOfWork
 from adapters.persistence.sqlite.unit import (
     _PROBE,
+    _ReadUnit,
     _SqlQueries,
     _Unit,
     log,
 )
 from application.ports import LoginAttempts, Storage
 from domain.errors import StorageFault
+
+CHECKPOINT_EVERY = 200
+"""Commits on the writer between two WAL checkpoints (SQLite's automatic one comes after about
+1,000 pages; a rotation writes a few)."""
 
 
 class SqliteStorage(Storage):
@@ -41,6 +46,9 @@ class SqliteStorage(Storage):
         self._path = path
         self._busy_timeout_ms = busy_timeout_ms
         self._conn: aiosqlite.Connection | None = None
+        self._writer: sqlite3.Connection | None = None  # units of work, on the loop's thread
+        self._reader: sqlite3.Connection | None = None  # read() units, on the loop's thread
+        self._commits = 0  # on the writer since the last checkpoint
         self._lock = asyncio.Lock()
         self._write_fault: StorageFault | None = None
 
@@ -78,11 +86,26 @@ class SqliteStorage(Storage):
         except sqlite3.Error as exc:
             await conn.close()
             raise StorageUnavailable("storage.sqlite_path", str(exc), str(db)) from None
-        self._conn = conn
+        try:
+            writer, reader = (
+                sqlite3.connect(db, timeout=0, isolation_level=None, check_same_thread=False)
+                for _ in range(2)
+            )
+            for pragma in ("foreign_keys = ON", "synchronous = NORMAL", "wal_autocheckpoint = 0"):
+                writer.execute(f"PRAGMA {pragma}")
+            reader.execute("PRAGMA query_only = ON")
+        except sqlite3.Error as exc:
+            await conn.close()
+            raise StorageUnavailable("storage.sqlite_path", str(exc), str(db)) from None
+        self._conn, self._writer, self._reader = conn, writer, reader
 
     async def close(self) -> None:
-        """Close the connection (waits for a running unit of work to finish)."""
+        """Close the connections (waits for a running unit of work to finish)."""
         async with self._lock:
+            for plain in (self._writer, self._reader):
+                if plain is not None:
+                    plain.close()
+            self._writer = self._reader = None
             if self._conn is not None:
                 conn, self._conn = self._conn, None
                 await conn.close()
@@ -99,7 +122,7 @@ class SqliteStorage(Storage):
                 await self._probe_write(conn)
 
     async def _probe_write(self, conn: aiosqlite.Connection) -> None:
-        unit = _Unit(self, conn)
+        unit = self._unit(conn)
         queries = _SqlQueries(unit)
         try:
             await queries._count("INSERT INTO login_failures (key, at) VALUES (?, 0)", (_PROBE,))
@@ -108,9 +131,33 @@ class SqliteStorage(Storage):
         finally:
             await self._rollback(conn)
 
+    def _unit(self, conn: aiosqlite.Connection) -> _Unit:
+        if self._writer is None:
+            raise RuntimeError("SqliteStorage is not open; call open() first")
+        return _Unit(self, conn, self._writer)
+
+    async def _committed_on_writer(self) -> None:
+        """Count a commit on the writer; every ``CHECKPOINT_EVERY`` commits, checkpoint the WAL
+        (``PASSIVE``: it waits for nobody) on aiosqlite's thread, where its disk writes and
+        fsync cannot hold up the loop. The writer's own automatic checkpoint is off for that
+        reason. A failed checkpoint is logged; the next one catches up."""
+        self._commits += 1
+        if self._commits < CHECKPOINT_EVERY or self._conn is None:
+            return
+        self._commits = 0
+        try:
+            await self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        except sqlite3.Error as exc:
+            log.warning("WAL checkpoint failed: %s", exc)
+
     async def _rollback(self, conn: aiosqlite.Connection) -> None:
         """Roll back an open transaction; a failure is logged (SQLite rolls back by itself
         when it cannot go on), never raised."""
+        if self._writer is not None and self._writer.in_transaction:
+            try:
+                self._writer.execute("ROLLBACK")
+            except sqlite3.Error as exc:
+                log.warning("rollback failed: %s", exc)
         if conn.in_transaction:
             try:
                 await asyncio.shield(conn.execute("ROLLBACK"))
@@ -128,7 +175,7 @@ class SqliteStorage(Storage):
     async def _begin(self) -> AsyncIterator[SqliteUnitOfWork]:
         async with self._locked() as conn:
             await self._rollback(conn)  # left over by a cancelled unit
-            unit = _Unit(self, conn)
+            unit = self._unit(conn)
             await unit.begin()  # the write lock, from the start
             try:
                 yield SqliteUnitOfWork(unit)
@@ -137,13 +184,14 @@ class SqliteStorage(Storage):
 
     @asynccontextmanager
     async def _read(self) -> AsyncIterator[SqliteUnitOfWork]:
-        async with self._locked() as conn:
-            await self._rollback(conn)  # left over by a cancelled unit
-            yield SqliteUnitOfWork(_Unit(self, conn, autocommit=True))
+        if self._reader is None:
+            raise RuntimeError("SqliteStorage is not open; call open() first")
+        yield SqliteUnitOfWork(_ReadUnit(self, self._reader))
 
     def read(self) -> AbstractAsyncContextManager[SqliteUnitOfWork]:
-        """A read-only unit: statements in autocommit (WAL readers take no write lock), one
-        thread hop each, on the storage's connection. Nothing may be written through it."""
+        """A read-only unit: each statement in autocommit on the storage's reader connection,
+        on the event loop's thread, beside any unit of work (WAL; see ``_ReadUnit``, ADR 0022).
+        Nothing may be written through it (the reader is ``query_only``)."""
         return self._read()
 
     def begin(self) -> AbstractAsyncContextManager[SqliteUnitOfWork]:

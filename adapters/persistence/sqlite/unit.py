@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Awaitable, Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -127,19 +127,29 @@ def storage_fault(exc: sqlite3.Error) -> tuple[StorageFault, bool] | None:
     return None
 
 
+def _primary(exc: sqlite3.Error) -> int:
+    return int(getattr(exc, "sqlite_errorcode", 0)) & 0xFF
+
+
 class _Unit:
-    """The connection one unit of work runs on. Every statement goes through ``call``, which
-    begins the next transaction after a commit and turns storage faults into ``StorageFault``;
-    after one, the unit is finished (its transaction rolled back) and every later statement
-    raises ``StorageFault`` too."""
+    """The connections one unit of work runs on (ADR 0022). Each transaction begins on the
+    storage's writer, a ``sqlite3`` connection used on the event loop's thread, when it gets the
+    write lock at once; then every statement of that transaction runs there (it holds the lock:
+    no statement can wait). When another process holds the lock, the transaction runs on the
+    aiosqlite connection instead, whose thread waits up to the busy timeout.
+
+    Every statement goes through ``fetchall``, which begins the next transaction after a commit
+    and turns storage faults into ``StorageFault``; after one, the unit is finished (its
+    transaction rolled back) and every later statement raises ``StorageFault`` too."""
 
     def __init__(
-        self, storage: SqliteStorage, conn: aiosqlite.Connection, *, autocommit: bool = False
+        self, storage: SqliteStorage, conn: aiosqlite.Connection, writer: sqlite3.Connection
     ) -> None:
         self._storage = storage
         self.conn = conn
+        self._writer = writer
+        self._on_writer = False  # the open transaction runs on the writer
         self._fault: StorageFault | None = None
-        self._autocommit = autocommit  # a read-only unit: each statement on its own
 
     @contextmanager
     def translated(self) -> Iterator[None]:
@@ -156,47 +166,102 @@ class _Unit:
             self._storage._record_fault(exc, self._fault, is_write_fault)
             raise self._fault from None
 
+    def in_transaction(self) -> bool:
+        """Whether a transaction of this unit is open."""
+        return self._writer.in_transaction or self.conn.in_transaction
+
+    async def _start(self, sql: str) -> None:
+        try:
+            self._writer.execute(sql)  # busy timeout 0: the lock now, or busy
+            self._on_writer = True
+            return
+        except sqlite3.OperationalError as exc:
+            if _primary(exc) not in BUSY_CODES:
+                raise
+        self._on_writer = False
+        await self.conn.execute(sql)  # waits on aiosqlite's thread
+
     async def begin(self) -> None:
         """``BEGIN IMMEDIATE`` (waits up to the busy timeout for the write lock). On a read-only
         database a deferred ``BEGIN`` instead: reads are still served, writes raise
         ``StorageFault`` (and the fault counts for readiness)."""
         with self.translated():
             try:
-                await self.conn.execute("BEGIN IMMEDIATE")
+                await self._start("BEGIN IMMEDIATE")
             except sqlite3.Error as exc:
-                if getattr(exc, "sqlite_errorcode", 0) & 0xFF != sqlite3.SQLITE_READONLY:
+                if _primary(exc) != sqlite3.SQLITE_READONLY:
                     raise
                 fault, _ = storage_fault(exc) or (StorageFault(), True)
                 self._storage._record_fault(exc, fault, True)
-                await self.conn.execute("BEGIN")
+                await self._start("BEGIN")
 
-    async def call(self, op: Callable[[aiosqlite.Connection], Awaitable[Any]]) -> Any:
-        """``await op(conn)`` in the unit's transaction (begun first if a commit ended it)."""
-        if not self._autocommit and not self.conn.in_transaction:
+    async def fetchall(self, sql: str, args: tuple[Any, ...]) -> Iterable[Any]:
+        """Run one statement in the unit's transaction (begun first if a commit ended it);
+        its rows."""
+        if not self.in_transaction():
             await self.begin()
         with self.translated():
-            return await op(self.conn)
+            if self._on_writer:
+                return self._writer.execute(sql, args).fetchall()
+            rows: Iterable[Any] = await self.conn.execute_fetchall(sql, args)
+            return rows
 
     async def commit(self) -> None:
         """Commit what the unit did so far (the next statement begins the next transaction)."""
-        if not self.conn.in_transaction:
+        if not self.in_transaction():
             return
         with self.translated():
-            await self.conn.execute("COMMIT")
+            if self._on_writer:
+                self._writer.execute("COMMIT")
+            else:
+                await self.conn.execute("COMMIT")
         self._storage._write_fault = None
+        if self._on_writer:
+            await self._storage._committed_on_writer()
+
+
+class _ReadUnit(_Unit):
+    """A read-only unit (``SqliteStorage.read()``): each statement on its own (autocommit), on
+    the storage's reader, a second connection used on the event loop's thread. An indexed read
+    takes microseconds there, less than a hop to aiosqlite's thread costs; WAL lets it read
+    beside a writer, so it takes no lock and waits for no unit of work. Should the file be busy
+    all the same (a WAL reset under way), the statement goes through the storage's aiosqlite
+    connection instead, which waits up to the busy timeout without blocking the loop.
+    ``commit()`` does nothing: nothing is written."""
+
+    def __init__(self, storage: SqliteStorage, reader: sqlite3.Connection) -> None:
+        self._storage = storage
+        self._reader = reader
+        self._fault = None
+
+    def in_transaction(self) -> bool:
+        """Never: each statement is its own."""
+        return False
+
+    async def fetchall(self, sql: str, args: tuple[Any, ...]) -> Iterable[Any]:
+        """The statement's rows, read on the loop's thread (see the class)."""
+        with self.translated():
+            try:
+                return self._reader.execute(sql, args).fetchall()
+            except sqlite3.OperationalError as exc:
+                if _primary(exc) not in BUSY_CODES:
+                    raise
+            async with self._storage._locked() as conn:
+                return await conn.execute_fetchall(sql, args)
+
+    async def commit(self) -> None:
+        """Nothing to commit in a read-only unit."""
 
 
 class _SqlQueries:
-    """Query helpers over a ``_Unit``. Every aiosqlite call is a hop to its thread (~0.1 ms):
-    ``execute_fetchall`` runs a statement and fetches its rows in one hop (cursor + fetch +
-    close would be three), for reads and writes alike."""
+    """Query helpers over a ``_Unit``: every statement is one ``fetchall`` (on aiosqlite, one
+    hop to its thread, ~0.1 ms, where cursor + fetch + close would be three)."""
 
     def __init__(self, unit: _Unit) -> None:
         self._u = unit
 
     async def _all(self, sql: str, params: Iterable[Any] = ()) -> list[Any]:
-        args = tuple(params)
-        return list(await self._u.call(lambda c: c.execute_fetchall(sql, args)))
+        return list(await self._u.fetchall(sql, tuple(params)))
 
     async def _one(self, sql: str, params: Iterable[Any] = ()) -> Any:
         rows = await self._all(sql, params)
