@@ -1,0 +1,113 @@
+"""The SQLite storage's three connections (ADR 0022): statements that cannot wait run on the
+event loop's thread; a unit of work whose write lock another process holds waits on aiosqlite's
+thread instead (the loop keeps running) and succeeds once the lock is free; read-only units are
+served beside a writer; the WAL is checkpointed although the writer's automatic checkpoint is
+off."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import sqlite3
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from adapters.persistence.sqlite import SqliteStorage
+from adapters.persistence.sqlite import storage as sqlite_storage
+from domain.errors import StorageFault
+from tests.contract.conftest import Make
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+@pytest.fixture
+async def lite(tmp_path: Path) -> AsyncIterator[SqliteStorage]:
+    storage = SqliteStorage(str(tmp_path / "authsvc.db"), busy_timeout_ms=2000)
+    await storage.open()
+    try:
+        yield storage
+    finally:
+        await storage.close()
+
+
+def other_process(lite: SqliteStorage) -> sqlite3.Connection:
+    """A connection of its own, as another process would have."""
+    return sqlite3.connect(lite.path, isolation_level=None)
+
+
+async def test_a_unit_waits_for_another_writer_off_the_loop(lite: SqliteStorage) -> None:
+    other = other_process(lite)
+    other.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+    loop = asyncio.get_running_loop()
+    ticks: list[float] = []
+
+    async def ticking() -> None:
+        while True:
+            ticks.append(loop.time())
+            await asyncio.sleep(0.01)
+
+    async def release_later() -> None:
+        await asyncio.sleep(0.3)
+        other.execute("ROLLBACK")
+
+    ticker = asyncio.create_task(ticking())
+    releaser = asyncio.create_task(release_later())
+    await asyncio.sleep(0)  # both running
+    started = loop.time()
+    attempts = lite.login_attempts()
+    await attempts.record_failure("k", T0)  # waits for the lock, then commits
+    waited = loop.time() - started
+    ticker.cancel()
+    await releaser
+    assert waited >= 0.25  # it did wait for the other writer ...
+    gaps = [b - a for a, b in itertools.pairwise(ticks)]
+    assert max(gaps) < 0.15, max(gaps)  # ... and the loop ran all along
+    assert await attempts.failures_since("k", T0) == [T0]
+    other.close()
+
+
+async def test_a_writer_held_past_the_busy_timeout_is_a_fault(tmp_path: Path) -> None:
+    lite = SqliteStorage(str(tmp_path / "authsvc.db"), busy_timeout_ms=100)
+    await lite.open()
+    other = other_process(lite)
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        with pytest.raises(StorageFault):
+            await lite.login_attempts().record_failure("k", T0)
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    await lite.login_attempts().record_failure("k", T0)  # the unit after it works
+    await lite.close()
+
+
+async def test_read_only_units_are_served_beside_a_unit_of_work(
+    lite: SqliteStorage, make: Make
+) -> None:
+    user = make.user()
+    async with lite.begin() as uow:
+        await uow.users.add(user)
+        await uow.commit()
+    async with lite.begin() as uow:  # holds this process's writer ...
+        await uow.users.add(make.user())
+        async with lite.read() as reader:  # ... while a read-only unit reads what is committed
+            assert await reader.users.get(user.id) == user
+        await uow.commit()
+
+
+async def test_the_wal_is_checkpointed_by_the_storage(
+    lite: SqliteStorage, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sqlite_storage, "CHECKPOINT_EVERY", 10)
+    attempts = lite.login_attempts()
+    wal = Path(lite.path + "-wal")
+    sizes = []
+    for i in range(400):
+        await attempts.record_failure(f"key-{i}-" + "x" * 2000, T0 + timedelta(seconds=i))
+        sizes.append(wal.stat().st_size)
+    # Without checkpoints the WAL holds every commit's pages (400 commits: megabytes); with
+    # one every 10 commits it is reset and stays a few dozen pages.
+    assert max(sizes) < 400 * 1024, max(sizes)
