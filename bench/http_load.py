@@ -81,23 +81,48 @@ async def _passkey(
     return device, b64url_decode(begun["options"]["user"]["id"])
 
 
-def _cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of process ``pid`` and of its worker processes (Linux
-    ``/proc``: ``utime``/``stime`` in clock ticks)."""
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0.0
+def _family(pid: int) -> list[int]:
+    """Process ``pid`` and its worker processes (its children; Linux ``/proc``)."""
+    found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/stat") as fh:
+                parent = int(fh.read().rpartition(")")[2].split()[1])
+        except OSError:
+            continue
+        if int(entry) == pid or parent == pid:
+            found.append(int(entry))
+    return found
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` and of its worker processes (``/proc``:
+    ``utime``/``stime`` in clock ticks)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for member in _family(pid):
+        try:
+            with open(f"/proc/{member}/stat") as fh:
                 fields = fh.read().rpartition(")")[2].split()
         except OSError:
             continue
-        # fields[1] is the parent pid; fields[11], fields[12] are utime, stime
-        if int(entry) == pid or int(fields[1]) == pid:
-            total += (int(fields[11]) + int(fields[12])) / tick
+        total += (int(fields[11]) + int(fields[12])) / tick
     return total
+
+
+def _rss_mib(pid: int) -> list[float]:
+    """Resident set size (MiB, ``VmRSS``) of process ``pid`` and of each of its workers."""
+    sizes = []
+    for member in _family(pid):
+        try:
+            with open(f"/proc/{member}/status") as fh:
+                kib = next(int(line.split()[1]) for line in fh if line.startswith("VmRSS:"))
+        except (OSError, StopIteration):
+            continue
+        sizes.append(kib / 1024)
+    return sizes
 
 
 @dataclasses.dataclass
@@ -290,6 +315,8 @@ async def run(args: argparse.Namespace) -> list[Figures]:
             saturate = asyncio.gather(*(login(time.perf_counter() + secs, []) for _ in range(8)))
             figures.append(await _measure("liveness under login", proc.pid, live, 4, secs))
             await saturate
+        rss = ", ".join(f"{mib:.0f}" for mib in _rss_mib(proc.pid))
+        print(f"server RSS after the run: {rss} MiB (the parent, then each worker)")
         return figures
     finally:
         proc.terminate()
