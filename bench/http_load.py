@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import dataclasses
 import os
 import socket
@@ -205,8 +206,12 @@ async def run(args: argparse.Namespace) -> list[Figures]:
         "AUTHSVC_AUTH__ISSUER": "http://localhost",
         "AUTHSVC_WEBAUTHN__ORIGINS": ORIGIN,
     }
-    if args.dsn:
+    schema = f"bench_{uuid.uuid4().hex[:12]}"  # a fresh one, dropped after the run
+    if args.backend == "postgres":
         env["AUTHSVC_STORAGE__POSTGRES_DSN"] = args.dsn
+        env["AUTHSVC_STORAGE__POSTGRES_SCHEMA"] = schema
+        kek = base64.urlsafe_b64encode(os.urandom(32)).rstrip(b"=").decode()
+        env["AUTHSVC_AUTH__KEY_ENCRYPTION_KEY"] = kek  # keys live in the database there
     proc = subprocess.Popen(
         [sys.executable, "-m", "entrypoints.cli", "serve"],
         env=env,
@@ -321,6 +326,11 @@ async def run(args: argparse.Namespace) -> list[Figures]:
     finally:
         proc.terminate()
         proc.wait(timeout=15)
+        if args.backend == "postgres":
+            import psycopg
+
+            with psycopg.connect(args.dsn, autocommit=True) as conn:
+                conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
 
 def main(argv: list[str] | None = None) -> None:
