@@ -154,6 +154,9 @@ def metrics_middleware(registry: Any = None) -> Middleware:
     if metrics is None:
         metrics = _HTTP_METRICS[target] = _HttpMetrics(target)
     http = metrics
+    # The labelled children by (method, route, status): a bounded set (known methods, route
+    # templates, statuses), looked up once each instead of per request.
+    children: dict[tuple[str, str, int], tuple[Any, Any]] = {}
 
     @web.middleware
     async def record(request: web.Request, handler: Handler) -> web.StreamResponse:
@@ -163,8 +166,14 @@ def metrics_middleware(registry: Any = None) -> Middleware:
             elapsed = time.perf_counter() - start
             method = request.method if request.method in _KNOWN_METHODS else "OTHER"
             route = route_template(request)
-            http.requests.labels(method, route, str(status)).inc()
-            http.duration.labels(method, route).observe(elapsed)
+            pair = children.get((method, route, status))
+            if pair is None:
+                pair = children[(method, route, status)] = (
+                    http.requests.labels(method, route, str(status)),
+                    http.duration.labels(method, route),
+                )
+            pair[0].inc()
+            pair[1].observe(elapsed)
 
         try:
             response = await handler(request)
