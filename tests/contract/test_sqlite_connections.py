@@ -111,3 +111,74 @@ async def test_the_wal_is_checkpointed_by_the_storage(
     # Without checkpoints the WAL holds every commit's pages (400 commits: megabytes); with
     # one every 10 commits it is reset and stays a few dozen pages.
     assert max(sizes) < 400 * 1024, max(sizes)
+
+
+async def test_a_large_purge_runs_off_the_loop(lite: SqliteStorage, make: Make) -> None:
+    user = make.user()
+    async with lite.begin() as uow:
+        await uow.users.add(user)
+        await uow.commit()
+    n = 200_000
+    bulk = other_process(lite)
+    bulk.execute("BEGIN")  # expired tokens enough for a purge of a few hundred milliseconds
+    bulk.executemany(
+        "INSERT INTO refresh_tokens VALUES (?, ?, 'f', 1, 1, 1)",
+        ((f"{i:064x}", user.id) for i in range(n)),
+    )
+    bulk.execute("COMMIT")
+    bulk.close()
+    loop = asyncio.get_running_loop()
+    ticks: list[float] = []
+
+    async def ticking() -> None:
+        while True:
+            ticks.append(loop.time())
+            await asyncio.sleep(0.005)
+
+    ticker = asyncio.create_task(ticking())
+    await asyncio.sleep(0)
+    started = loop.time()
+    async with lite.begin() as uow:
+        assert await uow.tokens.purge_expired(T0) == n
+        await uow.commit()
+    took = loop.time() - started
+    ticker.cancel()
+    gaps = [b - a for a, b in itertools.pairwise(ticks)]
+    assert max(gaps) < took / 2, (max(gaps), took)  # the loop ran during the purge
+
+
+async def test_a_read_only_unit_cannot_write(lite: SqliteStorage, make: Make) -> None:
+    async with lite.read() as uow:
+        with pytest.raises(RuntimeError):
+            await uow.users.add(make.user())
+
+
+class BusyOnce:
+    """A reader whose next statement answers busy (as during a WAL reset), then reads."""
+
+    def __init__(self, reader: sqlite3.Connection) -> None:
+        self.reader = reader
+        self.busy = True
+
+    def execute(self, sql: str, args: tuple[object, ...] = ()) -> sqlite3.Cursor:
+        if self.busy:
+            self.busy = False
+            exc = sqlite3.OperationalError("database is locked")
+            exc.sqlite_errorcode = sqlite3.SQLITE_BUSY  # type: ignore[attr-defined]
+            raise exc
+        return self.reader.execute(sql, args)
+
+
+async def test_a_busy_reader_reads_through_aiosqlite(
+    lite: SqliteStorage, make: Make, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    user = make.user()
+    async with lite.begin() as uow:
+        await uow.users.add(user)
+        await uow.commit()
+    assert lite._reader is not None
+    busy = BusyOnce(lite._reader)
+    monkeypatch.setattr(lite, "_reader", busy)
+    async with lite.read() as uow:
+        assert await uow.users.get(user.id) == user
+    assert not busy.busy  # the reader did answer busy; the row came through aiosqlite

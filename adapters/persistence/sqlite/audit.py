@@ -64,6 +64,6 @@ class SqliteAuditLog(_SqlQueries, AuditLog):
 
     async def purge_before(self, cutoff: datetime) -> int:
         """Delete the rows that occurred before ``cutoff``; returns how many."""
-        return await self._count(
+        return await self._purge(
             "DELETE FROM audit_events WHERE occurred_at < ?", (to_micros(cutoff),)
         )

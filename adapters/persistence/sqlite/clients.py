@@ -79,8 +79,8 @@ class SqliteClientRepo(_SqlQueries, ClientRepo):
     async def purge_revoked(self, now: datetime) -> int:
         """Forget revocations of tokens expired by ``now`` and proof ids past their window."""
         at = (to_micros(now),)
-        gone = await self._count("DELETE FROM revoked_access_tokens WHERE expires_at <= ?", at)
-        return gone + await self._count("DELETE FROM dpop_proofs WHERE expires_at <= ?", at)
+        gone = await self._purge("DELETE FROM revoked_access_tokens WHERE expires_at <= ?", at)
+        return gone + await self._purge("DELETE FROM dpop_proofs WHERE expires_at <= ?", at)
 
     async def claim_proof_jti(self, jti: str, expires_at: datetime) -> bool:
         """Remember ``jti``; False if a live record of it exists (a replay)."""

@@ -75,6 +75,6 @@ class SqliteEmailTokenStore(_SqlQueries, EmailTokenStore):
 
     async def purge_expired(self, now: datetime) -> int:
         """Delete expired tokens; returns how many."""
-        return await self._count(
+        return await self._purge(
             "DELETE FROM email_tokens WHERE expires_at <= ?", (to_micros(now),)
         )

@@ -169,6 +169,6 @@ class SqliteMfaStore(_SqlQueries, MfaStore):
 
     async def purge_expired(self, now: datetime) -> int:
         """Delete the second steps whose ``expires_at`` <= ``now``; returns how many."""
-        return await self._count(
+        return await self._purge(
             "DELETE FROM mfa_challenges WHERE expires_at <= ?", (to_micros(now),)
         )

@@ -115,6 +115,6 @@ class SqlitePasskeyRepo(_SqlQueries, PasskeyRepo):
 
     async def purge_expired(self, now: datetime) -> int:
         """Delete the ceremonies expired by ``now``."""
-        return await self._count(
+        return await self._purge(
             "DELETE FROM webauthn_ceremonies WHERE expires_at <= ?", (to_micros(now),)
         )

@@ -92,8 +92,8 @@ class SqliteTokenStore(_SqlQueries, TokenStore):
     async def purge_expired(self, now: datetime) -> int:
         """Delete live and rotated records with ``expires_at <= now``; returns how many."""
         cutoff = to_micros(now)
-        live = await self._count("DELETE FROM refresh_tokens WHERE expires_at <= ?", (cutoff,))
-        rotated = await self._count(
+        live = await self._purge("DELETE FROM refresh_tokens WHERE expires_at <= ?", (cutoff,))
+        rotated = await self._purge(
             "DELETE FROM rotated_refresh_tokens WHERE expires_at <= ?", (cutoff,)
         )
         return live + rotated
@@ -152,7 +152,7 @@ class SqliteSessionStore(_SqlQueries, SessionStore):
 
     async def purge_expired(self, now: datetime) -> int:
         """Delete sessions past ``expires_at`` or without a live token."""
-        return await self._count(
+        return await self._purge(
             "DELETE FROM sessions WHERE NOT (" + cols.LIVE_SESSION.format(now="?1") + ")",
             (to_micros(now),),
         )

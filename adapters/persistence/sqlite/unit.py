@@ -5,6 +5,7 @@ section 12, ADR 0014), row converters, and the query helpers every repository us
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sqlite3
 from collections.abc import Iterable, Iterator
@@ -131,6 +132,10 @@ def _primary(exc: sqlite3.Error) -> int:
     return int(getattr(exc, "sqlite_errorcode", 0)) & 0xFF
 
 
+def _rowcount(conn: sqlite3.Connection, sql: str, args: tuple[Any, ...]) -> int:
+    return max(0, conn.execute(sql, args).rowcount)
+
+
 class _Unit:
     """The connections one unit of work runs on (ADR 0022). Each transaction begins on the
     storage's writer, a ``sqlite3`` connection used on the event loop's thread, when it gets the
@@ -206,6 +211,21 @@ class _Unit:
             rows: Iterable[Any] = await self.conn.execute_fetchall(sql, args)
             return rows
 
+    async def count(self, sql: str, args: tuple[Any, ...], *, bulk: bool = False) -> int:
+        """Run an INSERT, UPDATE or DELETE in the unit's transaction; the rows it changed (as
+        ``rowcount``: direct changes only, not those of triggers or foreign-key actions). On the
+        writer a ``bulk`` statement (a purge: no bound on its rows) runs on a worker thread, so
+        a large one cannot hold up the loop; on aiosqlite, ``RETURNING 1`` counts the rows in
+        the statement's one hop (a cursor would need a second one to close)."""
+        if not self.in_transaction():
+            await self.begin()
+        with self.translated():
+            if self._on_writer:
+                if bulk:
+                    return await asyncio.to_thread(_rowcount, self._writer, sql, args)
+                return _rowcount(self._writer, sql, args)
+            return len(list(await self.conn.execute_fetchall(sql + " RETURNING 1", args)))
+
     async def commit(self) -> None:
         """Commit what the unit did so far (the next statement begins the next transaction)."""
         if not self.in_transaction():
@@ -249,13 +269,17 @@ class _ReadUnit(_Unit):
             async with self._storage._locked() as conn:
                 return await conn.execute_fetchall(sql, args)
 
+    async def count(self, sql: str, args: tuple[Any, ...], *, bulk: bool = False) -> int:
+        """Writes are refused: ``RuntimeError`` (use ``SqliteStorage.begin()``)."""
+        raise RuntimeError("a read-only unit cannot write")
+
     async def commit(self) -> None:
         """Nothing to commit in a read-only unit."""
 
 
 class _SqlQueries:
-    """Query helpers over a ``_Unit``: every statement is one ``fetchall`` (on aiosqlite, one
-    hop to its thread, ~0.1 ms, where cursor + fetch + close would be three)."""
+    """Query helpers over a ``_Unit``: every statement is one ``fetchall`` or ``count`` (on
+    aiosqlite, one hop to its thread, ~0.1 ms, where cursor + fetch + close would be three)."""
 
     def __init__(self, unit: _Unit) -> None:
         self._u = unit
@@ -268,7 +292,9 @@ class _SqlQueries:
         return rows[0] if rows else None
 
     async def _count(self, sql: str, params: Iterable[Any] = ()) -> int:
-        """Run an INSERT, UPDATE or DELETE; returns the rows it changed (as ``rowcount``:
-        direct changes only, not those of triggers or foreign-key actions). ``RETURNING 1``
-        counts them in the same hop (a cursor would need a second one to close)."""
-        return len(await self._all(sql + " RETURNING 1", params))
+        """Run an INSERT, UPDATE or DELETE; the rows it changed (``_Unit.count``)."""
+        return await self._u.count(sql, tuple(params))
+
+    async def _purge(self, sql: str, params: Iterable[Any] = ()) -> int:
+        """``_count`` for a statement with no bound on its rows (housekeeping's purges)."""
+        return await self._u.count(sql, tuple(params), bulk=True)
