@@ -19,8 +19,8 @@ from adapters.persistence.sqlite.passkeys import SqlitePasskeyRepo
 from adapters.persistence.sqlite.tokens import SqliteSessionStore, SqliteTokenStore
 from adapters.persistence.sqlite.unit import (
     _SqlQueries,
+    _Statements,
     _summary,
-    _Unit,
     _user,
 )
 from application.ports import GroupRepo, UnitOfWork, UserRepo
@@ -213,7 +213,7 @@ class SqliteUnitOfWork(UnitOfWork):
     the unit goes on, and later changes need another ``commit()``. Raises ``StorageFault``.
     """
 
-    def __init__(self, unit: _Unit) -> None:
+    def __init__(self, unit: _Statements) -> None:
         self._unit = unit
         self.users = SqliteUserRepo(unit)
         self.tokens = SqliteTokenStore(unit)

@@ -78,23 +78,23 @@ class SqliteStorage(Storage):
             )
         except sqlite3.Error as exc:
             raise StorageUnavailable("storage.sqlite_path", str(exc), str(db)) from None
+        plain: list[sqlite3.Connection] = []  # the writer and the reader (ADR 0022)
+        writes = ("foreign_keys = ON", "synchronous = NORMAL")  # both connections that write
         try:
-            await conn.execute("PRAGMA journal_mode = WAL")
-            await conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
-            await conn.execute("PRAGMA foreign_keys = ON")
-            await conn.execute("PRAGMA synchronous = NORMAL")
-        except sqlite3.Error as exc:
-            await conn.close()
-            raise StorageUnavailable("storage.sqlite_path", str(exc), str(db)) from None
-        try:
-            writer, reader = (
-                sqlite3.connect(db, timeout=0, isolation_level=None, check_same_thread=False)
-                for _ in range(2)
-            )
-            for pragma in ("foreign_keys = ON", "synchronous = NORMAL", "wal_autocheckpoint = 0"):
+            busy = f"busy_timeout = {int(self._busy_timeout_ms)}"
+            for pragma in ("journal_mode = WAL", busy, *writes):
+                await conn.execute(f"PRAGMA {pragma}")
+            for _ in range(2):
+                plain.append(
+                    sqlite3.connect(db, timeout=0, isolation_level=None, check_same_thread=False)
+                )
+            writer, reader = plain
+            for pragma in (*writes, "wal_autocheckpoint = 0"):  # see _committed_on_writer
                 writer.execute(f"PRAGMA {pragma}")
             reader.execute("PRAGMA query_only = ON")
         except sqlite3.Error as exc:
+            for opened in plain:
+                opened.close()
             await conn.close()
             raise StorageUnavailable("storage.sqlite_path", str(exc), str(db)) from None
         self._conn, self._writer, self._reader = conn, writer, reader

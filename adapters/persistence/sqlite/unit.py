@@ -111,15 +111,18 @@ _PROBE = "authsvc-write-probe:" + "0" * 8192
 page limit shows), unlike a row that fits in a page already there."""
 
 
+def _primary(exc: sqlite3.Error) -> int:
+    """The primary result code of a driver error (its extended code's low byte); 0 for an
+    error the sqlite3 module raised by itself (a closed connection ...)."""
+    return int(getattr(exc, "sqlite_errorcode", 0)) & 0xFF
+
+
 def storage_fault(exc: sqlite3.Error) -> tuple[StorageFault, bool] | None:
     """The ``StorageFault`` for a driver error that means "cannot write or use the file now"
     (by its primary result code), with whether it is a write fault rather than contention; None
     for any other error (a constraint, a programming error), which the caller handles or lets
     through."""
-    code = getattr(exc, "sqlite_errorcode", None)
-    if code is None:  # raised by the sqlite3 module itself (a closed connection ...)
-        return None
-    primary = code & 0xFF
+    primary = _primary(exc)
     if primary in WRITE_FAULT_CODES:
         detail = f"the database cannot write now: {WRITE_FAULT_CODES[primary]}"
         return StorageFault(detail, WRITE_RETRY_AFTER), True
@@ -128,32 +131,17 @@ def storage_fault(exc: sqlite3.Error) -> tuple[StorageFault, bool] | None:
     return None
 
 
-def _primary(exc: sqlite3.Error) -> int:
-    return int(getattr(exc, "sqlite_errorcode", 0)) & 0xFF
-
-
 def _rowcount(conn: sqlite3.Connection, sql: str, args: tuple[Any, ...]) -> int:
     return max(0, conn.execute(sql, args).rowcount)
 
 
-class _Unit:
-    """The connections one unit of work runs on (ADR 0022). Each transaction begins on the
-    storage's writer, a ``sqlite3`` connection used on the event loop's thread, when it gets the
-    write lock at once; then every statement of that transaction runs there (it holds the lock:
-    no statement can wait). When another process holds the lock, the transaction runs on the
-    aiosqlite connection instead, whose thread waits up to the busy timeout.
+class _Statements:
+    """What every unit shares: its storage and the fault translation. After a storage fault the
+    unit is finished (its transaction rolled back) and every later statement raises the same
+    ``StorageFault``."""
 
-    Every statement goes through ``fetchall``, which begins the next transaction after a commit
-    and turns storage faults into ``StorageFault``; after one, the unit is finished (its
-    transaction rolled back) and every later statement raises ``StorageFault`` too."""
-
-    def __init__(
-        self, storage: SqliteStorage, conn: aiosqlite.Connection, writer: sqlite3.Connection
-    ) -> None:
+    def __init__(self, storage: SqliteStorage) -> None:
         self._storage = storage
-        self.conn = conn
-        self._writer = writer
-        self._on_writer = False  # the open transaction runs on the writer
         self._fault: StorageFault | None = None
 
     @contextmanager
@@ -171,6 +159,36 @@ class _Unit:
             self._storage._record_fault(exc, self._fault, is_write_fault)
             raise self._fault from None
 
+    async def fetchall(self, sql: str, args: tuple[Any, ...]) -> Iterable[Any]:
+        """Run one statement; its rows."""
+        raise NotImplementedError
+
+    async def count(self, sql: str, args: tuple[Any, ...], *, bulk: bool = False) -> int:
+        """Run an INSERT, UPDATE or DELETE; the rows it changed."""
+        raise NotImplementedError
+
+    async def commit(self) -> None:
+        """Commit what the unit did so far."""
+        raise NotImplementedError
+
+
+class _Unit(_Statements):
+    """The connections one unit of work runs on (ADR 0022). Each transaction begins on the
+    storage's writer, a ``sqlite3`` connection used on the event loop's thread, when it gets the
+    write lock at once; then every statement of that transaction runs there (it holds the lock:
+    no statement can wait). When another process holds the lock, the transaction runs on the
+    aiosqlite connection instead, whose thread waits up to the busy timeout.
+
+    Every statement goes through ``fetchall`` or ``count``, which begin the next transaction
+    after a commit and turn storage faults into ``StorageFault``."""
+
+    def __init__(
+        self, storage: SqliteStorage, conn: aiosqlite.Connection, writer: sqlite3.Connection
+    ) -> None:
+        super().__init__(storage)
+        self.conn = conn
+        self._writer = writer
+
     def in_transaction(self) -> bool:
         """Whether a transaction of this unit is open."""
         return self._writer.in_transaction or self.conn.in_transaction
@@ -178,12 +196,10 @@ class _Unit:
     async def _start(self, sql: str) -> None:
         try:
             self._writer.execute(sql)  # busy timeout 0: the lock now, or busy
-            self._on_writer = True
             return
         except sqlite3.OperationalError as exc:
             if _primary(exc) not in BUSY_CODES:
                 raise
-        self._on_writer = False
         await self.conn.execute(sql)  # waits on aiosqlite's thread
 
     async def begin(self) -> None:
@@ -206,7 +222,7 @@ class _Unit:
         if not self.in_transaction():
             await self.begin()
         with self.translated():
-            if self._on_writer:
+            if self._writer.in_transaction:
                 return self._writer.execute(sql, args).fetchall()
             rows: Iterable[Any] = await self.conn.execute_fetchall(sql, args)
             return rows
@@ -220,7 +236,7 @@ class _Unit:
         if not self.in_transaction():
             await self.begin()
         with self.translated():
-            if self._on_writer:
+            if self._writer.in_transaction:
                 if bulk:
                     return await asyncio.to_thread(_rowcount, self._writer, sql, args)
                 return _rowcount(self._writer, sql, args)
@@ -230,17 +246,18 @@ class _Unit:
         """Commit what the unit did so far (the next statement begins the next transaction)."""
         if not self.in_transaction():
             return
+        on_writer = self._writer.in_transaction
         with self.translated():
-            if self._on_writer:
+            if on_writer:
                 self._writer.execute("COMMIT")
             else:
                 await self.conn.execute("COMMIT")
         self._storage._write_fault = None
-        if self._on_writer:
+        if on_writer:
             await self._storage._committed_on_writer()
 
 
-class _ReadUnit(_Unit):
+class _ReadUnit(_Statements):
     """A read-only unit (``SqliteStorage.read()``): each statement on its own (autocommit), on
     the storage's reader, a second connection used on the event loop's thread. An indexed read
     takes microseconds there, less than a hop to aiosqlite's thread costs; WAL lets it read
@@ -250,13 +267,8 @@ class _ReadUnit(_Unit):
     ``commit()`` does nothing: nothing is written."""
 
     def __init__(self, storage: SqliteStorage, reader: sqlite3.Connection) -> None:
-        self._storage = storage
+        super().__init__(storage)
         self._reader = reader
-        self._fault = None
-
-    def in_transaction(self) -> bool:
-        """Never: each statement is its own."""
-        return False
 
     async def fetchall(self, sql: str, args: tuple[Any, ...]) -> Iterable[Any]:
         """The statement's rows, read on the loop's thread (see the class)."""
@@ -278,10 +290,11 @@ class _ReadUnit(_Unit):
 
 
 class _SqlQueries:
-    """Query helpers over a ``_Unit``: every statement is one ``fetchall`` or ``count`` (on
-    aiosqlite, one hop to its thread, ~0.1 ms, where cursor + fetch + close would be three)."""
+    """Query helpers over a unit (``_Unit`` or ``_ReadUnit``): every statement is one
+    ``fetchall`` or ``count`` (on aiosqlite, one hop to its thread, ~0.1 ms, where cursor +
+    fetch + close would be three)."""
 
-    def __init__(self, unit: _Unit) -> None:
+    def __init__(self, unit: _Statements) -> None:
         self._u = unit
 
     async def _all(self, sql: str, params: Iterable[Any] = ()) -> list[Any]:
