@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from collections.abc import Awaitable, Callable
+from datetime import datetime, timedelta
 
 import attrs
 
-from application.ports import Clock, Storage
+from application.ports import Clock, Storage, UnitOfWork
 from application.settings import AuditSettings, Live
+
+PURGE_BATCH = 5000
+"""Rows one purge statement deletes at most: each batch is its own transaction, so a backlog of
+millions commits as it goes and never holds locks (or PostgreSQL's vacuum) back for long."""
+
+_Purge = Callable[[UnitOfWork, datetime, int], Awaitable[int]]
 
 
 @attrs.frozen
@@ -22,24 +29,42 @@ class PurgeExpired:
     ``audit.retention_days`` days (section 11; with ``audit`` settings given).
 
     Called every ``storage.purge_interval`` seconds by the server and by ``authsvc purge``.
-    Returns how many rows were deleted. Raises what the storage raises.
+    Each kind is deleted in batches of at most ``batch`` rows per table (``PURGE_BATCH``), each
+    batch in its own transaction, until a batch comes back short: what was deleted stays deleted
+    if a later batch fails. Returns how many rows were deleted. Raises what the storage raises.
     """
 
     storage: Storage
     clock: Clock
     audit: Live[AuditSettings] | None = None
+    batch: int = PURGE_BATCH
 
     async def __call__(self) -> int:
-        async with self.storage.begin() as uow:
-            now = self.clock.now()
-            deleted = await uow.tokens.purge_expired(now)
-            deleted += await uow.sessions.purge_expired(now)
-            deleted += await uow.email_tokens.purge_expired(now)
-            deleted += await uow.mfa.purge_expired(now)
-            deleted += await uow.clients.purge_revoked(now)
-            deleted += await uow.passkeys.purge_expired(now)
-            if self.audit is not None:
-                retention = timedelta(days=self.audit.current.retention_days)
-                deleted += await uow.audit.purge_before(now - retention)
-            await uow.commit()
+        now = self.clock.now()
+        purges: list[_Purge] = [
+            lambda uow, at, n: uow.tokens.purge_expired(at, n),
+            lambda uow, at, n: uow.sessions.purge_expired(at, n),
+            lambda uow, at, n: uow.email_tokens.purge_expired(at, n),
+            lambda uow, at, n: uow.mfa.purge_expired(at, n),
+            lambda uow, at, n: uow.clients.purge_revoked(at, n),
+            lambda uow, at, n: uow.passkeys.purge_expired(at, n),
+        ]
+        if self.audit is not None:
+            retention = timedelta(days=self.audit.current.retention_days)
+            purges.append(lambda uow, at, n: uow.audit.purge_before(at - retention, n))
+        deleted = 0
+        for purge in purges:
+            deleted += await self._in_batches(purge, now)
         return deleted
+
+    async def _in_batches(self, purge: _Purge, now: datetime) -> int:
+        """Run ``purge`` one committed batch at a time until a batch deletes fewer than
+        ``batch`` rows (every table it covers is then drained up to ``now``)."""
+        total = 0
+        while True:
+            async with self.storage.begin() as uow:
+                deleted = await purge(uow, now, self.batch)
+                await uow.commit()
+            total += deleted
+            if deleted < self.batch:
+                return total

@@ -134,8 +134,11 @@ class TokenStore(Protocol):
         """
         ...
 
-    async def purge_expired(self, now: datetime) -> int:
-        """Delete live and rotated records whose ``expires_at`` <= ``now``; returns the count."""
+    async def purge_expired(self, now: datetime, limit: int | None = None) -> int:
+        """Delete live and rotated records whose ``expires_at`` <= ``now``; returns the count.
+        At most ``limit`` rows of each table (all with None): housekeeping deletes in
+        bounded batches, each in its own transaction.
+        """
         ...
 
 
@@ -179,9 +182,11 @@ class SessionStore(Protocol):
         sessions ended, sorted. Raises ``ValidationFailed`` if the id cannot be looked up."""
         ...
 
-    async def purge_expired(self, now: datetime) -> int:
+    async def purge_expired(self, now: datetime, limit: int | None = None) -> int:
         """Delete the records of sessions past their ``expires_at`` or without a live token
         (idle past ``auth.refresh_token_ttl``, or whose last token was purged); returns how many.
+        At most ``limit`` rows of each table (all with None): housekeeping deletes in
+        bounded batches, each in its own transaction.
         """
         ...
 
@@ -218,6 +223,9 @@ class EmailTokenStore(Protocol):
         """
         ...
 
-    async def purge_expired(self, now: datetime) -> int:
-        """Delete the tokens whose ``expires_at`` <= ``now``; returns how many went."""
+    async def purge_expired(self, now: datetime, limit: int | None = None) -> int:
+        """Delete the tokens whose ``expires_at`` <= ``now``; returns how many went.
+        At most ``limit`` rows of each table (all with None): housekeeping deletes in
+        bounded batches, each in its own transaction.
+        """
         ...

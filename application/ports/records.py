@@ -85,8 +85,11 @@ class MfaStore(Protocol):
         if there is no such step."""
         ...
 
-    async def purge_expired(self, now: datetime) -> int:
-        """Delete the second steps whose ``expires_at`` <= ``now``; returns how many went."""
+    async def purge_expired(self, now: datetime, limit: int | None = None) -> int:
+        """Delete the second steps whose ``expires_at`` <= ``now``; returns how many went.
+        At most ``limit`` rows of each table (all with None): housekeeping deletes in
+        bounded batches, each in its own transaction.
+        """
         ...
 
 
@@ -186,8 +189,11 @@ class AuditLog(Protocol):
         first (ids descending). Raises ``ValidationFailed`` if a value cannot be looked up."""
         ...
 
-    async def purge_before(self, cutoff: datetime) -> int:
-        """Delete the rows that occurred before ``cutoff``; returns how many went."""
+    async def purge_before(self, cutoff: datetime, limit: int | None = None) -> int:
+        """Delete the rows that occurred before ``cutoff``; returns how many went.
+        At most ``limit`` rows of each table (all with None): housekeeping deletes in
+        bounded batches, each in its own transaction.
+        """
         ...
 
 
@@ -227,9 +233,12 @@ class ClientRepo(Protocol):
         """True if the access token ``jti`` was revoked (and the record not yet purged)."""
         ...
 
-    async def purge_revoked(self, now: datetime) -> int:
+    async def purge_revoked(self, now: datetime, limit: int | None = None) -> int:
         """Delete the revocation records whose token has expired by ``now``, and the DPoP proof
-        ids whose window has passed; how many went."""
+        ids whose window has passed; how many went.
+        At most ``limit`` rows of each table (all with None): housekeeping deletes in
+        bounded batches, each in its own transaction.
+        """
         ...
 
     async def claim_proof_jti(self, jti: str, expires_at: datetime) -> bool:
@@ -284,6 +293,7 @@ class PasskeyRepo(Protocol):
         """Remove and return the ceremony (single use: a second take gets None)."""
         ...
 
-    async def purge_expired(self, now: datetime) -> int:
-        """Delete the ceremonies expired by ``now``; how many went."""
+    async def purge_expired(self, now: datetime, limit: int | None = None) -> int:
+        """Delete the ceremonies expired by ``now``; how many went. At most ``limit`` rows (all
+        with None): housekeeping deletes in bounded batches, each in its own transaction."""
         ...

@@ -25,6 +25,7 @@ ALL = [
     "0007_audit",
     "0008_oauth_clients",
     "0009_passkeys",
+    "0012_scale_indexes",
 ]
 EXPECTED_TABLES = {
     "users",

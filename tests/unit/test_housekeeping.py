@@ -14,6 +14,7 @@ from application.settings import AuthSettings, Live
 from application.tokens import hash_refresh_token as token_hash
 from domain.errors import InvalidRefreshToken
 from entrypoints.http.app import purge_every
+from tests.contract.conftest import Make
 from tests.fakes import FakeClock
 
 PASSWORD = "correct horse battery"
@@ -74,3 +75,38 @@ async def test_purge_every_runs_on_its_interval_and_survives_failures() -> None:
     with pytest.raises(asyncio.CancelledError):
         await task
     assert 4 <= len(calls) <= 6  # kept going after the failed round
+
+
+class _FailingOnBegin(MemoryStorage):
+    """A MemoryStorage whose ``begin()`` number ``fail_at`` raises (the database went away)."""
+
+    def __init__(self, fail_at: int) -> None:
+        super().__init__()
+        self.begun = 0
+        self._fail_at = fail_at
+
+    def begin(self):  # type: ignore[no-untyped-def]
+        self.begun += 1
+        if self.begun == self._fail_at:
+            raise ConnectionError("database away")
+        return super().begin()
+
+
+async def test_each_purge_batch_commits_on_its_own(clock: FakeClock) -> None:
+    """A backlog is purged one committed transaction per batch: when the third batch fails,
+    what the first two deleted stays deleted (one unbatched transaction would keep nothing)."""
+    storage = _FailingOnBegin(fail_at=3 + 1)  # 1: the setup; 2, 3: two batches; 4 fails
+    make = Make()
+    async with storage.begin() as uow:
+        await uow.users.add(make.user(id="owner"))
+        for n in range(10):
+            await uow.tokens.add(
+                make.token("owner", expires_at=clock.now(), token_hash=f"{n:064x}")
+            )
+        await uow.commit()
+    clock.advance(3600)
+    with pytest.raises(ConnectionError):
+        await PurgeExpired(storage, clock, batch=4)()
+    async with storage.read() as uow:
+        left = [n for n in range(10) if await uow.tokens.find(f"{n:064x}") is not None]
+    assert len(left) == 10 - 2 * 4

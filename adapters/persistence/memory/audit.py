@@ -52,12 +52,7 @@ class MemoryAuditLog(AuditLog):
         )
         return [e for e in rows if matches(e, query)][:limit]
 
-    async def purge_before(self, cutoff: datetime) -> int:
-        """Delete the rows that occurred before ``cutoff``; returns how many."""
+    async def purge_before(self, cutoff: datetime, limit: int | None = None) -> int:
+        """Delete (up to ``limit``) rows that occurred before ``cutoff``; returns how many."""
         require_aware(cutoff)
-        gone = [k for k, e in self._s.view.audit.items() if e.occurred_at < cutoff]
-        if gone:
-            table = self._s.write("audit")
-            for k in gone:
-                del table[k]
-        return len(gone)
+        return self._s.purge("audit", lambda e: e.occurred_at < cutoff, limit)

@@ -63,20 +63,12 @@ class MemoryClientRepo(ClientRepo):
         """True if ``jti`` is recorded as revoked."""
         return jti in self._s.view.revoked
 
-    async def purge_revoked(self, now: datetime) -> int:
-        """Forget revocations of tokens expired by ``now`` and proof ids past their window."""
+    async def purge_revoked(self, now: datetime, limit: int | None = None) -> int:
+        """Forget revocations of tokens expired by ``now`` and proof ids past their window (up
+        to ``limit`` of each)."""
         require_aware(now)
-        gone = [k for k, (_, exp) in self._s.view.revoked.items() if exp <= now]
-        if gone:
-            table = self._s.write("revoked")
-            for k in gone:
-                del table[k]
-        proofs = [k for k, exp in self._s.view.dpop_proofs.items() if exp <= now]
-        if proofs:
-            seen = self._s.write("dpop_proofs")
-            for k in proofs:
-                del seen[k]
-        return len(gone) + len(proofs)
+        gone = self._s.purge("revoked", lambda row: row[1] <= now, limit)
+        return gone + self._s.purge("dpop_proofs", lambda exp: exp <= now, limit)
 
     async def claim_proof_jti(self, jti: str, expires_at: datetime) -> bool:
         """Remember ``jti``; False if it is already remembered (a replay)."""

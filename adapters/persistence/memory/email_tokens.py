@@ -53,12 +53,7 @@ class MemoryEmailTokenStore(EmailTokenStore):
                 del table[h]
         return len(gone)
 
-    async def purge_expired(self, now: datetime) -> int:
-        """Delete expired tokens; returns how many."""
+    async def purge_expired(self, now: datetime, limit: int | None = None) -> int:
+        """Delete (up to ``limit``) expired tokens; returns how many."""
         require_aware(now)
-        gone = [h for h, t in self._s.view.email_tokens.items() if t.is_expired(now)]
-        if gone:
-            table = self._s.write("email_tokens")
-            for h in gone:
-                del table[h]
-        return len(gone)
+        return self._s.purge("email_tokens", lambda t: t.is_expired(now), limit)

@@ -119,12 +119,8 @@ class MemoryMfaStore(MfaStore):
             table[token_hash] = attrs.evolve(challenge, failures=failures)
         return failures
 
-    async def purge_expired(self, now: datetime) -> int:
-        """Delete the second steps whose ``expires_at`` <= ``now``; returns how many."""
+    async def purge_expired(self, now: datetime, limit: int | None = None) -> int:
+        """Delete (up to ``limit``) second steps whose ``expires_at`` <= ``now``; returns how
+        many."""
         require_aware(now)
-        gone = [h for h, c in self._s.view.mfa_challenges.items() if c.is_expired(now)]
-        if gone:
-            table = self._s.write("mfa_challenges")
-            for h in gone:
-                del table[h]
-        return len(gone)
+        return self._s.purge("mfa_challenges", lambda c: c.is_expired(now), limit)

@@ -85,12 +85,7 @@ class MemoryPasskeyRepo(PasskeyRepo):
             return None
         return self._s.write("ceremonies").pop(ceremony_id)  # type: ignore[no-any-return]
 
-    async def purge_expired(self, now: datetime) -> int:
-        """Delete the ceremonies expired by ``now``."""
+    async def purge_expired(self, now: datetime, limit: int | None = None) -> int:
+        """Delete (up to ``limit``) ceremonies expired by ``now``."""
         require_aware(now)
-        gone = [k for k, c in self._s.view.ceremonies.items() if c.is_expired(now)]
-        if gone:
-            table = self._s.write("ceremonies")
-            for k in gone:
-                del table[k]
-        return len(gone)
+        return self._s.purge("ceremonies", lambda c: c.is_expired(now), limit)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -87,6 +88,16 @@ class _Stage:
             setattr(self.view, name, dict(getattr(self.view, name)))
             self._copied.add(name)
         return getattr(self.view, name)
+
+    def purge(self, name: str, expired: Callable[[Any], bool], limit: int | None) -> int:
+        """Delete up to ``limit`` rows (all with None) of table ``name`` for which
+        ``expired(row)`` is true; returns how many went (housekeeping's bounded batches)."""
+        gone = [key for key, row in getattr(self.view, name).items() if expired(row)][:limit]
+        if gone:
+            table = self.write(name)
+            for key in gone:
+                del table[key]
+        return len(gone)
 
     def write_members(self, group_id: str) -> dict[str, datetime]:
         """The member dict of ``group_id`` (created if absent), copied on first write."""

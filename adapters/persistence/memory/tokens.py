@@ -75,16 +75,11 @@ class MemoryTokenStore(TokenStore):
         )
         return found.token
 
-    async def purge_expired(self, now: datetime) -> int:
-        """Delete live and rotated records with ``expires_at <= now``; returns how many."""
-        live = [h for h, t in self._s.view.tokens.items() if t.expires_at <= now]
-        rotated = [h for h, r in self._s.view.rotated.items() if r.token.expires_at <= now]
-        for name, gone in (("tokens", live), ("rotated", rotated)):
-            if gone:
-                writable = self._s.write(name)
-                for h in gone:
-                    del writable[h]
-        return len(live) + len(rotated)
+    async def purge_expired(self, now: datetime, limit: int | None = None) -> int:
+        """Delete live and rotated records with ``expires_at <= now`` (up to ``limit`` of
+        each); returns how many."""
+        live = self._s.purge("tokens", lambda t: t.expires_at <= now, limit)
+        return live + self._s.purge("rotated", lambda r: r.token.expires_at <= now, limit)
 
 
 class MemorySessionStore(SessionStore):
@@ -146,11 +141,6 @@ class MemorySessionStore(SessionStore):
         self._end(ids | orphans)
         return sorted(ids)
 
-    async def purge_expired(self, now: datetime) -> int:
-        """Delete sessions past ``expires_at`` or without a live token."""
-        gone = [sid for sid, s in self._s.view.sessions.items() if not self._live(s, now)]
-        if gone:
-            sessions = self._s.write("sessions")
-            for sid in gone:
-                del sessions[sid]
-        return len(gone)
+    async def purge_expired(self, now: datetime, limit: int | None = None) -> int:
+        """Delete (up to ``limit``) sessions past ``expires_at`` or without a live token."""
+        return self._s.purge("sessions", lambda s: not self._live(s, now), limit)

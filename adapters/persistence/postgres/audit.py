@@ -56,8 +56,8 @@ class PostgresAuditLog(_SqlQueries, AuditLog):
         )
         return [audit_row(r) for r in rows]
 
-    async def purge_before(self, cutoff: datetime) -> int:
-        """Delete the rows that occurred before ``cutoff``; returns how many."""
-        return await self._run(
-            "DELETE FROM audit_events WHERE occurred_at < $1", require_aware(cutoff)
+    async def purge_before(self, cutoff: datetime, limit: int | None = None) -> int:
+        """Delete (up to ``limit``) rows that occurred before ``cutoff``; returns how many."""
+        return await self._purge_where(
+            "audit_events", "occurred_at < $1", limit, require_aware(cutoff)
         )

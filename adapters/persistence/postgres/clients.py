@@ -82,11 +82,12 @@ class PostgresClientRepo(_SqlQueries, ClientRepo):
             await self._one("SELECT 1 FROM revoked_access_tokens WHERE jti = $1", jti) is not None
         )
 
-    async def purge_revoked(self, now: datetime) -> int:
-        """Forget revocations of tokens expired by ``now`` and proof ids past their window."""
+    async def purge_revoked(self, now: datetime, limit: int | None = None) -> int:
+        """Forget revocations of tokens expired by ``now`` and proof ids past their window (up
+        to ``limit`` of each)."""
         at = require_aware(now)
-        gone = await self._run("DELETE FROM revoked_access_tokens WHERE expires_at <= $1", at)
-        return gone + await self._run("DELETE FROM dpop_proofs WHERE expires_at <= $1", at)
+        gone = await self._purge_where("revoked_access_tokens", "expires_at <= $1", limit, at)
+        return gone + await self._purge_where("dpop_proofs", "expires_at <= $1", limit, at)
 
     async def claim_proof_jti(self, jti: str, expires_at: datetime) -> bool:
         """Remember ``jti``; False if a record of it exists (a replay)."""

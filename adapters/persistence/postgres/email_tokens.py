@@ -67,8 +67,8 @@ class PostgresEmailTokenStore(_SqlQueries, EmailTokenStore):
             "DELETE FROM email_tokens WHERE user_id = $1 AND purpose = $2", user_id, purpose.value
         )
 
-    async def purge_expired(self, now: datetime) -> int:
-        """Delete expired tokens; returns how many."""
-        return await self._run(
-            "DELETE FROM email_tokens WHERE expires_at <= $1", require_aware(now)
+    async def purge_expired(self, now: datetime, limit: int | None = None) -> int:
+        """Delete expired tokens (up to ``limit``); returns how many."""
+        return await self._purge_where(
+            "email_tokens", "expires_at <= $1", limit, require_aware(now)
         )

@@ -160,8 +160,9 @@ class PostgresMfaStore(_SqlQueries, MfaStore):
             await self._run("DELETE FROM mfa_challenges WHERE token_hash = $1", token_hash)
         return failures
 
-    async def purge_expired(self, now: datetime) -> int:
-        """Delete the second steps whose ``expires_at`` <= ``now``; returns how many."""
-        return await self._run(
-            "DELETE FROM mfa_challenges WHERE expires_at <= $1", require_aware(now)
+    async def purge_expired(self, now: datetime, limit: int | None = None) -> int:
+        """Delete the second steps whose ``expires_at`` <= ``now`` (up to ``limit``); returns
+        how many."""
+        return await self._purge_where(
+            "mfa_challenges", "expires_at <= $1", limit, require_aware(now)
         )

@@ -123,8 +123,8 @@ class PostgresPasskeyRepo(_SqlQueries, PasskeyRepo):
         )
         return None if row is None else ceremony_row(tuple(row), _same)
 
-    async def purge_expired(self, now: datetime) -> int:
-        """Delete the ceremonies expired by ``now``."""
-        return await self._run(
-            "DELETE FROM webauthn_ceremonies WHERE expires_at <= $1", require_aware(now)
+    async def purge_expired(self, now: datetime, limit: int | None = None) -> int:
+        """Delete the ceremonies expired by ``now`` (up to ``limit``); returns how many."""
+        return await self._purge_where(
+            "webauthn_ceremonies", "expires_at <= $1", limit, require_aware(now)
         )

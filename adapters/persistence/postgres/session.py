@@ -15,6 +15,7 @@ import asyncpg
 from asyncpg.transaction import Transaction
 
 from adapters.persistence._rows import require_aware
+from adapters.persistence.purge_sql import bounded_delete
 
 if TYPE_CHECKING:
     from adapters.persistence.postgres.storage import PostgresStorage
@@ -245,6 +246,11 @@ class _SqlQueries:
     async def _run(self, sql: str, *args: Any) -> int:
         """A write; the number of rows it affected."""
         return _affected(await self._s.run(lambda c: c.execute(sql, *args), write=True))
+
+    async def _purge_where(self, table: str, condition: str, limit: int | None, *args: Any) -> int:
+        """Delete up to ``limit`` rows (all with None) of ``table`` meeting ``condition``
+        (``purge_sql.bounded_delete``); the rows deleted."""
+        return await self._run(bounded_delete("postgres", table, condition, limit), *args)
 
     async def _run_guarded(self, sql: str, *args: Any) -> int:
         """A write under a savepoint, so a constraint violation (raised as is, for the caller

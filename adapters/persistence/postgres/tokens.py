@@ -103,12 +103,14 @@ class PostgresTokenStore(_SqlQueries, TokenStore):
         )
         return None if row is None else _token(row)
 
-    async def purge_expired(self, now: datetime) -> int:
-        """Delete live and rotated records with ``expires_at <= now``; returns how many."""
+    async def purge_expired(self, now: datetime, limit: int | None = None) -> int:
+        """Delete live and rotated records with ``expires_at <= now`` (up to ``limit`` of
+        each); returns how many."""
         require_aware(now)
-        live = await self._run("DELETE FROM refresh_tokens WHERE expires_at <= $1", now)
-        rotated = await self._run("DELETE FROM rotated_refresh_tokens WHERE expires_at <= $1", now)
-        return live + rotated
+        live = await self._purge_where("refresh_tokens", "expires_at <= $1", limit, now)
+        return live + await self._purge_where(
+            "rotated_refresh_tokens", "expires_at <= $1", limit, now
+        )
 
 
 class PostgresSessionStore(_SqlQueries, SessionStore):
@@ -167,9 +169,7 @@ class PostgresSessionStore(_SqlQueries, SessionStore):
         )
         return sorted(r[0] for r in rows)
 
-    async def purge_expired(self, now: datetime) -> int:
-        """Delete sessions past ``expires_at`` or without a live token."""
-        return await self._run(
-            "DELETE FROM sessions WHERE NOT (" + cols.LIVE_SESSION.format(now="$1") + ")",
-            require_aware(now),
-        )
+    async def purge_expired(self, now: datetime, limit: int | None = None) -> int:
+        """Delete (up to ``limit``) sessions past ``expires_at`` or without a live token."""
+        dead = "NOT (" + cols.LIVE_SESSION.format(now="$1") + ")"
+        return await self._purge_where("sessions", dead, limit, require_aware(now))

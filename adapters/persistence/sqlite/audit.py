@@ -62,8 +62,8 @@ class SqliteAuditLog(_SqlQueries, AuditLog):
         )
         return [audit_row(r, from_micros(r[2])) for r in rows]
 
-    async def purge_before(self, cutoff: datetime) -> int:
-        """Delete the rows that occurred before ``cutoff``; returns how many."""
-        return await self._purge(
-            "DELETE FROM audit_events WHERE occurred_at < ?", (to_micros(cutoff),)
+    async def purge_before(self, cutoff: datetime, limit: int | None = None) -> int:
+        """Delete (up to ``limit``) rows that occurred before ``cutoff``; returns how many."""
+        return await self._purge_where(
+            "audit_events", "occurred_at < ?", (to_micros(cutoff),), limit
         )

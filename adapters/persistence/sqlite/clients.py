@@ -76,11 +76,12 @@ class SqliteClientRepo(_SqlQueries, ClientRepo):
             await self._one("SELECT 1 FROM revoked_access_tokens WHERE jti = ?", (jti,)) is not None
         )
 
-    async def purge_revoked(self, now: datetime) -> int:
-        """Forget revocations of tokens expired by ``now`` and proof ids past their window."""
+    async def purge_revoked(self, now: datetime, limit: int | None = None) -> int:
+        """Forget revocations of tokens expired by ``now`` and proof ids past their window (up
+        to ``limit`` of each)."""
         at = (to_micros(now),)
-        gone = await self._purge("DELETE FROM revoked_access_tokens WHERE expires_at <= ?", at)
-        return gone + await self._purge("DELETE FROM dpop_proofs WHERE expires_at <= ?", at)
+        gone = await self._purge_where("revoked_access_tokens", "expires_at <= ?", at, limit)
+        return gone + await self._purge_where("dpop_proofs", "expires_at <= ?", at, limit)
 
     async def claim_proof_jti(self, jti: str, expires_at: datetime) -> bool:
         """Remember ``jti``; False if a live record of it exists (a replay)."""

@@ -73,8 +73,6 @@ class SqliteEmailTokenStore(_SqlQueries, EmailTokenStore):
             "DELETE FROM email_tokens WHERE user_id = ? AND purpose = ?", (user_id, purpose.value)
         )
 
-    async def purge_expired(self, now: datetime) -> int:
-        """Delete expired tokens; returns how many."""
-        return await self._purge(
-            "DELETE FROM email_tokens WHERE expires_at <= ?", (to_micros(now),)
-        )
+    async def purge_expired(self, now: datetime, limit: int | None = None) -> int:
+        """Delete expired tokens (up to ``limit``); returns how many."""
+        return await self._purge_where("email_tokens", "expires_at <= ?", (to_micros(now),), limit)

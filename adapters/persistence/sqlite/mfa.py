@@ -167,8 +167,9 @@ class SqliteMfaStore(_SqlQueries, MfaStore):
             await self._count("DELETE FROM mfa_challenges WHERE token_hash = ?", (token_hash,))
         return failures
 
-    async def purge_expired(self, now: datetime) -> int:
-        """Delete the second steps whose ``expires_at`` <= ``now``; returns how many."""
-        return await self._purge(
-            "DELETE FROM mfa_challenges WHERE expires_at <= ?", (to_micros(now),)
+    async def purge_expired(self, now: datetime, limit: int | None = None) -> int:
+        """Delete the second steps whose ``expires_at`` <= ``now`` (up to ``limit``); returns
+        how many."""
+        return await self._purge_where(
+            "mfa_challenges", "expires_at <= ?", (to_micros(now),), limit
         )

@@ -113,8 +113,8 @@ class SqlitePasskeyRepo(_SqlQueries, PasskeyRepo):
         )
         return None if row is None else ceremony_row(row, from_micros)
 
-    async def purge_expired(self, now: datetime) -> int:
-        """Delete the ceremonies expired by ``now``."""
-        return await self._purge(
-            "DELETE FROM webauthn_ceremonies WHERE expires_at <= ?", (to_micros(now),)
+    async def purge_expired(self, now: datetime, limit: int | None = None) -> int:
+        """Delete the ceremonies expired by ``now`` (up to ``limit``); returns how many."""
+        return await self._purge_where(
+            "webauthn_ceremonies", "expires_at <= ?", (to_micros(now),), limit
         )

@@ -89,14 +89,14 @@ class SqliteTokenStore(_SqlQueries, TokenStore):
         )
         return _token(rows[0]) if rows else None
 
-    async def purge_expired(self, now: datetime) -> int:
-        """Delete live and rotated records with ``expires_at <= now``; returns how many."""
-        cutoff = to_micros(now)
-        live = await self._purge("DELETE FROM refresh_tokens WHERE expires_at <= ?", (cutoff,))
-        rotated = await self._purge(
-            "DELETE FROM rotated_refresh_tokens WHERE expires_at <= ?", (cutoff,)
+    async def purge_expired(self, now: datetime, limit: int | None = None) -> int:
+        """Delete live and rotated records with ``expires_at <= now`` (up to ``limit`` of
+        each); returns how many."""
+        cutoff = (to_micros(now),)
+        live = await self._purge_where("refresh_tokens", "expires_at <= ?", cutoff, limit)
+        return live + await self._purge_where(
+            "rotated_refresh_tokens", "expires_at <= ?", cutoff, limit
         )
-        return live + rotated
 
 
 class SqliteSessionStore(_SqlQueries, SessionStore):
@@ -150,9 +150,7 @@ class SqliteSessionStore(_SqlQueries, SessionStore):
         rows = await self._all("DELETE FROM sessions WHERE user_id = ? RETURNING id", (user_id,))
         return sorted(r[0] for r in rows)
 
-    async def purge_expired(self, now: datetime) -> int:
-        """Delete sessions past ``expires_at`` or without a live token."""
-        return await self._purge(
-            "DELETE FROM sessions WHERE NOT (" + cols.LIVE_SESSION.format(now="?1") + ")",
-            (to_micros(now),),
-        )
+    async def purge_expired(self, now: datetime, limit: int | None = None) -> int:
+        """Delete (up to ``limit``) sessions past ``expires_at`` or without a live token."""
+        dead = "NOT (" + cols.LIVE_SESSION.format(now="?1") + ")"
+        return await self._purge_where("sessions", dead, (to_micros(now),), limit)

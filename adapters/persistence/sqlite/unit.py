@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import aiosqlite
 
 from adapters.persistence._rows import from_micros, to_micros
+from adapters.persistence.purge_sql import bounded_delete
 from domain.errors import StorageFault
 from domain.model import Group, GroupSummary, RefreshToken, Role, Session, User
 
@@ -311,3 +312,10 @@ class _SqlQueries:
     async def _purge(self, sql: str, params: Iterable[Any] = ()) -> int:
         """``_count`` for a statement with no bound on its rows (housekeeping's purges)."""
         return await self._u.count(sql, tuple(params), bulk=True)
+
+    async def _purge_where(
+        self, table: str, condition: str, params: Iterable[Any], limit: int | None
+    ) -> int:
+        """Delete up to ``limit`` rows (all with None) of ``table`` meeting ``condition``
+        (``purge_sql.bounded_delete``); the rows deleted."""
+        return await self._purge(bounded_delete("sqlite", table, condition, limit), params)
