@@ -36,14 +36,16 @@ from domain.policy import Actor, Operation
 RECOVERY_CODE_COUNT = 10
 """Recovery codes handed out when MFA is switched on (contract section 10)."""
 _RECOVERY_ALPHABET = "abcdefghijkmnpqrstuvwxyz23456789"  # 32 symbols, no l/o/0/1 look-alikes
-_RECOVERY_GROUPS = 4
-_RECOVERY_GROUP_LENGTH = 4
-"""A recovery code is 4 groups of 4 symbols of 32 (``xxxx-xxxx-xxxx-xxxx``): 80 bits, so its
-unsalted SHA-256 cannot be searched."""
+_RECOVERY_GROUPS = 5
+_RECOVERY_GROUP_LENGTH = 5
+"""A recovery code is 5 groups of 5 symbols of 32 (``xxxxx-xxxxx-xxxxx-xxxxx-xxxxx``): 125
+bits, at least the 112 that ASVS 5.0 6.5.2 asks of a secret stored as an unsalted hash
+(contract section 10). It is never six digits, so ``is_totp_code`` tells it from a TOTP code."""
 
 
 def new_recovery_code() -> str:
-    """A new random recovery code, ``xxxx-xxxx-xxxx-xxxx`` (from ``secrets``; 80 bits)."""
+    """A new random recovery code, ``xxxxx-xxxxx-xxxxx-xxxxx-xxxxx`` (from ``secrets``; 125
+    bits)."""
     return "-".join(
         "".join(secrets.choice(_RECOVERY_ALPHABET) for _ in range(_RECOVERY_GROUP_LENGTH))
         for _ in range(_RECOVERY_GROUPS)

@@ -171,6 +171,21 @@ async def test_enrol_confirm_and_log_in_with_a_code_each_step_once(make_mfa: Mak
         await assert_problem(resp, 401, "invalid_mfa_code")
 
 
+async def test_recovery_codes_carry_at_least_112_bits_each(make_mfa: MakeMfa) -> None:
+    """ASVS 5.0 6.5.2 (contract section 10): an unsalted hash is only safe for codes of 112
+    bits or more. The codes are groups of symbols from a 32-symbol alphabet (5 bits each),
+    readable (no l/o/0/1) and never six digits (which would be read as a TOTP code)."""
+    mfa = await make_mfa()
+    await mfa.register()
+    _, recovery = await mfa.enrol()
+    for code in recovery:
+        symbols = code.replace("-", "")
+        assert re.fullmatch(r"[a-km-np-z2-9]+", symbols), code
+        assert len(symbols) * 5 >= 112, code
+    resp = await mfa.second_step(await mfa.challenge(), recovery[0].upper().replace("-", " "))
+    assert resp.status == 200, await resp.text()
+
+
 async def test_a_recovery_code_works_once(make_mfa: MakeMfa) -> None:
     mfa = await make_mfa()
     await mfa.register()
