@@ -26,7 +26,14 @@ from application.settings import AuthSettings, Live
 from application.steps import IdFactory, new_id
 from application.users import token_user, user_in_scope
 from domain import policy
-from domain.errors import Conflict, InvalidCeremony, InvalidOldPassword, NotFound, PasskeyExists
+from domain.errors import (
+    Conflict,
+    InvalidCeremony,
+    InvalidOldPassword,
+    InvalidPasskey,
+    NotFound,
+    PasskeyExists,
+)
 from domain.model import BCRYPT_MAX_PASSWORD_BYTES
 from domain.passkeys import (
     CEREMONY_TTL,
@@ -39,6 +46,7 @@ from domain.policy import Actor, Operation
 
 __all__ = [
     "CHALLENGE_BYTES",
+    "CREDENTIAL_ID_MAX_BYTES",
     "OwnPasskeys",
     "PasskeyAdmin",
     "PasskeyRegistration",
@@ -47,6 +55,8 @@ __all__ = [
 
 CHALLENGE_BYTES = 32
 """Bytes of randomness in a ceremony's challenge (contract section 13)."""
+CREDENTIAL_ID_MAX_BYTES = 1023
+"""The longest credential id registered (WebAuthn L3 §7.1 step 23; contract section 13)."""
 _NOT_FOUND = "passkey not found"
 
 
@@ -102,7 +112,8 @@ class PasskeyRegistration:
         name: str | None = None,
     ) -> Passkey:
         """Check ``credential`` against the ceremony and store the passkey (named ``name``,
-        else after its creation). Raises ``InvalidCeremony``, ``InvalidPasskey``,
+        else after its creation). Raises ``InvalidCeremony``, ``InvalidPasskey`` (a failed
+        check, or a credential id over ``CREDENTIAL_ID_MAX_BYTES``),
         ``PasskeyExists``, ``ValidationFailed`` naming ``name``."""
         label = None if name is None else check_name(name)
         now = self._clock.now()
@@ -117,6 +128,8 @@ class PasskeyRegistration:
         ):
             raise InvalidCeremony("unknown, used, expired or another user's ceremony")
         new = self._webauthn.verify_registration(self._rp(), credential, ceremony.challenge)
+        if len(new.credential_id) > CREDENTIAL_ID_MAX_BYTES:
+            raise InvalidPasskey("credential_id")
         transports = credential.get("response", {}).get("transports", [])
         passkey = Passkey(
             id=self._ids(), user_id=user_id, credential_id=new.credential_id,

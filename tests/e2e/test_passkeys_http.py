@@ -102,6 +102,17 @@ async def test_ceremonies_responses_and_duplicates_are_refused(client: TestClien
     assert mine == {"items": []}
 
 
+async def test_a_credential_id_over_1023_bytes_is_refused(client: TestClient) -> None:
+    """WebAuthn L3 §7.1 step 23 and contract section 13: longer ids are refused at
+    registration (400 ``invalid_passkey``) and nothing is stored; 1023 bytes are fine."""
+    token = (await register_and_login(client))["access_token"]
+    long_id = SoftAuthenticator("ES256", credential_id=b"\x01" * 1024)
+    await assert_problem(await register(client, token, long_id), 400, "invalid_passkey")
+    assert (await (await client.get("/me/passkeys", headers=bearer(token))).json())["items"] == []
+    longest = SoftAuthenticator("ES256", credential_id=b"\x02" * 1023)
+    assert (await register(client, token, longest)).status == 201
+
+
 async def test_admins_see_and_remove_passkeys_in_their_organization(
     make_client: MakeClient,
 ) -> None:
