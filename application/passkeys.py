@@ -215,7 +215,9 @@ async def _remove(
 class PasskeyAdmin:
     """GET and DELETE /users/{id}/passkeys[/{pid}]: org_admin (its organization) and
     superadmin; viewer/operator → ``Forbidden``; a user outside the organization →
-    ``NotFound``. Deleting is for a lost device (``passkey.removed``, actor the admin)."""
+    ``NotFound``; an org_admin on a superadmin or on itself → ``Forbidden``
+    (``domain.policy.check_user_management``, contract section 13). Deleting is for a lost
+    device (``passkey.removed``, actor the admin)."""
 
     _storage: Storage
     _bus: EventBus
@@ -225,12 +227,14 @@ class PasskeyAdmin:
         """The user's passkeys, newest first."""
         policy.require(actor, Operation.LIST_USER_PASSKEYS)
         async with self._storage.read() as uow:
-            await user_in_scope(uow, actor, user_id)
+            target = await user_in_scope(uow, actor, user_id)
+            policy.check_user_management(actor, target, Operation.LIST_USER_PASSKEYS)
             return await uow.passkeys.list_for_user(user_id)
 
     async def delete(self, actor: Actor, user_id: str, passkey_id: str) -> None:
         """Delete the user's passkey ``passkey_id``."""
         policy.require(actor, Operation.DELETE_USER_PASSKEY)
         async with self._storage.read() as uow:
-            await user_in_scope(uow, actor, user_id)
+            target = await user_in_scope(uow, actor, user_id)
+            policy.check_user_management(actor, target, Operation.DELETE_USER_PASSKEY)
         await _remove(self._storage, self._bus, self._clock, user_id, passkey_id, actor.actor_id)
