@@ -16,6 +16,7 @@ from application.events import Event, SessionEnded, UserDeleted, UserDisabled, U
 from application.ports import Clock, EventBus, Hasher, Storage, UnitOfWork
 from application.steps import publish_all
 from application.users import UserRef, move_to_org, user_in_scope
+from application.voiding import void_outstanding_proofs
 from domain import policy
 from domain.errors import FieldError, InvalidOldPassword, InvalidToken, ValidationFailed
 from domain.model import BCRYPT_MAX_PASSWORD_BYTES, Role, SessionEndReason, User
@@ -40,7 +41,8 @@ class UpdateUser:
     ``Forbidden``; disabling the last enabled superadmin → ``LastSuperadmin``.
 
     Disabling ends every session of the user at once (``UserDisabled``, and ``SessionEnded``
-    reason ``disabled`` per session); enabling publishes ``UserEnabled``; a move drops the
+    reason ``disabled`` per session) and voids its reset tokens and ``mfa_token``s (contract
+    section 9); enabling publishes ``UserEnabled``; a move drops the
     user's memberships of its old organization's groups (``GroupMembershipChanged``). Setting
     what is already set changes nothing. Returns the ``User``.
     """
@@ -84,6 +86,7 @@ class UpdateUser:
                 target = attrs.evolve(target, disabled=disabled)
                 await uow.users.update(target)
                 if disabled:
+                    await void_outstanding_proofs(uow, target.id)
                     events.append(UserDisabled(target.id, actor.actor_id))
                     events += [
                         SessionEnded(target.id, s, SessionEndReason.DISABLED, actor.actor_id)

@@ -25,6 +25,7 @@ from application.steps import new_id, publish_all
 from application.throttle import LoginThrottle
 from application.tokens import SessionRotation, TokenIssuer, TokenPair
 from application.users import USER_GONE, active_user, new_user, token_user
+from application.voiding import void_outstanding_proofs
 from domain.errors import (
     AccountDisabled,
     EmailNotVerified,
@@ -268,8 +269,9 @@ class AuthService:
         await self._rotation.revoke_session(refresh_token)
 
     async def change_password(self, user_id: str, old_password: str, new_password: str) -> None:
-        """Verify the old password, then store the new bcrypt hash and end every session of the
-        user (its refresh tokens) — the last two in one transaction. Publishes
+        """Verify the old password, then store the new bcrypt hash, void the user's reset tokens
+        and ``mfa_token``s (contract section 9) and end every session of the user (its refresh
+        tokens) — all but the first in one transaction. Publishes
         ``PasswordChanged`` and a ``SessionEnded`` (reason ``password``) per session.
 
         Raises ``ValidationFailed`` (new password breaks the policy; checked first, nothing
@@ -287,6 +289,7 @@ class AuthService:
         async with self._storage.begin() as uow:
             current = await token_user(uow, user_id)
             await uow.users.update(attrs.evolve(current, password_hash=new_hash))
+            await void_outstanding_proofs(uow, user_id)
             ended = await uow.sessions.end_all(user_id)
             events: list[Event] = [PasswordChanged(user_id=user_id, revoked=len(ended))]
             events += [SessionEnded(user_id, s, SessionEndReason.PASSWORD, user_id) for s in ended]
