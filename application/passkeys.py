@@ -21,7 +21,8 @@ from application.audit import record
 from application.checks import check_name
 from application.passkey_events import PasskeyRegistered, PasskeyRemoved
 from application.passkey_settings import WebAuthnSettings, relying_party
-from application.ports import Clock, EventBus, Hasher, RelyingParty, Storage, WebAuthn
+from application.ports import Clock, EventBus, RelyingParty, Storage, WebAuthn
+from application.reauth import FreshProof, Reauthentication
 from application.settings import AuthSettings, Live
 from application.steps import IdFactory, new_id
 from application.users import token_user, user_in_scope
@@ -29,12 +30,10 @@ from domain import policy
 from domain.errors import (
     Conflict,
     InvalidCeremony,
-    InvalidOldPassword,
     InvalidPasskey,
     NotFound,
     PasskeyExists,
 )
-from domain.model import BCRYPT_MAX_PASSWORD_BYTES
 from domain.passkeys import (
     CEREMONY_TTL,
     USER_HANDLE_BYTES,
@@ -71,8 +70,8 @@ class RegistrationStarted:
 
 @attrs.frozen
 class PasskeyRegistration:
-    """``start(user_id)`` and ``finish(user_id, ceremony_id, credential, name)``: register a
-    passkey for the caller (contract section 13)."""
+    """``start(user_id, proof, client)`` and ``finish(user_id, ceremony_id, credential,
+    name)``: register a passkey for the caller (contract section 13)."""
 
     _storage: Storage
     _webauthn: WebAuthn
@@ -80,15 +79,20 @@ class PasskeyRegistration:
     _clock: Clock
     _auth: Live[AuthSettings]
     _settings: Live[WebAuthnSettings]
+    _reauth: Reauthentication
     _ids: IdFactory = new_id
 
     def _rp(self) -> RelyingParty:
         return relying_party(self._auth.current.issuer, self._settings.current)
 
-    async def start(self, user_id: str) -> RegistrationStarted:
+    async def start(self, user_id: str, proof: FreshProof, client: str) -> RegistrationStarted:
         """A registration ceremony for ``user_id``: creation options with the user's opaque
-        handle (made on first use) and its passkeys excluded. Raises ``InvalidToken`` if the
-        user is gone or disabled."""
+        handle (made on first use) and its passkeys excluded — after a fresh ``proof`` of the
+        user sent from ``client`` (the client address; ``Reauthentication.require``: 401
+        ``ReauthenticationRequired``, 429 ``RateLimited``, 422 ``ValidationFailed``). Raises
+        ``InvalidToken`` if the user is gone or disabled."""
+        async with self._storage.read() as uow:
+            await self._reauth.require(await token_user(uow, user_id), proof, client)
         now = self._clock.now()
         challenge = os.urandom(CHALLENGE_BYTES)
         ceremony = Ceremony(self._ids(), CeremonyKind.REGISTRATION, challenge, user_id, None,
@@ -165,7 +169,7 @@ class OwnPasskeys:
 
     _storage: Storage
     _bus: EventBus
-    _hasher: Hasher
+    _reauth: Reauthentication
     _clock: Clock
 
     async def list(self, user_id: str) -> list[Passkey]:
@@ -186,14 +190,13 @@ class OwnPasskeys:
             await uow.commit()
         return renamed
 
-    async def delete(self, user_id: str, passkey_id: str, password: str) -> None:
-        """Delete one of the caller's passkeys, with its password (``InvalidOldPassword``,
-        403, otherwise); ``NotFound`` for anyone else's."""
+    async def delete(self, user_id: str, passkey_id: str, password: str, client: str) -> None:
+        """Delete one of the caller's passkeys, with its password sent from ``client`` (the
+        client address): ``InvalidOldPassword`` (403) when wrong, counted by the login
+        throttle (``RateLimited``, 429, past it); ``NotFound`` for anyone else's."""
         async with self._storage.read() as uow:
             user = await token_user(uow, user_id)
-        too_long = len(password.encode("utf-8")) > BCRYPT_MAX_PASSWORD_BYTES
-        if too_long or not await self._hasher.verify(password, user.password_hash):
-            raise InvalidOldPassword("the password is wrong")
+        await self._reauth.confirm_password(user, password, client)
         await _remove(self._storage, self._bus, self._clock, user_id, passkey_id, user_id)
 
 

@@ -174,8 +174,8 @@ class PasswordRecovery(_Mailer):
     async def reset(self, token: str, new_password: str) -> None:
         """POST /password/reset: store the new bcrypt hash, mark the email verified, void every
         reset token and ``mfa_token`` of the user and end every session of it — in one
-        transaction with spending the token. Publishes ``PasswordReset`` and a ``SessionEnded`` (reason
-        ``password_reset``) per session.
+        transaction with spending the token. Publishes ``PasswordReset`` and a
+        ``SessionEnded`` (reason ``password_reset``) per session.
 
         Raises ``ValidationFailed`` (422, the new password breaks the policy; checked first),
         ``InvalidResetToken`` (400) for an unknown, used, voided or expired token, or one of a

@@ -381,9 +381,7 @@ def check_user_management(actor: Actor, target: User, operation: Operation) -> N
     if isinstance(actor, CliOperator) or actor.is_superadmin:
         return
     if operation in _ON_ANOTHER_USER and target.id == actor.user_id:
-        raise Forbidden(
-            "an org_admin manages its own account and sign-in factors only through /me"
-        )
+        raise Forbidden("an org_admin manages its own account and sign-in factors only through /me")
     if operation is not Operation.LIST_USER_SESSIONS and target.role is Role.SUPERADMIN:
         raise Forbidden(
             "an org_admin may not manage a superadmin's account, sessions or sign-in factors"

@@ -34,7 +34,8 @@ def deployment(request: pytest.FixtureRequest) -> tuple[str, str]:
 
 
 async def options(client: TestClient, token: str) -> dict[str, Any]:
-    resp = await client.post("/me/passkeys/registration/options", json={}, headers=bearer(token))
+    resp = await client.post("/me/passkeys/registration/options", json={"password": PASSWORD},
+                             headers=bearer(token))  # fmt: skip
     assert resp.status == 200, await resp.text()
     assert resp.headers["Cache-Control"] == "no-store"
     return await resp.json()  # type: ignore[no-any-return]
@@ -260,7 +261,8 @@ async def test_a_passkey_answers_mfa_required(client: TestClient) -> None:
     import pyotp
 
     token, device, handle = await enrolled(client)
-    enrolment = await (await client.post("/me/mfa/totp", headers=bearer(token))).json()
+    enrolment = await (await client.post("/me/mfa/totp", json={"password": PASSWORD},
+                                         headers=bearer(token))).json()  # fmt: skip
     code = pyotp.TOTP(enrolment["secret"]).now()
     resp = await client.post("/me/mfa/totp/confirm", json={"code": code}, headers=bearer(token))
     assert resp.status == 200

@@ -142,7 +142,9 @@ async def test_a_disabled_users_reset_token_is_refused_like_a_used_one(
     async with container_of(client).storage().begin() as uow:
         await uow.email_tokens.add(token)
         await uow.commit()
-    used = await assert_problem(await _reset(client, "an unknown token"), 400, "invalid_reset_token")
+    used = await assert_problem(
+        await _reset(client, "an unknown token"), 400, "invalid_reset_token"
+    )
     refused = await assert_problem(await _reset(client, clear), 400, "invalid_reset_token")
     assert refused == used
     await container_of(client).set_disabled_by_operator()(ALICE, False)
