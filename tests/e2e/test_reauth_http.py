@@ -102,7 +102,7 @@ async def test_a_passkey_assertion_of_the_caller_is_a_fresh_proof(
 
 async def test_access_token_claims_stay_the_seeds(client: TestClient) -> None:
     """Contract section 13: nothing (no auth_time, amr ...) is added to the access token."""
-    token, device = await _with_passkey(client)
+    token, _ = await _with_passkey(client)  # a token that registered a passkey with a proof
     pair = await (await client.post("/login", json={"email": "alice@example.com",
                                                     "password": PASSWORD})).json()  # fmt: skip
     for access in (token, pair["access_token"]):
