@@ -13,12 +13,14 @@ import attrs
 from application.audit import record
 from application.checks import check_org_id
 from application.events import Event, SessionEnded, UserDeleted, UserDisabled, UserEnabled
-from application.ports import Clock, EventBus, Hasher, Storage, UnitOfWork
+from application.ports import Clock, EventBus, Storage, UnitOfWork
+from application.reauth import Reauthentication
 from application.steps import publish_all
 from application.users import UserRef, move_to_org, user_in_scope
+from application.voiding import void_outstanding_proofs
 from domain import policy
-from domain.errors import FieldError, InvalidOldPassword, InvalidToken, ValidationFailed
-from domain.model import BCRYPT_MAX_PASSWORD_BYTES, Role, SessionEndReason, User
+from domain.errors import FieldError, InvalidToken, ValidationFailed
+from domain.model import Role, SessionEndReason, User
 from domain.policy import Actor, Operation
 
 __all__ = ["DeleteOwnAccount", "DeleteUser", "UpdateUser"]
@@ -40,7 +42,8 @@ class UpdateUser:
     ``Forbidden``; disabling the last enabled superadmin → ``LastSuperadmin``.
 
     Disabling ends every session of the user at once (``UserDisabled``, and ``SessionEnded``
-    reason ``disabled`` per session); enabling publishes ``UserEnabled``; a move drops the
+    reason ``disabled`` per session) and voids its reset tokens and ``mfa_token``s (contract
+    section 9); enabling publishes ``UserEnabled``; a move drops the
     user's memberships of its old organization's groups (``GroupMembershipChanged``). Setting
     what is already set changes nothing. Returns the ``User``.
     """
@@ -84,6 +87,7 @@ class UpdateUser:
                 target = attrs.evolve(target, disabled=disabled)
                 await uow.users.update(target)
                 if disabled:
+                    await void_outstanding_proofs(uow, target.id)
                     events.append(UserDisabled(target.id, actor.actor_id))
                     events += [
                         SessionEnded(target.id, s, SessionEndReason.DISABLED, actor.actor_id)
@@ -137,22 +141,21 @@ class DeleteUser:
 class DeleteOwnAccount:
     """DELETE /me ``{"password"}`` (contract section 8): a user deletes its own account.
 
-    Raises ``InvalidOldPassword`` (403) for a wrong password (checked with bcrypt off the event
-    loop; one over 72 bytes is simply wrong), ``LastSuperadmin`` (409) for the last enabled
+    Raises ``RateLimited`` (429) or ``InvalidOldPassword`` (403) for a wrong password
+    (``Reauthentication.confirm_password``: a wrong one counts against the login throttle of
+    the user and the client address), ``LastSuperadmin`` (409) for the last enabled
     superadmin, ``InvalidToken`` if the user is gone meanwhile. Publishes ``UserDeleted``.
     """
 
     _storage: Storage
     _bus: EventBus
-    _hasher: Hasher
+    _reauth: Reauthentication
     _clock: Clock
 
-    async def __call__(self, user: User, password: str) -> None:
+    async def __call__(self, user: User, password: str, client: str) -> None:
         """Delete ``user`` (the caller, as loaded for this request) after checking
-        ``password``."""
-        too_long = len(password.encode("utf-8")) > BCRYPT_MAX_PASSWORD_BYTES
-        if too_long or not await self._hasher.verify(password, user.password_hash):
-            raise InvalidOldPassword("the password is wrong")
+        ``password``, sent from ``client`` (the client address)."""
+        await self._reauth.confirm_password(user, password, client)
         async with self._storage.begin() as uow:
             current = await uow.users.get(user.id)
             if current is None:

@@ -19,12 +19,14 @@ from application.events import (
 )
 from application.mfa_login import open_challenge
 from application.ports import Clock, EmailNormalizer, EventBus, Hasher, Signer, Storage
+from application.reauth import password_matches
 from application.recovery import EmailVerification
 from application.settings import AuthSettings, Live
 from application.steps import new_id, publish_all
 from application.throttle import LoginThrottle
 from application.tokens import SessionRotation, TokenIssuer, TokenPair
 from application.users import USER_GONE, active_user, new_user, token_user
+from application.voiding import void_outstanding_proofs
 from domain.errors import (
     AccountDisabled,
     EmailNotVerified,
@@ -267,26 +269,31 @@ class AuthService:
         """Revoke the session (family) of a refresh token; an unknown token is no error."""
         await self._rotation.revoke_session(refresh_token)
 
-    async def change_password(self, user_id: str, old_password: str, new_password: str) -> None:
-        """Verify the old password, then store the new bcrypt hash and end every session of the
-        user (its refresh tokens) — the last two in one transaction. Publishes
+    async def change_password(
+        self, user_id: str, old_password: str, new_password: str, client: str
+    ) -> None:
+        """Verify the old password, then store the new bcrypt hash, void the user's reset tokens
+        and ``mfa_token``s (contract section 9) and end every session of the user (its refresh
+        tokens) — all but the first in one transaction. Publishes
         ``PasswordChanged`` and a ``SessionEnded`` (reason ``password``) per session.
 
         Raises ``ValidationFailed`` (new password breaks the policy; checked first, nothing
-        changes), ``InvalidOldPassword`` (403), ``InvalidToken`` if the user is gone.
+        changes), ``RateLimited`` (429: too many wrong passwords for this user from ``client``,
+        the client address — a wrong one counts against the login throttle, contract section
+        13), ``InvalidOldPassword`` (403), ``InvalidToken`` if the user is gone.
         """
         check_password_policy(
             new_password, self._settings.current.password_min_length, "new_password"
         )
         async with self._storage.begin() as uow:
             user = await token_user(uow, user_id)
-        too_long = len(old_password.encode("utf-8")) > BCRYPT_MAX_PASSWORD_BYTES
-        if too_long or not await self._hasher.verify(old_password, user.password_hash):
+        if not await password_matches(self._hasher, self._throttle, user, old_password, client):
             raise InvalidOldPassword("the old password is wrong")
         new_hash = await self._hasher.hash(new_password)
         async with self._storage.begin() as uow:
             current = await token_user(uow, user_id)
             await uow.users.update(attrs.evolve(current, password_hash=new_hash))
+            await void_outstanding_proofs(uow, user_id)
             ended = await uow.sessions.end_all(user_id)
             events: list[Event] = [PasswordChanged(user_id=user_id, revoked=len(ended))]
             events += [SessionEnded(user_id, s, SessionEndReason.PASSWORD, user_id) for s in ended]

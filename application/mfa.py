@@ -18,32 +18,34 @@ from application.events import MfaDisabled, MfaEnabled
 from application.ports import (
     Clock,
     EventBus,
-    Hasher,
     SealedSecretError,
     SecretSealer,
     Storage,
     Totp,
     UnitOfWork,
 )
+from application.reauth import FreshProof, Reauthentication
 from application.settings import AuthSettings, Live
 from application.steps import hash_token
 from application.users import token_user, user_in_scope
 from domain import policy
-from domain.errors import Conflict, FieldError, InvalidOldPassword, ValidationFailed
-from domain.model import BCRYPT_MAX_PASSWORD_BYTES, User
+from domain.errors import Conflict, FieldError, ValidationFailed
+from domain.model import User
 from domain.policy import Actor, Operation
 
 RECOVERY_CODE_COUNT = 10
 """Recovery codes handed out when MFA is switched on (contract section 10)."""
 _RECOVERY_ALPHABET = "abcdefghijkmnpqrstuvwxyz23456789"  # 32 symbols, no l/o/0/1 look-alikes
-_RECOVERY_GROUPS = 4
-_RECOVERY_GROUP_LENGTH = 4
-"""A recovery code is 4 groups of 4 symbols of 32 (``xxxx-xxxx-xxxx-xxxx``): 80 bits, so its
-unsalted SHA-256 cannot be searched."""
+_RECOVERY_GROUPS = 5
+_RECOVERY_GROUP_LENGTH = 5
+"""A recovery code is 5 groups of 5 symbols of 32 (``xxxxx-xxxxx-xxxxx-xxxxx-xxxxx``): 125
+bits, at least the 112 that ASVS 5.0 6.5.2 asks of a secret stored as an unsalted hash
+(contract section 10). It is never six digits, so ``is_totp_code`` tells it from a TOTP code."""
 
 
 def new_recovery_code() -> str:
-    """A new random recovery code, ``xxxx-xxxx-xxxx-xxxx`` (from ``secrets``; 80 bits)."""
+    """A new random recovery code, ``xxxxx-xxxxx-xxxxx-xxxxx-xxxxx`` (from ``secrets``; 125
+    bits)."""
     return "-".join(
         "".join(secrets.choice(_RECOVERY_ALPHABET) for _ in range(_RECOVERY_GROUP_LENGTH))
         for _ in range(_RECOVERY_GROUPS)
@@ -88,16 +90,21 @@ class MfaEnrolment:
     _storage: Storage
     _totp: Totp
     _sealer: SecretSealer
-    _hasher: Hasher
+    _reauth: Reauthentication
     _bus: EventBus
     _clock: Clock
     _settings: Live[AuthSettings]
 
-    async def start(self, user_id: str) -> TotpEnrolment:
+    async def start(self, user_id: str, proof: FreshProof, client: str) -> TotpEnrolment:
         """Create a pending TOTP secret for the user (replacing an earlier pending one) and
         return it with its ``otpauth://`` URI (issuer ``auth.mfa_issuer``, account = email) and
-        QR code. Raises ``Conflict`` (409) when MFA is already on (turn it off first),
-        ``InvalidToken`` if the user is gone or disabled."""
+        QR code — after a fresh ``proof`` of the user sent from ``client`` (the client address;
+        contract section 13: ``Reauthentication.require`` raises ``ReauthenticationRequired``
+        (401), ``RateLimited`` (429), ``ValidationFailed`` (422)). Raises ``Conflict`` (409)
+        when MFA is already on (turn it off first), ``InvalidToken`` if the user is gone or
+        disabled."""
+        async with self._storage.read() as uow:
+            await self._reauth.require(await token_user(uow, user_id), proof, client)
         secret = self._totp.new_secret()
         async with self._storage.begin() as uow:
             user = await token_user(uow, user_id)
@@ -141,18 +148,18 @@ class MfaEnrolment:
         await self._bus.publish(enabled)
         return codes
 
-    async def disable(self, user_id: str, password: str) -> None:
-        """Turn MFA off with the user's password (DELETE /me/mfa): the secret, the recovery
-        codes and pending second steps go. No error when MFA was off.
+    async def disable(self, user_id: str, password: str, client: str) -> None:
+        """Turn MFA off with the user's password (DELETE /me/mfa) sent from ``client`` (the
+        client address): the secret, the recovery codes and pending second steps go. No error
+        when MFA was off.
 
-        Raises ``InvalidOldPassword`` (403) for a wrong password, ``InvalidToken`` if the user is
-        gone or disabled. Publishes ``MfaDisabled`` (actor = the user) when MFA was on.
+        Raises ``InvalidOldPassword`` (403) for a wrong password — counted by the login
+        throttle, ``RateLimited`` (429) past it — and ``InvalidToken`` if the user is gone or
+        disabled. Publishes ``MfaDisabled`` (actor = the user) when MFA was on.
         """
         async with self._storage.read() as uow:
             user = await token_user(uow, user_id)
-        too_long = len(password.encode("utf-8")) > BCRYPT_MAX_PASSWORD_BYTES
-        if too_long or not await self._hasher.verify(password, user.password_hash):
-            raise InvalidOldPassword("the password is wrong")
+        await self._reauth.confirm_password(user, password, client)
         disabled = MfaDisabled(user_id=user_id, actor_id=user_id)
         async with self._storage.begin() as uow:
             was_on = await switch_off(uow, await token_user(uow, user_id))

@@ -21,13 +21,19 @@ from application.audit import record
 from application.checks import check_name
 from application.passkey_events import PasskeyRegistered, PasskeyRemoved
 from application.passkey_settings import WebAuthnSettings, relying_party
-from application.ports import Clock, EventBus, Hasher, RelyingParty, Storage, WebAuthn
+from application.ports import Clock, EventBus, RelyingParty, Storage, WebAuthn
+from application.reauth import FreshProof, Reauthentication
 from application.settings import AuthSettings, Live
 from application.steps import IdFactory, new_id
 from application.users import token_user, user_in_scope
 from domain import policy
-from domain.errors import Conflict, InvalidCeremony, InvalidOldPassword, NotFound, PasskeyExists
-from domain.model import BCRYPT_MAX_PASSWORD_BYTES
+from domain.errors import (
+    Conflict,
+    InvalidCeremony,
+    InvalidPasskey,
+    NotFound,
+    PasskeyExists,
+)
 from domain.passkeys import (
     CEREMONY_TTL,
     USER_HANDLE_BYTES,
@@ -39,6 +45,7 @@ from domain.policy import Actor, Operation
 
 __all__ = [
     "CHALLENGE_BYTES",
+    "CREDENTIAL_ID_MAX_BYTES",
     "OwnPasskeys",
     "PasskeyAdmin",
     "PasskeyRegistration",
@@ -47,6 +54,8 @@ __all__ = [
 
 CHALLENGE_BYTES = 32
 """Bytes of randomness in a ceremony's challenge (contract section 13)."""
+CREDENTIAL_ID_MAX_BYTES = 1023
+"""The longest credential id registered (WebAuthn L3 §7.1 step 23; contract section 13)."""
 _NOT_FOUND = "passkey not found"
 
 
@@ -61,8 +70,8 @@ class RegistrationStarted:
 
 @attrs.frozen
 class PasskeyRegistration:
-    """``start(user_id)`` and ``finish(user_id, ceremony_id, credential, name)``: register a
-    passkey for the caller (contract section 13)."""
+    """``start(user_id, proof, client)`` and ``finish(user_id, ceremony_id, credential,
+    name)``: register a passkey for the caller (contract section 13)."""
 
     _storage: Storage
     _webauthn: WebAuthn
@@ -70,15 +79,20 @@ class PasskeyRegistration:
     _clock: Clock
     _auth: Live[AuthSettings]
     _settings: Live[WebAuthnSettings]
+    _reauth: Reauthentication
     _ids: IdFactory = new_id
 
     def _rp(self) -> RelyingParty:
         return relying_party(self._auth.current.issuer, self._settings.current)
 
-    async def start(self, user_id: str) -> RegistrationStarted:
+    async def start(self, user_id: str, proof: FreshProof, client: str) -> RegistrationStarted:
         """A registration ceremony for ``user_id``: creation options with the user's opaque
-        handle (made on first use) and its passkeys excluded. Raises ``InvalidToken`` if the
-        user is gone or disabled."""
+        handle (made on first use) and its passkeys excluded — after a fresh ``proof`` of the
+        user sent from ``client`` (the client address; ``Reauthentication.require``: 401
+        ``ReauthenticationRequired``, 429 ``RateLimited``, 422 ``ValidationFailed``). Raises
+        ``InvalidToken`` if the user is gone or disabled."""
+        async with self._storage.read() as uow:
+            await self._reauth.require(await token_user(uow, user_id), proof, client)
         now = self._clock.now()
         challenge = os.urandom(CHALLENGE_BYTES)
         ceremony = Ceremony(self._ids(), CeremonyKind.REGISTRATION, challenge, user_id, None,
@@ -102,7 +116,8 @@ class PasskeyRegistration:
         name: str | None = None,
     ) -> Passkey:
         """Check ``credential`` against the ceremony and store the passkey (named ``name``,
-        else after its creation). Raises ``InvalidCeremony``, ``InvalidPasskey``,
+        else after its creation). Raises ``InvalidCeremony``, ``InvalidPasskey`` (a failed
+        check, or a credential id over ``CREDENTIAL_ID_MAX_BYTES``),
         ``PasskeyExists``, ``ValidationFailed`` naming ``name``."""
         label = None if name is None else check_name(name)
         now = self._clock.now()
@@ -117,6 +132,8 @@ class PasskeyRegistration:
         ):
             raise InvalidCeremony("unknown, used, expired or another user's ceremony")
         new = self._webauthn.verify_registration(self._rp(), credential, ceremony.challenge)
+        if len(new.credential_id) > CREDENTIAL_ID_MAX_BYTES:
+            raise InvalidPasskey("credential_id")
         transports = credential.get("response", {}).get("transports", [])
         passkey = Passkey(
             id=self._ids(), user_id=user_id, credential_id=new.credential_id,
@@ -152,7 +169,7 @@ class OwnPasskeys:
 
     _storage: Storage
     _bus: EventBus
-    _hasher: Hasher
+    _reauth: Reauthentication
     _clock: Clock
 
     async def list(self, user_id: str) -> list[Passkey]:
@@ -173,14 +190,13 @@ class OwnPasskeys:
             await uow.commit()
         return renamed
 
-    async def delete(self, user_id: str, passkey_id: str, password: str) -> None:
-        """Delete one of the caller's passkeys, with its password (``InvalidOldPassword``,
-        403, otherwise); ``NotFound`` for anyone else's."""
+    async def delete(self, user_id: str, passkey_id: str, password: str, client: str) -> None:
+        """Delete one of the caller's passkeys, with its password sent from ``client`` (the
+        client address): ``InvalidOldPassword`` (403) when wrong, counted by the login
+        throttle (``RateLimited``, 429, past it); ``NotFound`` for anyone else's."""
         async with self._storage.read() as uow:
             user = await token_user(uow, user_id)
-        too_long = len(password.encode("utf-8")) > BCRYPT_MAX_PASSWORD_BYTES
-        if too_long or not await self._hasher.verify(password, user.password_hash):
-            raise InvalidOldPassword("the password is wrong")
+        await self._reauth.confirm_password(user, password, client)
         await _remove(self._storage, self._bus, self._clock, user_id, passkey_id, user_id)
 
 
@@ -202,7 +218,9 @@ async def _remove(
 class PasskeyAdmin:
     """GET and DELETE /users/{id}/passkeys[/{pid}]: org_admin (its organization) and
     superadmin; viewer/operator → ``Forbidden``; a user outside the organization →
-    ``NotFound``. Deleting is for a lost device (``passkey.removed``, actor the admin)."""
+    ``NotFound``; an org_admin on a superadmin or on itself → ``Forbidden``
+    (``domain.policy.check_user_management``, contract section 13). Deleting is for a lost
+    device (``passkey.removed``, actor the admin)."""
 
     _storage: Storage
     _bus: EventBus
@@ -212,12 +230,14 @@ class PasskeyAdmin:
         """The user's passkeys, newest first."""
         policy.require(actor, Operation.LIST_USER_PASSKEYS)
         async with self._storage.read() as uow:
-            await user_in_scope(uow, actor, user_id)
+            target = await user_in_scope(uow, actor, user_id)
+            policy.check_user_management(actor, target, Operation.LIST_USER_PASSKEYS)
             return await uow.passkeys.list_for_user(user_id)
 
     async def delete(self, actor: Actor, user_id: str, passkey_id: str) -> None:
         """Delete the user's passkey ``passkey_id``."""
         policy.require(actor, Operation.DELETE_USER_PASSKEY)
         async with self._storage.read() as uow:
-            await user_in_scope(uow, actor, user_id)
+            target = await user_in_scope(uow, actor, user_id)
+            policy.check_user_management(actor, target, Operation.DELETE_USER_PASSKEY)
         await _remove(self._storage, self._bus, self._clock, user_id, passkey_id, actor.actor_id)

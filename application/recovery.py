@@ -28,6 +28,7 @@ from application.ports import Clock, EmailNormalizer, EventBus, Hasher, Storage
 from application.settings import AuthSettings, EmailSettings, Live
 from application.steps import hash_token, new_opaque_token, publish_all
 from application.throttle import LoginThrottle
+from application.voiding import void_outstanding_proofs
 from domain.errors import InvalidResetToken, InvalidVerificationToken
 from domain.model import (
     EmailToken,
@@ -172,12 +173,13 @@ class PasswordRecovery(_Mailer):
 
     async def reset(self, token: str, new_password: str) -> None:
         """POST /password/reset: store the new bcrypt hash, mark the email verified, void every
-        reset token of the user and end every session of it — in one transaction with spending
-        the token. Publishes ``PasswordReset`` and a ``SessionEnded`` (reason
-        ``password_reset``) per session.
+        reset token and ``mfa_token`` of the user and end every session of it — in one
+        transaction with spending the token. Publishes ``PasswordReset`` and a
+        ``SessionEnded`` (reason ``password_reset``) per session.
 
         Raises ``ValidationFailed`` (422, the new password breaks the policy; checked first),
-        ``InvalidResetToken`` (400) for an unknown, used, voided or expired token. On any
+        ``InvalidResetToken`` (400) for an unknown, used, voided or expired token, or one of a
+        disabled user (contract section 9: refused like a used one). On any
         error nothing changes.
         """
         check_password_policy(new_password, self.auth.current.password_min_length, "new_password")
@@ -192,10 +194,10 @@ class PasswordRecovery(_Mailer):
             if taken is None or taken.is_expired(self.clock.now()):
                 raise InvalidResetToken("the reset link is invalid or expired")
             user = await uow.users.get(taken.user_id)
-            if user is None:  # pragma: no cover - the token cascades away with its user
+            if user is None or user.disabled:  # a disabled user's token: refused like a used one
                 raise InvalidResetToken("the reset link is invalid or expired")
             await uow.users.update(attrs.evolve(user, password_hash=new_hash, email_verified=True))
-            await uow.email_tokens.void(user.id, EmailTokenPurpose.RESET)
+            await void_outstanding_proofs(uow, user.id)
             await uow.email_tokens.void(user.id, EmailTokenPurpose.VERIFY)
             ended = await uow.sessions.end_all(user.id)
             reason = SessionEndReason.PASSWORD_RESET

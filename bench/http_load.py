@@ -73,7 +73,8 @@ async def _passkey(
 
     device = SoftAuthenticator("ES256")
     url = base + "/me/passkeys/registration/options"
-    async with session.post(url, json={}, headers=auth) as r:
+    async with session.post(url, json={"password": PASSWORD}, headers=auth) as r:
+        assert r.status == 200, await r.text()
         begun = await r.json()
     answer = device.register(begun["options"], ORIGIN)
     body = {"ceremony_id": begun["ceremony_id"], "credential": answer}

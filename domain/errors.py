@@ -68,6 +68,14 @@ class InvalidOldPassword(DomainError):
     code = "invalid_old_password"
 
 
+class ReauthenticationRequired(DomainError):
+    """Adding a sign-in factor needs a fresh proof of the user, not only a bearer token
+    (contract section 13, ASVS 5.0 V7.5.1): the request carried none, or one that failed — a
+    wrong password or a refused passkey assertion (401 ``reauthentication_required``)."""
+
+    code = "reauthentication_required"
+
+
 class AccountDisabled(DomainError):
     """Login with the right password to a disabled account (contract section 8)."""
 

@@ -347,22 +347,32 @@ def check_last_superadmin(target: User, new_role: Role, superadmin_count: int) -
 
 
 _ON_ANOTHER_USER = frozenset(
-    {Operation.DISABLE_USER, Operation.DELETE_USER, Operation.RESET_USER_MFA}
+    {
+        Operation.DISABLE_USER,
+        Operation.DELETE_USER,
+        Operation.RESET_USER_MFA,
+        Operation.LIST_USER_PASSKEYS,
+        Operation.DELETE_USER_PASSKEY,
+    }
 )
-"""Operations an org_admin may not perform on itself (contract section 8: "not itself")."""
+"""Operations an org_admin may not perform on itself (contract section 8: "not itself";
+section 13: its own sign-in factors only through the /me routes, which ask for the password)."""
 
 
 def check_user_management(actor: Actor, target: User, operation: Operation) -> None:
     """May ``actor`` perform ``operation`` on the account ``target``? (contract sections 7–8)
 
     ``operation`` is ``DISABLE_USER``, ``DELETE_USER``, ``LIST_USER_SESSIONS``,
-    ``END_USER_SESSIONS`` or ``RESET_USER_MFA``. In order:
+    ``END_USER_SESSIONS``, ``RESET_USER_MFA``, ``LIST_USER_PASSKEYS`` or
+    ``DELETE_USER_PASSKEY``. In order:
 
     - ``Forbidden``: the role may not perform it at all (viewer, operator);
     - ``NotFound``: ``target`` lies outside an org_admin's organization;
-    - ``Forbidden``: an org_admin disabling, deleting, ending the sessions of or turning off the
-      MFA of a superadmin, or disabling, deleting or turning off the MFA of itself (it ends its
-      own sessions at /me/sessions and turns its MFA off at /me/mfa, with its password).
+    - ``Forbidden``: an org_admin disabling, deleting, ending the sessions of, turning off the
+      MFA of, or listing or deleting the passkeys of a superadmin (contract sections 8 and 13),
+      or disabling, deleting, turning off the MFA of or listing or deleting the passkeys of
+      itself (it ends its own sessions at /me/sessions, and manages its own factors at /me/mfa
+      and /me/passkeys, with its password).
 
     A superadmin may act on anyone and so may the command-line operator; the last-superadmin
     rule (``check_keeps_a_superadmin``) is checked by the caller, with the count.
@@ -371,11 +381,11 @@ def check_user_management(actor: Actor, target: User, operation: Operation) -> N
     if isinstance(actor, CliOperator) or actor.is_superadmin:
         return
     if operation in _ON_ANOTHER_USER and target.id == actor.user_id:
-        raise Forbidden(
-            "an org_admin may not disable, delete or turn off the MFA of its own account"
-        )
+        raise Forbidden("an org_admin manages its own account and sign-in factors only through /me")
     if operation is not Operation.LIST_USER_SESSIONS and target.role is Role.SUPERADMIN:
-        raise Forbidden("an org_admin may not manage a superadmin's account or sessions")
+        raise Forbidden(
+            "an org_admin may not manage a superadmin's account, sessions or sign-in factors"
+        )
 
 
 def check_role_change(actor: Actor, target: User, new_role: Role, superadmin_count: int) -> None:

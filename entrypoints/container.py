@@ -43,7 +43,9 @@ from application.mail import Outbox
 from application.mfa import MfaEnrolment, ResetUserMfa
 from application.mfa_login import MfaLogin
 from application.passkey_login import PasskeyLogin
+from application.passkey_reauth import PasskeyProof
 from application.passkeys import OwnPasskeys, PasskeyAdmin, PasskeyRegistration
+from application.reauth import Reauthentication
 from application.recovery import EmailVerification, PasswordRecovery
 from application.settings import Live
 from application.throttle import LoginThrottle
@@ -181,13 +183,25 @@ class Container(containers.DeclarativeContainer):
         verification=email_verification,
     )
 
+    # Proofs of a user already holding a bearer token (contract section 13; ADR 0025).
+    webauthn_settings = providers.Singleton(
+        methodcaller("view", attrgetter("webauthn")), live_config
+    )
+    """``Live[WebAuthnSettings]``: the ``webauthn`` prefix in force."""
+    webauthn = providers.Singleton(PyWebAuthn)
+    passkey_proof = providers.Singleton(
+        PasskeyProof, storage, webauthn, clock, auth_settings, webauthn_settings
+    )
+    reauthentication = providers.Singleton(Reauthentication, hasher, throttle, passkey_proof)
+
     # Multi-factor authentication (contract section 10).
     totp = providers.Singleton(PyotpTotp)
     secret_sealer = providers.Singleton(make_secret_sealer, config)
     """Seals the TOTP secrets; made when the app starts (it may create ``mfa.key``)."""
     mfa_enrolment = _use_case(
-        telemetry, MfaEnrolment, storage, totp, secret_sealer, hasher, bus, clock, auth_settings
-    )
+        telemetry, MfaEnrolment, storage, totp, secret_sealer, reauthentication, bus, clock,
+        auth_settings,
+    )  # fmt: skip
     mfa_login = _use_case(
         telemetry,
         MfaLogin,
@@ -210,7 +224,7 @@ class Container(containers.DeclarativeContainer):
     update_user = _use_case(telemetry, accounts.UpdateUser, storage, bus, clock)
     delete_user = _use_case(telemetry, accounts.DeleteUser, storage, bus, clock)
     delete_own_account = _use_case(
-        telemetry, accounts.DeleteOwnAccount, storage, bus, hasher, clock
+        telemetry, accounts.DeleteOwnAccount, storage, bus, reauthentication, clock
     )
     list_sessions = _use_case(telemetry, sessions.ListSessions, storage, clock)
     end_own_session = _use_case(telemetry, sessions.EndOwnSession, storage, bus, clock)
@@ -238,16 +252,11 @@ class Container(containers.DeclarativeContainer):
         telemetry, clients.RotateClientSecret, storage, bus, clock, oauth_settings
     )
     # Passkeys (contract section 13).
-    webauthn_settings = providers.Singleton(
-        methodcaller("view", attrgetter("webauthn")), live_config
-    )
-    """``Live[WebAuthnSettings]``: the ``webauthn`` prefix in force."""
-    webauthn = providers.Singleton(PyWebAuthn)
     passkey_registration = _use_case(
         telemetry, PasskeyRegistration, storage, webauthn, bus, clock, auth_settings,
-        webauthn_settings,
+        webauthn_settings, reauthentication,
     )  # fmt: skip
-    own_passkeys = _use_case(telemetry, OwnPasskeys, storage, bus, hasher, clock)
+    own_passkeys = _use_case(telemetry, OwnPasskeys, storage, bus, reauthentication, clock)
     passkey_admin = _use_case(telemetry, PasskeyAdmin, storage, bus, clock)
     passkey_login = _use_case(
         telemetry, PasskeyLogin, storage, webauthn, signer, secret_sealer, bus, clock,

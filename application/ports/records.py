@@ -64,6 +64,12 @@ class MfaStore(Protocol):
         second steps; True if a confirmed secret was deleted (MFA was on)."""
         ...
 
+    async def void_challenges(self, user_id: str) -> int:
+        """Delete every pending second step (``mfa_token``) of the user, expired or not, and
+        nothing else; returns how many went. A password change or reset, disabling and deleting
+        void them (contract section 9)."""
+        ...
+
     async def add_challenge(self, challenge: MfaChallenge) -> None:
         """Store a second step. Raises ``Conflict`` if the hash exists, ``NotFound`` if its user
         does not."""

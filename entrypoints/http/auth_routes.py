@@ -105,10 +105,14 @@ async def logout(request: web.Request) -> web.Response:
 
 
 async def change_password(request: web.Request) -> web.Response:
-    """POST /me/password → 204; ends every refresh token of the user."""
+    """POST /me/password → 204; ends every refresh token of the user; 403
+    ``invalid_old_password`` for a wrong old password (429 past the login throttle)."""
     caller = await authenticated(request)
     body = await read_json(request, PasswordChange)
-    await _auth(request).change_password(caller.user.id, body.old_password, body.new_password)
+    client = client_address(request, request.app[CONTAINER].config().server.trusted_proxies)
+    await _auth(request).change_password(
+        caller.user.id, body.old_password, body.new_password, client
+    )
     return web.Response(status=204)
 
 
@@ -150,7 +154,8 @@ ROUTES = [
               {204: "No Content", 400: "Problem", 422: "Problem"}, request=_REFRESH),
     RouteSpec("POST", "/me/password", change_password,
               "Change the caller's password; ends all its refresh tokens",
-              {204: "No Content", 400: "Problem", 401: "Problem", 403: "Problem", 422: "Problem"},
+              {204: "No Content", 400: "Problem", 401: "Problem", 403: "Problem", 422: "Problem",
+               429: "Problem"},
               request={
                   "type": "object",
                   "required": ["old_password", "new_password"],

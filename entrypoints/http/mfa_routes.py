@@ -17,6 +17,12 @@ from entrypoints.converters import UncheckedText
 from entrypoints.http.auth_routes import pair_json
 from entrypoints.http.caller import authenticated, principal
 from entrypoints.http.keys import CONTAINER
+from entrypoints.http.reauth_body import (
+    PROOF_DESCRIPTION,
+    PROOF_PROPERTIES,
+    proof_of,
+    read_optional_json,
+)
 from entrypoints.http.requests import client_address, read_json, user_agent
 from entrypoints.http.routing import RouteSpec, id_parameter
 from entrypoints.http.session_routes import PasswordConfirmation
@@ -31,6 +37,16 @@ class TotpCode:
     """Body of /me/mfa/totp/confirm: ``{"code"}``, six digits from the authenticator."""
 
     code: UncheckedText = attrs.field(repr=False)
+
+
+@attrs.frozen
+class TotpStart:
+    """Body of POST /me/mfa/totp: the fresh proof of contract section 13 — ``{"password"}`` or
+    ``{"ceremony_id", "credential"}``."""
+
+    password: UncheckedText | None = attrs.field(default=None, repr=False)
+    ceremony_id: str | None = None
+    credential: dict[str, Any] | None = attrs.field(default=None, repr=False)
 
 
 @attrs.frozen
@@ -51,10 +67,14 @@ def _container(request: web.Request) -> Container:
 
 
 async def start_totp(request: web.Request) -> web.Response:
-    """POST /me/mfa/totp → 200 ``{"secret", "otpauth_uri", "qr_svg"}`` (a pending enrolment);
-    409 when MFA is already on."""
+    """POST /me/mfa/totp ``{"password"}`` or ``{"ceremony_id", "credential"}`` → 200
+    ``{"secret", "otpauth_uri", "qr_svg"}`` (a pending enrolment); 401
+    ``reauthentication_required`` without a valid proof, 409 when MFA is already on, 429."""
     caller = await authenticated(request)
-    enrolment = await _container(request).mfa_enrolment().start(caller.user.id)
+    body = await read_optional_json(request, TotpStart)
+    container = _container(request)
+    client = client_address(request, container.config().server.trusted_proxies)
+    enrolment = await container.mfa_enrolment().start(caller.user.id, proof_of(body), client)
     return json_response(
         {
             "secret": enrolment.secret,
@@ -75,10 +95,13 @@ async def confirm_totp(request: web.Request) -> web.Response:
 
 
 async def disable_mfa(request: web.Request) -> web.Response:
-    """DELETE /me/mfa ``{"password"}`` → 204; 403 ``invalid_old_password``."""
+    """DELETE /me/mfa ``{"password"}`` → 204; 403 ``invalid_old_password`` (429 past the login
+    throttle)."""
     caller = await authenticated(request)
     body = await read_json(request, PasswordConfirmation)
-    await _container(request).mfa_enrolment().disable(caller.user.id, body.password)
+    container = _container(request)
+    client = client_address(request, container.config().server.trusted_proxies)
+    await container.mfa_enrolment().disable(caller.user.id, body.password, client)
     return web.Response(status=204)
 
 
@@ -124,6 +147,8 @@ _LOGIN_MFA: dict[str, Any] = {
                    "credential": {"type": "object",
                                   "description": "AuthenticationResponseJSON (instead of code)"}},
 }  # fmt: skip
+_START: dict[str, Any] = {"type": "object", "properties": PROOF_PROPERTIES,
+                          "description": PROOF_DESCRIPTION}  # fmt: skip
 _PASSWORD_BODY: dict[str, Any] = {
     "type": "object",
     "required": ["password"],
@@ -133,13 +158,14 @@ _PASSWORD_BODY: dict[str, Any] = {
 ROUTES = [
     RouteSpec("POST", "/me/mfa/totp", start_totp,
               "Start a TOTP enrolment: the secret, its otpauth URI and QR code",
-              {200: "TotpEnrolment", 401: _P, 409: _P}, bearer=True, tag="mfa"),
+              {200: "TotpEnrolment", 400: _P, 401: _P, 409: _P, 413: _P, 422: _P, 429: _P},
+              request=_START, bearer=True, tag="mfa"),
     RouteSpec("POST", "/me/mfa/totp/confirm", confirm_totp,
               "Switch MFA on with a code; returns ten recovery codes, shown once",
               {200: "RecoveryCodes", 400: _P, 401: _P, 409: _P, 413: _P, 422: _P},
               request=_CONFIRM, bearer=True, tag="mfa"),
     RouteSpec("DELETE", "/me/mfa", disable_mfa, "Turn the caller's MFA off (needs its password)",
-              {204: "No Content", 400: _P, 401: _P, 403: _P, 413: _P, 422: _P},
+              {204: "No Content", 400: _P, 401: _P, 403: _P, 413: _P, 422: _P, 429: _P},
               request=_PASSWORD_BODY, bearer=True, tag="mfa"),
     RouteSpec("DELETE", "/users/{id}/mfa", reset_user_mfa,
               "Turn a user's MFA off, for a lost device (org_admin: own organization)",

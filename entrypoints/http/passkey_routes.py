@@ -14,9 +14,16 @@ from aiohttp import web
 
 from application.checks import MAX_NAME_LENGTH
 from domain.passkeys import Passkey
+from entrypoints.converters import UncheckedText
 from entrypoints.http.auth_routes import pair_json
 from entrypoints.http.caller import authenticated, principal
 from entrypoints.http.keys import CONTAINER
+from entrypoints.http.reauth_body import (
+    PROOF_DESCRIPTION,
+    PROOF_PROPERTIES,
+    proof_of,
+    read_optional_json,
+)
 from entrypoints.http.requests import client_address, read_json, user_agent
 from entrypoints.http.routing import RouteSpec, id_parameter
 from entrypoints.http.session_routes import PasswordConfirmation
@@ -29,9 +36,13 @@ if TYPE_CHECKING:
 @attrs.frozen
 class RegistrationRequest:
     """Body of POST /me/passkeys/registration/options: ``{"name"?}`` (the name is given
-    again, or first, when the passkey is stored)."""
+    again, or first, when the passkey is stored) and the fresh proof of contract section 13:
+    ``"password"``, or ``"ceremony_id"`` + ``"credential"`` (a passkey assertion)."""
 
     name: str | None = None
+    password: UncheckedText | None = attrs.field(default=None, repr=False)
+    ceremony_id: str | None = None
+    credential: dict[str, Any] | None = attrs.field(default=None, repr=False)
 
 
 @attrs.frozen
@@ -94,10 +105,13 @@ def _items(passkeys: list[Passkey]) -> web.Response:
 
 
 async def registration_options(request: web.Request) -> web.Response:
-    """POST /me/passkeys/registration/options → 200 ``{"ceremony_id", "options"}``."""
+    """POST /me/passkeys/registration/options → 200 ``{"ceremony_id", "options"}``; 401
+    ``reauthentication_required`` without a valid fresh proof, 429 past the login throttle."""
     caller = await authenticated(request)
-    await read_json(request, RegistrationRequest)
-    started = await _container(request).passkey_registration().start(caller.user.id)
+    body = await read_optional_json(request, RegistrationRequest)
+    container = _container(request)
+    client = client_address(request, container.config().server.trusted_proxies)
+    started = await container.passkey_registration().start(caller.user.id, proof_of(body), client)
     return json_response({"ceremony_id": started.ceremony_id, "options": started.options},
                          headers={"Cache-Control": "no-store"})  # fmt: skip
 
@@ -134,13 +148,14 @@ async def rename_passkey(request: web.Request) -> web.Response:
 
 
 async def delete_own_passkey(request: web.Request) -> web.Response:
-    """DELETE /me/passkeys/{id} ``{"password"}`` → 204; 403 ``invalid_old_password``, 404."""
+    """DELETE /me/passkeys/{id} ``{"password"}`` → 204; 403 ``invalid_old_password`` (429 past
+    the login throttle), 404."""
     caller = await authenticated(request)
     body = await read_json(request, PasswordConfirmation)
-    await (
-        _container(request)
-        .own_passkeys()
-        .delete(caller.user.id, request.match_info["id"], body.password)
+    container = _container(request)
+    client = client_address(request, container.config().server.trusted_proxies)
+    await container.own_passkeys().delete(
+        caller.user.id, request.match_info["id"], body.password, client
     )
     return web.Response(status=204)
 
@@ -181,7 +196,8 @@ async def login_passkey(request: web.Request) -> web.Response:
 
 
 _NAME = {"type": "string", "minLength": 1, "maxLength": MAX_NAME_LENGTH}
-_OPTIONS_BODY = {"type": "object", "properties": {"name": _NAME}}
+_OPTIONS_BODY = {"type": "object", "properties": {"name": _NAME, **PROOF_PROPERTIES},
+                 "description": PROOF_DESCRIPTION}  # fmt: skip
 _NEW_BODY = {
     "type": "object",
     "required": ["ceremony_id", "credential"],
@@ -203,7 +219,7 @@ _ID, _USER, _PID = (
 ROUTES = [
     RouteSpec("POST", "/me/passkeys/registration/options", registration_options,
               "Start registering a passkey: a ceremony and its creation options",
-              {200: "PasskeyCeremony", 400: _P, 401: _P, 413: _P, 422: _P},
+              {200: "PasskeyCeremony", 400: _P, 401: _P, 413: _P, 422: _P, 429: _P},
               request=_OPTIONS_BODY, bearer=True, tag="passkeys"),
     RouteSpec("POST", "/me/passkeys", register_passkey, "Register a passkey (the answer)",
               {201: "Passkey", 400: _P, 401: _P, 409: _P, 413: _P, 422: _P},
@@ -215,7 +231,8 @@ ROUTES = [
               request=_RENAME_BODY, bearer=True, parameters=(_ID,), tag="passkeys"),
     RouteSpec("DELETE", "/me/passkeys/{id}", delete_own_passkey,
               "Delete one of the caller's passkeys (needs its password)",
-              {204: "No Content", 400: _P, 401: _P, 403: _P, 404: _P, 413: _P, 422: _P},
+              {204: "No Content", 400: _P, 401: _P, 403: _P, 404: _P, 413: _P, 422: _P,
+               429: _P},
               request=_PASSWORD_BODY, bearer=True, parameters=(_ID,), tag="passkeys"),
     RouteSpec("POST", "/login/passkey/options", login_options,
               "Start a passkey login: a ceremony and its request options",

@@ -22,6 +22,7 @@ STATUS_BY_ERROR: dict[type[d.DomainError], int] = {
     d.InvalidRefreshToken: 401,
     d.Forbidden: 403,
     d.InvalidOldPassword: 403,
+    d.ReauthenticationRequired: 401,
     d.AccountDisabled: 403,
     d.EmailNotVerified: 403,
     d.MfaRequired: 401,
@@ -111,6 +112,8 @@ def domain_problem(exc: d.DomainError) -> web.Response:
     extra: dict[str, Any] = {}
     if isinstance(exc, d.InvalidToken):
         headers["WWW-Authenticate"] = 'Bearer error="invalid_token"'
+    if isinstance(exc, d.ReauthenticationRequired):  # RFC 9470 section 3: prove yourself anew
+        headers["WWW-Authenticate"] = 'Bearer error="insufficient_user_authentication"'
     if isinstance(exc, d.RateLimited | d.StorageFault):
         headers["Retry-After"] = str(exc.retry_after)
     if isinstance(exc, d.MfaRequired):

@@ -15,7 +15,7 @@ from aiohttp import web
 from domain.model import Session
 from entrypoints.http.caller import authenticated, principal
 from entrypoints.http.keys import CONTAINER
-from entrypoints.http.requests import read_json
+from entrypoints.http.requests import client_address, read_json
 from entrypoints.http.routing import RouteSpec, id_parameter
 from entrypoints.http.views import json_response, session_json
 
@@ -75,11 +75,13 @@ async def end_user_sessions(request: web.Request) -> web.Response:
 
 
 async def delete_me(request: web.Request) -> web.Response:
-    """DELETE /me ``{"password"}`` → 204; 403 ``invalid_old_password`` for a wrong password,
-    409 ``last_superadmin``."""
+    """DELETE /me ``{"password"}`` → 204; 403 ``invalid_old_password`` for a wrong password
+    (429 past the login throttle), 409 ``last_superadmin``."""
     caller = await authenticated(request)
     body = await read_json(request, PasswordConfirmation)
-    await _container(request).delete_own_account()(caller.user, body.password)
+    container = _container(request)
+    client = client_address(request, container.config().server.trusted_proxies)
+    await container.delete_own_account()(caller.user, body.password, client)
     return web.Response(status=204)
 
 
@@ -109,7 +111,8 @@ ROUTES = [
               {204: "No Content", 401: _P, 403: _P, 404: _P},
               bearer=True, parameters=(_USER_ID,), tag="sessions"),
     RouteSpec("DELETE", "/me", delete_me, "Delete the caller's account (needs its password)",
-              {204: "No Content", 400: _P, 401: _P, 403: _P, 409: _P, 413: _P, 422: _P},
+              {204: "No Content", 400: _P, 401: _P, 403: _P, 409: _P, 413: _P, 422: _P,
+               429: _P},
               request=_PASSWORD_BODY, bearer=True, tag="sessions"),
 ]  # fmt: skip
 """The routes of contract section 7 and DELETE /me, registered by ``create_app``."""

@@ -164,6 +164,28 @@ async def test_remove_deletes_secret_codes_and_second_steps(storage: Storage, ma
         assert await uow.mfa.recovery_codes_left(bob) == 10
 
 
+async def test_void_challenges_deletes_only_that_users_second_steps(
+    storage: Storage, make: Make
+) -> None:
+    """Contract section 9: a password change or reset, disabling and deleting void every
+    ``mfa_token`` of the user; its secret and recovery codes stay, other users' steps too."""
+    alice = await _enrolled(storage, make)
+    bob = await _enrolled(storage, make, "bob")
+    first, second, theirs = _challenge(alice, "a"), _challenge(alice, "b", 1), _challenge(bob, "c")
+    await _add(storage, first, second, theirs)
+    async with storage.begin() as uow:
+        assert await uow.mfa.void_challenges(alice) == 2
+        assert await uow.mfa.void_challenges(alice) == 0
+        await uow.commit()
+    async with storage.begin() as uow:
+        assert await uow.mfa.find_challenge(first.token_hash) is None
+        assert await uow.mfa.find_challenge(second.token_hash) is None
+        assert await uow.mfa.find_challenge(theirs.token_hash) == theirs
+        assert (await uow.mfa.get_totp(alice)) is not None
+        assert await uow.mfa.recovery_codes_left(alice) == 10
+        assert await uow.mfa.void_challenges("ghost") == 0
+
+
 async def test_remove_of_a_pending_secret_reports_mfa_was_off(storage: Storage, make: Make) -> None:
     alice = await _user(storage, make)
     async with storage.begin() as uow:

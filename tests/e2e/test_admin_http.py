@@ -423,6 +423,35 @@ async def test_org_admin_escalation_rules(client: TestClient) -> None:
         assert (await resp.json())["role"] == role
 
 
+async def test_org_admin_manages_no_factors_of_a_superadmin_nor_its_own(
+    client: TestClient,
+) -> None:
+    """Contract section 13: the admin passkey and MFA routes follow the user-management rule
+    of section 3 — an org_admin lists and changes nothing of a superadmin's (in its own
+    organization too), and acts on itself only through /me; another org_admin's it may."""
+    world = await make_world(client)
+    token = await log_in_as(world, "org_admin")
+    me = world.user_ids["org_admin"]
+    peer = await add_user(client, "peer@default.example", Role.ORG_ADMIN)
+    keys = {uid: await add_passkey(client, uid) for uid in (world.root.user_id, me, peer)}
+    routes = [("GET", "/users/{u}/passkeys"), ("DELETE", "/users/{u}/passkeys/{p}"),
+              ("DELETE", "/users/{u}/mfa")]  # fmt: skip
+    before = await snapshot(world)
+    for user_id in (world.root.user_id, me):
+        for method, path in routes:
+            resp = await client.request(method, path.format(u=user_id, p=keys[user_id]),
+                                        headers=bearer(token))  # fmt: skip
+            await assert_problem(resp, 403, "forbidden")
+    assert await snapshot(world) == before
+    for method, path in routes:
+        resp = await client.request(method, path.format(u=peer, p=keys[peer]),
+                                    headers=bearer(token))  # fmt: skip
+        assert resp.status in (200, 204), await resp.text()
+    root = bearer(world.tokens["superadmin"])
+    resp = await client.get(f"/users/{world.root.user_id}/passkeys", headers=root)
+    assert [p["id"] for p in (await resp.json())["items"]] == [keys[world.root.user_id]]
+
+
 async def test_last_superadmin_cannot_be_demoted(client: TestClient) -> None:
     world = await make_world(client)
     token = world.tokens["superadmin"]

@@ -126,7 +126,7 @@ async def test_every_action_leaves_its_row_and_no_row_holds_a_secret(
                  status=204)  # fmt: skip
 
     access = (await w.login(ALICE, RESET_PASSWORD))["access_token"]
-    enrolment = await w.call("POST", "/me/mfa/totp", token=access)
+    enrolment = await w.call("POST", "/me/mfa/totp", {"password": RESET_PASSWORD}, access)
     code = pyotp.TOTP(enrolment["secret"]).now()
     w.secrets.add(code)
     codes = (await w.call("POST", "/me/mfa/totp/confirm", {"code": code}, access))["recovery_codes"]
@@ -137,13 +137,15 @@ async def test_every_action_leaves_its_row_and_no_row_holds_a_secret(
         "access_token"
     ]
     await w.call("DELETE", "/me/mfa", {"password": RESET_PASSWORD}, access, status=204)
-    started = await w.call("POST", "/me/passkeys/registration/options", {}, access)
+    started = await w.call("POST", "/me/passkeys/registration/options",
+                           {"password": RESET_PASSWORD}, access)  # fmt: skip
     response = SoftAuthenticator("ES256").register(started["options"], "http://localhost:8080")
     passkey = await w.call("POST", "/me/passkeys", {"ceremony_id": started["ceremony_id"],
                                                     "credential": response}, access, status=201)  # fmt: skip
     handle = b64url_decode(started["options"]["user"]["id"])
     device = SoftAuthenticator("ES256")
-    started = await w.call("POST", "/me/passkeys/registration/options", {}, access)
+    started = await w.call("POST", "/me/passkeys/registration/options",
+                           {"password": RESET_PASSWORD}, access)  # fmt: skip
     response = device.register(started["options"], "http://localhost:8080")
     await w.call("POST", "/me/passkeys", {"ceremony_id": started["ceremony_id"],
                                           "credential": response}, access, status=201)  # fmt: skip

@@ -86,7 +86,7 @@ class Mfa:
         """Enrol the registered ``email`` and confirm with a code; returns the secret and the
         ten recovery codes (the confirming code's step is then behind the clock)."""
         access = (await self.login(email))["access_token"]
-        enrolment = await self.ok("POST", "/me/mfa/totp", token=access)
+        enrolment = await self.ok("POST", "/me/mfa/totp", {"password": PASSWORD}, access)
         codes = await self.ok(
             "POST", "/me/mfa/totp/confirm", {"code": self.code(enrolment["secret"])}, access
         )
@@ -132,7 +132,7 @@ async def test_enrol_confirm_and_log_in_with_a_code_each_step_once(make_mfa: Mak
     mfa = await make_mfa()
     await mfa.register()
     access = (await mfa.login())["access_token"]
-    enrolment = await mfa.ok("POST", "/me/mfa/totp", token=access)
+    enrolment = await mfa.ok("POST", "/me/mfa/totp", {"password": PASSWORD}, access)
     secret = enrolment["secret"]
     assert re.fullmatch(r"[A-Z2-7]{32}", secret)
     uri = enrolment["otpauth_uri"]
@@ -148,7 +148,8 @@ async def test_enrol_confirm_and_log_in_with_a_code_each_step_once(make_mfa: Mak
     recovery = codes["recovery_codes"]
     assert len(recovery) == len(set(recovery)) == 10
     assert (await mfa.ok("GET", "/me", token=access))["mfa_enabled"] is True
-    await assert_problem(await mfa.call("POST", "/me/mfa/totp", token=access), 409, "conflict")
+    resp = await mfa.call("POST", "/me/mfa/totp", {"password": PASSWORD}, access)
+    await assert_problem(resp, 409, "conflict")
 
     mfa.next_step()
     code = mfa.code(secret)
@@ -169,6 +170,21 @@ async def test_enrol_confirm_and_log_in_with_a_code_each_step_once(make_mfa: Mak
     if stale != previous:
         resp = await mfa.second_step(await mfa.challenge(), stale)
         await assert_problem(resp, 401, "invalid_mfa_code")
+
+
+async def test_recovery_codes_carry_at_least_112_bits_each(make_mfa: MakeMfa) -> None:
+    """ASVS 5.0 6.5.2 (contract section 10): an unsalted hash is only safe for codes of 112
+    bits or more. The codes are groups of symbols from a 32-symbol alphabet (5 bits each),
+    readable (no l/o/0/1) and never six digits (which would be read as a TOTP code)."""
+    mfa = await make_mfa()
+    await mfa.register()
+    _, recovery = await mfa.enrol()
+    for code in recovery:
+        symbols = code.replace("-", "")
+        assert re.fullmatch(r"[a-km-np-z2-9]+", symbols), code
+        assert len(symbols) * 5 >= 112, code
+    resp = await mfa.second_step(await mfa.challenge(), recovery[0].upper().replace("-", " "))
+    assert resp.status == 200, await resp.text()
 
 
 async def test_a_recovery_code_works_once(make_mfa: MakeMfa) -> None:
@@ -295,7 +311,7 @@ async def test_no_secret_code_or_mfa_token_in_logs_spans_events_or_storage(
     mfa = await make_mfa({"AUTHSVC_AUTH__LOGIN_MAX_FAILURES": "50"})
     await mfa.register()
     access = (await mfa.login())["access_token"]
-    enrolment = await mfa.ok("POST", "/me/mfa/totp", token=access)
+    enrolment = await mfa.ok("POST", "/me/mfa/totp", {"password": PASSWORD}, access)
     secret = enrolment["secret"]
     first = mfa.code(secret)
     recovery = (await mfa.ok("POST", "/me/mfa/totp/confirm", {"code": first}, access))[

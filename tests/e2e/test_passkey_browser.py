@@ -22,7 +22,7 @@ from playwright.async_api import async_playwright
 from entrypoints.config import load_config
 from entrypoints.container import build_container
 from entrypoints.http.app import create_app
-from tests.e2e.conftest import bearer, register_and_login
+from tests.e2e.conftest import PASSWORD, bearer, register_and_login
 from tests.e2e.servers import free_port
 
 # .ci/run installs Debian's chromium and names it here, so CI always runs this test; elsewhere
@@ -82,8 +82,8 @@ async def test_chromium_registers_a_passkey_and_logs_in_with_it(
                     "automaticPresenceSimulation": True}})  # fmt: skip
                 await page.goto(page_origin + "/")
                 seen: dict[str, Any] = await page.evaluate(
-                    "([base, access]) => registerAndLogIn(base, access)",
-                    [f"http://localhost:{auth_port}", access],
+                    "([base, access, password]) => registerAndLogIn(base, access, password)",
+                    [f"http://localhost:{auth_port}", access, PASSWORD],
                 )
             finally:
                 await browser.close()

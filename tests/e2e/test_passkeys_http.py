@@ -34,7 +34,8 @@ def deployment(request: pytest.FixtureRequest) -> tuple[str, str]:
 
 
 async def options(client: TestClient, token: str) -> dict[str, Any]:
-    resp = await client.post("/me/passkeys/registration/options", json={}, headers=bearer(token))
+    resp = await client.post("/me/passkeys/registration/options", json={"password": PASSWORD},
+                             headers=bearer(token))  # fmt: skip
     assert resp.status == 200, await resp.text()
     assert resp.headers["Cache-Control"] == "no-store"
     return await resp.json()  # type: ignore[no-any-return]
@@ -100,6 +101,17 @@ async def test_ceremonies_responses_and_duplicates_are_refused(client: TestClien
     await assert_problem(resp, 422, "validation_error")
     mine = await (await client.get("/me/passkeys", headers=bearer(bob))).json()
     assert mine == {"items": []}
+
+
+async def test_a_credential_id_over_1023_bytes_is_refused(client: TestClient) -> None:
+    """WebAuthn L3 §7.1 step 23 and contract section 13: longer ids are refused at
+    registration (400 ``invalid_passkey``) and nothing is stored; 1023 bytes are fine."""
+    token = (await register_and_login(client))["access_token"]
+    long_id = SoftAuthenticator("ES256", credential_id=b"\x01" * 1024)
+    await assert_problem(await register(client, token, long_id), 400, "invalid_passkey")
+    assert (await (await client.get("/me/passkeys", headers=bearer(token))).json())["items"] == []
+    longest = SoftAuthenticator("ES256", credential_id=b"\x02" * 1023)
+    assert (await register(client, token, longest)).status == 201
 
 
 async def test_admins_see_and_remove_passkeys_in_their_organization(
@@ -249,7 +261,8 @@ async def test_a_passkey_answers_mfa_required(client: TestClient) -> None:
     import pyotp
 
     token, device, handle = await enrolled(client)
-    enrolment = await (await client.post("/me/mfa/totp", headers=bearer(token))).json()
+    enrolment = await (await client.post("/me/mfa/totp", json={"password": PASSWORD},
+                                         headers=bearer(token))).json()  # fmt: skip
     code = pyotp.TOTP(enrolment["secret"]).now()
     resp = await client.post("/me/mfa/totp/confirm", json={"code": code}, headers=bearer(token))
     assert resp.status == 200

@@ -12,8 +12,12 @@ from adapters.crypto.jwt_signer import JwtSigner
 from adapters.email_address import normalize_email
 from adapters.events.inprocess import InProcessEventBus
 from adapters.persistence.memory import MemoryLoginAttempts, MemoryStorage
+from adapters.webauthn.py_webauthn import PyWebAuthn
 from application.auth import AuthService
 from application.events import Event
+from application.passkey_reauth import PasskeyProof
+from application.passkey_settings import WebAuthnSettings
+from application.reauth import Reauthentication
 from application.settings import AuthSettings, Live
 from application.throttle import LoginThrottle
 from tests.fakes import FakeClock
@@ -63,6 +67,26 @@ def signer(auth_settings: Live[AuthSettings], clock: FakeClock) -> JwtSigner:
 @pytest.fixture
 def hasher(auth_settings: Live[AuthSettings]) -> BcryptHasher:
     return BcryptHasher(auth_settings)
+
+
+def make_reauth(
+    storage: MemoryStorage, hasher: BcryptHasher, clock: FakeClock, settings: Live[AuthSettings]
+) -> Reauthentication:
+    """The fresh-proof checks (contract section 13) over ``storage``, with a throttle of its
+    own."""
+    throttle = LoginThrottle(MemoryLoginAttempts(), clock, settings)
+    passkeys = PasskeyProof(storage, PyWebAuthn(), clock, settings, Live(WebAuthnSettings()))
+    return Reauthentication(hasher, throttle, passkeys)
+
+
+@pytest.fixture
+def reauth(
+    storage: MemoryStorage,
+    hasher: BcryptHasher,
+    clock: FakeClock,
+    auth_settings: Live[AuthSettings],
+) -> Reauthentication:
+    return make_reauth(storage, hasher, clock, auth_settings)
 
 
 @pytest.fixture

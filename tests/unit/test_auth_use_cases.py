@@ -36,6 +36,7 @@ from tests.fakes import FakeClock
 from tests.unit.conftest import Recorder
 
 PASSWORD = "correct horse battery"
+CLIENT = "192.0.2.7"
 
 
 async def _user_count(storage: MemoryStorage) -> int:
@@ -345,7 +346,7 @@ async def test_change_password_wrong_old_changes_nothing(service: AuthService) -
     pair = await _login(service)
     user = (await service.authenticate(pair.access_token)).user
     with pytest.raises(InvalidOldPassword):
-        await service.change_password(user.id, "wrong old password", "new password 123")
+        await service.change_password(user.id, "wrong old password", "new password 123", CLIENT)
     assert (await service.refresh(pair.refresh_token)).access_token
     assert await service.login("jack@example.com", PASSWORD, "1.2.3.4")
 
@@ -356,7 +357,7 @@ async def test_change_password_revokes_every_refresh_token(
     one = await _login(service)
     two = await service.login("jack@example.com", PASSWORD, "1.2.3.4")
     user = (await service.authenticate(one.access_token)).user
-    await service.change_password(user.id, PASSWORD, "new password 123")
+    await service.change_password(user.id, PASSWORD, "new password 123", CLIENT)
     for token in (one.refresh_token, two.refresh_token):
         with pytest.raises(InvalidRefreshToken):
             await service.refresh(token)
@@ -370,6 +371,6 @@ async def test_change_password_policy_checked_first(service: AuthService) -> Non
     pair = await _login(service)
     user = (await service.authenticate(pair.access_token)).user
     with pytest.raises(ValidationFailed) as info:
-        await service.change_password(user.id, PASSWORD, "short")
+        await service.change_password(user.id, PASSWORD, "short", CLIENT)
     assert info.value.errors[0].field == "new_password"
     assert (await service.refresh(pair.refresh_token)).access_token

@@ -20,6 +20,7 @@ from application.auth import AuthService
 from application.events import LoginSucceeded, MfaChallenged, MfaDisabled, MfaEnabled, MfaFailed
 from application.mfa import MfaEnrolment
 from application.mfa_login import MfaLogin
+from application.reauth import FreshProof
 from application.settings import AuthSettings, Live
 from application.throttle import LoginThrottle
 from domain.errors import (
@@ -32,7 +33,7 @@ from domain.errors import (
 )
 from domain.model import User
 from tests.fakes import FakeClock
-from tests.unit.conftest import Recorder
+from tests.unit.conftest import Recorder, make_reauth
 
 PASSWORD = "correct horse battery"
 EMAIL = "alice@example.com"
@@ -58,7 +59,8 @@ class World:
         self.auth = AuthService(
             storage, hasher, signer, bus, clock, settings, normalize_email, throttle
         )
-        self.enrolment = MfaEnrolment(storage, totp, self.sealer, hasher, bus, clock, settings)
+        reauth = make_reauth(storage, hasher, clock, settings)
+        self.enrolment = MfaEnrolment(storage, totp, self.sealer, reauth, bus, clock, settings)
         self.mfa_login = MfaLogin(
             storage, totp, self.sealer, signer, bus, clock, settings, throttle
         )
@@ -67,7 +69,7 @@ class World:
         """Alice registered with MFA on: (user, secret, recovery codes); the clock then moves
         to the next step (the confirming code is spent)."""
         user = await self.auth.register(EMAIL, PASSWORD)
-        enrolment = await self.enrolment.start(user.id)
+        enrolment = await self.enrolment.start(user.id, FreshProof(PASSWORD), CLIENT)
         codes = await self.enrolment.confirm(user.id, self.code(enrolment.secret))
         self.clock.advance(30)
         return user, enrolment.secret, codes
@@ -102,8 +104,10 @@ def world(
 
 async def test_enrolment_is_pending_until_a_code_confirms_it(world: World) -> None:
     user = await world.auth.register(EMAIL, PASSWORD)
-    first = await world.enrolment.start(user.id)
-    again = await world.enrolment.start(user.id)  # replaces the pending one
+    first = await world.enrolment.start(user.id, FreshProof(PASSWORD), CLIENT)
+    again = await world.enrolment.start(
+        user.id, FreshProof(PASSWORD), CLIENT
+    )  # replaces the pending one
     assert first.secret != again.secret
     assert "issuer=authsvc" in again.otpauth_uri and again.qr_svg.startswith("<svg")
     assert not (await world.user(user.id)).mfa_enabled
@@ -114,7 +118,7 @@ async def test_enrolment_is_pending_until_a_code_confirms_it(world: World) -> No
     assert len(codes) == len(set(codes)) == 10
     assert (await world.user(user.id)).mfa_enabled
     with pytest.raises(Conflict):
-        await world.enrolment.start(user.id)
+        await world.enrolment.start(user.id, FreshProof(PASSWORD), CLIENT)
     with pytest.raises(Conflict):
         await world.enrolment.confirm(user.id, world.code(again.secret))
 
@@ -138,7 +142,7 @@ async def test_login_needs_the_second_step_and_each_code_works_once(
 
 async def test_the_code_that_confirmed_cannot_log_in(world: World) -> None:
     user = await world.auth.register(EMAIL, PASSWORD)
-    enrolment = await world.enrolment.start(user.id)
+    enrolment = await world.enrolment.start(user.id, FreshProof(PASSWORD), CLIENT)
     code = world.code(enrolment.secret)
     await world.enrolment.confirm(user.id, code)
     with pytest.raises(InvalidMfaCode):
@@ -209,14 +213,14 @@ async def test_disable_needs_the_password_then_login_is_one_step(
 ) -> None:
     user, _, _ = await world.enrolled()
     with pytest.raises(InvalidOldPassword):
-        await world.enrolment.disable(user.id, "wrong password")
+        await world.enrolment.disable(user.id, "wrong password", CLIENT)
     assert (await world.user(user.id)).mfa_enabled
-    await world.enrolment.disable(user.id, PASSWORD)
+    await world.enrolment.disable(user.id, PASSWORD, CLIENT)
     assert not (await world.user(user.id)).mfa_enabled
     assert recorder.of(MfaDisabled) == [MfaDisabled(user.id, user.id)]
     assert recorder.of(MfaEnabled) == [MfaEnabled(user.id)]
     assert (await world.auth.login(EMAIL, PASSWORD, CLIENT)).access_token
-    await world.enrolment.disable(user.id, PASSWORD)  # already off: no error, no event
+    await world.enrolment.disable(user.id, PASSWORD, CLIENT)  # already off: no error, no event
     assert len(recorder.of(MfaDisabled)) == 1
 
 

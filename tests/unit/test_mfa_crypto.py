@@ -18,6 +18,7 @@ from adapters.crypto.keystore import KeyStoreError
 from adapters.crypto.sealer import MFA_KEY_FILE, AesGcmSealer
 from adapters.mfa.totp import PyotpTotp
 from application.mfa import RECOVERY_CODE_COUNT, new_recovery_code, recovery_code_hash
+from application.mfa_login import is_totp_code
 from application.ports import SealedSecretError
 
 RFC_SECRET = base64.b32encode(b"12345678901234567890").decode()
@@ -154,12 +155,13 @@ def test_kek_derived_key_is_stable_and_not_the_kek() -> None:
 # --------------------------------------------------------------------------- recovery codes
 
 
-def test_recovery_codes_are_random_80_bit_groups() -> None:
+def test_recovery_codes_are_random_125_bit_groups() -> None:
     codes = [new_recovery_code() for _ in range(RECOVERY_CODE_COUNT * 10)]
     assert len(set(codes)) == len(codes)
     for code in codes:
         groups = code.split("-")
-        assert [len(g) for g in groups] == [4, 4, 4, 4]
+        assert [len(g) for g in groups] == [5, 5, 5, 5, 5]
+        assert not is_totp_code(code)
         assert not set(code) & set("lo01")
 
 

@@ -116,6 +116,15 @@ _ACCOUNT_OPERATIONS = (
     Operation.LIST_USER_SESSIONS,
     Operation.END_USER_SESSIONS,
     Operation.RESET_USER_MFA,
+    Operation.LIST_USER_PASSKEYS,
+    Operation.DELETE_USER_PASSKEY,
+)
+_ON_ITSELF_ONLY_THROUGH_ME = (
+    Operation.DISABLE_USER,
+    Operation.DELETE_USER,
+    Operation.RESET_USER_MFA,
+    Operation.LIST_USER_PASSKEYS,
+    Operation.DELETE_USER_PASSKEY,
 )
 
 
@@ -375,10 +384,9 @@ def test_org_admin_may_not_manage_a_superadmins_account_except_to_list_its_sessi
     policy.check_user_management(CLI_OPERATOR, target, op)
 
 
-@pytest.mark.parametrize(
-    "op", [Operation.DISABLE_USER, Operation.DELETE_USER, Operation.RESET_USER_MFA]
-)
-def test_org_admin_may_not_disable_delete_or_reset_the_mfa_of_itself(op: Operation) -> None:
+@pytest.mark.parametrize("op", _ON_ITSELF_ONLY_THROUGH_ME)
+def test_org_admin_acts_on_its_own_account_and_factors_only_through_me(op: Operation) -> None:
+    """Contract sections 8 and 13: disable, delete, MFA reset, passkey list and delete."""
     me = caller(Role.ORG_ADMIN, uid="me")
     with pytest.raises(Forbidden):
         policy.check_user_management(me, user("me", Role.ORG_ADMIN), op)
@@ -395,6 +403,22 @@ def test_superadmin_may_disable_and_delete_itself() -> None:
     me = caller(Role.SUPERADMIN, uid="me")
     for op in (Operation.DISABLE_USER, Operation.DELETE_USER):
         policy.check_user_management(me, user("me", Role.SUPERADMIN), op)
+
+
+@pytest.mark.parametrize("op", [Operation.LIST_USER_PASSKEYS, Operation.DELETE_USER_PASSKEY])
+def test_admin_passkey_routes_follow_the_user_management_rule(op: Operation) -> None:
+    """Contract section 13: an org_admin lists and changes nothing of a superadmin's, nor of
+    itself; another org_admin's or a viewer's it may; outside its organization: 404."""
+    admin = caller(Role.ORG_ADMIN, uid="me")
+    for target in (user("root", Role.SUPERADMIN), user("me", Role.ORG_ADMIN)):
+        with pytest.raises(Forbidden):
+            policy.check_user_management(admin, target, op)
+    policy.check_user_management(admin, user("peer", Role.ORG_ADMIN), op)
+    policy.check_user_management(admin, user("someone", Role.VIEWER), op)
+    with pytest.raises(NotFound):
+        policy.check_user_management(admin, user("root", Role.SUPERADMIN, OTHER_ORG), op)
+    root = caller(Role.SUPERADMIN, uid="root")
+    policy.check_user_management(root, user("root", Role.SUPERADMIN), op)
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,6 @@ from __future__ import annotations
 import attrs
 import pytest
 
-from adapters.crypto.bcrypt_hasher import BcryptHasher
 from adapters.events.inprocess import InProcessEventBus
 from adapters.persistence.memory import MemoryStorage
 from application.accounts import DeleteOwnAccount, DeleteUser, UpdateUser
@@ -20,6 +19,7 @@ from application.events import (
     UserDisabled,
     UserEnabled,
 )
+from application.reauth import Reauthentication
 from application.sessions import EndOwnSession, EndOwnSessions, ListSessions
 from application.settings import AuthSettings, Live
 from domain.errors import (
@@ -39,6 +39,7 @@ from tests.fakes import FakeClock
 from tests.unit.conftest import Recorder
 
 PASSWORD = "correct horse battery"
+CLIENT = "192.0.2.7"
 
 
 async def _user(service: AuthService, storage: MemoryStorage, email: str, role: Role) -> User:
@@ -162,7 +163,7 @@ async def test_password_change_ends_every_session_with_reason_password(
     user = await service.register("a@example.com", PASSWORD)
     for _ in range(2):
         await service.login("a@example.com", PASSWORD, "10.0.0.1")
-    await service.change_password(user.id, PASSWORD, "another good password")
+    await service.change_password(user.id, PASSWORD, "another good password", CLIENT)
     assert recorder.of(PasswordChanged)[0].revoked == 2
     assert [e.reason for e in recorder.of(SessionEnded)] == ["password", "password"]
 
@@ -213,7 +214,7 @@ async def test_update_needs_a_field_and_refuses_an_org_admin_on_a_superadmin(
 
 
 async def test_the_last_enabled_superadmin_can_be_neither_disabled_nor_deleted(
-    service: AuthService, storage: MemoryStorage, bus: InProcessEventBus, hasher: BcryptHasher
+    service: AuthService, storage: MemoryStorage, bus: InProcessEventBus, reauth: Reauthentication
 ) -> None:
     root = await _user(service, storage, "root@example.com", Role.SUPERADMIN)
     with pytest.raises(LastSuperadmin):
@@ -221,7 +222,7 @@ async def test_the_last_enabled_superadmin_can_be_neither_disabled_nor_deleted(
     with pytest.raises(LastSuperadmin):
         await DeleteUser(storage, bus, FakeClock())(_me(root), root.id)
     with pytest.raises(LastSuperadmin):
-        await DeleteOwnAccount(storage, bus, hasher, FakeClock())(root, PASSWORD)
+        await DeleteOwnAccount(storage, bus, reauth, FakeClock())(root, PASSWORD, CLIENT)
     async with storage.begin() as uow:
         assert await uow.users.get(root.id) == root
     other = await _user(service, storage, "root2@example.com", Role.SUPERADMIN)
@@ -244,15 +245,15 @@ async def test_delete_removes_the_user_and_frees_its_email(
 
 
 async def test_delete_own_account_needs_the_password(
-    service: AuthService, storage: MemoryStorage, bus: InProcessEventBus, hasher: BcryptHasher
+    service: AuthService, storage: MemoryStorage, bus: InProcessEventBus, reauth: Reauthentication
 ) -> None:
     user = await service.register("a@example.com", PASSWORD)
-    delete = DeleteOwnAccount(storage, bus, hasher, FakeClock())
+    delete = DeleteOwnAccount(storage, bus, reauth, FakeClock())
     for wrong in ("not my password", "x" * 100):
         with pytest.raises(InvalidOldPassword):
-            await delete(user, wrong)
+            await delete(user, wrong, CLIENT)
     async with storage.begin() as uow:
         assert await uow.users.get(user.id) == user
-    await delete(user, PASSWORD)
+    await delete(user, PASSWORD, CLIENT)
     async with storage.begin() as uow:
         assert await uow.users.get(user.id) is None

@@ -79,12 +79,17 @@ class MemoryMfaStore(MfaStore):
             del self._s.write("mfa_totp")[user_id]
         if user_id in self._s.view.mfa_recovery:
             del self._s.write("mfa_recovery")[user_id]
+        await self.void_challenges(user_id)
+        return current is not None and current.confirmed
+
+    async def void_challenges(self, user_id: str) -> int:
+        """Delete the user's second steps; returns how many."""
         gone = [h for h, c in self._s.view.mfa_challenges.items() if c.user_id == user_id]
         if gone:
             table = self._s.write("mfa_challenges")
             for h in gone:
                 del table[h]
-        return current is not None and current.confirmed
+        return len(gone)
 
     async def add_challenge(self, challenge: MfaChallenge) -> None:
         """Store a second step. Raises ``Conflict`` (hash exists) or ``NotFound`` (no user)."""

@@ -112,6 +112,10 @@ class PostgresMfaStore(_SqlQueries, MfaStore):
         await self._run("DELETE FROM mfa_challenges WHERE user_id = $1", user_id)
         return row is not None and bool(row[0])
 
+    async def void_challenges(self, user_id: str) -> int:
+        """Delete the user's second steps; returns how many."""
+        return await self._run("DELETE FROM mfa_challenges WHERE user_id = $1", user_id)
+
     async def add_challenge(self, challenge: MfaChallenge) -> None:
         """Store a second step. Raises ``Conflict`` (hash exists) or ``NotFound`` (no user)."""
         try:

@@ -118,6 +118,10 @@ class SqliteMfaStore(_SqlQueries, MfaStore):
         await self._count("DELETE FROM mfa_challenges WHERE user_id = ?", (user_id,))
         return row is not None and bool(row[0])
 
+    async def void_challenges(self, user_id: str) -> int:
+        """Delete the user's second steps; returns how many."""
+        return await self._count("DELETE FROM mfa_challenges WHERE user_id = ?", (user_id,))
+
     async def add_challenge(self, challenge: MfaChallenge) -> None:
         """Store a second step. Raises ``Conflict`` (hash exists) or ``NotFound`` (no user)."""
         try:

@@ -1,0 +1,100 @@
+"""A passkey assertion as a fresh proof of a known user (contract section 13): the
+re-authentication that adding a sign-in factor asks of a user, for one without a password or
+one who prefers its passkey (``application.reauth``).
+
+The ceremony comes from ``/login/passkey/options`` (discoverable, or with the user's email) and
+is used up whatever follows. The assertion must be of a passkey of *that* user, not flagged
+``suspected_clone``, and pass the checks of WebAuthn L3 §7.2 (``WebAuthn`` port); a
+``userHandle``, when present, must be the user's. The passkey's counter and last use are then
+stored. Unlike a login it starts no session and resets no throttle.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from application.passkey_settings import WebAuthnSettings, relying_party
+from application.ports import Clock, Storage, WebAuthn
+from application.settings import AuthSettings, Live
+from domain.errors import InvalidPasskey
+from domain.passkeys import CeremonyKind
+
+__all__ = ["PasskeyProof"]
+
+_MAX_ID_CHARS = 1366  # base64url of 1023 bytes (contract section 13), with room to spare
+
+
+def _credential_id(credential: Mapping[str, Any]) -> bytes | None:
+    """The raw credential id of an ``AuthenticationResponseJSON`` (``rawId``, else ``id``)."""
+    value = credential.get("rawId", credential.get("id"))
+    if not isinstance(value, str) or not 0 < len(value) <= _MAX_ID_CHARS:
+        return None
+    try:
+        return base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
+    except (ValueError, binascii.Error):
+        return None
+
+
+@attrs.frozen
+class PasskeyProof:
+    """``belongs_to(user_id, ceremony_id, credential)``: is this assertion a valid one of a
+    passkey of ``user_id``? ``PasskeyProof(storage, webauthn, clock, auth_settings,
+    webauthn_settings)``."""
+
+    _storage: Storage
+    _webauthn: WebAuthn
+    _clock: Clock
+    _auth: Live[AuthSettings]
+    _settings: Live[WebAuthnSettings]
+
+    async def belongs_to(
+        self, user_id: str, ceremony_id: str, credential: Mapping[str, Any]
+    ) -> bool:
+        """True when ``credential`` (an ``AuthenticationResponseJSON``) answers the login
+        ceremony ``ceremony_id`` with a valid assertion of one of ``user_id``'s passkeys; the
+        passkey's counter, backup state and last use are then stored. False for anything else:
+        an unknown, used, expired or bound (``mfa_token``, another user's email) ceremony, an
+        unknown, flagged or another user's passkey, a failed check. The ceremony is used up
+        either way."""
+        now = self._clock.now()
+        async with self._storage.begin() as uow:
+            ceremony = await uow.passkeys.take_ceremony(ceremony_id)
+            await uow.commit()  # used up, whatever follows
+        if (
+            ceremony is None
+            or ceremony.kind is not CeremonyKind.AUTHENTICATION
+            or ceremony.mfa_token_hash is not None
+            or ceremony.user_id not in (None, user_id)
+            or ceremony.is_expired(now)
+        ):
+            return False
+        raw = _credential_id(credential)
+        async with self._storage.read() as uow:
+            passkey = None if raw is None else await uow.passkeys.by_credential_id(raw)
+        if passkey is None or passkey.user_id != user_id or passkey.suspected_clone:
+            return False
+        rp = relying_party(self._auth.current.issuer, self._settings.current)
+        try:
+            seen = self._webauthn.verify_authentication(
+                rp, credential, ceremony.challenge, passkey.public_key, passkey.sign_count
+            )
+        except InvalidPasskey:
+            return False
+        async with self._storage.begin() as uow:
+            if seen.user_handle is not None:
+                if await uow.passkeys.user_for_handle(seen.user_handle) != user_id:
+                    return False
+            current = await uow.passkeys.get(passkey.id)
+            if current is None or current.sign_count != passkey.sign_count:
+                return False  # deleted, or used by a concurrent request meanwhile
+            used = attrs.evolve(
+                current, sign_count=seen.sign_count, backed_up=seen.backed_up, last_used_at=now
+            )
+            await uow.passkeys.update(used)
+            await uow.commit()
+        return True

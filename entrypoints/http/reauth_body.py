@@ -1,0 +1,46 @@
+"""The fresh proof that the routes adding a sign-in factor read from their body (contract
+section 13; ADR 0025): ``"password"``, or ``"ceremony_id"`` + ``"credential"`` (an assertion
+answering ``/login/passkey/options``), beside the route's own members."""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from aiohttp import web
+
+from application.reauth import FreshProof
+from entrypoints.http.requests import read_json
+
+T = TypeVar("T")
+
+PROOF_PROPERTIES: dict[str, Any] = {
+    "password": {"type": "string", "description": "the caller's current password"},
+    "ceremony_id": {
+        "type": "string",
+        "description": "instead of the password: a ceremony of /login/passkey/options ...",
+    },
+    "credential": {
+        "type": "object",
+        "description": "... and its AuthenticationResponseJSON, by a passkey of the caller",
+    },
+}
+"""The OpenAPI properties of the proof (``password`` | ``ceremony_id`` + ``credential``)."""
+
+PROOF_DESCRIPTION = (
+    "Needs a fresh proof of the caller (ASVS 5.0 V7.5.1): its password, or a passkey assertion"
+    " (ceremony_id + credential from /login/passkey/options); without one, or with a wrong"
+    " one, 401 reauthentication_required; past auth.login_max_failures wrong ones, 429."
+)
+
+
+async def read_optional_json(request: web.Request, cls: type[T]) -> T:
+    """``read_json(request, cls)``, or ``cls()`` when the request has no body at all (a client
+    of the earlier API sending none gets 401 ``reauthentication_required``, not 400)."""
+    if not request.body_exists:
+        return cls()
+    return await read_json(request, cls)
+
+
+def proof_of(body: Any) -> FreshProof:
+    """The ``FreshProof`` of a body with ``password``, ``ceremony_id`` and ``credential``."""
+    return FreshProof(body.password, body.ceremony_id, body.credential)
