@@ -106,7 +106,7 @@ async def test_release_forgets_one_attempt_and_reset_every_one(
 
 async def test_claim_refuses_a_naive_time(login_attempts: LoginAttempts) -> None:
     with pytest.raises(ValueError):
-        await login_attempts.claim("k", datetime(2026, 1, 1), T0, 3)  # noqa: DTZ001
+        await login_attempts.claim("k", datetime(2026, 1, 1), T0, 3)
 
 
 async def test_of_many_concurrent_claims_through_two_stores_at_most_the_limit_win(
