@@ -9,10 +9,10 @@ on one PostgreSQL schema, see at most the limit *evaluated*:
 - 50 wrong codes on one ``mfa_token`` under a throttle of three: at most three 401s, the rest
   429.
 
-Before the fix (read the count, check it, then write a failure) these failed: every request
-read the count before any had written its failure, so with two processes 10 to 25 guesses were
-evaluated (issue 29). Each failure is written only after its password or code was checked, so
-the read-check-write window is a bcrypt check or a TOTP evaluation wide.
+Before the fix (read the count, check it, then write a failure) 7 of these 9 failed: every
+request read the count before the others had written their failures, so 48 to 50 wrong
+passwords and 18 to 40 wrong codes were evaluated. (The two code bursts on SQLite held by luck
+there: a TOTP check is too quick for two readers to meet between the read and the write.)
 """
 
 from __future__ import annotations
