@@ -160,8 +160,8 @@ class AuthService:
         """
         canonical = self._login_email(email)
         throttle_key = canonical or email  # hashed by the throttle; never stored in clear
-        try:
-            await self._throttle.check(throttle_key, client)
+        try:  # counted first (as a failure), then checked: see application.throttle
+            attempt = await self._throttle.attempt(throttle_key, client)
         except RateLimited:
             limited = LoginFailed(user_id=None, client=client, reason="rate_limited")
             await publish_failure(self._storage, self._bus, self._clock.now(), limited)
@@ -173,8 +173,7 @@ class AuthService:
             ok = False
         else:
             ok = await self._hasher.verify(password, user.password_hash if user else None)
-        if not ok or user is None:
-            await self._throttle.failed(throttle_key, client)
+        if not ok or user is None:  # the attempt counted above stands as the failure
             failed = LoginFailed(
                 user_id=user.id if user else None,
                 client=client,
@@ -184,6 +183,8 @@ class AuthService:
             raise InvalidCredentials("email or password is wrong")
         if not user.mfa_enabled:  # with MFA on, only a completed second step resets it
             await self._throttle.succeeded(throttle_key, client)
+        else:  # a right password is no failure: uncount it, keep the others
+            await self._throttle.release(attempt)
         mfa_token = None
         async with self._storage.begin() as uow:
             current = await uow.users.get(user.id)

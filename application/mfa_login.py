@@ -7,10 +7,13 @@ seconds). ``/login/mfa`` with that token and a TOTP or recovery code answers the
 
 One-time use, also under concurrency: a TOTP code's step is claimed by a compare-and-set on the
 user's ``last_step`` and the ``mfa_token`` is taken (deleted) in the same transaction as the new
-session, so of two requests with one code exactly one gets tokens. Wrong codes count against the
-``mfa_token`` (the fifth voids it) *and* feed the login throttle of the user's email and the
-client address, which only a completed second step resets: knowing the password gives an
-attacker no more code guesses than ``auth.login_max_failures`` per window.
+session, so of two requests with one code exactly one gets tokens. Every code is counted
+before it is checked (contract section 10: count first, then check), against the
+``mfa_token`` (``claim_code_attempt``: a compare-and-set, at most five evaluations; the fifth
+wrong one voids it) *and* the login throttle of the user's email and the client address
+(``LoginThrottle.attempt``), which only a completed second step resets: knowing the password
+gives an attacker no more code guesses than ``auth.login_max_failures`` per window, however
+many arrive at once.
 """
 
 from __future__ import annotations
@@ -54,6 +57,29 @@ async def open_challenge(uow: UnitOfWork, user: User, clock: Clock, settings: Au
     expires_at = now + timedelta(seconds=settings.mfa_token_ttl)
     await uow.mfa.add_challenge(MfaChallenge(token_hash, user.id, expires_at, now))
     return clear
+
+
+async def claim_code_attempt(storage: Storage, token_hash: str, now: datetime) -> int | None:
+    """Claim one evaluation of a code (or passkey) on the ``mfa_token`` of ``token_hash``
+    before it is checked (contract section 10, count first): its number, 1 ..
+    ``MFA_CHALLENGE_MAX_FAILURES``, or None when the token is unknown, expired, used or has
+    had all its tries — then nothing may be evaluated. Atomic in every backend
+    (``MfaStore.claim_attempt``)."""
+    async with storage.begin() as uow:
+        number = await uow.mfa.claim_attempt(token_hash, MFA_CHALLENGE_MAX_FAILURES, now)
+        await uow.commit()
+    return number
+
+
+async def void_if_spent(storage: Storage, token_hash: str, number: int) -> bool:
+    """After the ``number``-th claimed evaluation turned out wrong: void (delete) the
+    ``mfa_token`` if that was its last try; True if so."""
+    if number < MFA_CHALLENGE_MAX_FAILURES:
+        return False
+    async with storage.begin() as uow:
+        await uow.mfa.take_challenge(token_hash)
+        await uow.commit()
+    return True
 
 
 def is_totp_code(code: str) -> bool:
@@ -105,12 +131,18 @@ class MfaLogin:
             failed = MfaFailed(None, client, "invalid_mfa_token")
             await publish_failure(self._storage, self._bus, now, failed)
             raise InvalidMfaCode(_INVALID)
-        try:
-            await self._throttle.check(user.email, client)
+        try:  # counted first (as a failure), then checked: see application.throttle
+            attempt = await self._throttle.attempt(user.email, client)
         except RateLimited:
             limited = LoginFailed(user_id=user.id, client=client, reason="rate_limited")
             await publish_failure(self._storage, self._bus, now, limited)
             raise
+        number = await claim_code_attempt(self._storage, token_hash, now)
+        if number is None:  # voided, used or expired since: no code is evaluated
+            await self._throttle.release(attempt)
+            failed = MfaFailed(user.id, client, "invalid_mfa_token")
+            await publish_failure(self._storage, self._bus, now, failed)
+            raise InvalidMfaCode(_INVALID)
         step = None
         code = code.strip()
         if is_totp_code(code) and credential is not None and credential.confirmed:
@@ -139,8 +171,9 @@ class MfaLogin:
                 await record(uow, [succeeded], now)
                 await uow.commit()
         if current is None or not current.mfa_enabled:
-            await self._failed(token_hash, user, client, now)
+            await self._failed(token_hash, number, user, client, now)
         if current.disabled:
+            await self._throttle.release(attempt)
             refused = LoginFailed(user.id, client, "account_disabled")
             await publish_failure(self._storage, self._bus, now, refused)
             raise AccountDisabled("this account is disabled")
@@ -149,14 +182,12 @@ class MfaLogin:
         await self._bus.publish(issued)
         return pair
 
-    async def _failed(self, token_hash: str, user: User, client: str, now: datetime) -> NoReturn:
-        """Count a wrong code against the ``mfa_token`` (void at the fifth) and the throttle;
-        raises ``InvalidMfaCode``."""
-        async with self._storage.begin() as uow:
-            failures = await uow.mfa.count_failure(token_hash, MFA_CHALLENGE_MAX_FAILURES)
-            await uow.commit()
-        await self._throttle.failed(user.email, client)
-        voided = failures is not None and failures >= MFA_CHALLENGE_MAX_FAILURES
+    async def _failed(
+        self, token_hash: str, number: int, user: User, client: str, now: datetime
+    ) -> NoReturn:
+        """A wrong code, the ``number``-th claimed on the ``mfa_token`` (its claim and the
+        throttle's already count it): void the token at the last; raises ``InvalidMfaCode``."""
+        voided = await void_if_spent(self._storage, token_hash, number)
         failed = MfaFailed(user.id, client, "voided" if voided else "wrong_code")
         await publish_failure(self._storage, self._bus, now, failed)
         raise InvalidMfaCode(_INVALID)

@@ -6,8 +6,9 @@ credential ids; an unknown email (or a user without passkeys) gets one credentia
 from the email and a server secret, the same on every request (no enumeration). A passkey
 login is two factors: no ``mfa_required`` after it.
 
-Finishing takes the ceremony first (used up whatever follows), asks the throttle (failures per
-credential id and client address), checks the assertion (``WebAuthn`` port) against the stored
+Finishing takes the ceremony first (used up whatever follows), counts the attempt on the
+throttle (per credential id and client address; atomically, before the check: see
+``application.throttle``), checks the assertion (``WebAuthn`` port) against the stored
 key and counter, and issues a ``TokenPair``. Every failed check is one answer, 401
 ``invalid_passkey``; a counter that did not grow flags the passkey ``suspected_clone`` (kept,
 refused until deleted; ``passkey.clone_suspected``).
@@ -26,6 +27,7 @@ import attrs
 
 from application.audit import publish_failure, record
 from application.events import LoginFailed, LoginSucceeded, MfaFailed
+from application.mfa_login import claim_code_attempt, void_if_spent
 from application.passkey_events import PasskeyCloneSuspected
 from application.passkey_settings import WebAuthnSettings, relying_party
 from application.passkeys import CHALLENGE_BYTES, RegistrationStarted
@@ -54,7 +56,6 @@ from domain.errors import (
     RateLimited,
     ValidationFailed,
 )
-from domain.model import MFA_CHALLENGE_MAX_FAILURES
 from domain.passkeys import CEREMONY_TTL, Ceremony, CeremonyKind, Passkey
 
 __all__ = ["PasskeyLogin"]
@@ -185,14 +186,18 @@ class PasskeyLogin:
             passkey = None if raw is None else await uow.passkeys.by_credential_id(raw)
         if challenge is None or user is None or challenge.is_expired(now):
             raise InvalidMfaCode(_MFA_INVALID)
-        try:
-            await self._throttle.check(user.email, client)
+        try:  # counted first, on the throttle and the mfa_token, then checked
+            attempt = await self._throttle.attempt(user.email, client)
         except RateLimited:
             limited = LoginFailed(user.id, client, "rate_limited", "passkey")
             await publish_failure(self._storage, self._bus, now, limited)
             raise
+        number = await claim_code_attempt(self._storage, token_hash, now)
+        if number is None:  # voided, used or expired since: nothing is evaluated
+            await self._throttle.release(attempt)
+            raise InvalidMfaCode(_MFA_INVALID)
         if passkey is None or passkey.suspected_clone or passkey.user_id != user.id:
-            await self._mfa_failed(token_hash, user.id, user.email, client)
+            await self._mfa_failed(token_hash, number, user.id, client)
         rp = relying_party(self._auth.current.issuer, self._settings.current)
         try:
             seen = self._webauthn.verify_authentication(
@@ -201,16 +206,20 @@ class PasskeyLogin:
         except InvalidPasskey as exc:
             if exc.reason == "counter":
                 await self._flag_clone(passkey)
-            await self._mfa_failed(token_hash, user.id, user.email, client)
-        return await self._log_in(passkey, seen.sign_count, seen.backed_up, user.email, client,
-                                  user_agent, token_hash)  # fmt: skip
+            await self._mfa_failed(token_hash, number, user.id, client)
+        try:
+            return await self._log_in(passkey, seen.sign_count, seen.backed_up, user.email,
+                                      client, user_agent, token_hash)  # fmt: skip
+        except (AccountDisabled, EmailNotVerified):
+            await self._throttle.release(attempt)  # a valid proof is no failure
+            raise
 
-    async def _mfa_failed(self, token_hash: str, user_id: str, email: str, client: str) -> NoReturn:
-        async with self._storage.begin() as uow:
-            failures = await uow.mfa.count_failure(token_hash, MFA_CHALLENGE_MAX_FAILURES)
-            await uow.commit()
-        await self._throttle.failed(email, client)
-        voided = failures is not None and failures >= MFA_CHALLENGE_MAX_FAILURES
+    async def _mfa_failed(
+        self, token_hash: str, number: int, user_id: str, client: str
+    ) -> NoReturn:
+        """A refused passkey, the ``number``-th claimed try on the ``mfa_token`` (its claim and
+        the throttle's already count it): void the token at the last; raise alike."""
+        voided = await void_if_spent(self._storage, token_hash, number)
         failed = MfaFailed(user_id, client, "voided" if voided else "wrong_passkey")
         await publish_failure(self._storage, self._bus, self._clock.now(), failed)
         raise InvalidMfaCode(_MFA_INVALID)
@@ -238,8 +247,8 @@ class PasskeyLogin:
             raise InvalidCeremony("unknown, used or expired ceremony")
         raw = _raw_id(credential)
         key = "passkey:" + ("" if raw is None else _b64url(raw))
-        try:
-            await self._throttle.check(key, client)
+        try:  # counted first (as a failure), then checked: see application.throttle
+            attempt = await self._throttle.attempt(key, client)
         except RateLimited:
             limited = LoginFailed(None, client, "rate_limited", "passkey")
             await publish_failure(self._storage, self._bus, now, limited)
@@ -266,8 +275,12 @@ class PasskeyLogin:
                 owner = await uow.passkeys.user_for_handle(seen.user_handle)
             if owner != passkey.user_id:
                 await self._failed(key, client, passkey.user_id)
-        return await self._log_in(passkey, seen.sign_count, seen.backed_up, key, client,
-                                  user_agent)  # fmt: skip
+        try:
+            return await self._log_in(passkey, seen.sign_count, seen.backed_up, key, client,
+                                      user_agent)  # fmt: skip
+        except (AccountDisabled, EmailNotVerified):
+            await self._throttle.release(attempt)  # a valid proof is no failure
+            raise
 
     async def _log_in(
         self,
@@ -321,8 +334,8 @@ class PasskeyLogin:
         await self._bus.publish(flagged)
 
     async def _failed(self, key: str, client: str, user_id: str | None) -> NoReturn:
-        """Count the failure for the credential and address, record it, refuse alike."""
-        await self._throttle.failed(key, client)
+        """Record the failure (the throttle's attempt for ``key`` already counts it), refuse
+        alike."""
         failed = LoginFailed(user_id, client, "invalid_passkey", "passkey")
         await publish_failure(self._storage, self._bus, self._clock.now(), failed)
         raise PasskeyLoginFailed("the passkey was refused")

@@ -103,8 +103,7 @@ class EmailVerification(_Mailer):
         """POST /me/email/verify: a new message to ``user`` (as ``send_for``). Raises
         ``RateLimited`` (429) when this user has asked too often from this ``client``."""
         key = VERIFY_THROTTLE_PREFIX + user.id
-        await self.throttle.check(key, client)
-        await self.throttle.failed(key, client)
+        await self.throttle.attempt(key, client)  # counted and checked at once
         await self.send_for(user)
 
     async def verify(self, token: str) -> None:
@@ -155,8 +154,7 @@ class PasswordRecovery(_Mailer):
         """
         canonical = self.normalize_email(email)
         key = RESET_THROTTLE_PREFIX + canonical
-        await self.throttle.check(key, client)
-        await self.throttle.failed(key, client)
+        await self.throttle.attempt(key, client)  # counted and checked at once
         async with self.storage.begin() as uow:
             user = await uow.users.get_by_email(canonical)
         target = user if user is not None and not user.disabled else None

@@ -44,9 +44,10 @@ from application.ports.services import (
     EmailSender,
     EventBus,
 )
-from application.ports.storage import LoginAttempts, Storage, UnitOfWork
+from application.ports.storage import AttemptClaim, LoginAttempts, Storage, UnitOfWork
 
 __all__ = [
+    "AttemptClaim",
     "AuditLog",
     "ClientRepo",
     "Clock",

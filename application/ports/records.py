@@ -85,6 +85,15 @@ class MfaStore(Protocol):
         takes in any process at most one gets it (single use)."""
         ...
 
+    async def claim_attempt(self, token_hash: str, max_attempts: int, now: datetime) -> int | None:
+        """Claim one code evaluation on the second step before the code is checked (contract
+        section 10: count first, then check): atomically, if the step exists, is unexpired at
+        ``now`` and has had fewer than ``max_attempts`` evaluations, add one to its
+        ``failures`` and return the new number (1 .. ``max_attempts``); else None and no
+        change. A single compare-and-set statement, so of any number of concurrent claims on
+        one step, in any process or instance, at most ``max_attempts`` get a number."""
+        ...
+
     async def count_failure(self, token_hash: str, max_failures: int) -> int | None:
         """Count one wrong code against the second step: its ``failures`` + 1, atomically; when
         that reaches ``max_failures`` the step is deleted (void). Returns the new count, or None

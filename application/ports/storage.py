@@ -7,6 +7,8 @@ from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 from typing import Protocol
 
+import attrs
+
 from application.ports.accounts import EmailTokenStore, SessionStore, TokenStore, UserRepo
 from application.ports.records import AuditLog, ClientRepo, GroupRepo, MfaStore, PasskeyRepo
 
@@ -72,10 +74,49 @@ class Storage(Protocol):
         ...
 
 
+@attrs.frozen
+class AttemptClaim:
+    """The answer of ``LoginAttempts.claim``.
+
+    ``attempt_id``: the id of the row recorded for this attempt (pass it to ``release``), or None
+    when the attempt was refused (``limit`` or more were already counted in the window).
+    ``counted``: the times counted for the key at or after ``since``, oldest first — this
+    attempt's included when it was admitted.
+    """
+
+    attempt_id: int | None
+    counted: tuple[datetime, ...]
+
+    @property
+    def admitted(self) -> bool:
+        """True when a row was recorded for this attempt."""
+        return self.attempt_id is not None
+
+
 class LoginAttempts(Protocol):
     """Failed-login records for throttling, keyed by an opaque string (the throttle passes a
     SHA-256 hex digest of email and client address). Each call stands alone, outside any unit of
-    work."""
+    work.
+
+    ``claim`` is the atomic "count first, then decide" of contract section 10: an attempt is
+    recorded (as a failure, until the caller ``release``s it or ``reset``s the key) before the
+    secret is checked, so of any number of concurrent claims, in any process or instance sharing
+    the store, at most ``limit`` are admitted per window.
+    """
+
+    async def claim(self, key: str, at: datetime, since: datetime, limit: int) -> AttemptClaim:
+        """In one atomic step: count the records of ``key`` at or after ``since``; if fewer
+        than ``limit``, record one more at ``at`` and return its id; else record nothing.
+        Concurrent claims on one key are serialized (one write transaction on SQLite, a
+        per-key transaction-scoped advisory lock on PostgreSQL, no await in between in
+        memory). Records older than the adapter's ``max_age`` may be forgotten. Raises
+        ``ValueError`` if a time is naive."""
+        ...
+
+    async def release(self, key: str, attempt_id: int) -> None:
+        """Forget the one record ``attempt_id`` of ``key`` (the attempt it counted was not a
+        failure after all); nothing if it is gone (a ``reset`` took it)."""
+        ...
 
     async def failures_since(self, key: str, since: datetime) -> list[datetime]:
         """Times of the failures recorded for ``key`` at or after ``since``, oldest first."""

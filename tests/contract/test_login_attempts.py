@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+import asyncio
+from datetime import datetime, timedelta
 
-from application.ports import LoginAttempts
-from tests.contract.conftest import T0
+import pytest
+
+from adapters.persistence.memory import MemoryLoginAttempts
+from adapters.persistence.postgres import PostgresStorage
+from adapters.persistence.sqlite import SqliteStorage
+from application.ports import AttemptClaim, LoginAttempts, Storage
+from tests.contract.conftest import T0, StorageFactory
 
 
 async def test_no_failures_for_an_unknown_key(login_attempts: LoginAttempts) -> None:
@@ -45,3 +51,83 @@ async def test_same_instant_failures_are_all_counted(login_attempts: LoginAttemp
     for _ in range(3):
         await login_attempts.record_failure("k", T0)
     assert await login_attempts.failures_since("k", T0) == [T0, T0, T0]
+
+
+WINDOW = timedelta(seconds=900)
+
+
+async def _claim(attempts: LoginAttempts, key: str, at: datetime, limit: int = 3) -> AttemptClaim:
+    return await attempts.claim(key, at, at - WINDOW, limit)
+
+
+async def test_claim_records_until_the_limit_then_refuses_without_recording(
+    login_attempts: LoginAttempts,
+) -> None:
+    times = [T0 + timedelta(seconds=s) for s in (1, 2, 3)]
+    ids = []
+    for n, t in enumerate(times, start=1):
+        claimed = await _claim(login_attempts, "k", t)
+        assert claimed.admitted and claimed.attempt_id is not None
+        assert claimed.counted == tuple(times[:n])
+        ids.append(claimed.attempt_id)
+    assert len(set(ids)) == 3
+    refused = await _claim(login_attempts, "k", T0 + timedelta(seconds=4))
+    assert not refused.admitted and refused.attempt_id is None
+    assert refused.counted == tuple(times)  # for Retry-After: the oldest leaves first
+    assert await login_attempts.failures_since("k", T0) == times  # nothing more recorded
+
+
+async def test_claim_counts_only_the_window_and_records_counted_by_record_failure(
+    login_attempts: LoginAttempts,
+) -> None:
+    await login_attempts.record_failure("k", T0)
+    await login_attempts.record_failure("k", T0 + timedelta(seconds=1))
+    later = T0 + WINDOW + timedelta(microseconds=1)  # T0 has left the window
+    claimed = await _claim(login_attempts, "k", later)
+    assert claimed.admitted and claimed.counted == (T0 + timedelta(seconds=1), later)
+    assert (await _claim(login_attempts, "k", later)).admitted  # the third in the window
+    assert not (await _claim(login_attempts, "k", later)).admitted
+    assert (await _claim(login_attempts, "other", later)).admitted  # keys are independent
+
+
+async def test_release_forgets_one_attempt_and_reset_every_one(
+    login_attempts: LoginAttempts,
+) -> None:
+    first = await _claim(login_attempts, "k", T0)
+    second = await _claim(login_attempts, "k", T0 + timedelta(seconds=1))
+    assert first.attempt_id is not None and second.attempt_id is not None
+    await login_attempts.release("k", first.attempt_id)
+    await login_attempts.release("other", second.attempt_id)  # another key's id: no change
+    assert await login_attempts.failures_since("k", T0) == [T0 + timedelta(seconds=1)]
+    await login_attempts.reset("k")
+    await login_attempts.release("k", second.attempt_id)  # gone already: nothing happens
+    assert await login_attempts.failures_since("k", T0) == []
+
+
+async def test_claim_refuses_a_naive_time(login_attempts: LoginAttempts) -> None:
+    with pytest.raises(ValueError):
+        await login_attempts.claim("k", datetime(2026, 1, 1), T0, 3)
+
+
+async def test_of_many_concurrent_claims_through_two_stores_at_most_the_limit_win(
+    store: tuple[str, Storage, StorageFactory],
+) -> None:
+    """Count first, then check (contract section 10): 40 claims at once on one key, half
+    through another store (another SQLite connection on the file, another PostgreSQL pool),
+    admit exactly the limit."""
+    name, storage, open_peer = store
+    peer = await open_peer()
+    stores = [_attempts_of(storage), _attempts_of(peer)]
+    if name == "memory":
+        stores = [stores[0], stores[0]]  # one process, one store
+    results = await asyncio.gather(
+        *(_claim(stores[n % 2], "k", T0 + timedelta(microseconds=n), limit=5) for n in range(40))
+    )
+    assert sum(r.admitted for r in results) == 5
+    assert len(await stores[1].failures_since("k", T0)) == 5
+
+
+def _attempts_of(storage: Storage) -> LoginAttempts:
+    if isinstance(storage, SqliteStorage | PostgresStorage):
+        return storage.login_attempts()
+    return MemoryLoginAttempts()

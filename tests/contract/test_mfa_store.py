@@ -346,3 +346,65 @@ async def test_concurrent_failures_are_all_counted(
         )
     )
     assert sorted(r for r in results if isinstance(r, int)) == [1, 2, 3, 4, 5, 6]
+
+
+async def test_claim_attempt_numbers_tries_up_to_the_limit_then_refuses(
+    storage: Storage, make: Make
+) -> None:
+    alice = await _user(storage, make)
+    challenge = _challenge(alice, "mfa-token")
+    await _add(storage, challenge)
+    for expected in (1, 2, 3):
+        async with storage.begin() as uow:
+            assert await uow.mfa.claim_attempt(challenge.token_hash, 3, T0) == expected
+            await uow.commit()
+    async with storage.begin() as uow:
+        assert await uow.mfa.claim_attempt(challenge.token_hash, 3, T0) is None  # spent
+        await uow.commit()
+    async with storage.begin() as uow:
+        found = await uow.mfa.find_challenge(challenge.token_hash)
+    assert found is not None and found.failures == 3  # kept (the caller voids it), unchanged
+
+
+async def test_claim_attempt_refuses_an_unknown_or_expired_challenge(
+    storage: Storage, make: Make
+) -> None:
+    alice = await _user(storage, make)
+    challenge = _challenge(alice, "mfa-token", ttl=60)
+    await _add(storage, challenge)
+    async with storage.begin() as uow:
+        assert await uow.mfa.claim_attempt(hash_token("unknown"), 5, T0) is None
+        at_expiry = T0 + timedelta(seconds=60)
+        assert await uow.mfa.claim_attempt(challenge.token_hash, 5, at_expiry) is None
+        assert await uow.mfa.claim_attempt(challenge.token_hash, 5, at_expiry - timedelta(
+            microseconds=1)) == 1  # fmt: skip
+        await uow.commit()
+
+
+async def test_a_claim_not_committed_is_rolled_back(storage: Storage, make: Make) -> None:
+    alice = await _user(storage, make)
+    challenge = _challenge(alice, "mfa-token")
+    await _add(storage, challenge)
+    async with storage.begin() as uow:
+        assert await uow.mfa.claim_attempt(challenge.token_hash, 5, T0) == 1
+    async with storage.begin() as uow:
+        assert await uow.mfa.find_challenge(challenge.token_hash) == challenge
+
+
+async def test_of_many_concurrent_claims_through_two_stores_at_most_the_limit_win(
+    storage: Storage, open_peer: StorageFactory, make: Make
+) -> None:
+    """Count first, then check (contract section 10): 20 claims at once on one second step,
+    half through another store (connection, pool), get the numbers 1..5 once each."""
+    peer = await open_peer()
+    alice = await _user(storage, make)
+    challenge = _challenge(alice, "mfa-token")
+    await _add(storage, challenge)
+    results = await asyncio.gather(
+        *(
+            _in_own_unit(s, lambda u: u.mfa.claim_attempt(challenge.token_hash, 5, T0))
+            for s in [storage, peer] * 10
+        )
+    )
+    assert sorted(r for r in results if isinstance(r, int)) == [1, 2, 3, 4, 5]
+    assert results.count(None) == 15

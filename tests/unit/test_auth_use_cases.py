@@ -194,6 +194,31 @@ async def test_failed_logins_are_throttled_per_email_and_address(
     assert (await service.login("frank@example.com", PASSWORD, "6.6.6.6")).access_token
 
 
+async def test_of_a_burst_of_wrong_passwords_at_most_the_limit_is_checked(
+    storage, hasher, signer, bus, clock, auth_settings
+) -> None:
+    """Count first, then check (contract section 10): 30 wrong passwords at once. Before, each
+    read the count, then awaited its bcrypt check (off the loop) before writing its failure, so
+    all 30 were checked; now 5 are, and 25 are refused before any bcrypt check."""
+    from adapters.email_address import normalize_email
+    from adapters.persistence.memory import MemoryLoginAttempts
+    from application.throttle import LoginThrottle
+
+    spy = CountingHasher(hasher)
+    throttle = LoginThrottle(MemoryLoginAttempts(), clock, auth_settings)
+    service = AuthService(
+        storage, spy, signer, bus, clock, auth_settings, normalize_email, throttle
+    )
+    await service.register("burst@example.com", PASSWORD)
+    results = await asyncio.gather(
+        *(service.login("burst@example.com", "bad password", "6.6.6.6") for _ in range(30)),
+        return_exceptions=True,
+    )
+    assert sum(isinstance(r, InvalidCredentials) for r in results) == 5
+    assert sum(isinstance(r, RateLimited) for r in results) == 25
+    assert len(spy.verifies) == 5
+
+
 async def test_successful_login_resets_failure_count(service: AuthService) -> None:
     await service.register("gina@example.com", PASSWORD)
     for _ in range(4):

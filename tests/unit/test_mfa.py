@@ -198,6 +198,21 @@ async def test_wrong_codes_feed_the_login_throttle_and_a_password_does_not_reset
     await world.mfa_login.complete(token, world.code(secret), CLIENT)
 
 
+async def test_a_right_password_is_no_failure_and_a_right_fifth_code_still_logs_in(
+    world: World, auth_settings: Live[AuthSettings]
+) -> None:
+    """Attempts are counted before the check (contract section 10); the ones that turn out
+    right are uncounted again: the password step of an MFA login, and a right code among the
+    five tries of an ``mfa_token``."""
+    _, secret, _ = await world.enrolled()
+    for _ in range(auth_settings.current.login_max_failures + 2):
+        token = await world.mfa_token()  # never RateLimited: a right password is no failure
+    for _ in range(4):
+        with pytest.raises(InvalidMfaCode):
+            await world.mfa_login.complete(token, "000000", CLIENT)
+    assert (await world.mfa_login.complete(token, world.code(secret), CLIENT)).access_token
+
+
 async def test_an_expired_mfa_token_is_refused(
     world: World, auth_settings: Live[AuthSettings]
 ) -> None:

@@ -11,6 +11,7 @@ processes use SQLite or PostgreSQL.
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import datetime, timedelta
@@ -24,7 +25,7 @@ from adapters.persistence.memory.passkeys import MemoryPasskeyRepo
 from adapters.persistence.memory.repos import MemoryGroupRepo, MemoryUserRepo
 from adapters.persistence.memory.tables import _Stage, _Tables
 from adapters.persistence.memory.tokens import MemorySessionStore, MemoryTokenStore
-from application.ports import LoginAttempts, Storage, UnitOfWork
+from application.ports import AttemptClaim, LoginAttempts, Storage, UnitOfWork
 
 __all__ = [
     "MemoryAuditLog",
@@ -106,27 +107,52 @@ class MemoryLoginAttempts(LoginAttempts):
     """``LoginAttempts`` in process memory (per process: not shared between workers).
 
     ``max_age`` (s, default one day) bounds how long a failure is kept; it must exceed
-    ``auth.login_failure_window``. Old failures are swept as new ones are recorded.
+    ``auth.login_failure_window``. Old failures are swept as new ones are recorded. Each key
+    holds ``(id, time)`` records; ``claim`` counts and records with no ``await`` in between,
+    so it is atomic on the event loop.
     """
 
     def __init__(self, max_age: float = 86_400.0) -> None:
         self._max_age = timedelta(seconds=max_age)
-        self._failures: dict[str, list[datetime]] = {}
+        self._failures: dict[str, list[tuple[int, datetime]]] = {}
+        self._ids = itertools.count(1)
         self._records_since_sweep = 0
 
     async def failures_since(self, key: str, since: datetime) -> list[datetime]:
         """Failures of ``key`` at or after ``since``, oldest first."""
-        return sorted(t for t in self._failures.get(key, ()) if t >= since)
+        return sorted(t for _, t in self._failures.get(key, ()) if t >= since)
 
     async def record_failure(self, key: str, at: datetime) -> None:
         """Record one failure of ``key`` at ``at`` (timezone-aware)."""
+        self._record(key, at)
+
+    async def claim(self, key: str, at: datetime, since: datetime, limit: int) -> AttemptClaim:
+        """Count ``key``'s records since ``since``; below ``limit``, record one at ``at``."""
+        require_aware(since)
+        counted = sorted(t for _, t in self._failures.get(key, ()) if t >= since)
+        if len(counted) >= limit:
+            return AttemptClaim(None, tuple(counted))
+        attempt_id = self._record(key, at)
+        return AttemptClaim(attempt_id, tuple(sorted([*counted, at])))
+
+    async def release(self, key: str, attempt_id: int) -> None:
+        """Forget the record ``attempt_id`` of ``key``."""
+        kept = [r for r in self._failures.get(key, ()) if r[0] != attempt_id]
+        if kept:
+            self._failures[key] = kept
+        else:
+            self._failures.pop(key, None)
+
+    def _record(self, key: str, at: datetime) -> int:
         require_aware(at)
-        self._failures.setdefault(key, []).append(at)
+        attempt_id = next(self._ids)
+        self._failures.setdefault(key, []).append((attempt_id, at))
         self._records_since_sweep += 1
         if self._records_since_sweep >= 1000:
             self._sweep(at - self._max_age)
         else:
-            self._failures[key] = [t for t in self._failures[key] if t >= at - self._max_age]
+            self._failures[key] = [r for r in self._failures[key] if r[1] >= at - self._max_age]
+        return attempt_id
 
     async def reset(self, key: str) -> None:
         """Forget every failure of ``key``."""
@@ -135,7 +161,7 @@ class MemoryLoginAttempts(LoginAttempts):
     def _sweep(self, cutoff: datetime) -> None:
         self._records_since_sweep = 0
         for key in list(self._failures):
-            kept = [t for t in self._failures[key] if t >= cutoff]
+            kept = [r for r in self._failures[key] if r[1] >= cutoff]
             if kept:
                 self._failures[key] = kept
             else:

@@ -111,6 +111,16 @@ class MemoryMfaStore(MfaStore):
             del self._s.write("mfa_challenges")[token_hash]
         return challenge
 
+    async def claim_attempt(self, token_hash: str, max_attempts: int, now: datetime) -> int | None:
+        """``failures + 1`` if the step is live and below ``max_attempts``; else None."""
+        require_aware(now)
+        challenge = self._s.view.mfa_challenges.get(token_hash)
+        if challenge is None or challenge.is_expired(now) or challenge.failures >= max_attempts:
+            return None
+        claimed = challenge.failures + 1
+        self._s.write("mfa_challenges")[token_hash] = attrs.evolve(challenge, failures=claimed)
+        return claimed
+
     async def count_failure(self, token_hash: str, max_failures: int) -> int | None:
         """Count one wrong code; delete the step when the count reaches ``max_failures``."""
         challenge = self._s.view.mfa_challenges.get(token_hash)

@@ -28,7 +28,7 @@ from adapters.persistence.postgres.session import (
     _SqlQueries,
     log,
 )
-from application.ports import LoginAttempts, Storage
+from application.ports import AttemptClaim, LoginAttempts, Storage
 from domain.errors import (
     StorageFault,
 )
@@ -205,6 +205,9 @@ class PostgresStorage(Storage):
         return PostgresLoginAttempts(self, max_age)
 
 
+_CLAIM_LOCK_CLASS = 0x6C6F6769  # "logi": the advisory-lock class of login-attempt claims
+
+
 class PostgresLoginAttempts(LoginAttempts):
     """``LoginAttempts`` in the ``login_failures`` table of a ``PostgresStorage``.
 
@@ -239,6 +242,44 @@ class PostgresLoginAttempts(LoginAttempts):
 
         async with self._storage._session(transactional=False) as session:
             await session.run(op, write=True)
+
+    async def claim(self, key: str, at: datetime, since: datetime, limit: int) -> AttemptClaim:
+        """Count ``key``'s records since ``since`` and, below ``limit``, insert one at ``at`` —
+        in one transaction holding a transaction-scoped advisory lock on the key, so claims
+        on one key from every connection, process and instance are serialized (READ
+        COMMITTED: each sees the rows the one before committed); forget records older than
+        ``max_age``. Raises ``StorageFault``."""
+        require_aware(at)
+        require_aware(since)
+
+        async def op(conn: Any) -> AttemptClaim:
+            async with conn.transaction():
+                await conn.execute("SELECT pg_advisory_xact_lock($1, hashtext($2))",
+                                   _CLAIM_LOCK_CLASS, key)  # fmt: skip
+                rows = await conn.fetch(
+                    "SELECT at FROM login_failures WHERE key = $1 AND at >= $2 ORDER BY at, id",
+                    key,
+                    since,
+                )
+                counted = tuple(r[0] for r in rows)
+                if len(counted) >= limit:
+                    return AttemptClaim(None, counted)
+                attempt_id = await conn.fetchval(
+                    "INSERT INTO login_failures (key, at) VALUES ($1, $2) RETURNING id", key, at
+                )
+                await conn.execute("DELETE FROM login_failures WHERE at < $1", at - self._max_age)
+            return AttemptClaim(int(attempt_id), tuple(sorted([*counted, at])))
+
+        async with self._storage._session(transactional=False) as session:
+            claimed: AttemptClaim = await session.run(op, write=True)
+        return claimed
+
+    async def release(self, key: str, attempt_id: int) -> None:
+        """Forget the record ``attempt_id`` of ``key``. Raises ``StorageFault``."""
+        async with self._storage._session(transactional=False) as session:
+            await _SqlQueries(session)._run(
+                "DELETE FROM login_failures WHERE key = $1 AND id = $2", key, attempt_id
+            )
 
     async def reset(self, key: str) -> None:
         """Forget every failure of ``key``. Raises ``StorageFault``."""

@@ -156,6 +156,16 @@ class SqliteMfaStore(_SqlQueries, MfaStore):
         )
         return None if row is None else _challenge(row)
 
+    async def claim_attempt(self, token_hash: str, max_attempts: int, now: datetime) -> int | None:
+        """``UPDATE ... SET failures = failures + 1 WHERE failures < max AND expires_at > now
+        RETURNING failures`` (compare-and-set); None if no row qualified."""
+        row = await self._one(
+            "UPDATE mfa_challenges SET failures = failures + 1"
+            " WHERE token_hash = ? AND failures < ? AND expires_at > ? RETURNING failures",
+            (token_hash, max_attempts, to_micros(now)),
+        )
+        return None if row is None else int(row[0])
+
     async def count_failure(self, token_hash: str, max_failures: int) -> int | None:
         """``failures + 1`` (``UPDATE ... RETURNING``); the step is deleted when it reaches
         ``max_failures``. None if there is no such step."""

@@ -25,7 +25,7 @@ from adapters.persistence.sqlite.unit import (
     _Unit,
     log,
 )
-from application.ports import LoginAttempts, Storage
+from application.ports import AttemptClaim, LoginAttempts, Storage
 from domain.errors import StorageFault
 
 CHECKPOINT_EVERY = 200
@@ -236,6 +236,38 @@ class SqliteLoginAttempts(LoginAttempts):
             )
             await _SqlQueries(uow._unit)._count(
                 "DELETE FROM login_failures WHERE at < ?", (to_micros(at - self._max_age),)
+            )
+            await uow.commit()
+
+    async def claim(self, key: str, at: datetime, since: datetime, limit: int) -> AttemptClaim:
+        """Count ``key``'s records since ``since`` and, below ``limit``, insert one at ``at`` —
+        in one write transaction (``begin()`` takes SQLite's write lock first, so claims from
+        every process on this file are serialized); forget records older than ``max_age``."""
+        require_aware(at)
+        async with self._storage.begin() as uow:
+            sql = _SqlQueries(uow._unit)
+            rows = await sql._all(
+                "SELECT at FROM login_failures WHERE key = ? AND at >= ? ORDER BY at, id",
+                (key, to_micros(since)),
+            )
+            counted = tuple(from_micros(r[0]) for r in rows)
+            if len(counted) >= limit:
+                return AttemptClaim(None, counted)
+            row = await sql._one(
+                "INSERT INTO login_failures (key, at) VALUES (?, ?) RETURNING id",
+                (key, to_micros(at)),
+            )
+            await sql._count(
+                "DELETE FROM login_failures WHERE at < ?", (to_micros(at - self._max_age),)
+            )
+            await uow.commit()
+        return AttemptClaim(int(row[0]), tuple(sorted([*counted, at])))
+
+    async def release(self, key: str, attempt_id: int) -> None:
+        """Forget the record ``attempt_id`` of ``key``."""
+        async with self._storage.begin() as uow:
+            await _SqlQueries(uow._unit)._count(
+                "DELETE FROM login_failures WHERE key = ? AND id = ?", (key, attempt_id)
             )
             await uow.commit()
 
