@@ -40,12 +40,13 @@ async def password_matches(
     hasher: Hasher, throttle: LoginThrottle, user: User, password: str, client: str
 ) -> bool:
     """Is ``password`` the current password of ``user``, sent from ``client`` (its address)?
-    Asks the throttle first (raises ``RateLimited``, 429), checks with bcrypt off the loop (one
-    over 72 bytes is simply wrong), then counts the failure or forgets the pair's failures."""
-    await throttle.check(user.email, client)
+    Counts the attempt first, atomically with the throttle's check (``LoginThrottle.attempt``:
+    raises ``RateLimited``, 429, past the limit — even for guesses sent at once), checks with
+    bcrypt off the loop (one over 72 bytes is simply wrong), and on the right password forgets
+    the pair's failures."""
+    await throttle.attempt(user.email, client)
     too_long = len(password.encode("utf-8")) > BCRYPT_MAX_PASSWORD_BYTES
     if too_long or not await hasher.verify(password, user.password_hash):
-        await throttle.failed(user.email, client)
         return False
     await throttle.succeeded(user.email, client)
     return True
@@ -98,7 +99,7 @@ class Reauthentication:
         if proof.ceremony_id is None or proof.credential is None:
             field = "credential" if proof.credential is None else "ceremony_id"
             raise ValidationFailed([FieldError(field, "ceremony_id and credential go together")])
-        await self._throttle.check(user.email, client)
+        attempt = await self._throttle.attempt(user.email, client)
         if not await self._passkeys.belongs_to(user.id, proof.ceremony_id, proof.credential):
-            await self._throttle.failed(user.email, client)
             raise ReauthenticationRequired("the passkey assertion was refused")
+        await self._throttle.release(attempt)
