@@ -77,6 +77,27 @@ class PostgresPasskeyRepo(_SqlQueries, PasskeyRepo):
         if not await self._run(f"UPDATE passkeys SET {_SETS} WHERE id = {_ID}", *params):
             raise NotFound("passkey not found")
 
+    async def record_use(
+        self,
+        passkey_id: str,
+        old_sign_count: int,
+        sign_count: int,
+        backed_up: bool,
+        used_at: datetime,
+    ) -> bool:
+        """Compare-and-set on the counter; see ``PasskeyRepo.record_use``."""
+        return bool(
+            await self._run(
+                "UPDATE passkeys SET sign_count = $1, backed_up = $2, last_used_at = $3"
+                " WHERE id = $4 AND sign_count = $5 AND NOT suspected_clone",
+                sign_count,
+                backed_up,
+                require_aware(used_at),
+                passkey_id,
+                old_sign_count,
+            )
+        )
+
     async def delete(self, passkey_id: str) -> bool:
         """Delete; False if it did not exist."""
         return bool(await self._run("DELETE FROM passkeys WHERE id = $1", passkey_id))

@@ -70,6 +70,23 @@ class SqlitePasskeyRepo(_SqlQueries, PasskeyRepo):
         if not await self._count(f"UPDATE passkeys SET {_SETS} WHERE id = ?", params):
             raise NotFound("passkey not found")
 
+    async def record_use(
+        self,
+        passkey_id: str,
+        old_sign_count: int,
+        sign_count: int,
+        backed_up: bool,
+        used_at: datetime,
+    ) -> bool:
+        """Compare-and-set on the counter; see ``PasskeyRepo.record_use``."""
+        return bool(
+            await self._count(
+                "UPDATE passkeys SET sign_count = ?, backed_up = ?, last_used_at = ?"
+                " WHERE id = ? AND sign_count = ? AND NOT suspected_clone",
+                (sign_count, backed_up, to_micros(used_at), passkey_id, old_sign_count),
+            )
+        )
+
     async def delete(self, passkey_id: str) -> bool:
         """Delete; False if it did not exist."""
         return bool(await self._count("DELETE FROM passkeys WHERE id = ?", (passkey_id,)))
