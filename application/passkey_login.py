@@ -344,6 +344,8 @@ class PasskeyLogin:
         used meanwhile."""
         now = self._clock.now()
         verified_only = self._auth.current.require_verified_email
+        used = attrs.evolve(passkey, sign_count=seen.sign_count, backed_up=seen.backed_up,
+                            last_used_at=now)  # fmt: skip
         async with self._storage.begin() as uow:
             if mfa_token_hash is not None and await uow.mfa.take_challenge(mfa_token_hash) is None:
                 raise InvalidMfaCode(_MFA_INVALID)  # used by a concurrent request
@@ -352,9 +354,7 @@ class PasskeyLogin:
             stored = (
                 user is not None
                 and refusal is None
-                and await uow.passkeys.record_use(
-                    passkey.id, passkey.sign_count, seen.sign_count, seen.backed_up, now
-                )
+                and await uow.passkeys.record_use(used, passkey.sign_count)
             )
             if user is not None and stored:
                 pair, issued = await self._issuer.issue_pair(

@@ -88,7 +88,8 @@ async def test_a_use_is_recorded_by_compare_and_set_on_the_counter(
     storage: Storage, make: Make
 ) -> None:
     """Two uses read at one counter: exactly one is stored (UPDATE ... WHERE sign_count = old);
-    a flagged or unknown passkey records none. Name and flags stay as they were."""
+    a flagged or unknown passkey records none. Only the counter, backup state and last use
+    change (the name and flags given are ignored)."""
     await _user(storage, make)
     async with storage.begin() as uow:
         await uow.passkeys.add(_passkey(1, sign_count=4, name="laptop"))
@@ -98,7 +99,9 @@ async def test_a_use_is_recorded_by_compare_and_set_on_the_counter(
 
     async def use(new_count: int) -> bool:
         async with storage.begin() as uow:
-            stored = await uow.passkeys.record_use(_passkey(1).id, 4, new_count, True, used_at)
+            used = _passkey(1, sign_count=new_count, backed_up=True, last_used_at=used_at,
+                        name="ignored", suspected_clone=True)  # fmt: skip
+            stored = await uow.passkeys.record_use(used, 4)
             await uow.commit()
             return stored
 
@@ -109,10 +112,10 @@ async def test_a_use_is_recorded_by_compare_and_set_on_the_counter(
         assert await uow.passkeys.get(_passkey(1).id) == _passkey(
             1, sign_count=won, name="laptop", backed_up=True, last_used_at=used_at
         )
-        assert not await uow.passkeys.record_use(_passkey(1).id, 4, 9, True, used_at)  # stale
-        assert not await uow.passkeys.record_use(_passkey(2).id, 0, 1, False, used_at)  # flagged
-        assert not await uow.passkeys.record_use(_passkey(9).id, 0, 1, False, used_at)  # unknown
-        assert await uow.passkeys.record_use(_passkey(1).id, won, won, False, used_at)  # no counter
+        assert not await uow.passkeys.record_use(_passkey(1, sign_count=9), 4)  # stale
+        assert not await uow.passkeys.record_use(_passkey(2, sign_count=1), 0)  # flagged
+        assert not await uow.passkeys.record_use(_passkey(9, sign_count=1), 0)  # unknown
+        assert await uow.passkeys.record_use(_passkey(1, sign_count=won), won)  # same counter
     async with storage.begin() as uow:
         assert await uow.passkeys.get(_passkey(2).id) == _passkey(2, suspected_clone=True)
 

@@ -53,21 +53,16 @@ class MemoryPasskeyRepo(PasskeyRepo):
             raise NotFound("passkey not found")
         self._s.write("passkeys")[passkey.id] = passkey
 
-    async def record_use(
-        self,
-        passkey_id: str,
-        old_sign_count: int,
-        sign_count: int,
-        backed_up: bool,
-        used_at: datetime,
-    ) -> bool:
+    async def record_use(self, used: Passkey, old_sign_count: int) -> bool:
         """Compare-and-set on the counter; see ``PasskeyRepo.record_use``."""
-        require_aware(used_at)
-        stored = self._s.view.passkeys.get(passkey_id)
+        stored = self._s.view.passkeys.get(used.id)
         if stored is None or stored.suspected_clone or stored.sign_count != old_sign_count:
             return False
-        self._s.write("passkeys")[passkey_id] = attrs.evolve(
-            stored, sign_count=sign_count, backed_up=backed_up, last_used_at=used_at
+        self._s.write("passkeys")[used.id] = attrs.evolve(
+            stored,
+            sign_count=used.sign_count,
+            backed_up=used.backed_up,
+            last_used_at=require_aware(used.last_used_at) if used.last_used_at else None,
         )
         return True
 

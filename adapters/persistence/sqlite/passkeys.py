@@ -13,11 +13,13 @@ from adapters.persistence._passkey_rows import (
     CEREMONIES,
     PASSKEY_CHANGES,
     PASSKEYS,
+    USE_SQL,
     ceremony_params,
     ceremony_row,
     change_params,
     passkey_params,
     passkey_row,
+    use_params,
 )
 from adapters.persistence._rows import from_micros, to_micros
 from adapters.persistence.sqlite.unit import _SqlQueries
@@ -27,6 +29,7 @@ from domain.passkeys import Ceremony, Passkey
 
 _MARKS = ", ".join("?" * len(PASSKEYS.split(",")))
 _SETS = ", ".join(f"{c} = ?" for c in PASSKEY_CHANGES)
+_USE = USE_SQL.format(*"?" * 5)
 
 
 class SqlitePasskeyRepo(_SqlQueries, PasskeyRepo):
@@ -70,22 +73,10 @@ class SqlitePasskeyRepo(_SqlQueries, PasskeyRepo):
         if not await self._count(f"UPDATE passkeys SET {_SETS} WHERE id = ?", params):
             raise NotFound("passkey not found")
 
-    async def record_use(
-        self,
-        passkey_id: str,
-        old_sign_count: int,
-        sign_count: int,
-        backed_up: bool,
-        used_at: datetime,
-    ) -> bool:
+    async def record_use(self, used: Passkey, old_sign_count: int) -> bool:
         """Compare-and-set on the counter; see ``PasskeyRepo.record_use``."""
-        return bool(
-            await self._count(
-                "UPDATE passkeys SET sign_count = ?, backed_up = ?, last_used_at = ?"
-                " WHERE id = ? AND sign_count = ? AND NOT suspected_clone",
-                (sign_count, backed_up, to_micros(used_at), passkey_id, old_sign_count),
-            )
-        )
+        params = (*use_params(used, to_micros), used.id, old_sign_count)
+        return bool(await self._count(f"UPDATE passkeys SET {_USE}", params))
 
     async def delete(self, passkey_id: str) -> bool:
         """Delete; False if it did not exist."""
