@@ -38,8 +38,9 @@ OPERATIONS: Mapping[Action, ActuatorOperation] = MappingProxyType(
 REFRESH_CALLER: ContextVar[str | None] = ContextVar("authsvc_refresh_caller", default=None)
 """The user id of the caller ``authorize_actuator`` allowed to refresh in this request (None
 otherwise): the library calls the reloader without the request, so the reloader reads the
-caller here, to name it in the ``config.changed`` audit row (contract section 11). Set by every
-authorization of ``refresh``, so nothing of an earlier request in the same task is read."""
+caller here, to name it in the ``config.changed`` audit row (contract section 11). Every
+``refresh`` the policy rules on sets it (None when refused), and a reload runs only after an
+allowed one in the same request, so nothing of an earlier request is read."""
 
 
 async def authorize_actuator(request: web.Request, action: Action) -> Access:

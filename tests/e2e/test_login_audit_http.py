@@ -131,3 +131,18 @@ async def test_the_mfa_step_of_an_account_disabled_meanwhile_is_refused_and_reco
     [failed] = await _rows(client, "login.failed")
     assert failed.user_id == await _user_id(client, "alice@example.com")
     assert failed.details_dict() == {"reason": "account_disabled", "method": "recovery_code"}
+
+
+async def test_a_throttled_passkey_login_names_the_owner_of_the_credential(
+    make_client: MakeClient,
+) -> None:
+    from tests.webauthn_authenticator import SoftAuthenticator
+
+    client = await make_client({"AUTHSVC_AUTH__LOGIN_MAX_FAILURES": "2"})
+    _, device, handle = await enrolled(client)
+    impostor = SoftAuthenticator("ES256", credential_id=device.credential_id)
+    for _ in range(2):
+        await assert_problem(await passkey_login(client, impostor, handle), 401, "invalid_passkey")
+    await assert_problem(await passkey_login(client, device, handle), 429, "rate_limited")
+    [limited] = await _rows(client, "login.rate_limited")
+    assert limited.user_id == await _user_id(client, "alice@example.com")
