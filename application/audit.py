@@ -88,7 +88,7 @@ def _membership(e: ev.GroupMembershipChanged) -> _Row:
 def _config(e: ev.ConfigChanged) -> _Row | None:
     if e.origin is not None:  # a peer's refresh: recorded by the peer
         return None
-    return _Row("config.changed", None, None, details={"changed": ",".join(e.changed)})
+    return _Row("config.changed", e.actor_id, None, details={"changed": ",".join(e.changed)})
 
 
 _ROWS: dict[type[ev.Event], Callable[[Any], _Row | None]] = {

@@ -17,6 +17,7 @@ from application.events import (
     SessionEnded,
     UserRegistered,
 )
+from application.login import account_of, refuse_login
 from application.mfa_login import open_challenge
 from application.ports import Clock, EmailNormalizer, EventBus, Hasher, Signer, Storage
 from application.reauth import password_matches
@@ -28,8 +29,6 @@ from application.tokens import SessionRotation, TokenIssuer, TokenPair
 from application.users import USER_GONE, active_user, new_user, token_user
 from application.voiding import void_outstanding_proofs
 from domain.errors import (
-    AccountDisabled,
-    EmailNotVerified,
     EmailTaken,
     InvalidCredentials,
     InvalidOldPassword,
@@ -45,6 +44,7 @@ from domain.model import (
     User,
     check_password_policy,
 )
+from domain.policy import login_refusal
 
 
 @attrs.frozen
@@ -155,15 +155,18 @@ class AuthService:
 
         Events, after the commit: ``LoginSucceeded`` and ``AccessTokenIssued`` (grant ``login``)
         on success; ``LoginFailed`` with reason ``wrong_password``, ``unknown_email`` or
-        ``rate_limited`` on failure, ``account_disabled`` for a disabled account,
-        ``email_not_verified`` for an unverified one; ``MfaChallenged`` for a second step.
+        ``rate_limited`` on failure (naming the account of ``email`` when it exists, looked up
+        once the answer is decided), ``account_disabled`` for a disabled account,
+        ``email_not_verified`` for an unverified one (``domain.policy.login_refusal``);
+        ``MfaChallenged`` for a second step.
         """
         canonical = self._login_email(email)
         throttle_key = canonical or email  # hashed by the throttle; never stored in clear
         try:  # counted first (as a failure), then checked: see application.throttle
             attempt = await self._throttle.attempt(throttle_key, client)
         except RateLimited:
-            limited = LoginFailed(user_id=None, client=client, reason="rate_limited")
+            account = await account_of(self._storage, canonical)  # the answer is decided
+            limited = LoginFailed(user_id=account, client=client, reason="rate_limited")
             await publish_failure(self._storage, self._bus, self._clock.now(), limited)
             raise
         async with self._storage.begin() as uow:
@@ -190,7 +193,7 @@ class AuthService:
             current = await uow.users.get(user.id)
             if current is None:  # deleted between the check and now
                 raise InvalidCredentials("email or password is wrong")
-            refusal = self._refusal(current)
+            refusal = login_refusal(current, self._settings.current.require_verified_email)
             if refusal is None and current.mfa_enabled:
                 mfa_token = await open_challenge(uow, current, self._clock, self._settings.current)
                 await uow.commit()
@@ -202,24 +205,14 @@ class AuthService:
                 await record(uow, [succeeded], self._clock.now())
                 await uow.commit()
         if refusal is not None:
-            refused = LoginFailed(user_id=user.id, client=client, reason=refusal.code)
-            await publish_failure(self._storage, self._bus, self._clock.now(), refused)
-            raise refusal
+            now = self._clock.now()
+            await refuse_login(self._storage, self._bus, now, user.id, client, refusal, "password")
         if mfa_token is not None:
             await self._bus.publish(MfaChallenged(user_id=user.id, client=client))
             raise MfaRequired(mfa_token)
         await self._bus.publish(succeeded)
         await self._bus.publish(issued)
         return pair
-
-    def _refusal(self, user: User) -> AccountDisabled | EmailNotVerified | None:
-        """Why ``user``, with the right password, may still not log in: disabled (contract
-        section 8), or unverified while ``auth.require_verified_email`` is on (section 9)."""
-        if user.disabled:
-            return AccountDisabled("this account is disabled")
-        if self._settings.current.require_verified_email and not user.email_verified:
-            return EmailNotVerified("confirm your email address first: see the message we sent")
-        return None
 
     async def _verified_subject(self, token: str) -> tuple[str, dict[str, Any]]:
         cfg = self._settings.current

@@ -24,14 +24,22 @@ class SharedEvent(Event):
     origin: str | None = attrs.field(default=None, kw_only=True)
 
 
+LOCAL_ONLY = "local_only"
+"""``attrs`` metadata key of a ``SharedEvent`` field that stays on the publishing instance: a
+broker bus never sends it (a peer hears the field's default)."""
+
+
 @attrs.frozen
 class ConfigChanged(SharedEvent):
     """The configuration was re-read; ``changed`` lists the prefixes that differ (e.g. ``auth``).
+    ``actor_id``: the user who called ``POST /actuator/refresh`` (None for a refresh without
+    one); local only, for this instance's ``config.changed`` audit row (contract section 11).
 
     Received from a peer (``origin`` set), it makes this instance re-read its own configuration
     (all or nothing, like ``POST /actuator/refresh``)."""
 
     changed: tuple[str, ...]
+    actor_id: str | None = attrs.field(default=None, kw_only=True, metadata={LOCAL_ONLY: True})
 
 
 @attrs.frozen

@@ -26,6 +26,7 @@ import attrs
 
 from application.audit import publish_failure, record
 from application.events import LoginFailed, LoginSucceeded, MfaFailed
+from application.login import refuse_login
 from application.mfa import recovery_code_hash, secret_context
 from application.ports import (
     Clock,
@@ -41,8 +42,9 @@ from application.settings import AuthSettings, Live
 from application.steps import hash_token, new_opaque_token
 from application.throttle import LoginThrottle
 from application.tokens import TokenIssuer, TokenPair
-from domain.errors import AccountDisabled, InvalidMfaCode, RateLimited
+from domain.errors import InvalidMfaCode, RateLimited
 from domain.model import MFA_CHALLENGE_MAX_FAILURES, MfaChallenge, User
+from domain.policy import login_refusal
 
 log = logging.getLogger("authsvc.mfa")
 
@@ -116,8 +118,10 @@ class MfaLogin:
 
         Raises ``InvalidMfaCode`` (401) for an unknown, expired, used or voided ``mfa_token`` or
         a wrong or reused code (the fifth wrong one voids the token); ``RateLimited`` (429) while
-        the user's email from ``client`` is throttled; ``AccountDisabled`` (403) if the account
-        was disabled since the password step. Events: ``LoginSucceeded`` and
+        the user's email from ``client`` is throttled; ``AccountDisabled`` / ``EmailNotVerified``
+        (403; ``domain.policy.login_refusal``) if the account may not log in now (disabled
+        since the password step, say), with a ``LoginFailed`` of method ``totp`` or
+        ``recovery_code``. Events: ``LoginSucceeded`` and
         ``AccessTokenIssued`` on success; ``MfaFailed`` per failure; ``LoginFailed``
         (``rate_limited``) when throttled.
         """
@@ -162,21 +166,21 @@ class MfaLogin:
             else:
                 accepted = await uow.mfa.use_recovery_code(user.id, recovery_code_hash(code))
             current = await uow.users.get(user.id) if accepted else None
-            if current is not None and not current.disabled and current.mfa_enabled:
+            verified_only = self._settings.current.require_verified_email
+            refusal = None if current is None else login_refusal(current, verified_only)
+            method = "totp" if step is not None else "recovery_code"
+            if current is not None and refusal is None and current.mfa_enabled:
                 pair, issued = await self._issuer.issue_pair(
                     uow, current, "login", user_agent=user_agent, client_address=client
                 )
-                method = "totp" if step is not None else "recovery_code"
                 succeeded = LoginSucceeded(user.id, issued.family_id, method)
                 await record(uow, [succeeded], now)
                 await uow.commit()
         if current is None or not current.mfa_enabled:
             await self._failed(token_hash, number, user, client, now)
-        if current.disabled:
+        if refusal is not None:
             await self._throttle.release(attempt)
-            refused = LoginFailed(user.id, client, "account_disabled")
-            await publish_failure(self._storage, self._bus, now, refused)
-            raise AccountDisabled("this account is disabled")
+            await refuse_login(self._storage, self._bus, now, user.id, client, refusal, method)
         await self._throttle.succeeded(user.email, client)
         await self._bus.publish(succeeded)
         await self._bus.publish(issued)

@@ -8,10 +8,15 @@ login is two factors: no ``mfa_required`` after it.
 
 Finishing takes the ceremony first (used up whatever follows), counts the attempt on the
 throttle (per credential id and client address; atomically, before the check: see
-``application.throttle``), checks the assertion (``WebAuthn`` port) against the stored
-key and counter, and issues a ``TokenPair``. Every failed check is one answer, 401
-``invalid_passkey``; a counter that did not grow flags the passkey ``suspected_clone`` (kept,
-refused until deleted; ``passkey.clone_suspected``).
+``application.throttle``), checks the assertion in WebAuthn L3 §7.2's order — the credential
+and its user (a discoverable login's ``userHandle`` must be there and be the passkey owner's;
+any ``userHandle`` must be), then the signature (``WebAuthn`` port), and only then the counter —
+asks ``domain.policy.login_refusal`` whether the user may log in, stores the new counter by
+compare-and-set (``PasskeyRepo.record_use``) and issues a ``TokenPair``. Every failed check is
+one answer, 401 ``invalid_passkey``; a counter that did not grow under a valid signature flags
+the passkey ``suspected_clone`` (kept, refused until deleted; ``passkey.clone_suspected``), so
+nobody without the private key can flag one. A login whose compare-and-set lost (another login
+stored a counter since this one was read) is refused alike and flags nothing (ADR 0024).
 """
 
 from __future__ import annotations
@@ -27,7 +32,9 @@ import attrs
 
 from application.audit import publish_failure, record
 from application.events import LoginFailed, LoginSucceeded, MfaFailed
+from application.login import refuse_login
 from application.mfa_login import claim_code_attempt, void_if_spent
+from application.passkey_assertions import credential_id_of, handle_refused, user_handle_of
 from application.passkey_events import PasskeyCloneSuspected
 from application.passkey_settings import WebAuthnSettings, relying_party
 from application.passkeys import CHALLENGE_BYTES, RegistrationStarted
@@ -38,6 +45,7 @@ from application.ports import (
     SecretSealer,
     Signer,
     Storage,
+    VerifiedAssertion,
     WebAuthn,
 )
 from application.settings import AuthSettings, Live
@@ -57,6 +65,7 @@ from domain.errors import (
     ValidationFailed,
 )
 from domain.passkeys import CEREMONY_TTL, Ceremony, CeremonyKind, Passkey
+from domain.policy import login_refusal
 
 __all__ = ["PasskeyLogin"]
 
@@ -67,16 +76,6 @@ _MFA_INVALID = "the passkey was refused, or the mfa_token is unknown, expired or
 
 def _b64url(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
-
-
-def _raw_id(credential: Mapping[str, Any]) -> bytes | None:
-    value = credential.get("rawId", credential.get("id"))
-    if not isinstance(value, str) or not 0 < len(value) <= 1366:
-        return None
-    try:
-        return base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
-    except ValueError:
-        return None
 
 
 @attrs.frozen
@@ -179,11 +178,13 @@ class PasskeyLogin:
             await uow.commit()
         if ceremony is None or ceremony.mfa_token_hash != token_hash or ceremony.is_expired(now):
             raise InvalidCeremony("unknown, used or expired ceremony, or another mfa_token's")
+        handle = user_handle_of(credential)
         async with self._storage.read() as uow:
             challenge = await uow.mfa.find_challenge(token_hash)
             user = None if challenge is None else await uow.users.get(challenge.user_id)
-            raw = _raw_id(credential)
+            raw = credential_id_of(credential)
             passkey = None if raw is None else await uow.passkeys.by_credential_id(raw)
+            owner = None if handle is None else await uow.passkeys.user_for_handle(handle)
         if challenge is None or user is None or challenge.is_expired(now):
             raise InvalidMfaCode(_MFA_INVALID)
         try:  # counted first, on the throttle and the mfa_token, then checked
@@ -196,23 +197,24 @@ class PasskeyLogin:
         if number is None:  # voided, used or expired since: nothing is evaluated
             await self._throttle.release(attempt)
             raise InvalidMfaCode(_MFA_INVALID)
-        if passkey is None or passkey.suspected_clone or passkey.user_id != user.id:
+        if (
+            passkey is None
+            or passkey.suspected_clone
+            or passkey.user_id != user.id
+            or handle_refused(handle, owner, passkey, needed=False)
+        ):
             await self._mfa_failed(token_hash, number, user.id, client)
-        rp = relying_party(self._auth.current.issuer, self._settings.current)
-        try:
-            seen = self._webauthn.verify_authentication(
-                rp, credential, ceremony.challenge, passkey.public_key, passkey.sign_count
-            )
-        except InvalidPasskey as exc:
-            if exc.reason == "counter":
-                await self._flag_clone(passkey)
+        seen = await self._verified(passkey, credential, ceremony.challenge)
+        if seen is None:
             await self._mfa_failed(token_hash, number, user.id, client)
         try:
-            return await self._log_in(passkey, seen.sign_count, seen.backed_up, user.email,
-                                      client, user_agent, token_hash)  # fmt: skip
+            pair = await self._log_in(passkey, seen, user.email, client, user_agent, token_hash)
         except (AccountDisabled, EmailNotVerified):
             await self._throttle.release(attempt)  # a valid proof is no failure
             raise
+        if pair is None:
+            await self._mfa_failed(token_hash, number, user.id, client)
+        return pair
 
     async def _mfa_failed(
         self, token_hash: str, number: int, user_id: str, client: str
@@ -232,8 +234,11 @@ class PasskeyLogin:
         user_agent: str | None = None,
     ) -> TokenPair:
         """Check the assertion and log its user in. Raises ``InvalidCeremony`` (400),
-        ``PasskeyLoginFailed`` (401, one answer for every failed check), ``RateLimited`` (429),
-        ``AccountDisabled`` / ``EmailNotVerified`` (403)."""
+        ``PasskeyLoginFailed`` (401, one answer for every failed check: an unknown or flagged
+        credential, another user's, a discoverable login without ``userHandle``, a
+        ``userHandle`` that is not the owner's, a refused assertion, a lost compare-and-set),
+        ``RateLimited`` (429), ``AccountDisabled`` / ``EmailNotVerified`` (403, with a
+        ``login.failed`` row of method ``passkey``)."""
         now = self._clock.now()
         async with self._storage.begin() as uow:
             ceremony = await uow.passkeys.take_ceremony(ceremony_id)
@@ -245,76 +250,103 @@ class PasskeyLogin:
             or ceremony.is_expired(now)
         ):
             raise InvalidCeremony("unknown, used or expired ceremony")
-        raw = _raw_id(credential)
+        raw = credential_id_of(credential)
         key = "passkey:" + ("" if raw is None else _b64url(raw))
         try:  # counted first (as a failure), then checked: see application.throttle
             attempt = await self._throttle.attempt(key, client)
         except RateLimited:
-            limited = LoginFailed(None, client, "rate_limited", "passkey")
+            owner_id = await self._owner_of(raw)  # the answer is decided
+            limited = LoginFailed(owner_id, client, "rate_limited", "passkey")
             await publish_failure(self._storage, self._bus, now, limited)
             raise
+        handle = user_handle_of(credential)
         async with self._storage.read() as uow:
             passkey = None if raw is None else await uow.passkeys.by_credential_id(raw)
+            owner = None if handle is None else await uow.passkeys.user_for_handle(handle)
         if (
             passkey is None
             or passkey.suspected_clone
             or (ceremony.user_id is not None and passkey.user_id != ceremony.user_id)
         ):
             await self._failed(key, client, None if passkey is None else passkey.user_id)
-        rp = relying_party(self._auth.current.issuer, self._settings.current)
-        try:
-            seen = self._webauthn.verify_authentication(
-                rp, credential, ceremony.challenge, passkey.public_key, passkey.sign_count
-            )
-        except InvalidPasskey as exc:
-            if exc.reason == "counter":
-                await self._flag_clone(passkey)
+        if handle_refused(handle, owner, passkey, needed=ceremony.user_id is None):
             await self._failed(key, client, passkey.user_id)
-        if seen.user_handle is not None:
-            async with self._storage.read() as uow:
-                owner = await uow.passkeys.user_for_handle(seen.user_handle)
-            if owner != passkey.user_id:
-                await self._failed(key, client, passkey.user_id)
+        seen = await self._verified(passkey, credential, ceremony.challenge)
+        if seen is None:
+            await self._failed(key, client, passkey.user_id)
         try:
-            return await self._log_in(passkey, seen.sign_count, seen.backed_up, key, client,
-                                      user_agent)  # fmt: skip
+            pair = await self._log_in(passkey, seen, key, client, user_agent)
         except (AccountDisabled, EmailNotVerified):
             await self._throttle.release(attempt)  # a valid proof is no failure
             raise
+        if pair is None:
+            await self._failed(key, client, passkey.user_id)
+        return pair
+
+    async def _owner_of(self, raw: bytes | None) -> str | None:
+        """The user id of the passkey with credential id ``raw``, or None (for audit rows)."""
+        async with self._storage.read() as uow:
+            passkey = None if raw is None else await uow.passkeys.by_credential_id(raw)
+        return None if passkey is None else passkey.user_id
+
+    async def _verified(
+        self, passkey: Passkey, credential: Mapping[str, Any], challenge: bytes
+    ) -> VerifiedAssertion | None:
+        """The assertion checked against ``passkey`` (``WebAuthn.verify_authentication``: the
+        signature first, then the counter), or None if refused — after flagging ``passkey``
+        when its signature verified but its counter did not grow."""
+        rp = relying_party(self._auth.current.issuer, self._settings.current)
+        try:
+            return self._webauthn.verify_authentication(
+                rp, credential, challenge, passkey.public_key, passkey.sign_count
+            )
+        except InvalidPasskey as exc:
+            if exc.reason == "counter":  # only ever after a valid signature
+                await self._flag_clone(passkey)
+            return None
 
     async def _log_in(
         self,
         passkey: Passkey,
-        sign_count: int,
-        backed_up: bool,
+        seen: VerifiedAssertion,
         key: str,
         client: str,
         user_agent: str | None,
         mfa_token_hash: str | None = None,
-    ) -> TokenPair:
+    ) -> TokenPair | None:
         """Start the session of ``passkey``'s user (taking the ``mfa_token`` of
-        ``mfa_token_hash`` in the same transaction, when given), reset the throttle of
-        ``key`` and ``client``."""
+        ``mfa_token_hash`` in the same transaction, when given), storing ``seen``'s counter by
+        compare-and-set against the one it was checked with; reset the throttle of ``key`` and
+        ``client``. None (nothing changed) when the user is gone or the compare-and-set lost:
+        the caller refuses it as a failed check. Raises ``login_refusal``'s refusal (recorded
+        as ``login.failed``, method ``passkey``) and ``InvalidMfaCode`` for an ``mfa_token``
+        used meanwhile."""
         now = self._clock.now()
+        verified_only = self._auth.current.require_verified_email
+        used = attrs.evolve(passkey, sign_count=seen.sign_count, backed_up=seen.backed_up,
+                            last_used_at=now)  # fmt: skip
         async with self._storage.begin() as uow:
             if mfa_token_hash is not None and await uow.mfa.take_challenge(mfa_token_hash) is None:
                 raise InvalidMfaCode(_MFA_INVALID)  # used by a concurrent request
             user = await uow.users.get(passkey.user_id)
-            if user is None:
-                await self._failed(key, client, None)
-            if user.disabled:
-                raise AccountDisabled("this account is disabled")
-            if self._auth.current.require_verified_email and not user.email_verified:
-                raise EmailNotVerified("confirm your email address first")
-            used = attrs.evolve(passkey, sign_count=sign_count, backed_up=backed_up,
-                                last_used_at=now)  # fmt: skip
-            await uow.passkeys.update(used)
-            pair, issued = await self._issuer.issue_pair(
-                uow, user, "login", user_agent=user_agent, client_address=client
+            refusal = None if user is None else login_refusal(user, verified_only)
+            stored = (
+                user is not None
+                and refusal is None
+                and await uow.passkeys.record_use(used, passkey.sign_count)
             )
-            succeeded = LoginSucceeded(user.id, issued.family_id, "passkey")
-            await record(uow, [succeeded], now)
-            await uow.commit()
+            if user is not None and stored:
+                pair, issued = await self._issuer.issue_pair(
+                    uow, user, "login", user_agent=user_agent, client_address=client
+                )
+                succeeded = LoginSucceeded(user.id, issued.family_id, "passkey")
+                await record(uow, [succeeded], now)
+                await uow.commit()
+        if refusal is not None:
+            await refuse_login(self._storage, self._bus, now, passkey.user_id, client, refusal,
+                               "passkey")  # fmt: skip
+        if not stored:
+            return None
         await self._throttle.succeeded(key, client)
         await self._bus.publish(succeeded)
         await self._bus.publish(issued)

@@ -11,13 +11,12 @@ stored. Unlike a login it starts no session and resets no throttle.
 
 from __future__ import annotations
 
-import base64
-import binascii
 from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
+from application.passkey_assertions import credential_id_of, handle_refused, user_handle_of
 from application.passkey_settings import WebAuthnSettings, relying_party
 from application.ports import Clock, Storage, WebAuthn
 from application.settings import AuthSettings, Live
@@ -25,19 +24,6 @@ from domain.errors import InvalidPasskey
 from domain.passkeys import CeremonyKind
 
 __all__ = ["PasskeyProof"]
-
-_MAX_ID_CHARS = 1366  # base64url of 1023 bytes (contract section 13), with room to spare
-
-
-def _credential_id(credential: Mapping[str, Any]) -> bytes | None:
-    """The raw credential id of an ``AuthenticationResponseJSON`` (``rawId``, else ``id``)."""
-    value = credential.get("rawId", credential.get("id"))
-    if not isinstance(value, str) or not 0 < len(value) <= _MAX_ID_CHARS:
-        return None
-    try:
-        return base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
-    except (ValueError, binascii.Error):
-        return None
 
 
 @attrs.frozen
@@ -73,10 +59,14 @@ class PasskeyProof:
             or ceremony.is_expired(now)
         ):
             return False
-        raw = _credential_id(credential)
+        raw = credential_id_of(credential)
+        handle = user_handle_of(credential)
         async with self._storage.read() as uow:
             passkey = None if raw is None else await uow.passkeys.by_credential_id(raw)
+            owner = None if handle is None else await uow.passkeys.user_for_handle(handle)
         if passkey is None or passkey.user_id != user_id or passkey.suspected_clone:
+            return False
+        if handle_refused(handle, owner, passkey, needed=False):
             return False
         rp = relying_party(self._auth.current.issuer, self._settings.current)
         try:
@@ -85,16 +75,10 @@ class PasskeyProof:
             )
         except InvalidPasskey:
             return False
-        async with self._storage.begin() as uow:
-            if seen.user_handle is not None:
-                if await uow.passkeys.user_for_handle(seen.user_handle) != user_id:
-                    return False
-            current = await uow.passkeys.get(passkey.id)
-            if current is None or current.sign_count != passkey.sign_count:
-                return False  # deleted, or used by a concurrent request meanwhile
-            used = attrs.evolve(
-                current, sign_count=seen.sign_count, backed_up=seen.backed_up, last_used_at=now
-            )
-            await uow.passkeys.update(used)
+        used = attrs.evolve(
+            passkey, sign_count=seen.sign_count, backed_up=seen.backed_up, last_used_at=now
+        )
+        async with self._storage.begin() as uow:  # compare-and-set: a concurrent use wins
+            stored = await uow.passkeys.record_use(used, passkey.sign_count)
             await uow.commit()
-        return True
+        return stored

@@ -71,3 +71,14 @@ class Ceremony:
     def is_expired(self, now: datetime) -> bool:
         """True at or after ``expires_at``."""
         return now >= self.expires_at
+
+
+def counter_regressed(stored: int, presented: int) -> bool:
+    """WebAuthn L3 §7.2 step 22: the signature counter ``presented`` by an authenticator did
+    not grow past the ``stored`` one although either is non-zero (an equal non-zero counter is
+    a regression: contract section 13). Both 0: the authenticator keeps no counter.
+
+    Ask it only of an assertion whose signature verified (§7.2 checks the signature first), so
+    that nobody without the private key can make a passkey look cloned.
+    """
+    return (stored != 0 or presented != 0) and presented <= stored

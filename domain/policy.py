@@ -33,7 +33,15 @@ from typing import TypeAlias
 
 import attrs
 
-from domain.errors import FieldError, Forbidden, LastSuperadmin, NotFound, ValidationFailed
+from domain.errors import (
+    AccountDisabled,
+    EmailNotVerified,
+    FieldError,
+    Forbidden,
+    LastSuperadmin,
+    NotFound,
+    ValidationFailed,
+)
 from domain.model import Group, Role, User
 
 __all__ = [
@@ -46,6 +54,7 @@ __all__ = [
     "ActuatorOperation",
     "AnyOperation",
     "CliOperator",
+    "LoginRefusal",
     "Operation",
     "Principal",
     "authorize",
@@ -57,6 +66,7 @@ __all__ = [
     "check_user_management",
     "in_scope",
     "list_scope",
+    "login_refusal",
     "require",
     "require_in_scope",
     "required_role",
@@ -323,6 +333,27 @@ def target_org(actor: Actor, operation: Operation, requested_org_id: str | None)
         return actor.org_id
     require_in_scope(actor, requested_org_id, "organization")
     return requested_org_id
+
+
+LoginRefusal: TypeAlias = AccountDisabled | EmailNotVerified
+"""Why a user who proved who it is may still not log in; its ``code`` is the audit reason."""
+
+
+def login_refusal(user: User, require_verified_email: bool) -> LoginRefusal | None:
+    """May ``user`` log in now? None if so, else the refusal to raise: ``AccountDisabled``
+    (403 ``account_disabled``; contract section 8) for a disabled account, ``EmailNotVerified``
+    (403 ``email_not_verified``; section 9) for an unverified email while
+    ``auth.require_verified_email`` (``require_verified_email``) is on.
+
+    The one rule for every way in (password, MFA step, passkey, and later federated logins),
+    asked only once the user has proved itself, so nothing is learned without the credential.
+    The refusal's ``code`` is the ``reason`` of the ``login.failed`` audit row (section 11).
+    """
+    if user.disabled:
+        return AccountDisabled("this account is disabled")
+    if require_verified_email and not user.email_verified:
+        return EmailNotVerified("confirm your email address first: see the message we sent")
+    return None
 
 
 def check_keeps_a_superadmin(target: User, superadmin_count: int, change: str) -> None:

@@ -136,9 +136,11 @@ class ConfigReloader:
         self._steps = tuple(steps)
         self._lock = asyncio.Lock()
 
-    async def __call__(self) -> RefreshResult:
-        """Re-read, compare, prepare, apply and report; see the class docstring."""
-        return await self._refresh(announce=True)
+    async def __call__(self, actor_id: str | None = None) -> RefreshResult:
+        """Re-read, compare, prepare, apply and report; see the class docstring. ``actor_id``:
+        who asked (the caller of ``POST /actuator/refresh``), named as the ``actor_id`` of the
+        ``config.changed`` audit row (contract section 11)."""
+        return await self._refresh(announce=True, actor_id=actor_id)
 
     async def follow(self, event: ConfigChanged) -> None:
         """Another instance refreshed (``event.origin`` set, from a broker bus): re-read this
@@ -152,7 +154,7 @@ class ConfigReloader:
             return
         log.info("followed the refresh of instance %s: changed %s", event.origin, result.changed)
 
-    async def _refresh(self, *, announce: bool) -> RefreshResult:
+    async def _refresh(self, *, announce: bool, actor_id: str | None = None) -> RefreshResult:
         async with self._lock:  # a local refresh and a peer's never interleave
             try:
                 new = await asyncio.to_thread(self._source.load)
@@ -169,7 +171,7 @@ class ConfigReloader:
         restart = [p for p in changed if p in RESTART_PREFIXES]
         log.info("configuration refreshed: changed %s, restart required for %s", changed, restart)
         if announce:
-            event = ConfigChanged(changed=tuple(changed))
+            event = ConfigChanged(changed=tuple(changed), actor_id=actor_id)
             if self._storage is not None and self._clock is not None:  # config.changed
                 await record_apart(self._storage, self._bus, [event], self._clock.now())
             await self._bus.publish(event)

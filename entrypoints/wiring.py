@@ -14,7 +14,7 @@ from application.ports import Storage
 from application.settings import AuthSettings, Live
 from entrypoints.config import Config, key_store_of, read_kek
 from entrypoints.config_refresh import ConfigReloader
-from entrypoints.http.actuator_routes import ServiceInfo, authorize_actuator
+from entrypoints.http.actuator_routes import REFRESH_CALLER, ServiceInfo, authorize_actuator
 from service_actuator import Actuator
 
 
@@ -31,7 +31,8 @@ def build_actuator(
     """The actuator of contract section 4 (distribution ``authsvc``; readiness: db, signingKey,
     readinessState; ``events`` counts for ``/actuator/health`` only). Its settings are read per
     request from ``live_config`` (the ``actuator`` prefix in force); who may see details, read
-    metrics or refresh is ``domain.policy``'s call (``authorize_actuator``).
+    metrics or refresh is ``domain.policy``'s call (``authorize_actuator``), and the caller it
+    allowed to refresh is the ``actor_id`` of the ``config.changed`` row (``REFRESH_CALLER``).
 
     Raises ``ServiceActuatorError`` when ``PROMETHEUS_MULTIPROC_DIR`` names no directory.
     """
@@ -46,7 +47,7 @@ def build_actuator(
         ],
         info_contributors=[ServiceInfo(live_config, config, signer)],
         authorizer=authorize_actuator,
-        reloader=reloader,
+        reloader=lambda: reloader(actor_id=REFRESH_CALLER.get()),
         registry=registry,
     )
 

@@ -31,7 +31,7 @@ import attrs
 import orjson
 
 from adapters.events.inprocess import InProcessEventBus
-from application.events import ConfigChanged, Event, SharedEvent, SigningKeysChanged
+from application.events import LOCAL_ONLY, ConfigChanged, Event, SharedEvent, SigningKeysChanged
 from application.ports import EventBus
 
 log = logging.getLogger("authsvc.events")
@@ -48,12 +48,20 @@ MAX_RECONNECT_DELAY = 10.0
 """Seconds: the longest wait between two attempts to reach the broker."""
 
 
+def _wire_names(cls: type[SharedEvent]) -> set[str]:
+    """The fields of ``cls`` a message carries: all but ``origin`` and the local-only ones."""
+    return {
+        f.name for f in attrs.fields(cls) if f.name != "origin" and not f.metadata.get(LOCAL_ONLY)
+    }
+
+
 def encode(event: SharedEvent, origin: str) -> bytes:
     """The wire form of ``event`` published by instance ``origin``."""
+    names = _wire_names(type(event))
     data = {
         f.name: list(v) if isinstance(v := getattr(event, f.name), tuple) else v
         for f in attrs.fields(type(event))
-        if f.name != "origin"
+        if f.name in names
     }
     return orjson.dumps({"v": 1, "type": type(event).__name__, "origin": origin, "data": data})
 
@@ -68,8 +76,7 @@ def decode(raw: bytes) -> SharedEvent | None:
         origin, data = message["origin"], message["data"]
         if not isinstance(origin, str):
             raise ValueError("origin")
-        names = {f.name for f in attrs.fields(cls)} - {"origin"}
-        if not isinstance(data, dict) or set(data) != names:
+        if not isinstance(data, dict) or set(data) != _wire_names(cls):
             raise ValueError("fields")
         values: dict[str, Any] = {}
         for name, value in data.items():

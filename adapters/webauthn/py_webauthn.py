@@ -30,6 +30,7 @@ from webauthn.helpers.structs import (
 
 from application.ports import NewCredential, RelyingParty, VerifiedAssertion, WebAuthn
 from domain.errors import InvalidPasskey
+from domain.passkeys import counter_regressed
 
 ALGORITHMS = (
     COSEAlgorithmIdentifier.EDDSA,
@@ -130,7 +131,12 @@ class PyWebAuthn(WebAuthn):
         public_key: bytes,
         sign_count: int,
     ) -> VerifiedAssertion:
-        """See ``WebAuthn.verify_authentication``; raises ``InvalidPasskey``."""
+        """See ``WebAuthn.verify_authentication``; raises ``InvalidPasskey``.
+
+        In WebAuthn L3 §7.2's order: py_webauthn checks the counter *before* the signature, so
+        it is given a stored counter of 0 (which never fails its check) and the counter is
+        compared here, once the signature has verified (``counter_regressed``): an assertion
+        with a bad signature is refused as such, whatever its counter."""
         try:
             verified = verify_authentication_response(
                 credential=dict(credential),
@@ -138,11 +144,13 @@ class PyWebAuthn(WebAuthn):
                 expected_rp_id=rp.rp_id,
                 expected_origin=list(rp.origins),
                 credential_public_key=public_key,
-                credential_current_sign_count=sign_count,
+                credential_current_sign_count=0,  # compared below, after the signature
                 require_user_verification=rp.user_verification == "required",
             )
         except (WebAuthnException, ValueError, TypeError, KeyError) as exc:
             raise InvalidPasskey(_reason(exc)) from None
+        if counter_regressed(sign_count, verified.new_sign_count):
+            raise InvalidPasskey("counter")
         handle = credential.get("response", {}).get("userHandle")
         return VerifiedAssertion(
             credential_id=verified.credential_id,

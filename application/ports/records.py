@@ -288,6 +288,15 @@ class PasskeyRepo(Protocol):
         ``suspected_clone``). Raises ``NotFound`` if there is none."""
         ...
 
+    async def record_use(self, used: Passkey, old_sign_count: int) -> bool:
+        """A login with the passkey ``used.id``, by compare-and-set (contract section 13):
+        store ``used``'s ``sign_count``, ``backed_up`` (the BS flag) and ``last_used_at`` only
+        if the stored counter is still ``old_sign_count`` and the passkey is not
+        ``suspected_clone`` (``UPDATE ... WHERE sign_count = old``); nothing else of ``used``.
+        True if stored; False if the counter moved or the passkey was flagged or deleted
+        meanwhile (of two uses read at one counter, one wins)."""
+        ...
+
     async def delete(self, passkey_id: str) -> bool:
         """Delete; False if it did not exist."""
         ...

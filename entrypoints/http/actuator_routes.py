@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from contextvars import ContextVar
 from types import MappingProxyType
 from typing import Any
 
@@ -34,6 +35,13 @@ OPERATIONS: Mapping[Action, ActuatorOperation] = MappingProxyType(
 )
 """The library's actions as the policy's operations."""
 
+REFRESH_CALLER: ContextVar[str | None] = ContextVar("authsvc_refresh_caller", default=None)
+"""The user id of the caller ``authorize_actuator`` allowed to refresh in this request (None
+otherwise): the library calls the reloader without the request, so the reloader reads the
+caller here, to name it in the ``config.changed`` audit row (contract section 11). Every
+``refresh`` the policy rules on sets it (None when refused), and a reload runs only after an
+allowed one in the same request, so nothing of an earlier request is read."""
+
 
 async def authorize_actuator(request: web.Request, action: Action) -> Access:
     """The actuator's authorizer: ``(request, action)`` → ``"ok" | "unauthenticated" |
@@ -44,6 +52,7 @@ async def authorize_actuator(request: web.Request, action: Action) -> Access:
     details for org_admin and superadmin, refresh for superadmin, metrics — asked only when
     ``actuator.metrics_require_auth`` — for any authenticated user).
 
+    An allowed ``refresh`` leaves the caller's user id in ``REFRESH_CALLER`` for the reloader.
     A missing, malformed, expired or otherwise invalid token (or one whose user is gone) is
     ``unauthenticated``. The user is loaded afresh, so a demoted admin loses access at once —
     except for ``health_details`` while the storage is failing: then the verified token's claims
@@ -66,6 +75,8 @@ async def authorize_actuator(request: web.Request, action: Action) -> Access:
         except InvalidToken:
             return Access.UNAUTHENTICATED
     allowed = caller is not None and policy.can(caller, operation)
+    if operation is ActuatorOperation.REFRESH_CONFIGURATION:
+        REFRESH_CALLER.set(caller.user_id if allowed and caller is not None else None)
     return Access.OK if allowed else Access.FORBIDDEN
 
 

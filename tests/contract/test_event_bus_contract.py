@@ -146,6 +146,14 @@ def test_the_wire_form_carries_the_fields_and_the_origin_only() -> None:
     assert decode(raw) == SigningKeysChanged(kids=("k1", "k2"), reason="rotated", origin="abc123")
 
 
+def test_the_refreshing_caller_stays_on_its_instance() -> None:
+    """``ConfigChanged.actor_id`` names the caller in this instance's audit row only: it is
+    not on the wire, and a peer hears the event without it."""
+    raw = encode(ConfigChanged(changed=("auth",), actor_id="root-id"), "abc123")
+    assert raw == b'{"v":1,"type":"ConfigChanged","origin":"abc123","data":{"changed":["auth"]}}'
+    assert decode(raw) == ConfigChanged(changed=("auth",), origin="abc123")
+
+
 @pytest.mark.parametrize(
     "raw",
     [

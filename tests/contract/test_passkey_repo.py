@@ -84,6 +84,42 @@ async def test_update_changes_the_counter_name_and_flags(storage: Storage, make:
         assert await uow.passkeys.delete(used.id) is False
 
 
+async def test_a_use_is_recorded_by_compare_and_set_on_the_counter(
+    storage: Storage, make: Make
+) -> None:
+    """Two uses read at one counter: exactly one is stored (UPDATE ... WHERE sign_count = old);
+    a flagged or unknown passkey records none. Only the counter, backup state and last use
+    change (the name and flags given are ignored)."""
+    await _user(storage, make)
+    async with storage.begin() as uow:
+        await uow.passkeys.add(_passkey(1, sign_count=4, name="laptop"))
+        await uow.passkeys.add(_passkey(2, suspected_clone=True))
+        await uow.commit()
+    used_at = T0 + timedelta(days=1, microseconds=3)
+
+    async def use(new_count: int) -> bool:
+        async with storage.begin() as uow:
+            used = _passkey(1, sign_count=new_count, backed_up=True, last_used_at=used_at,
+                        name="ignored", suspected_clone=True)  # fmt: skip
+            stored = await uow.passkeys.record_use(used, 4)
+            await uow.commit()
+            return stored
+
+    results = await asyncio.gather(use(5), use(6))
+    assert sorted(results) == [False, True]
+    won = 5 if results[0] else 6
+    async with storage.begin() as uow:
+        assert await uow.passkeys.get(_passkey(1).id) == _passkey(
+            1, sign_count=won, name="laptop", backed_up=True, last_used_at=used_at
+        )
+        assert not await uow.passkeys.record_use(_passkey(1, sign_count=9), 4)  # stale
+        assert not await uow.passkeys.record_use(_passkey(2, sign_count=1), 0)  # flagged
+        assert not await uow.passkeys.record_use(_passkey(9, sign_count=1), 0)  # unknown
+        assert await uow.passkeys.record_use(_passkey(1, sign_count=won), won)  # same counter
+    async with storage.begin() as uow:
+        assert await uow.passkeys.get(_passkey(2).id) == _passkey(2, suspected_clone=True)
+
+
 async def test_deleting_a_user_deletes_its_passkeys_and_handle(
     storage: Storage, make: Make
 ) -> None:

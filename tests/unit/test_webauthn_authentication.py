@@ -85,3 +85,16 @@ def test_the_counter_must_grow_when_either_is_non_zero(stored: int, presented: i
     with pytest.raises(InvalidPasskey) as refused:
         WEBAUTHN.verify_authentication(RP, answer, challenge, new.public_key, stored)
     assert refused.value.reason == "counter"
+
+
+@pytest.mark.parametrize("presented", [0, 1, 5])
+def test_a_bad_signature_is_refused_as_such_whatever_its_counter(presented: int) -> None:
+    """WebAuthn L3 §7.2: the signature before the counter, so a forged assertion with a low
+    counter is never a counter regression (it could not flag the passkey)."""
+    device = SoftAuthenticator("ES256")
+    new = registered(device)
+    options, challenge = request()
+    forged = device.assert_(options, ORIGIN, count=presented, signer=SoftAuthenticator("ES256"))
+    with pytest.raises(InvalidPasskey) as refused:
+        WEBAUTHN.verify_authentication(RP, forged, challenge, new.public_key, 5)
+    assert refused.value.reason == "signature"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
+import attrs
+
 from adapters.persistence._rows import require_aware
 from adapters.persistence.memory.tables import _Stage
 from application.ports import PasskeyRepo
@@ -50,6 +52,19 @@ class MemoryPasskeyRepo(PasskeyRepo):
         if stored is None:
             raise NotFound("passkey not found")
         self._s.write("passkeys")[passkey.id] = passkey
+
+    async def record_use(self, used: Passkey, old_sign_count: int) -> bool:
+        """Compare-and-set on the counter; see ``PasskeyRepo.record_use``."""
+        stored = self._s.view.passkeys.get(used.id)
+        if stored is None or stored.suspected_clone or stored.sign_count != old_sign_count:
+            return False
+        self._s.write("passkeys")[used.id] = attrs.evolve(
+            stored,
+            sign_count=used.sign_count,
+            backed_up=used.backed_up,
+            last_used_at=require_aware(used.last_used_at) if used.last_used_at else None,
+        )
+        return True
 
     async def delete(self, passkey_id: str) -> bool:
         """Delete; False if it did not exist."""

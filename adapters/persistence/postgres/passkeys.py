@@ -15,11 +15,13 @@ from adapters.persistence._passkey_rows import (
     CEREMONIES,
     PASSKEY_CHANGES,
     PASSKEYS,
+    USE_SQL,
     ceremony_params,
     ceremony_row,
     change_params,
     passkey_params,
     passkey_row,
+    use_params,
 )
 from adapters.persistence._rows import require_aware
 from adapters.persistence.postgres.session import _SqlQueries
@@ -30,6 +32,7 @@ from domain.passkeys import Ceremony, Passkey
 _MARKS = ", ".join(f"${n}" for n in range(1, len(PASSKEYS.split(",")) + 1))
 _SETS = ", ".join(f"{c} = ${n}" for n, c in enumerate(PASSKEY_CHANGES, 1))
 _ID = f"${len(PASSKEY_CHANGES) + 1}"
+_USE = USE_SQL.format(*(f"${n}" for n in range(1, 6)))
 
 
 def _same(value: Any) -> Any:
@@ -76,6 +79,11 @@ class PostgresPasskeyRepo(_SqlQueries, PasskeyRepo):
         params = (*change_params(passkey, require_aware), passkey.id)
         if not await self._run(f"UPDATE passkeys SET {_SETS} WHERE id = {_ID}", *params):
             raise NotFound("passkey not found")
+
+    async def record_use(self, used: Passkey, old_sign_count: int) -> bool:
+        """Compare-and-set on the counter; see ``PasskeyRepo.record_use``."""
+        params = (*use_params(used, require_aware), used.id, old_sign_count)
+        return bool(await self._run(f"UPDATE passkeys SET {_USE}", *params))
 
     async def delete(self, passkey_id: str) -> bool:
         """Delete; False if it did not exist."""

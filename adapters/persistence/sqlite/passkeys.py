@@ -13,11 +13,13 @@ from adapters.persistence._passkey_rows import (
     CEREMONIES,
     PASSKEY_CHANGES,
     PASSKEYS,
+    USE_SQL,
     ceremony_params,
     ceremony_row,
     change_params,
     passkey_params,
     passkey_row,
+    use_params,
 )
 from adapters.persistence._rows import from_micros, to_micros
 from adapters.persistence.sqlite.unit import _SqlQueries
@@ -27,6 +29,7 @@ from domain.passkeys import Ceremony, Passkey
 
 _MARKS = ", ".join("?" * len(PASSKEYS.split(",")))
 _SETS = ", ".join(f"{c} = ?" for c in PASSKEY_CHANGES)
+_USE = USE_SQL.format(*"?" * 5)
 
 
 class SqlitePasskeyRepo(_SqlQueries, PasskeyRepo):
@@ -69,6 +72,11 @@ class SqlitePasskeyRepo(_SqlQueries, PasskeyRepo):
         params = (*change_params(passkey, to_micros), passkey.id)
         if not await self._count(f"UPDATE passkeys SET {_SETS} WHERE id = ?", params):
             raise NotFound("passkey not found")
+
+    async def record_use(self, used: Passkey, old_sign_count: int) -> bool:
+        """Compare-and-set on the counter; see ``PasskeyRepo.record_use``."""
+        params = (*use_params(used, to_micros), used.id, old_sign_count)
+        return bool(await self._count(f"UPDATE passkeys SET {_USE}", params))
 
     async def delete(self, passkey_id: str) -> bool:
         """Delete; False if it did not exist."""

@@ -1,0 +1,53 @@
+"""Reading a WebAuthn ``AuthenticationResponseJSON`` (WebAuthn L3 §5.1, contract section 13):
+its credential id and ``userHandle``, and the §7.2 step 6 rule that ties the handle to the
+passkey's owner. Shared by the passkey login and the passkey re-authentication."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Mapping
+from typing import Any
+
+from domain.passkeys import Passkey
+
+__all__ = ["credential_id_of", "handle_refused", "user_handle_of"]
+
+_MAX_ID_CHARS = 1366
+"""base64url characters of 1023 bytes (the longest credential id, contract section 13), with
+room to spare; anything longer is no credential of ours."""
+
+
+def credential_id_of(credential: Mapping[str, Any]) -> bytes | None:
+    """The raw credential id of an ``AuthenticationResponseJSON`` (``rawId``, else ``id``,
+    base64url of at most 1023 bytes: contract section 13), or None when absent or malformed."""
+    value = credential.get("rawId", credential.get("id"))
+    if not isinstance(value, str) or not 0 < len(value) <= _MAX_ID_CHARS:
+        return None
+    try:
+        return base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
+    except ValueError:
+        return None
+
+
+def user_handle_of(credential: Mapping[str, Any]) -> bytes | None:
+    """The ``response.userHandle`` of an assertion: None when absent or null, its bytes when
+    it is base64url, else ``b""`` (given but no handle: matches no user)."""
+    response = credential.get("response")
+    value = response.get("userHandle") if isinstance(response, Mapping) else None
+    if value is None:
+        return None
+    if not isinstance(value, str) or not 0 < len(value) <= _MAX_ID_CHARS:
+        return b""
+    try:
+        return base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
+    except ValueError:
+        return b""
+
+
+def handle_refused(handle: bytes | None, owner: str | None, passkey: Passkey, needed: bool) -> bool:
+    """WebAuthn L3 §7.2 step 6: refuse an assertion without a ``userHandle`` when ``needed``
+    (a discoverable login, where nothing else names the user), and one whose ``userHandle``
+    (of user ``owner``, None for an unknown handle) is not ``passkey``'s owner's."""
+    if handle is None:
+        return needed
+    return owner != passkey.user_id
