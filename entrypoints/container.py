@@ -265,7 +265,7 @@ class Container(containers.DeclarativeContainer):
         client_authenticator,
     )  # fmt: skip
     introspection = _use_case(
-        telemetry, oauth.Introspection, storage, signer, auth_settings, client_authenticator
+        telemetry, oauth.Introspection, storage, signer, auth_settings, client_authenticator, clock
     )
 
     # Housekeeping (contract section 12): by the server on a timer and by ``authsvc purge``.
