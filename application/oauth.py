@@ -174,11 +174,12 @@ class ClientCredentialsGrant:
     After ``ClientAuthenticator``: ``scope`` (space-separated, optional) must be a subset of the
     client's scopes (``invalid_scope``; absent: all of them); ``resource`` (RFC 8707, optional)
     one of its audiences (``invalid_target``; absent: the first). With a DPoP ``proof``
-    (RFC 9449) for ``POST`` at one of ``urls`` (the endpoint's URL under ``auth.issuer``), checked by the ``DpopVerifier`` and its ``jti``
-    claimed once in the database, the token is bound to the proof's key (``cnf.jkt``) and its
-    type is ``DPoP``; a bad or replayed proof, or none from a client with ``require_dpop``,
-    is ``invalid_dpop_proof`` (``DpopProofRefused`` published); with ``oauth.dpop_nonce`` a
-    proof without the current (or previous) server nonce is ``use_dpop_nonce``, with the nonce
+    (RFC 9449) for ``POST`` at one of ``urls`` (the endpoint's URL under ``auth.issuer``),
+    checked by the ``DpopVerifier`` and its ``jti`` claimed once in the database, the token is
+    bound to the proof's key (``cnf.jkt``) and its type is ``DPoP``; a bad or replayed proof,
+    or none from a client with ``require_dpop``, is ``invalid_dpop_proof``
+    (``DpopProofRefused`` published); with ``oauth.dpop_nonce`` a proof without the current
+    (or previous) server nonce is ``use_dpop_nonce``, with the nonce
     to use. Signs an RFC 9068 token
     (``typ: at+jwt``; ``iss, sub = client_id, client_id, aud, scope, org_id, iat, exp, jti``
     [+ ``cnf``]; lifetime ``oauth.client_token_ttl`` s) with the user tokens' keys; records

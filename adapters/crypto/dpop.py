@@ -12,6 +12,7 @@ import hashlib
 import hmac
 from datetime import datetime
 from typing import Any
+
 import jwt
 from jwt.exceptions import MissingRequiredClaimError, PyJWTError
 from yarl import URL
