@@ -94,15 +94,20 @@ class CreateClient:
 
     Rules: viewer/operator → ``Forbidden``; an org_admin registers in its own organization (an
     ``org_id`` naming another → ``NotFound``), a superadmin in any (default: its own).
-    ``name`` as a group name; ``scopes`` RFC 6749 scope tokens (at most 64); ``audience`` 1 to
-    16 values (default ``[auth.audience]``); a bad value → ``ValidationFailed`` naming the field.
-    Records and publishes ``ClientCreated``. Returns ``NewClient`` (the secret, shown once).
+    ``name`` as a group name; ``scopes`` RFC 6749 scope tokens (at most 64); ``audience`` a
+    string or 1 to 16 values (default ``[auth.audience]``); a bad value → ``ValidationFailed``
+    naming the field. An org_admin may name only ``auth.audience`` and the ``oauth.resources``
+    of the client's organization or shared ones, with scopes among theirs
+    (``policy.check_client_resources``; 422 naming ``audience`` or ``scopes``); a superadmin
+    and the command line may name any. Records and publishes ``ClientCreated``. Returns
+    ``NewClient`` (the secret, shown once).
     """
 
     _storage: Storage
     _bus: EventBus
     _clock: Clock
     _settings: Live[AuthSettings]
+    _oauth: Live[OAuthSettings]
     _ids: IdFactory = new_id
 
     async def __call__(
@@ -117,13 +122,18 @@ class CreateClient:
     ) -> NewClient:
         """Register the client ``name``."""
         org = check_org_id(policy.target_org(actor, Operation.CREATE_CLIENT, org_id))
-        aud = (self._settings.current.audience,) if audience is None else check_audience(audience)
+        shared = self._settings.current.audience
+        aud = (shared,) if audience is None else check_audience(audience)
+        checked_name, checked_scopes = check_name(name), check_scopes(scopes)
+        policy.check_client_resources(
+            actor, org, aud, checked_scopes, self._oauth.current.resources, shared
+        )
         secret, secret_hash = new_opaque_token()
         client = Client(
             id=self._ids(),
-            name=check_name(name),
+            name=checked_name,
             org_id=org,
-            scopes=check_scopes(scopes),
+            scopes=checked_scopes,
             audience=aud,
             require_dpop=bool(require_dpop),
             disabled=False,
@@ -145,7 +155,9 @@ class UpdateClient:
     "disabled"?}``: at least one.
 
     Rules: viewer/operator → ``Forbidden``; missing or of another organization → ``NotFound``;
-    bad values → ``ValidationFailed`` naming the field. Disabling a client makes its live tokens
+    bad values → ``ValidationFailed`` naming the field. When ``audience`` or ``scopes`` is
+    given, the client's resulting audiences and scopes follow ``CreateClient``'s rule for the
+    actor (``policy.check_client_resources``). Disabling a client makes its live tokens
     inactive at once (introspection and the token endpoint read ``disabled``). Records and
     publishes ``ClientUpdated`` naming the fields that changed (nothing when none did). Returns
     the updated ``Client``.
@@ -154,6 +166,8 @@ class UpdateClient:
     _storage: Storage
     _bus: EventBus
     _clock: Clock
+    _settings: Live[AuthSettings]
+    _oauth: Live[OAuthSettings]
 
     async def __call__(self, actor: Actor, client_id: str, **changes: Any) -> Client:
         """Apply ``changes`` (the body's fields) to the client ``client_id``."""
@@ -161,6 +175,12 @@ class UpdateClient:
         values = _checked(changes)
         async with self._storage.begin() as uow:
             client = await client_in_scope(uow, actor, client_id)
+            if "audience" in values or "scopes" in values:
+                policy.check_client_resources(
+                    actor, client.org_id, values.get("audience", client.audience),
+                    values.get("scopes", client.scopes), self._oauth.current.resources,
+                    self._settings.current.audience,
+                )  # fmt: skip
             changed = sorted(k for k, v in values.items() if getattr(client, k) != v)
             if not changed:
                 return client

@@ -174,11 +174,12 @@ class ClientCredentialsGrant:
     After ``ClientAuthenticator``: ``scope`` (space-separated, optional) must be a subset of the
     client's scopes (``invalid_scope``; absent: all of them); ``resource`` (RFC 8707, optional)
     one of its audiences (``invalid_target``; absent: the first). With a DPoP ``proof``
-    (RFC 9449) for ``POST`` at one of ``urls``, checked by the ``DpopVerifier`` and its ``jti``
-    claimed once in the database, the token is bound to the proof's key (``cnf.jkt``) and its
-    type is ``DPoP``; a bad or replayed proof, or none from a client with ``require_dpop``,
-    is ``invalid_dpop_proof`` (``DpopProofRefused`` published); with ``oauth.dpop_nonce`` a
-    proof without the current (or previous) server nonce is ``use_dpop_nonce``, with the nonce
+    (RFC 9449) for ``POST`` at one of ``urls`` (the endpoint's URL under ``auth.issuer``),
+    checked by the ``DpopVerifier`` and its ``jti`` claimed once in the database, the token is
+    bound to the proof's key (``cnf.jkt``) and its type is ``DPoP``; a bad or replayed proof,
+    or none from a client with ``require_dpop``, is ``invalid_dpop_proof``
+    (``DpopProofRefused`` published); with ``oauth.dpop_nonce`` a proof without the current
+    (or previous) server nonce is ``use_dpop_nonce``, with the nonce
     to use. Signs an RFC 9068 token
     (``typ: at+jwt``; ``iss, sub = client_id, client_id, aud, scope, org_id, iat, exp, jti``
     [+ ``cnf``]; lifetime ``oauth.client_token_ttl`` s) with the user tokens' keys; records
@@ -308,18 +309,25 @@ class Introspection:
     ``ClientAuthenticator``: ``{"active": true, "scope", "client_id", "sub", "exp", "iat",
     "iss", "aud", "token_type", "org_id"}`` for a valid, unexpired, unrevoked client token whose
     client still exists, is enabled and belongs to the caller's organization; ``{"active":
-    false}`` for anything else (user tokens included)."""
+    false}`` for anything else (user tokens included).
+
+    No leeway past ``exp``: a token is inactive from its ``exp`` on (RFC 7519 §4.1.4 "on or
+    after"), by this service's clock, whatever ``auth.leeway`` says (the leeway still covers
+    an ``iat`` a little ahead, from another instance's clock). ``scope`` is the token's scopes
+    that the client still holds now, in the token's order (space-separated; ``""`` when none
+    is left): reducing a client's scopes narrows its live tokens at once."""
 
     _storage: Storage
     _signer: Signer
     _auth: Live[AuthSettings]
     _authenticator: ClientAuthenticator
+    _clock: Clock
 
     async def __call__(self, client_id: str, secret: str, token: str) -> dict[str, Any]:
         """What the caller may know of ``token``."""
         caller = await self._authenticator.authenticate(client_id, secret)
         claims = await _client_token(self._signer, self._auth.current, token)
-        if claims is None:
+        if claims is None or int(claims["exp"]) <= self._clock.now().timestamp():
             return {"active": False}
         async with self._storage.read() as uow:
             owner = await uow.clients.get(claims["client_id"])
@@ -328,6 +336,8 @@ class Introspection:
             return {"active": False}
         keys = ("scope", "client_id", "sub", "exp", "iat", "iss", "aud")
         answer: dict[str, Any] = {k: claims[k] for k in keys if k in claims}
+        held = set(owner.scopes)
+        answer["scope"] = " ".join(s for s in str(claims.get("scope", "")).split(" ") if s in held)
         kind = "Bearer"
         if isinstance(claims.get("cnf"), dict):
             answer["cnf"], kind = claims["cnf"], "DPoP"

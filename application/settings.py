@@ -17,6 +17,9 @@ from urllib.parse import urlsplit
 import attrs
 from attrs import validators as v
 
+from application.checks import check_org_id
+from domain.clients import MAX_SCOPES, SCOPE_TOKEN, Resource, is_audience
+from domain.errors import ValidationFailed
 from domain.model import BCRYPT_MAX_PASSWORD_BYTES
 
 ALGORITHMS = ("RS256", "ML-DSA-65", "ML-DSA-87")
@@ -352,17 +355,51 @@ class AuditSettings:
     retention_days: int = attrs.field(default=90, validator=[v.ge(1), v.le(36_500)])
 
 
+def _resources(
+    _: object, attribute: attrs.Attribute[tuple[Resource, ...]], value: tuple[Resource, ...]
+) -> None:
+    """``oauth.resources``: each entry's ``audience`` an audience (``is_audience``) found in no
+    other entry, its ``scopes`` at most ``MAX_SCOPES`` RFC 6749 scope tokens, its ``org_id``
+    absent or an organization id. Raises ``ValueError`` naming the key and the entry."""
+    seen: set[str] = set()
+    for number, resource in enumerate(value, start=1):
+        entry = f"'{attribute.name}' entry {number}"
+        if not is_audience(resource.audience):
+            raise ValueError(f"{entry}: 'audience' must be an absolute URI or a name (1 to 512 "
+                             "printable characters, no space)")  # fmt: skip
+        if resource.audience in seen:
+            raise ValueError(f"{entry}: the audience {resource.audience!r} must be registered once")
+        seen.add(resource.audience)
+        if len(resource.scopes) > MAX_SCOPES or not all(
+            SCOPE_TOKEN.fullmatch(scope) for scope in resource.scopes
+        ):
+            raise ValueError(f"{entry}: 'scopes' must be at most {MAX_SCOPES} scope tokens "
+                             "(RFC 6749 §3.3)")  # fmt: skip
+        if resource.org_id is not None:
+            try:
+                check_org_id(resource.org_id)
+            except ValidationFailed as exc:
+                raise ValueError(f"{entry}: 'org_id' {exc.errors[0].message}") from None
+
+
 @attrs.frozen
 class OAuthSettings:
     """Prefix ``oauth`` (contract section 14): ``client_token_ttl`` (s, 1..86400, default 300):
     the lifetime of a client credentials access token; ``secret_grace`` (s, 0..2592000, default
     0): how long a client's previous secret keeps working after a rotation; ``dpop_nonce``
     (bool, default false): DPoP proofs at the token endpoint must carry a server nonce
-    (RFC 9449 §8), answered in ``DPoP-Nonce`` and valid for 60 to 120 s."""
+    (RFC 9449 §8), answered in ``DPoP-Nonce`` and valid for 60 to 120 s.
+
+    ``resources`` (default none): the resource servers an org_admin's clients may name as
+    audiences (contract section 14; ``[[oauth.resources]]`` tables of ``audience``,
+    ``scopes`` and optional ``org_id``, absent for one shared by every organization; the
+    ``Resource`` of ``domain.clients``). ``auth.audience`` is always one more, shared and
+    accepting any scope; it may not be registered here (``entrypoints.config``)."""
 
     client_token_ttl: int = attrs.field(default=300, validator=[v.ge(1), v.le(86_400)])
     secret_grace: int = attrs.field(default=0, validator=[v.ge(0), v.le(2_592_000)])
     dpop_nonce: bool = False
+    resources: tuple[Resource, ...] = attrs.field(default=(), validator=_resources)
 
 
 T = TypeVar("T")

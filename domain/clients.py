@@ -41,19 +41,67 @@ def check_scopes(scopes: object, field: str = "scopes") -> tuple[str, ...]:
     return unique
 
 
+def is_audience(value: str) -> bool:
+    """True when ``value`` may be an audience: 1 to ``MAX_AUDIENCE_LENGTH`` printable
+    characters, no space (an absolute URI or a name, contract section 14)."""
+    return 0 < len(value) <= MAX_AUDIENCE_LENGTH and value.isprintable() and " " not in value
+
+
 def check_audience(audience: object, field: str = "audience") -> tuple[str, ...]:
-    """``audience`` as a non-empty tuple of distinct audiences (printable, no spaces, at most
-    ``MAX_AUDIENCE_LENGTH`` characters each, at most ``MAX_AUDIENCES``). Raises
+    """``audience`` as a non-empty tuple of distinct audiences (``is_audience``, at most
+    ``MAX_AUDIENCES``); a string is one audience (never split into characters). Raises
     ``ValidationFailed`` naming ``field`` otherwise."""
+    if isinstance(audience, str):
+        audience = (audience,)
     if not isinstance(audience, list | tuple) or not all(isinstance(a, str) for a in audience):
-        raise ValidationFailed([FieldError(field, "must be a list of strings")])
+        raise ValidationFailed([FieldError(field, "must be a string or a list of strings")])
     unique = tuple(dict.fromkeys(audience))
     if not 1 <= len(unique) <= MAX_AUDIENCES:
         raise ValidationFailed([FieldError(field, f"must hold 1 to {MAX_AUDIENCES} audiences")])
-    for value in unique:
-        if not (0 < len(value) <= MAX_AUDIENCE_LENGTH and value.isprintable()) or " " in value:
-            raise ValidationFailed([FieldError(field, "holds an audience that is not valid")])
+    if not all(is_audience(value) for value in unique):
+        raise ValidationFailed([FieldError(field, "holds an audience that is not valid")])
     return unique
+
+
+@attrs.frozen
+class Resource:
+    """A resource server registered by the operator (contract section 14,
+    ``[[oauth.resources]]``): the ``audience`` its tokens carry (an absolute URI or a name),
+    the ``scopes`` it understands, and the ``org_id`` it belongs to (None: shared by every
+    organization). Checked when the configuration is read (``application.settings``)."""
+
+    audience: str
+    scopes: tuple[str, ...] = ()
+    org_id: str | None = None
+
+
+def check_resources_of_org(
+    org_id: str,
+    audience: tuple[str, ...],
+    scopes: tuple[str, ...],
+    resources: tuple[Resource, ...],
+    shared_audience: str,
+) -> None:
+    """The tenants' rule of contract section 14 for a client of ``org_id``: each of its
+    ``audience`` must be ``shared_audience`` (``auth.audience``: shared, any scope) or a
+    registered resource of ``org_id`` or shared by every organization; each of its ``scopes``
+    must be understood by one of those audiences (any scope when ``shared_audience`` is one).
+
+    Raises ``ValidationFailed`` naming ``audience`` (checked first), then ``scopes``. The
+    message never says whether an audience belongs to another organization."""
+    usable = {r.audience: r for r in resources if r.org_id is None or r.org_id == org_id}
+    if any(a != shared_audience and a not in usable for a in audience):
+        raise ValidationFailed([FieldError(
+            "audience", "holds an audience that is neither auth.audience nor a resource server "
+            "registered for the organization or shared",
+        )])  # fmt: skip
+    if shared_audience in audience:
+        return
+    understood = {s for a in audience for s in usable[a].scopes}
+    if not set(scopes) <= understood:
+        raise ValidationFailed([FieldError(
+            "scopes", "holds a scope that none of the client's audiences understands",
+        )])  # fmt: skip
 
 
 @attrs.frozen

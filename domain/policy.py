@@ -18,7 +18,8 @@ The order of the checks is fixed by contract section 3 and is the same everywher
    own ``org_id``; anything outside gets ``NotFound`` (404), exactly as a missing resource does,
    so existence never leaks. superadmin acts across organizations.
 3. **Rules of the operation**: escalation (``check_role_change``), the last superadmin
-   (``check_last_superadmin``), a member's organization (``check_member_org``).
+   (``check_last_superadmin``), a member's organization (``check_member_org``), a client's
+   audiences and scopes (``check_client_resources``).
 
 Actuator operations (``ActuatorOperation``) act on the service, not on an organization's
 resources: only the role check applies (``can`` / ``require``).
@@ -33,6 +34,7 @@ from typing import TypeAlias
 
 import attrs
 
+from domain.clients import Resource, check_resources_of_org
 from domain.errors import (
     AccountDisabled,
     EmailNotVerified,
@@ -59,6 +61,7 @@ __all__ = [
     "Principal",
     "authorize",
     "can",
+    "check_client_resources",
     "check_keeps_a_superadmin",
     "check_last_superadmin",
     "check_member_org",
@@ -455,3 +458,25 @@ def check_member_org(group: Group, user: User, field: str = "user_id") -> None:
         raise ValidationFailed(
             [FieldError(field, "the user does not belong to the group's organization")]
         )
+
+
+def check_client_resources(
+    actor: Actor,
+    org_id: str,
+    audience: tuple[str, ...],
+    scopes: tuple[str, ...],
+    resources: tuple[Resource, ...],
+    shared_audience: str,
+) -> None:
+    """May ``actor`` give a client of ``org_id`` these ``audience`` and ``scopes``? (contract
+    section 14: tenants' audiences). Call it after the role and scope checks.
+
+    A superadmin and the command-line operator may name any audience and scope. Anyone else
+    (an org_admin) only ``shared_audience`` (``auth.audience``) and the ``resources``
+    (``oauth.resources``) of ``org_id`` or shared by every organization, with scopes among
+    theirs (``domain.clients.check_resources_of_org``), so it can never mint tokens for
+    another tenant's API. Raises ``ValidationFailed`` (422) naming ``audience`` or ``scopes``.
+    """
+    if isinstance(actor, CliOperator) or actor.is_superadmin:
+        return
+    check_resources_of_org(org_id, audience, scopes, resources, shared_audience)

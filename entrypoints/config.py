@@ -134,6 +134,17 @@ def check_workers(workers: int, backend: str, key: str = "server.workers") -> No
         )
 
 
+def check_oauth_resources(config: Config) -> None:
+    """``auth.audience`` is always a shared resource accepting any scope (contract section
+    14): registering it again in ``oauth.resources`` (for one organization, or with scopes)
+    would say otherwise, so it raises ``ConfigError`` naming ``oauth.resources``."""
+    if any(r.audience == config.auth.audience for r in config.oauth.resources):
+        raise ConfigError(
+            "oauth.resources", "auth.audience is always shared and accepts any scope; "
+            "do not register it as a resource",
+        )  # fmt: skip
+
+
 def key_store_of(config: Config) -> str:
     """The key store in force: ``auth.key_store``, with ``auto`` meaning ``database`` when
     ``storage.backend = "postgres"`` and ``file`` otherwise."""
@@ -194,6 +205,7 @@ def load_config(
     except Exception as exc:  # settings' own validators (e.g. ServiceActuatorError)
         raise ConfigError(getattr(exc, "key", "(settings)"), str(exc)) from None
     check_workers(config.server.workers, config.storage.backend)
+    check_oauth_resources(config)
     check_key_store(config)
     try:
         relying_party(config.auth.issuer, config.webauthn)

@@ -245,8 +245,12 @@ class Container(containers.DeclarativeContainer):
     """``Live[OAuthSettings]``: the ``oauth`` prefix in force."""
     list_clients = _use_case(telemetry, clients.ListClients, storage)
     get_client = _use_case(telemetry, clients.GetClient, storage)
-    create_client = _use_case(telemetry, clients.CreateClient, storage, bus, clock, auth_settings)
-    update_client = _use_case(telemetry, clients.UpdateClient, storage, bus, clock)
+    create_client = _use_case(
+        telemetry, clients.CreateClient, storage, bus, clock, auth_settings, oauth_settings
+    )
+    update_client = _use_case(
+        telemetry, clients.UpdateClient, storage, bus, clock, auth_settings, oauth_settings
+    )
     delete_client = _use_case(telemetry, clients.DeleteClient, storage, bus, clock)
     rotate_client_secret = _use_case(
         telemetry, clients.RotateClientSecret, storage, bus, clock, oauth_settings
@@ -274,7 +278,7 @@ class Container(containers.DeclarativeContainer):
         client_authenticator,
     )  # fmt: skip
     introspection = _use_case(
-        telemetry, oauth.Introspection, storage, signer, auth_settings, client_authenticator
+        telemetry, oauth.Introspection, storage, signer, auth_settings, client_authenticator, clock
     )
 
     # Housekeeping (contract section 12): by the server on a timer and by ``authsvc purge``.

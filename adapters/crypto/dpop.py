@@ -12,10 +12,10 @@ import hashlib
 import hmac
 from datetime import datetime
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import jwt
 from jwt.exceptions import MissingRequiredClaimError, PyJWTError
+from yarl import URL
 
 from adapters.crypto.jwk import b64url, jwk_thumbprint
 from application.ports import DpopProof, DpopVerifier
@@ -28,11 +28,23 @@ _MAX_PROOF_LENGTH = 8192
 _MAX_JTI_LENGTH = 256
 
 
-def normalized_url(url: str) -> str:
-    """``url`` as DPoP compares ``htu`` (RFC 9449 §4.3): scheme and host lower-case, no query,
-    no fragment."""
-    parts = urlsplit(url)
-    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path or "/", "", ""))
+def normalized_url(url: str) -> str | None:
+    """``url`` as DPoP compares ``htu`` with the endpoint's URL (RFC 9449 §4.3 step 9, §7.1),
+    in the RFC 3986 §6.2.2 / §6.2.3 normal form that ``yarl`` produces: scheme and host
+    lower-case, the scheme's default port (80, 443) dropped, percent-encoding normalised
+    (unreserved characters decoded, hex digits upper-case, reserved ones kept encoded), dot
+    segments removed, an empty path as ``/``; query and fragment removed. The path keeps its
+    case and any userinfo stays (so it never matches an endpoint without one).
+
+    Returns None for anything that is not an absolute ``http``/``https`` URL with a host (a
+    relative reference, a port out of range, another scheme): it matches nothing."""
+    try:
+        parsed = URL(url)
+    except (ValueError, TypeError):
+        return None
+    if not parsed.absolute or parsed.scheme not in ("http", "https") or not parsed.host:
+        return None
+    return str(parsed.with_path(parsed.raw_path, encoded=True).with_query(None).with_fragment(None))
 
 
 class JwtDpopVerifier(DpopVerifier):
@@ -80,7 +92,8 @@ class JwtDpopVerifier(DpopVerifier):
         if claims.get("htm") != method:
             raise InvalidDpopProof("htm")
         htu = claims.get("htu")
-        if not isinstance(htu, str) or normalized_url(htu) not in {normalized_url(u) for u in urls}:
+        expected = {normalized_url(u) for u in urls} - {None}
+        if not isinstance(htu, str) or normalized_url(htu) not in expected:
             raise InvalidDpopProof("htu")
         iat = claims.get("iat")
         if isinstance(iat, bool) or not isinstance(iat, int | float):

@@ -44,7 +44,10 @@ class DpopVerifier(Protocol):
     ) -> DpopProof:
         """The checked proof: ``typ`` ``dpop+jwt``; ``alg`` one of ``algorithms``; a public
         ``jwk`` (no private members) that verifies the signature; ``htm`` = ``method``; ``htu``
-        (without query and fragment) one of ``urls``; ``iat`` within ``window`` seconds of
+        equal to one of ``urls`` after RFC 3986 normalisation (§6.2.2–6.2.3: scheme and host
+        case, default port, percent-encoding, empty path; query and fragment dropped) — the
+        caller passes URLs under the configured ``auth.issuer``, never one built from the
+        request's ``Host`` (contract section 14); ``iat`` within ``window`` seconds of
         ``now``; a ``jti``. For a request to a resource with a bound token (RFC 9449 §7):
         ``access_token`` given → ``ath`` must be its base64url SHA-256; ``jkt`` given → the
         proof's key must have that thumbprint (the token's ``cnf.jkt``). Raises

@@ -9,7 +9,7 @@ like every admin route; a client's secret appears once, in the answer that made 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NewType
 
 import attrs
 from aiohttp import web
@@ -20,7 +20,7 @@ from domain.clients import MAX_AUDIENCE_LENGTH, MAX_AUDIENCES, MAX_SCOPES, SCOPE
 from entrypoints.http.admin_routes import PAGING, page_query
 from entrypoints.http.caller import principal
 from entrypoints.http.keys import CONTAINER
-from entrypoints.http.requests import read_json
+from entrypoints.http.requests import read_json, request_converter
 from entrypoints.http.routing import RouteSpec, id_parameter
 from entrypoints.http.views import iso, json_response
 
@@ -28,14 +28,33 @@ if TYPE_CHECKING:
     from entrypoints.container import Container
 
 
+Audiences = NewType("Audiences", tuple[str, ...])
+"""The ``audience`` member of a client body: a JSON string (one audience, never split into
+characters) or a list of strings (contract section 14)."""
+
+
+def _audiences(value: Any, _: type) -> Audiences:
+    """Structure ``audience``: a string → a one-element tuple, a list of strings → a tuple;
+    anything else → ``TypeError`` (422 naming the field and the JSON types expected)."""
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not all(isinstance(item, str) for item in items):
+        raise TypeError("expected a string or a list of strings")
+    if any("\x00" in item for item in items):
+        raise ValueError("must not contain the character U+0000")
+    return Audiences(tuple(items))
+
+
+request_converter.register_structure_hook(Audiences, _audiences)
+
+
 @attrs.frozen
 class ClientRegistration:
-    """Body of POST /oauth/clients: ``{"name", "scopes": [str], "audience"?: [str],
+    """Body of POST /oauth/clients: ``{"name", "scopes": [str], "audience"?: str or [str],
     "org_id"?, "require_dpop"?: bool}``."""
 
     name: str
     scopes: list[str]
-    audience: list[str] | None = None
+    audience: Audiences | None = None
     org_id: str | None = None
     require_dpop: bool = False
 
@@ -47,7 +66,7 @@ class ClientPatch:
 
     name: str | None = None
     scopes: list[str] | None = None
-    audience: list[str] | None = None
+    audience: Audiences | None = None
     require_dpop: bool | None = None
     disabled: bool | None = None
 
@@ -139,9 +158,9 @@ async def rotate_client_secret(request: web.Request) -> web.Response:
 _CLIENT_ID = id_parameter("client_id", "client id")
 _SCOPES = {"type": "array", "maxItems": MAX_SCOPES,
            "items": {"type": "string", "pattern": f"^{SCOPE_TOKEN.pattern}$"}}  # fmt: skip
-_AUDIENCE = {"type": "array", "minItems": 1, "maxItems": MAX_AUDIENCES,
-             "items": {"type": "string", "minLength": 1,
-                       "maxLength": MAX_AUDIENCE_LENGTH}}  # fmt: skip
+_ONE_AUDIENCE = {"type": "string", "minLength": 1, "maxLength": MAX_AUDIENCE_LENGTH}
+_AUDIENCES = {"type": "array", "minItems": 1, "maxItems": MAX_AUDIENCES, "items": _ONE_AUDIENCE}
+_AUDIENCE = {"oneOf": [_ONE_AUDIENCE, _AUDIENCES]}
 _NAME = {"type": "string", "minLength": 1, "maxLength": MAX_NAME_LENGTH}
 _NEW_CLIENT = {
     "type": "object",

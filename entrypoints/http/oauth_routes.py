@@ -127,8 +127,9 @@ async def token(request: web.Request) -> dict[str, Any]:
     if len(proofs) > 1:
         raise OAuthError("invalid_dpop_proof", "one DPoP header at most")
     container = request.app[CONTAINER]
-    issuer = container.auth_settings().current.issuer.rstrip("/")
-    urls = (issuer + "/oauth/token", str(request.url.with_query(None).with_fragment(None)))
+    # The proof's htu must name this endpoint under auth.issuer: never a URL built from the
+    # request (its Host header is the caller's to choose). Contract section 14.
+    urls = (container.auth_settings().current.issuer.rstrip("/") + "/oauth/token",)
     issued = await container.client_credentials_grant()(
         client_id, secret, form.get("scope"), form.get("resource"),
         proofs[0] if proofs else None, urls,

@@ -65,3 +65,18 @@ def test_the_client_commands(env: dict[str, str], capsys: pytest.CaptureFixture[
                                        "client.updated", "client.deleted"}  # fmt: skip
     assert {r.actor_id for r in found} == {"cli"}
     assert secret not in str(found) and new_secret not in str(found)
+
+
+def test_the_operator_names_any_audience_and_a_bad_resource_exits_2(
+    env: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("AUTHSVC_OAUTH__RESOURCES",
+                       '[{audience = "https://api.globex.example", scopes = ["read"], '
+                       'org_id = "globex"}]')  # fmt: skip
+    assert run("clients", "create", "svc", "--scope", "admin", "--audience",
+               "https://api.globex.example", "--org", "acme") == 0  # fmt: skip
+    client_id = re.search(r"client_id: ([0-9a-f]{32})", capsys.readouterr().out).group(1)  # type: ignore[union-attr]
+    assert _client(client_id).audience == ("https://api.globex.example",)  # type: ignore[union-attr]
+    monkeypatch.setenv("AUTHSVC_OAUTH__RESOURCES", '[{audience = "two words"}]')
+    assert run("clients", "list") == 2
+    assert capsys.readouterr().err.startswith("authsvc: invalid configuration: oauth.resources")

@@ -18,7 +18,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from jwt.algorithms import ECAlgorithm
 from multidict import CIMultiDict
 
-from tests.e2e.conftest import ONE_PER_BACKEND, MakeClient
+from tests.e2e.conftest import ONE_PER_BACKEND, MakeClient, container_of
 from tests.e2e.test_oauth_http import Machines, basic, machines, oauth_error
 
 
@@ -59,8 +59,17 @@ def _unsigned(url: str, key: ec.EllipticCurvePrivateKey) -> str:
     return f"{part(header)}.{part(body)}."
 
 
-async def dpop_token(m: Machines, client: dict[str, Any], proofs: list[str]) -> Any:
+def endpoint(m: Machines) -> str:
+    """The token endpoint's URL under the configured ``auth.issuer`` (what ``htu`` must name)."""
+    return container_of(m.http).auth_settings().current.issuer.rstrip("/") + "/oauth/token"
+
+
+async def dpop_token(
+    m: Machines, client: dict[str, Any], proofs: list[str], host: str | None = None
+) -> Any:
     headers = basic(client["client_id"], client["client_secret"])
+    if host is not None:
+        headers["Host"] = host
     data = {"grant_type": "client_credentials"}
     hdrs = [*headers.items(), *(("DPoP", p) for p in proofs)]
     return await m.http.post("/oauth/token", data=data, headers=CIMultiDict(hdrs))
@@ -71,7 +80,7 @@ async def test_a_good_proof_binds_the_token_and_a_replay_is_refused(
 ) -> None:
     m = await machines(make_client)
     client = await m.register(m.admin)
-    url = str(m.http.make_url("/oauth/token"))
+    url = endpoint(m)
     key = ec.generate_private_key(ec.SECP256R1())
     good = proof(key, url)
     resp = await dpop_token(m, client, [good])
@@ -90,7 +99,7 @@ async def test_a_good_proof_binds_the_token_and_a_replay_is_refused(
 async def test_each_broken_rule_is_refused_and_counted(make_client: MakeClient) -> None:
     m = await machines(make_client)
     client = await m.register(m.admin)
-    url = str(m.http.make_url("/oauth/token"))
+    url = endpoint(m)
     key, other = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
     private = json.loads(ECAlgorithm.to_jwk(key))  # with "d"
     broken = {
@@ -130,7 +139,7 @@ async def test_a_client_that_requires_dpop_gets_nothing_without_a_proof(
     m = await machines(make_client)
     client = await m.register(m.admin, require_dpop=True)
     await oauth_error(await m.token(client), 400, "invalid_dpop_proof")
-    url = str(m.http.make_url("/oauth/token"))
+    url = endpoint(m)
     resp = await dpop_token(m, client, [proof(ec.generate_private_key(ec.SECP256R1()), url)])
     assert resp.status == 200 and (await resp.json())["token_type"] == "DPoP"
 
@@ -147,7 +156,7 @@ async def test_with_server_nonces_a_proof_must_carry_the_current_one(
 ) -> None:
     m = await machines(make_client, {"AUTHSVC_OAUTH__DPOP_NONCE": "true"})
     client = await m.register(m.admin)
-    url = str(m.http.make_url("/oauth/token"))
+    url = endpoint(m)
     key = ec.generate_private_key(ec.SECP256R1())
     resp = await dpop_token(m, client, [proof(key, url)])
     await oauth_error(resp, 400, "use_dpop_nonce")
@@ -160,3 +169,38 @@ async def test_with_server_nonces_a_proof_must_carry_the_current_one(
     assert (await resp.json())["token_type"] == "DPoP" and resp.headers["DPoP-Nonce"] == nonce
     # A Bearer token needs no proof and so no nonce.
     assert (await m.granted(client))["token_type"] == "Bearer"
+
+
+async def test_htu_is_the_issuers_url_never_one_built_from_the_request_host(
+    make_client: MakeClient,
+) -> None:
+    m = await machines(make_client)
+    client = await m.register(m.admin)
+    key = ec.generate_private_key(ec.SECP256R1())
+    # The URL the request reached (http://127.0.0.1:<port>/oauth/token) is not the issuer's.
+    reached = str(m.http.make_url("/oauth/token"))
+    assert reached != endpoint(m)
+    await oauth_error(await dpop_token(m, client, [proof(key, reached)]), 400,
+                      "invalid_dpop_proof")  # fmt: skip
+    # Nor is a Host header the caller chose, with a proof made for it.
+    forged = proof(key, "http://evil.example/oauth/token")
+    await oauth_error(await dpop_token(m, client, [forged], host="evil.example"), 400,
+                      "invalid_dpop_proof")  # fmt: skip
+    resp = await dpop_token(m, client, [proof(key, endpoint(m))], host="evil.example")
+    assert resp.status == 200, await resp.text()
+
+
+async def test_equivalent_spellings_of_the_issuers_url_are_accepted(
+    make_client: MakeClient,
+) -> None:
+    m = await machines(make_client, {"AUTHSVC_AUTH__ISSUER": "http://localhost"})
+    client = await m.register(m.admin)
+    key = ec.generate_private_key(ec.SECP256R1())
+    for htu in ("HTTP://LOCALHOST:80/oauth/token", "http://Localhost/%6Fauth/token",
+                "http://localhost:80/oauth/token?x=1#frag"):  # fmt: skip
+        resp = await dpop_token(m, client, [proof(key, htu)])
+        assert resp.status == 200, (htu, await resp.text())
+    for htu in ("http://localhost:8080/oauth/token", "https://localhost/oauth/token",
+                "http://localhost/OAUTH/token", "http://localhost/oauth%2Ftoken"):  # fmt: skip
+        await oauth_error(await dpop_token(m, client, [proof(key, htu)]), 400,
+                          "invalid_dpop_proof")  # fmt: skip

@@ -88,8 +88,15 @@ async def oauth_error(resp: Any, status: int, error: str) -> None:
         assert resp.headers["WWW-Authenticate"] == 'Basic realm="authsvc"'
 
 
+SHARED_RESOURCES = (
+    f'[{{audience = "{API}", scopes = ["read", "write"]}}, '
+    '{audience = "billing", scopes = ["read", "write"]}]'
+)
+"""``oauth.resources`` of these tests: two resource servers shared by every organization."""
+
+
 async def machines(make_client: MakeClient, env: dict[str, str] | None = None) -> Machines:
-    http = await make_client(env)
+    http = await make_client({"AUTHSVC_OAUTH__RESOURCES": SHARED_RESOURCES, **(env or {})})
     m = Machines(http)
     await container_of(http).create_superadmin()(ROOT, PASSWORD)
     m.root = (await (await http.post("/login", json={"email": ROOT, "password": PASSWORD}))

@@ -39,9 +39,10 @@ class Registry:
         self.events: list[Event] = []
         self.bus.subscribe(Event, self.events.append)
         auth = Live(AuthSettings(audience="https://api.example.com"))
-        self.create = CreateClient(self.storage, self.bus, self.clock, auth)
+        oauth = Live(OAuthSettings())
+        self.create = CreateClient(self.storage, self.bus, self.clock, auth, oauth)
         self.get = GetClient(self.storage)
-        self.update = UpdateClient(self.storage, self.bus, self.clock)
+        self.update = UpdateClient(self.storage, self.bus, self.clock, auth, oauth)
         self.delete = DeleteClient(self.storage, self.bus, self.clock)
         self.rotate = RotateClientSecret(
             self.storage, self.bus, self.clock, Live(OAuthSettings(secret_grace=grace))

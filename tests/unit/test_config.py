@@ -102,6 +102,17 @@ def test_config_path_from_environment(tmp_path: Path) -> None:
         ("", {"AUTHSVC_SERVER__CORS_ORIGINS": "https://app.example.com/x"}, "server.cors_origins"),
         ("", {"AUTHSVC_OAUTH__CLIENT_TOKEN_TTL": "0"}, "oauth.client_token_ttl"),
         ("", {"AUTHSVC_OAUTH__SECRET_GRACE": "-1"}, "oauth.secret_grace"),
+        ('[[oauth.resources]]\naudience = "two words"\n', {}, "oauth.resources"),
+        ('[[oauth.resources]]\nscopes = ["read"]\n', {}, "oauth.resources"),
+        ('[[oauth.resources]]\naudience = "a"\nscopes = ["a b"]\n', {}, "oauth.resources"),
+        ('[[oauth.resources]]\naudience = "a"\norg_id = ""\n', {}, "oauth.resources"),
+        ('[[oauth.resources]]\naudience = "a"\nnope = 1\n', {}, "oauth.resources"),
+        ('[[oauth.resources]]\naudience = "authsvc"\n', {}, "oauth.resources"),
+        (
+            "",
+            {"AUTHSVC_OAUTH__RESOURCES": '[{audience = "a"}, {audience = "a"}]'},
+            "oauth.resources",
+        ),
         ("", {"AUTHSVC_WEBAUTHN__USER_VERIFICATION": "discouraged"}, "webauthn.user_verification"),
         ("", {"AUTHSVC_WEBAUTHN__RP_NAME": ""}, "webauthn.rp_name"),
         ("", {"AUTHSVC_WEBAUTHN__ORIGINS": "app.example.com"}, "webauthn.origins"),
@@ -162,3 +173,16 @@ def test_the_relying_party_defaults_to_the_issuer_and_accepts_subdomains() -> No
     rp = relying_party(config.auth.issuer, config.webauthn)
     assert rp.rp_id == "example.com"
     assert rp.origins == ("https://app.example.com", "https://example.com:8443")
+
+
+def test_oauth_resources_from_the_file_and_the_environment(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text('[[oauth.resources]]\naudience = "https://api.acme.example"\n'
+                    'scopes = ["read", "write"]\norg_id = "acme"\n\n'
+                    '[[oauth.resources]]\naudience = "billing"\n')  # fmt: skip
+    resources = load_config(path, environ={}).oauth.resources
+    assert [(r.audience, r.scopes, r.org_id) for r in resources] == [
+        ("https://api.acme.example", ("read", "write"), "acme"), ("billing", (), None)]  # fmt: skip
+    env = {"AUTHSVC_OAUTH__RESOURCES": '[{audience = "urn:x", scopes = ["a"]}]'}
+    assert load_config(environ=env).oauth.resources[0].audience == "urn:x"
+    assert load_config(environ={}).oauth.resources == ()

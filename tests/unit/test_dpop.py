@@ -17,7 +17,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from jwt.algorithms import ECAlgorithm, OKPAlgorithm, RSAAlgorithm
 
-from adapters.crypto.dpop import JwtDpopVerifier
+from adapters.crypto.dpop import JwtDpopVerifier, normalized_url
 from domain.errors import InvalidDpopProof
 
 NOW = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
@@ -117,3 +117,58 @@ def test_a_resource_request_needs_ath_and_the_bound_key() -> None:
     with pytest.raises(InvalidDpopProof) as refused:
         verify(proof({"ath": ath}), access_token=TOKEN, jkt=other_jkt)
     assert refused.value.reason == "jkt"
+
+
+@pytest.mark.parametrize(
+    ("htu", "endpoint"),
+    [
+        ("HTTP://LOCALHOST:80/oauth/token", "http://localhost/oauth/token"),  # case, port
+        ("https://Auth.Example.COM:443/oauth/token", "https://auth.example.com/oauth/token"),
+        ("http://localhost:8080/oauth/token", "HTTP://localhost:8080/oauth/token"),
+        ("http://localhost/%6Fauth/token", "http://localhost/oauth/token"),  # unreserved decoded
+        ("http://localhost/a%2fb", "http://localhost/a%2Fb"),  # hex digits upper-cased
+        ("http://localhost/%7Eme", "http://localhost/~me"),
+        ("http://localhost", "http://localhost/"),  # empty path is "/" (RFC 3986 §6.2.3)
+        ("http://localhost/oauth/token?a=1#frag", "http://localhost/oauth/token"),
+        ("http://[::1]:80/oauth/token", "http://[::1]/oauth/token"),
+    ],
+)
+def test_equivalent_urls_normalise_alike(htu: str, endpoint: str) -> None:
+    """RFC 3986 §6.2.2 (case, percent-encoding) and §6.2.3 (default port, empty path)."""
+    assert normalized_url(htu) is not None
+    assert normalized_url(htu) == normalized_url(endpoint)
+
+
+@pytest.mark.parametrize(
+    ("htu", "endpoint"),
+    [
+        ("https://localhost/oauth/token", "http://localhost/oauth/token"),  # scheme
+        ("http://localhost:8080/oauth/token", "http://localhost/oauth/token"),  # port
+        ("http://localhost/OAUTH/token", "http://localhost/oauth/token"),  # path is case-exact
+        ("http://localhost/oauth/token/", "http://localhost/oauth/token"),
+        ("http://localhost/oauth%2Ftoken", "http://localhost/oauth/token"),  # reserved stays
+        ("http://user@localhost/oauth/token", "http://localhost/oauth/token"),
+        ("http://localhost.evil.example/oauth/token", "http://localhost/oauth/token"),
+    ],
+)
+def test_different_urls_stay_different(htu: str, endpoint: str) -> None:
+    assert normalized_url(htu) != normalized_url(endpoint)
+
+
+@pytest.mark.parametrize(
+    "htu", ["/oauth/token", "oauth/token", "http://", "http://a:99999/x", "mailto:a@b", ""]
+)
+def test_what_is_no_absolute_http_url_normalises_to_none(htu: str) -> None:
+    assert normalized_url(htu) is None
+
+
+def test_htu_is_compared_after_normalisation() -> None:
+    endpoint = "http://localhost/oauth/token"
+    checked = JwtDpopVerifier().verify(
+        proof({"htu": "HTTP://LOCALHOST:80/%6Fauth/token"}), "POST", (endpoint,), NOW, 60
+    )
+    assert checked.jti == "j-1"
+    for htu in ("/oauth/token", "http://a:99999/oauth/token", "https://localhost/oauth/token"):
+        with pytest.raises(InvalidDpopProof) as refused:
+            JwtDpopVerifier().verify(proof({"htu": htu}), "POST", (endpoint,), NOW, 60)
+        assert refused.value.reason == "htu"

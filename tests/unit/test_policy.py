@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 import pytest
 
 from domain import policy
+from domain.clients import Resource
 from domain.errors import Forbidden, LastSuperadmin, NotFound, ValidationFailed
 from domain.model import Group, Role, User
 from domain.policy import CLI_OPERATOR, ActuatorOperation, Operation, Principal
@@ -446,3 +447,37 @@ def test_the_last_enabled_superadmin_cannot_be_disabled_or_deleted(
 def test_a_disabled_superadmin_may_be_demoted_while_one_enabled_remains() -> None:
     disabled_root = User("old", "o@example.com", "x", Role.SUPERADMIN, CALLER_ORG, NOW, True)
     policy.check_last_superadmin(disabled_root, Role.VIEWER, 1)
+
+
+_RESOURCES = (
+    Resource("https://api.acme.example", ("read", "write"), "acme"),
+    Resource("https://api.globex.example", ("read",), "globex"),
+    Resource("billing", ("invoice",)),
+)
+
+
+@pytest.mark.parametrize(
+    ("audience", "scopes", "field"),
+    [
+        (("https://api.acme.example",), ("read",), None),
+        (("https://api.acme.example", "billing"), ("write", "invoice"), None),
+        (("authsvc",), ("anything",), None),  # auth.audience: shared, any scope
+        (("authsvc", "billing"), ("anything",), None),
+        (("https://api.globex.example",), ("read",), "audience"),  # another tenant's
+        (("https://api.acme.example", "https://unknown.example"), (), "audience"),
+        (("https://api.acme.example",), ("invoice",), "scopes"),
+        (("billing",), ("read",), "scopes"),
+    ],
+)
+def test_an_org_admin_names_only_its_and_shared_resources(
+    audience: tuple[str, ...], scopes: tuple[str, ...], field: str | None
+) -> None:
+    admin = Principal("a", Role.ORG_ADMIN, "acme")
+    if field is None:
+        policy.check_client_resources(admin, "acme", audience, scopes, _RESOURCES, "authsvc")
+    else:
+        with pytest.raises(ValidationFailed) as raised:
+            policy.check_client_resources(admin, "acme", audience, scopes, _RESOURCES, "authsvc")
+        assert [e.field for e in raised.value.errors] == [field]
+    for anyone in (Principal("r", Role.SUPERADMIN, "acme"), policy.CLI_OPERATOR):
+        policy.check_client_resources(anyone, "acme", audience, scopes, _RESOURCES, "authsvc")
