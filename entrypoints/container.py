@@ -45,6 +45,7 @@ from application.mfa_login import MfaLogin
 from application.passkey_login import PasskeyLogin
 from application.passkeys import OwnPasskeys, PasskeyAdmin, PasskeyRegistration
 from application.recovery import EmailVerification, PasswordRecovery
+from application.address_limit import AddressRateLimiter
 from application.settings import Live
 from application.throttle import LoginThrottle
 from entrypoints.config import Config
@@ -317,6 +318,13 @@ class Container(containers.DeclarativeContainer):
 
     readiness_state = providers.Singleton(ReadinessState)
     """DOWN once a graceful shutdown begins (``refuse_traffic()``)."""
+
+    anonymous_write_limiter = providers.Singleton(
+        AddressRateLimiter,
+        providers.Singleton(methodcaller("view", attrgetter("server")), live_config),
+    )
+    """Token buckets per client address for writes from anyone (contract section 12, ADR 0028);
+    ``server.anonymous_write_*`` read live, so a refresh changes the limit at once."""
 
     actuator = providers.Singleton(
         build_actuator,
