@@ -208,6 +208,10 @@ async def test_sigterm_under_a_kept_alive_burst_exits_once_in_flight_requests_ar
     long_timeout_env: dict[str, str], workers: str
 ) -> None:
     server = Server({**long_timeout_env, "AUTHSVC_SERVER__WORKERS": workers})
+    deadline = time.monotonic() + 30
+    while server.log().count("serving on") < int(workers):  # every worker is up
+        assert time.monotonic() < deadline, server.log()
+        await asyncio.sleep(0.1)
     loops, exited = await _burst_then_sigterm(server, clients=6)
     assert "Traceback" not in server.log()
     statuses = [s for loop in loops for s in loop.statuses]
