@@ -36,6 +36,7 @@ from adapters.persistence.postgres import PostgresStorage
 from adapters.persistence.sqlite import SqliteStorage
 from adapters.webauthn.py_webauthn import PyWebAuthn
 from application import accounts, clients, groups, oauth, operator, sessions, users
+from application.address_limit import AddressRateLimiter
 from application.audit_query import ListAuditEvents
 from application.auth import AuthService
 from application.housekeeping import PurgeExpired
@@ -45,7 +46,6 @@ from application.mfa_login import MfaLogin
 from application.passkey_login import PasskeyLogin
 from application.passkeys import OwnPasskeys, PasskeyAdmin, PasskeyRegistration
 from application.recovery import EmailVerification, PasswordRecovery
-from application.address_limit import AddressRateLimiter
 from application.settings import Live
 from application.throttle import LoginThrottle
 from entrypoints.config import Config

@@ -63,9 +63,7 @@ def _refusal(route: AnonymousWrite, retry_after: int) -> web.Response:
 
 
 @web.middleware
-async def anonymous_write_middleware(
-    request: web.Request, handler: Handler
-) -> web.StreamResponse:
+async def anonymous_write_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Draw a token for a request to a route of ``ANONYMOUS_WRITES`` from its client address's
     bucket (the container's ``anonymous_write_limiter``); answer 429 when there is none; give
     it back after a success on a ``give_back`` route. Other requests pass untouched."""

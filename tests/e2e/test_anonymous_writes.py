@@ -8,11 +8,16 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
 from aiohttp.test_utils import TestClient
 
+from entrypoints.config import load_config
+from entrypoints.container import build_container
+from entrypoints.http.anonymous_writes import ANONYMOUS_WRITES
+from entrypoints.http.app import create_app
 from tests.e2e.conftest import ONE_PER_BACKEND, PASSWORD, MakeClient, assert_problem, bearer
 from tests.e2e.test_actuator_http import refresh, superadmin_token, write_config
 from tests.e2e.test_processes import Database
@@ -78,10 +83,14 @@ async def test_registrations_and_reset_requests_are_limited_in_one_bucket(
 ) -> None:
     client = await make_client(_limit(0.01, 5))
     for i in range(3):
-        resp = await client.post("/register", json={"email": f"u{i}@example.com", "password": PASSWORD})
+        resp = await client.post(
+            "/register", json={"email": f"u{i}@example.com", "password": PASSWORD}
+        )
         assert resp.status == 201
     for _ in range(2):
-        assert (await client.post("/password/forgot", json={"email": "u0@example.com"})).status < 300
+        assert (
+            await client.post("/password/forgot", json={"email": "u0@example.com"})
+        ).status < 300
     await assert_problem(
         await client.post("/register", json={"email": "late@example.com", "password": PASSWORD}),
         429, "rate_limited")  # fmt: skip
@@ -133,10 +142,17 @@ async def test_the_oauth_endpoints_answer_429_in_rfc_6749_json(make_client: Make
     assert (await resp.json())["error"] == "rate_limited"
 
 
-async def test_a_refresh_changes_the_limit_at_once(make_client: MakeClient, tmp_path: Path) -> None:
+async def test_a_refresh_changes_the_limit_at_once(
+    aiohttp_client: Callable[..., Awaitable[TestClient]], base_env: dict[str, str], tmp_path: Path
+) -> None:
     path = write_config(tmp_path / "authsvc.toml",
                         "[server]\nanonymous_write_rate = 0.01\nanonymous_write_burst = 2\n")  # fmt: skip
-    client = await make_client(config_path=path)
+    environ = {k: v for k, v in base_env.items() if "ANONYMOUS_WRITE" not in k}
+    environ.pop("AUTHSVC_AUTH__ALGORITHM")
+    container = build_container(
+        load_config(path, environ=environ), config_path=path, environ=environ
+    )
+    client = await aiohttp_client(create_app(container))
     root = await superadmin_token(client)  # a successful login: not counted
     assert [(await client.post("/login/passkey/options", json={})).status for _ in range(3)] == [
         200, 200, 429]  # fmt: skip
@@ -146,10 +162,21 @@ async def test_a_refresh_changes_the_limit_at_once(make_client: MakeClient, tmp_
     assert resp.status == 200, await resp.text()
     assert await resp.json() == {"changed": ["server"], "restart_required": []}
     assert [(await client.post("/login/passkey/options", json={})).status for _ in range(20)] == [
-        200] * 20
+        200
+    ] * 20
     # A bad value is refused, naming the key; the limit in force stays.
     write_config(tmp_path / "authsvc.toml", "[server]\nanonymous_write_rate = -1\n")
     resp = await refresh(client, root)
     body = await assert_problem(resp, 422, "invalid_configuration")
     assert "server.anonymous_write_rate" in str(body)
-    assert (await client.post("/login/passkey/options", json={}, headers=bearer(root))).status == 200
+    assert (
+        await client.post("/login/passkey/options", json={}, headers=bearer(root))
+    ).status == 200
+
+
+async def test_openapi_declares_the_429_of_every_limited_route(client: TestClient) -> None:
+    doc = await (await client.get("/openapi.json")).json()
+    for (method, path), route in ANONYMOUS_WRITES.items():
+        responses = doc["paths"][path][method.lower()]["responses"]
+        assert "429" in responses, (method, path)
+        assert ("content" in responses["429"]) is not route.oauth

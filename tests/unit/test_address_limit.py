@@ -18,7 +18,9 @@ class Clock:
         return self.now
 
 
-def _limiter(rate: float = 10, burst: int = 50, **kwargs: int) -> tuple[AddressRateLimiter, Clock, Live[ServerSettings]]:
+def _limiter(
+    rate: float = 10, burst: int = 50, **kwargs: int
+) -> tuple[AddressRateLimiter, Clock, Live[ServerSettings]]:
     settings = Live(ServerSettings(anonymous_write_rate=rate, anonymous_write_burst=burst))
     clock = Clock()
     return AddressRateLimiter(settings, clock, **kwargs), clock, settings
@@ -58,12 +60,18 @@ def test_settings_are_read_at_every_request_and_zero_turns_the_limit_off() -> No
     assert limiter.take("a") is None and limiter.take("a") is not None
     settings.replace(attrs.evolve(settings.current, anonymous_write_rate=0))
     assert all(limiter.take("a") is None for _ in range(1000))
-    settings.replace(attrs.evolve(settings.current, anonymous_write_rate=1000, anonymous_write_burst=3))
+    settings.replace(
+        attrs.evolve(settings.current, anonymous_write_rate=1000, anonymous_write_burst=3)
+    )
     assert [limiter.take("b") is None for _ in range(4)] == [True, True, True, False]
 
 
 def test_ipv6_clients_are_counted_per_64_network() -> None:
-    assert bucket_key("2001:db8:1:2:aaaa::1") == bucket_key("2001:db8:1:2:bbbb::2") == "2001:db8:1:2::/64"
+    assert (
+        bucket_key("2001:db8:1:2:aaaa::1")
+        == bucket_key("2001:db8:1:2:bbbb::2")
+        == "2001:db8:1:2::/64"
+    )
     assert bucket_key("2001:db8:1:3::1") != bucket_key("2001:db8:1:2::1")
     assert bucket_key("::ffff:192.0.2.7") == "192.0.2.7"
     assert bucket_key("192.0.2.7") == "192.0.2.7"
