@@ -209,7 +209,12 @@ class ServerSettings:
 
     ``cors_origins`` (default none): browser origins (``https://app.example.com``) allowed to
     call the service from another origin (CORS); preflights are answered, credentials
-    (cookies) are never allowed — the API takes bearer tokens."""
+    (cookies) are never allowed — the API takes bearer tokens.
+
+    Writes from anyone (contract section 12, ADR 0028): unauthenticated routes that write are
+    limited per client address to ``anonymous_write_rate`` requests per second (default 10;
+    0 turns the limit off; at most 1,000,000) with bursts of ``anonymous_write_burst``
+    (default 50, 1–1,000,000); past it 429 ``rate_limited``. Both apply at once on refresh."""
 
     host: str = attrs.field(default="127.0.0.1", validator=_host)
     port: int = attrs.field(default=8080, validator=[v.ge(0), v.le(65535)])
@@ -222,6 +227,8 @@ class ServerSettings:
     body_timeout: float = attrs.field(default=10.0, validator=[v.gt(0), v.le(3600)])
     keepalive_timeout: float = attrs.field(default=15.0, validator=[v.gt(0), v.le(3600)])
     cors_origins: tuple[str, ...] = attrs.field(default=(), validator=_origins)
+    anonymous_write_rate: float = attrs.field(default=10.0, validator=[v.ge(0), v.le(1_000_000)])
+    anonymous_write_burst: int = attrs.field(default=50, validator=[_positive, v.le(1_000_000)])
 
 
 @attrs.frozen

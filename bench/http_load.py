@@ -200,6 +200,7 @@ async def run(args: argparse.Namespace) -> list[Figures]:
         "AUTHSVC_AUTH__KEY_DIR": os.path.join(tmp, "keys"),
         "AUTHSVC_AUTH__BCRYPT_ROUNDS": str(args.bcrypt_rounds),
         "AUTHSVC_AUTH__LOGIN_MAX_FAILURES": "1000000",
+        "AUTHSVC_SERVER__ANONYMOUS_WRITE_RATE": "0",  # one client address stands for many users
         "AUTHSVC_STORAGE__BACKEND": args.backend,
         "AUTHSVC_STORAGE__SQLITE_PATH": os.path.join(tmp, "authsvc.db"),
         "AUTHSVC_SERVER__PORT": str(port),

@@ -395,7 +395,9 @@ def _operator_command(args: argparse.Namespace) -> Callable[[Container], Awaitab
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``authsvc`` script; returns the process exit status."""
+    """Entry point of the ``authsvc`` script; returns the process exit status. With ``argv``
+    None (run as the program), a ``serve`` that ended cleanly ends the process at once
+    (``entrypoints.serve.exit_at_once``) instead of returning."""
     args = _parser().parse_args(argv)
     # The operator's commands print their result; only warnings are logged beside it.
     level = logging.INFO if args.command in ("serve", "migrate", "purge") else logging.WARNING
@@ -403,7 +405,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         config = load_config(args.config)
         if args.command == "serve":
-            return _serve(config, args.host, args.port, args.config, args.workers)
+            status = _serve(config, args.host, args.port, args.config, args.workers)
+            if argv is None:  # run as the program: end without the interpreter's teardown
+                from entrypoints.serve import exit_at_once
+
+                exit_at_once(status)
+            return status
         elif args.command == "migrate":
             asyncio.run(_migrate(config))
         elif args.command == "purge":

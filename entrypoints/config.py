@@ -36,6 +36,8 @@ ENV_PREFIX = "AUTHSVC_"
 CONFIG_PATH_ENV = "AUTHSVC_CONFIG"
 RESTART_PREFIXES = ("storage", "server", "events")
 """Prefixes whose change needs a restart (listed under ``restart_required`` by a refresh)."""
+LIVE_KEYS = {"server": frozenset({"anonymous_write_rate", "anonymous_write_burst"})}
+"""Keys of a ``RESTART_PREFIXES`` prefix that a refresh puts in force at once (read live)."""
 
 _NOT_SETTINGS = {"AUTHSVC_CONFIG", "AUTHSVC_BOOTSTRAP_PASSWORD"}
 
@@ -73,6 +75,18 @@ class Config:
         """The prefixes whose settings differ between ``self`` and ``other``, sorted."""
         mine, theirs = self.prefixes(), other.prefixes()
         return sorted(p for p in mine if mine[p] != theirs[p])
+
+    def restart_required(self, other: Config) -> list[str]:
+        """The ``RESTART_PREFIXES`` whose change from ``self`` to ``other`` needs a restart:
+        those changed in a key other than their ``LIVE_KEYS``, sorted."""
+        mine, theirs = self.prefixes(), other.prefixes()
+        needed = []
+        for prefix in RESTART_PREFIXES:
+            live = LIVE_KEYS.get(prefix, frozenset())
+            old, new = attrs.asdict(mine[prefix]), attrs.asdict(theirs[prefix])
+            if any(old[k] != new[k] for k in old if k not in live):
+                needed.append(prefix)
+        return sorted(needed)
 
 
 _converter = make_converter(forbid_extra_keys=True)

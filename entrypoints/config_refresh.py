@@ -18,8 +18,8 @@ prefix         step
                signer's key (``JwtSigner.apply``, which changes nothing if it refuses); commit has
                nothing left to do
 ``actuator``   no step: the actuator reads ``live_config.current.actuator`` per request
-``storage``,   no step: reported under ``restart_required``; take effect at the next start
-``server``
+``storage``,   no step: reported under ``restart_required``; take effect at the next start —
+``server``     except ``server.anonymous_write_*``, read per request (``LIVE_KEYS``)
 =============  =================================================================================
 
 :class:`ConfigReloader` (the actuator's reloader) reads the source, prepares every step of a
@@ -46,7 +46,7 @@ from application.audit import record_apart
 from application.events import ConfigChanged
 from application.ports import Clock, EventBus, Storage
 from application.settings import AuthSettings, Live, TelemetrySettings
-from entrypoints.config import RESTART_PREFIXES, Config, ConfigError, load_config
+from entrypoints.config import Config, ConfigError, load_config
 from service_actuator import InvalidConfiguration, RefreshResult
 
 log = logging.getLogger("authsvc.config")
@@ -106,7 +106,8 @@ class ConfigReloader:
     Subscribers' failures are logged by the bus and do not fail the refresh.
 
     Returns ``RefreshResult(changed=[prefix, ...] sorted, restart_required=[p in changed that
-    are in RESTART_PREFIXES])``; both empty when nothing changed (no event then).
+    are in RESTART_PREFIXES, unless only their LIVE_KEYS changed])``; both empty when nothing
+    changed (no event then).
 
     With a broker bus (``events.backend`` nats or redis) the event reaches the other instances,
     whose ``follow`` re-reads their own source the same way (ADR 0015). Refreshes, local and
@@ -168,7 +169,7 @@ class ConfigReloader:
             self._live.replace(new)
             for change in prepared:
                 change.commit()
-        restart = [p for p in changed if p in RESTART_PREFIXES]
+        restart = old.restart_required(new)
         log.info("configuration refreshed: changed %s, restart required for %s", changed, restart)
         if announce:
             event = ConfigChanged(changed=tuple(changed), actor_id=actor_id)

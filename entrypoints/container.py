@@ -36,6 +36,7 @@ from adapters.persistence.postgres import PostgresStorage
 from adapters.persistence.sqlite import SqliteStorage
 from adapters.webauthn.py_webauthn import PyWebAuthn
 from application import accounts, clients, groups, oauth, operator, sessions, users
+from application.address_limit import AddressRateLimiter
 from application.audit_query import ListAuditEvents
 from application.auth import AuthService
 from application.housekeeping import PurgeExpired
@@ -330,6 +331,13 @@ class Container(containers.DeclarativeContainer):
 
     readiness_state = providers.Singleton(ReadinessState)
     """DOWN once a graceful shutdown begins (``refuse_traffic()``)."""
+
+    anonymous_write_limiter = providers.Singleton(
+        AddressRateLimiter,
+        providers.Singleton(methodcaller("view", attrgetter("server")), live_config),
+    )
+    """Token buckets per client address for writes from anyone (contract section 12, ADR 0028);
+    ``server.anonymous_write_*`` read live, so a refresh changes the limit at once."""
 
     actuator = providers.Singleton(
         build_actuator,

@@ -26,6 +26,7 @@ from entrypoints.http import (
     session_routes,
     wellknown_routes,
 )
+from entrypoints.http.anonymous_writes import anonymous_write_middleware
 from entrypoints.http.keys import BODY_TIMEOUT, CONTAINER
 from entrypoints.http.openapi import ROUTE_SPECS
 from entrypoints.http.problems import problem_middleware
@@ -123,7 +124,8 @@ def create_app(container: Container) -> web.Application:
 
     Middlewares, outermost first: CORS (with ``server.cors_origins``: preflights answered,
     no credentials), tracing (a span per request), HTTP metrics
-    (``http_server_requests_total``, ``http_server_request_duration_seconds``), problem+json,
+    (``http_server_requests_total``, ``http_server_request_duration_seconds``), the limit on
+    writes from anyone (``server.anonymous_write_rate``, 429 past it), problem+json,
     the audit log's request context (client address and user agent).
     Wiring done here, once per container: the service metrics (subscribed to the bus).
 
@@ -147,6 +149,7 @@ def create_app(container: Container) -> web.Application:
             *cors,
             tracing_middleware(telemetry),
             metrics_middleware(container.metrics_registry()),
+            anonymous_write_middleware,
             problem_middleware,
             audit_routes.request_context_middleware,
         ],

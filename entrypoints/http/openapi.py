@@ -9,7 +9,11 @@ from aiohttp import web
 
 from domain.audit import AUDIT_EVENT_TYPES
 from domain.model import Role
+from entrypoints.http.anonymous_writes import ANONYMOUS_WRITES
 from entrypoints.http.routing import RouteSpec
+
+RATE_LIMITED_OAUTH = "Rate limited: {error: rate_limited, error_description}, with Retry-After"
+"""The 429 of an OAuth endpoint (RFC 6749 §5.2-style JSON; ``anonymous_writes``)."""
 
 ROUTE_SPECS: web.AppKey[list[RouteSpec]] = web.AppKey("route_specs")
 """Every route of the app, in registration order (the router and this document agree)."""
@@ -285,10 +289,14 @@ STORAGE_TAGS = ("auth", "admin", "sessions", "email", "mfa", "oauth", "oauth-pro
 
 def _statuses(spec: RouteSpec) -> dict[int, str]:
     """The spec's responses, plus the faults every such route may meet (contract section 12):
-    408 where a body is read, 503 where the database is used."""
+    408 where a body is read, 503 where the database is used, 429 on the writes from anyone
+    (``ANONYMOUS_WRITES``; on the OAuth endpoints an RFC 6749 error, elsewhere a problem)."""
     statuses = dict(spec.responses)
     if spec.request is not None:
         statuses.setdefault(408, "Problem")
+    limited = ANONYMOUS_WRITES.get((spec.method, spec.path))
+    if limited is not None:
+        statuses.setdefault(429, RATE_LIMITED_OAUTH if limited.oauth else "Problem")
     if spec.tag in STORAGE_TAGS:
         statuses.setdefault(503, "Problem")
     return dict(sorted(statuses.items()))

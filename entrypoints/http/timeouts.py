@@ -57,24 +57,50 @@ class HeaderTimeoutHandler(web.RequestHandler):
     for headers silently, is pushed past the header deadline.
     """
 
-    __slots__ = ("_header_deadline", "_header_timeout")
+    __slots__ = ("_header_deadline", "_header_timeout", "_stopping")
 
     def __init__(self, manager: web.Server, *, header_timeout: float, **kwargs: Any) -> None:
         super().__init__(manager, **kwargs)
         self._header_timeout = header_timeout
         self._header_deadline: asyncio.TimerHandle | None = None
+        self._stopping = False
 
     def _busy(self) -> bool:
         return bool(self._messages) or self._request_in_progress
 
+    def stop_accepting(self) -> None:
+        """The server stops accepting (SIGTERM, after ``server.shutdown_delay``): a connection
+        with no request under way closes at once — one whose next request has not arrived
+        whole is refused, never held; one serving a request keeps receiving that request's
+        body, ignores anything sent after it, and closes once it has answered."""
+        self._stopping = True
+        self._disarm()
+        if self._busy():
+            self.close()  # aiohttp: no further request on this connection
+        else:
+            self.force_close()
+
     def data_received(self, data: bytes) -> None:
-        """Feed aiohttp's parser; arm or disarm the header deadline."""
+        """Feed aiohttp's parser; arm or disarm the header deadline. Once the server has
+        stopped accepting, only the body of the request being served is read (aiohttp itself
+        would drop it, leaving that request to time out)."""
+        if self._stopping:
+            self._feed_body_only(data)
+            return
         was_busy = self._busy()
         super().data_received(data)
         if self._busy():
             self._disarm()
         elif data and not was_busy and self._header_deadline is None and not self._force_close:
             self._arm()
+
+    def _feed_body_only(self, data: bytes) -> None:
+        if self.transport is None or self._parser is None or not self._busy():
+            return
+        try:
+            self._parser.feed_data(data)  # requests parsed behind the current one are dropped
+        except Exception:
+            self.force_close()
 
     def _arm(self) -> None:
         deadline = self._loop.time() + self._header_timeout
@@ -110,6 +136,14 @@ class _Server(web.Server):
     def __init__(self, *args: Any, header_timeout: float, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._header_timeout = header_timeout
+
+    def pre_shutdown(self) -> None:
+        """Stop accepting on every connection (``HeaderTimeoutHandler.stop_accepting``)."""
+        for connection in self.connections:
+            if isinstance(connection, HeaderTimeoutHandler):
+                connection.stop_accepting()
+            else:  # pragma: no cover - every connection of this server is one
+                connection.close()
 
     def __call__(self) -> web.RequestHandler:
         return HeaderTimeoutHandler(

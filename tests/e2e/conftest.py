@@ -91,9 +91,12 @@ def storage_env(backend: str, tmp_path: Path) -> Iterator[dict[str, str]]:
 
 @pytest.fixture
 def base_env(tmp_path: Path, storage_env: dict[str, str], algorithm: str) -> dict[str, str]:
-    """The app's environment: low bcrypt cost (by configuration), keys in ``tmp_path``."""
+    """The app's environment: low bcrypt cost (by configuration), keys in ``tmp_path``, and no
+    limit on writes from anyone (every test client is one address, 127.0.0.1, standing for
+    many users; ``test_anonymous_writes`` sets the limit it tests)."""
     return {
         "AUTHSVC_AUTH__BCRYPT_ROUNDS": "4",
+        "AUTHSVC_SERVER__ANONYMOUS_WRITE_RATE": "0",
         "AUTHSVC_AUTH__KEY_DIR": str(tmp_path / "keys"),
         "AUTHSVC_AUTH__ALGORITHM": algorithm,
         **storage_env,

@@ -46,7 +46,10 @@ class Server:
     def __init__(self, env: dict[str, str]) -> None:
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
-        full_env = {**os.environ, **env, "AUTHSVC_SERVER__PORT": str(self.port)}
+        # No limit on writes from anyone unless the test sets one: every client here is
+        # 127.0.0.1, standing for many users.
+        full_env = {**os.environ, "AUTHSVC_SERVER__ANONYMOUS_WRITE_RATE": "0", **env,
+                    "AUTHSVC_SERVER__PORT": str(self.port)}  # fmt: skip
         # A file, not a pipe: a pipe nobody reads fills up (64 KiB of log lines) and blocks the
         # server mid-request.
         self._log = tempfile.TemporaryFile()

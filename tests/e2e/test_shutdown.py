@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
+import re
 import signal
 import socket
 import time
@@ -126,3 +128,100 @@ def test_a_stalled_upload_is_cut_off_at_the_shutdown_timeout(env: dict[str, str]
     # shutdown_delay 1 s + shutdown_timeout 3 s, and not much more
     assert 3.5 <= elapsed < 8, elapsed
     assert "Traceback" not in server.log()
+
+
+class KeptAlive:
+    """One client on one kept-alive connection, refreshing along its own chain as fast as it
+    can, sending each request's headers and body in two writes (as http.client, h11 and many
+    load tools do). Records every answer's status and, for a request the server did not
+    answer, how long it took to learn so (a refused request fails at once; a held one waits)."""
+
+    def __init__(self, token: str) -> None:
+        self.token = token
+        self.statuses: list[int] = []
+        self.refused_after: list[float] = []
+
+    async def run(self, port: int) -> None:
+        """Refresh until the connection is closed and no new one can be opened."""
+        while True:
+            try:
+                reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            except OSError:
+                return  # the port is closed: no request was sent
+            try:
+                while await self._one(reader, writer):
+                    pass
+            finally:
+                writer.close()
+
+    async def _one(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+        """One refresh on the connection; False once the server has closed it."""
+        body = json.dumps({"refresh_token": self.token}).encode()
+        sent = time.monotonic()
+        try:
+            writer.write(b"POST /refresh HTTP/1.1\r\nHost: x\r\nContent-Type: application/json"
+                         b"\r\nContent-Length: %d\r\n\r\n" % len(body))  # fmt: skip
+            await writer.drain()
+            await asyncio.sleep(0.02)
+            writer.write(body)
+            await writer.drain()
+            head = await reader.readuntil(b"\r\n\r\n")
+        except (OSError, asyncio.IncompleteReadError):
+            self.refused_after.append(time.monotonic() - sent)
+            return False
+        status = int(head.split(b" ", 2)[1])
+        length = int(re.search(rb"(?i)content-length: *(\d+)", head).group(1))  # type: ignore[union-attr]
+        answer = json.loads(await reader.readexactly(length))
+        self.statuses.append(status)
+        if status == 200:
+            self.token = answer["refresh_token"]
+        return b"connection: close" not in head.lower()
+
+
+async def _burst_then_sigterm(server: Server, clients: int) -> tuple[list[KeptAlive], float]:
+    """Run ``clients`` kept-alive refresh loops, SIGTERM the server 0.5 s in, wait for every
+    loop to end; the loops and the seconds from SIGTERM to the server's exit."""
+    async with aiohttp.ClientSession() as session:
+        await _setup_user(session, server.base)
+        loops = [KeptAlive((await _login(session, server.base))["refresh_token"])
+                 for _ in range(clients)]  # fmt: skip
+    tasks = [asyncio.create_task(loop.run(server.port)) for loop in loops]
+    await asyncio.sleep(0.5)
+    server.proc.send_signal(signal.SIGTERM)
+    signalled = time.monotonic()
+    status = await asyncio.to_thread(server.proc.wait, 15)
+    exited = time.monotonic() - signalled
+    await asyncio.wait_for(asyncio.gather(*tasks), 5)
+    assert status == 0
+    return loops, exited
+
+
+@pytest.fixture
+def long_timeout_env(tmp_path: Path, storage_env: dict[str, str]) -> dict[str, str]:
+    """``shutdown_delay`` 1 s and the default ``shutdown_timeout`` (10 s): a request held until
+    the timeout shows as a slow exit."""
+    return server_env(tmp_path, storage_env, AUTHSVC_SERVER__SHUTDOWN_DELAY="1")
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+async def test_sigterm_under_a_kept_alive_burst_exits_once_in_flight_requests_are_done(
+    long_timeout_env: dict[str, str], workers: str
+) -> None:
+    server = Server({**long_timeout_env, "AUTHSVC_SERVER__WORKERS": workers})
+    deadline = time.monotonic() + 30
+    while server.log().count("serving on") < int(workers):  # every worker is up
+        assert time.monotonic() < deadline, server.log()
+        await asyncio.sleep(0.1)
+    loops, exited = await _burst_then_sigterm(server, clients=6)
+    assert "Traceback" not in server.log()
+    statuses = [s for loop in loops for s in loop.statuses]
+    # Every request the server read was answered, and answered 200: never a 408 for a request
+    # that had arrived whole.
+    assert set(statuses) == {200}, sorted(set(statuses))
+    # The process ends once the requests in flight are done: the delay plus a small margin,
+    # not the shutdown timeout.
+    assert exited < 3, exited
+    # A request sent once accepting had stopped was refused at once (the connection closed),
+    # never held.
+    refused = [t for loop in loops for t in loop.refused_after]
+    assert all(t < 1 for t in refused), refused

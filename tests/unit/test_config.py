@@ -21,6 +21,7 @@ def test_no_file_no_env_gives_the_contract_defaults() -> None:
     assert config.server.max_body_bytes == 65_536
     assert (config.server.header_timeout, config.server.body_timeout) == (5.0, 10.0)
     assert config.server.keepalive_timeout == 15.0
+    assert (config.server.anonymous_write_rate, config.server.anonymous_write_burst) == (10.0, 50)
     assert config.actuator.show_details == "when_authorized"
 
 
@@ -78,6 +79,11 @@ def test_config_path_from_environment(tmp_path: Path) -> None:
         ("", {"AUTHSVC_SERVER__BODY_TIMEOUT": "3601"}, "server.body_timeout"),
         ("", {"AUTHSVC_SERVER__KEEPALIVE_TIMEOUT": "0"}, "server.keepalive_timeout"),
         ('[server]\nkeepalive_timeout = "long"\n', {}, "server.keepalive_timeout"),
+        ("", {"AUTHSVC_SERVER__ANONYMOUS_WRITE_RATE": "-1"}, "server.anonymous_write_rate"),
+        ("", {"AUTHSVC_SERVER__ANONYMOUS_WRITE_RATE": "nan"}, "server.anonymous_write_rate"),
+        ("", {"AUTHSVC_SERVER__ANONYMOUS_WRITE_RATE": "inf"}, "server.anonymous_write_rate"),
+        ("", {"AUTHSVC_SERVER__ANONYMOUS_WRITE_BURST": "0"}, "server.anonymous_write_burst"),
+        ("[server]\nanonymous_write_burst = 2.5\n", {}, "server.anonymous_write_burst"),
         ("", {"AUTHSVC_AUTH__MFA_ISSUER": "Example:Co"}, "auth.mfa_issuer"),
         ("", {"AUTHSVC_AUTH__MFA_ISSUER": ""}, "auth.mfa_issuer"),
         ("", {"AUTHSVC_AUTH__MFA_ISSUER": "a\nb"}, "auth.mfa_issuer"),

@@ -1,0 +1,87 @@
+"""Writes from anyone, limited per client address at the HTTP edge (contract section 12,
+ADR 0028): the routes that anyone may call and that write, and the middleware that draws a
+token per request from ``application.address_limit.AddressRateLimiter``.
+
+Past the limit the answer is 429 ``rate_limited`` with ``Retry-After`` (seconds), given before
+the handler runs: nothing is read or written. On the OAuth endpoints (contract section 14) the
+body is RFC 6749 §5.2 JSON (``{"error": "rate_limited", "error_description"}``), elsewhere
+problem+json. The client address is the one the audit log records (``server.trusted_proxies``
+applied, ``entrypoints.http.requests.client_address``).
+"""
+
+from __future__ import annotations
+
+import attrs
+from aiohttp import web
+
+from entrypoints.http.keys import CONTAINER
+from entrypoints.http.problems import Handler, problem_response
+from entrypoints.http.requests import client_address
+from entrypoints.http.views import json_response
+
+
+@attrs.frozen
+class AnonymousWrite:
+    """How a route is limited: ``give_back`` — its success proves a credential (a password, a
+    code, a token sent by email, a client secret), so a request that succeeds (status < 400)
+    returns its token and only what anyone can send is counted; ``oauth`` — answer in RFC 6749
+    JSON."""
+
+    give_back: bool
+    oauth: bool = False
+
+
+ANONYMOUS_WRITES: dict[tuple[str, str], AnonymousWrite] = {
+    ("POST", "/register"): AnonymousWrite(give_back=False),
+    ("POST", "/login"): AnonymousWrite(give_back=True),
+    ("POST", "/login/mfa"): AnonymousWrite(give_back=True),
+    ("POST", "/login/passkey/options"): AnonymousWrite(give_back=False),
+    ("POST", "/login/passkey"): AnonymousWrite(give_back=True),
+    ("POST", "/password/forgot"): AnonymousWrite(give_back=False),
+    ("POST", "/password/reset"): AnonymousWrite(give_back=True),
+    ("POST", "/email/verify"): AnonymousWrite(give_back=True),
+    ("POST", "/oauth/token"): AnonymousWrite(give_back=True, oauth=True),
+    ("POST", "/oauth/revoke"): AnonymousWrite(give_back=True, oauth=True),
+    ("POST", "/oauth/introspect"): AnonymousWrite(give_back=True, oauth=True),
+}
+"""(method, path template) → how the route is limited: every route that anyone may call and
+that writes (a user, a ceremony, a reset or verification record, a failed-login or failed
+client-authentication audit row)."""
+
+_DETAIL = "too many requests from this address; retry after the given seconds"
+
+
+def _refusal(route: AnonymousWrite, retry_after: int) -> web.Response:
+    headers = {"Retry-After": str(retry_after)}
+    if route.oauth:
+        return json_response(
+            {"error": "rate_limited", "error_description": _DETAIL},
+            status=429,
+            headers={**headers, "Cache-Control": "no-store", "Pragma": "no-cache"},
+        )
+    return problem_response(429, "rate_limited", _DETAIL, headers=headers)
+
+
+@web.middleware
+async def anonymous_write_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Draw a token for a request to a route of ``ANONYMOUS_WRITES`` from its client address's
+    bucket (the container's ``anonymous_write_limiter``); answer 429 when there is none; give
+    it back after a success on a ``give_back`` route. Other requests pass untouched."""
+    resource = request.match_info.route.resource
+    path = resource.canonical if resource is not None else None
+    route = ANONYMOUS_WRITES.get((request.method, path)) if path is not None else None
+    if route is None:
+        return await handler(request)
+    container = request.app[CONTAINER]
+    limiter = container.anonymous_write_limiter()
+    address = client_address(request, container.config().server.trusted_proxies)
+    retry_after = limiter.take(address)
+    if retry_after is not None:
+        return _refusal(route, retry_after)
+    response = await handler(request)
+    if route.give_back and response.status < 400:
+        limiter.give_back(address)
+    return response
+
+
+__all__ = ["ANONYMOUS_WRITES", "AnonymousWrite", "anonymous_write_middleware"]
