@@ -21,7 +21,7 @@ from entrypoints.http.admin_routes import PAGING, page_query
 from entrypoints.http.caller import principal
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.requests import read_json
-from entrypoints.http.routing import RouteSpec, id_parameter
+from entrypoints.http.routing import RouteSpec, id_parameter, path_id
 from entrypoints.http.views import iso, json_response
 
 if TYPE_CHECKING:
@@ -102,7 +102,7 @@ async def get_client(request: web.Request) -> web.Response:
     """GET /oauth/clients/{client_id} → 200 ``Client``; 403 below org_admin, 404 missing or of
     another organization."""
     caller = await principal(request)
-    client = await _container(request).get_client()(caller, request.match_info["client_id"])
+    client = await _container(request).get_client()(caller, path_id(request, "client_id"))
     return json_response(client_json(client))
 
 
@@ -112,7 +112,7 @@ async def update_client(request: web.Request) -> web.Response:
     caller = await principal(request)
     body = await read_json(request, ClientPatch)
     client = await _container(request).update_client()(
-        caller, request.match_info["client_id"], **attrs.asdict(body)
+        caller, path_id(request, "client_id"), **attrs.asdict(body)
     )
     return json_response(client_json(client))
 
@@ -120,7 +120,7 @@ async def update_client(request: web.Request) -> web.Response:
 async def delete_client(request: web.Request) -> web.Response:
     """DELETE /oauth/clients/{client_id} → 204; its live tokens are inactive at once."""
     caller = await principal(request)
-    await _container(request).delete_client()(caller, request.match_info["client_id"])
+    await _container(request).delete_client()(caller, path_id(request, "client_id"))
     return web.Response(status=204)
 
 
@@ -128,9 +128,7 @@ async def rotate_client_secret(request: web.Request) -> web.Response:
     """POST /oauth/clients/{client_id}/secret → 200 ``{"client_secret"}`` (shown once); the
     previous secret works ``oauth.secret_grace`` more seconds."""
     caller = await principal(request)
-    secret = await _container(request).rotate_client_secret()(
-        caller, request.match_info["client_id"]
-    )
+    secret = await _container(request).rotate_client_secret()(caller, path_id(request, "client_id"))
     return json_response({"client_secret": secret}, headers={"Cache-Control": "no-store"})
 
 

@@ -18,7 +18,7 @@ from entrypoints.http.auth_routes import pair_json
 from entrypoints.http.caller import authenticated, principal
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.requests import client_address, read_json, user_agent
-from entrypoints.http.routing import RouteSpec, id_parameter
+from entrypoints.http.routing import RouteSpec, id_parameter, path_id
 from entrypoints.http.session_routes import PasswordConfirmation
 from entrypoints.http.views import json_response
 
@@ -86,7 +86,7 @@ async def reset_user_mfa(request: web.Request) -> web.Response:
     """DELETE /users/{id}/mfa → 204; 403 below org_admin, for an org_admin on a superadmin or
     itself; 404 for a user missing or outside an org_admin's organization."""
     caller = await principal(request)
-    await _container(request).reset_user_mfa()(caller, request.match_info["id"])
+    await _container(request).reset_user_mfa()(caller, path_id(request, "id"))
     return web.Response(status=204)
 
 

@@ -18,7 +18,7 @@ from entrypoints.http.auth_routes import pair_json
 from entrypoints.http.caller import authenticated, principal
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.requests import client_address, read_json, user_agent
-from entrypoints.http.routing import RouteSpec, id_parameter
+from entrypoints.http.routing import RouteSpec, id_parameter, path_id
 from entrypoints.http.session_routes import PasswordConfirmation
 from entrypoints.http.views import iso, json_response
 
@@ -128,7 +128,7 @@ async def rename_passkey(request: web.Request) -> web.Response:
     passkey = (
         await _container(request)
         .own_passkeys()
-        .rename(caller.user.id, request.match_info["id"], body.name)
+        .rename(caller.user.id, path_id(request, "id"), body.name)
     )
     return json_response(passkey_json(passkey))
 
@@ -140,7 +140,7 @@ async def delete_own_passkey(request: web.Request) -> web.Response:
     await (
         _container(request)
         .own_passkeys()
-        .delete(caller.user.id, request.match_info["id"], body.password)
+        .delete(caller.user.id, path_id(request, "id"), body.password)
     )
     return web.Response(status=204)
 
@@ -148,14 +148,17 @@ async def delete_own_passkey(request: web.Request) -> web.Response:
 async def list_user_passkeys(request: web.Request) -> web.Response:
     """GET /users/{id}/passkeys → 200 ``{"items": [Passkey]}``; 403 below org_admin, 404."""
     caller = await principal(request)
-    return _items(await _container(request).passkey_admin().list(caller, request.match_info["id"]))
+    return _items(await _container(request).passkey_admin().list(caller, path_id(request, "id")))
 
 
 async def delete_user_passkey(request: web.Request) -> web.Response:
     """DELETE /users/{id}/passkeys/{pid} → 204 (a lost device); 403 below org_admin, 404."""
     caller = await principal(request)
-    match = request.match_info
-    await _container(request).passkey_admin().delete(caller, match["id"], match["pid"])
+    await (
+        _container(request)
+        .passkey_admin()
+        .delete(caller, path_id(request, "id"), path_id(request, "pid"))
+    )
     return web.Response(status=204)
 
 

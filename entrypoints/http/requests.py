@@ -30,9 +30,10 @@ INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 _MAX_INT_DIGITS = len(str(INT64_MIN))  # 20 characters: longer literals are out of range anyway
 
-request_converter: cattrs.Converter = make_converter(forbid_extra_keys=False)
-"""Structures request bodies: unknown members are ignored; a wrong type, or a string holding
-U+0000 (which no storage backend can hold), is 422 naming the field."""
+request_converter: cattrs.Converter = make_converter(forbid_extra_keys=False, refuse_null=True)
+"""Structures request bodies: unknown members are ignored; a wrong type (a null, or a string
+where a list is expected, included), or a string holding U+0000 (which no storage backend can
+hold), is 422 naming the field and the JSON type expected."""
 
 
 DEFAULT_BODY_TIMEOUT = 10.0
