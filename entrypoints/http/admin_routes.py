@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 from aiohttp import web
 
-from application.checks import MAX_NAME_LENGTH, MAX_ORG_ID_LENGTH
+from application.checks import MAX_NAME_LENGTH, MAX_ORG_ID_LENGTH, NAME_PATTERN, ORG_ID_PATTERN
 from application.groups import GroupDetail
 from application.pagination import DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, Page
 from domain.errors import FieldError, ValidationFailed
@@ -270,8 +270,8 @@ PAGING = (
      "schema": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE_LIMIT,
                 "default": DEFAULT_PAGE_LIMIT}},
     {"name": "cursor", "in": "query", "required": False,
-     "description": "opaque cursor: next_cursor of the previous page",
-     "schema": {"type": "string"}},
+     "description": "opaque cursor: next_cursor of the previous page (422 for one that is "
+                    "not)", "schema": {"type": "string", "minLength": 1}},
     {"name": "org_id", "in": "query", "required": False,
      "description": "organization to list (superadmin: any; others: only their own)",
      "schema": {"type": "string"}},
@@ -281,7 +281,12 @@ _ROLE_BODY = {
     "required": ["role"],
     "properties": {"role": {"enum": [r.value for r in Role]}},
 }
-_ORG_ID = {"type": "string", "minLength": 1, "maxLength": MAX_ORG_ID_LENGTH}
+_ORG_ID = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": MAX_ORG_ID_LENGTH,
+    "pattern": ORG_ID_PATTERN,
+}
 _USER_PATCH_BODY = {
     "type": "object",
     "minProperties": 1,
@@ -291,7 +296,7 @@ _USER_PATCH_BODY = {
         "org_id": {**_ORG_ID, "description": "superadmin only"},
     },
 }  # fmt: skip
-_NAME = {"type": "string", "minLength": 1, "maxLength": MAX_NAME_LENGTH}
+_NAME = {"type": "string", "minLength": 1, "maxLength": MAX_NAME_LENGTH, "pattern": NAME_PATTERN}
 _NEW_GROUP_BODY = {
     "type": "object",
     "required": ["name"],

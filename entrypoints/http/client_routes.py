@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 from aiohttp import web
 
-from application.checks import MAX_NAME_LENGTH, MAX_ORG_ID_LENGTH
+from application.checks import MAX_NAME_LENGTH, MAX_ORG_ID_LENGTH, NAME_PATTERN, ORG_ID_PATTERN
 from application.pagination import Page
 from domain.clients import MAX_AUDIENCE_LENGTH, MAX_AUDIENCES, MAX_SCOPES, SCOPE_TOKEN, Client
 from entrypoints.http.admin_routes import PAGING, page_query
@@ -140,13 +140,13 @@ _SCOPES = {"type": "array", "maxItems": MAX_SCOPES,
 _AUDIENCE = {"type": "array", "minItems": 1, "maxItems": MAX_AUDIENCES,
              "items": {"type": "string", "minLength": 1,
                        "maxLength": MAX_AUDIENCE_LENGTH}}  # fmt: skip
-_NAME = {"type": "string", "minLength": 1, "maxLength": MAX_NAME_LENGTH}
+_NAME = {"type": "string", "minLength": 1, "maxLength": MAX_NAME_LENGTH, "pattern": NAME_PATTERN}
 _NEW_CLIENT = {
     "type": "object",
     "required": ["name", "scopes"],
     "properties": {"name": _NAME, "scopes": _SCOPES, "audience": _AUDIENCE,
                    "org_id": {"type": "string", "minLength": 1,
-                              "maxLength": MAX_ORG_ID_LENGTH},
+                              "maxLength": MAX_ORG_ID_LENGTH, "pattern": ORG_ID_PATTERN},
                    "require_dpop": {"type": "boolean"}},
 }  # fmt: skip
 _CLIENT_PATCH = {

@@ -123,6 +123,7 @@ _LOGIN_MFA: dict[str, Any] = {
                    "ceremony_id": {"type": "string"},
                    "credential": {"type": "object",
                                   "description": "AuthenticationResponseJSON (instead of code)"}},
+    "oneOf": [{"required": ["code"]}, {"required": ["ceremony_id", "credential"]}],
 }  # fmt: skip
 _PASSWORD_BODY: dict[str, Any] = {
     "type": "object",

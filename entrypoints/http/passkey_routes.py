@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 from aiohttp import web
 
-from application.checks import MAX_NAME_LENGTH
+from application.checks import MAX_NAME_LENGTH, NAME_PATTERN, check_name
 from domain.passkeys import Passkey
 from entrypoints.http.auth_routes import pair_json
 from entrypoints.http.caller import authenticated, principal
@@ -96,7 +96,9 @@ def _items(passkeys: list[Passkey]) -> web.Response:
 async def registration_options(request: web.Request) -> web.Response:
     """POST /me/passkeys/registration/options → 200 ``{"ceremony_id", "options"}``."""
     caller = await authenticated(request)
-    await read_json(request, RegistrationRequest)
+    body = await read_json(request, RegistrationRequest)
+    if body.name is not None:  # checked now too: the answer must not be refused for it later
+        check_name(body.name)
     started = await _container(request).passkey_registration().start(caller.user.id)
     return json_response({"ceremony_id": started.ceremony_id, "options": started.options},
                          headers={"Cache-Control": "no-store"})  # fmt: skip
@@ -183,7 +185,7 @@ async def login_passkey(request: web.Request) -> web.Response:
     return pair_json(pair)
 
 
-_NAME = {"type": "string", "minLength": 1, "maxLength": MAX_NAME_LENGTH}
+_NAME = {"type": "string", "minLength": 1, "maxLength": MAX_NAME_LENGTH, "pattern": NAME_PATTERN}
 _OPTIONS_BODY = {"type": "object", "properties": {"name": _NAME}}
 _NEW_BODY = {
     "type": "object",
@@ -223,8 +225,10 @@ ROUTES = [
     RouteSpec("POST", "/login/passkey/options", login_options,
               "Start a passkey login: a ceremony and its request options",
               {200: "PasskeyCeremony", 400: _P, 401: _P, 403: _P, 413: _P, 422: _P},
-              request={"type": "object", "properties": {"email": {"type": "string"},
-                                                        "mfa_token": {"type": "string"}}},
+              request={"type": "object", "properties": {"email": {"type": "string",
+                                                                  "format": "email"},
+                                                        "mfa_token": {"type": "string"}},
+                       "not": {"required": ["email", "mfa_token"]}},
               tag="passkeys"),
     RouteSpec("POST", "/login/passkey", login_passkey, "Log in with a passkey (the answer)",
               {200: "TokenPair", 400: _P, 401: _P, 403: _P, 413: _P, 422: _P, 429: _P},

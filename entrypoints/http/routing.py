@@ -21,6 +21,11 @@ NO_SUCH_ID = "0" * 32
 segment of another form stands for, so that it reaches the use case as an unknown id."""
 
 
+PASSWORD_POLICY = "x-authsvc-password"  # noqa: S105 - a marker, not a password
+"""Marks a request string the password policy checks: /openapi.json states the configured
+``minLength`` (``auth.password_min_length``) and ``maxLength`` 72 in its place."""
+
+
 @attrs.frozen
 class RouteSpec:
     """One route: registered on the router and described in /openapi.json from the same data.
