@@ -13,7 +13,7 @@ from entrypoints.converters import UncheckedText
 from entrypoints.http.caller import authenticated
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.requests import bearer_token, client_address, read_json, user_agent
-from entrypoints.http.routing import PASSWORD_POLICY, RouteSpec
+from entrypoints.http.routing import EMAIL_SCHEMA, PASSWORD_POLICY, RouteSpec
 from entrypoints.http.views import json_response, user_json
 
 
@@ -126,7 +126,7 @@ configurable: the document states the one in force (``openapi.PASSWORD_POLICY``)
 _CREDENTIALS = {
     "type": "object",
     "required": ["email", "password"],
-    "properties": {"email": {"type": "string", "format": "email"}, "password": _NEW_PASSWORD},
+    "properties": {"email": EMAIL_SCHEMA, "password": _NEW_PASSWORD},
 }
 _LOGIN = {
     "type": "object",

@@ -18,7 +18,7 @@ from entrypoints.http.auth_routes import pair_json
 from entrypoints.http.caller import authenticated, principal
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.requests import client_address, read_json, user_agent
-from entrypoints.http.routing import RouteSpec, id_parameter, path_id
+from entrypoints.http.routing import EMAIL_SCHEMA, RouteSpec, id_parameter, path_id
 from entrypoints.http.session_routes import PasswordConfirmation
 from entrypoints.http.views import iso, json_response
 
@@ -225,8 +225,7 @@ ROUTES = [
     RouteSpec("POST", "/login/passkey/options", login_options,
               "Start a passkey login: a ceremony and its request options",
               {200: "PasskeyCeremony", 400: _P, 401: _P, 403: _P, 413: _P, 422: _P},
-              request={"type": "object", "properties": {"email": {"type": "string",
-                                                                  "format": "email"},
+              request={"type": "object", "properties": {"email": EMAIL_SCHEMA,
                                                         "mfa_token": {"type": "string"}},
                        "not": {"required": ["email", "mfa_token"]}},
               tag="passkeys"),

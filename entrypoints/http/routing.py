@@ -8,6 +8,9 @@ from typing import Any
 
 import attrs
 from aiohttp import web
+from email_validator import SPECIAL_USE_DOMAIN_NAMES
+
+from adapters.email_address import MAX_EMAIL_LENGTH
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -20,6 +23,19 @@ NO_SUCH_ID = "0" * 32
 """An id no resource can have (a UUID4 has the version digit 4 in position 13): what a path
 segment of another form stands for, so that it reaches the use case as an unknown id."""
 
+
+def _any_case(word: str) -> str:
+    return "".join(f"[{c.upper()}{c.lower()}]" for c in word)
+
+
+EMAIL_SCHEMA: dict[str, Any] = {
+    "type": "string", "format": "email", "maxLength": MAX_EMAIL_LENGTH,
+    "not": {"pattern": "@(?:[^@]*\\.)?(?:"
+                       + "|".join(_any_case(n) for n in SPECIAL_USE_DOMAIN_NAMES) + ")\\.?$"},
+    "description": "an address (RFC 5322 syntax, as the email-validator library checks it; "
+                   "not in a special-use domain such as .test or .localhost, RFC 6761)",
+}  # fmt: skip
+"""The schema of an email a request gives to be checked (``adapters.email_address``)."""
 
 PASSWORD_POLICY = "x-authsvc-password"  # noqa: S105 - a marker, not a password
 """Marks a request string the password policy checks: /openapi.json states the configured
