@@ -31,6 +31,7 @@ HOSTILE_BODIES = {
     "33 levels": b'{"a":' * 33 + b"1" + b"}" * 33,
     "huge integer": b'{"email": 1' + b"0" * 10_000 + b"}",
     "over int64": b'{"email": 9223372036854775808}',
+    "exponent over int64": b'{"email": 1e19, "unknown": -1.5e300}',
     "NaN": b'{"email": NaN}',
     "Infinity": b'{"email": -Infinity}',
     "repeated name": b'{"refresh_token": "a", "refresh_token": "b"}',
@@ -192,3 +193,13 @@ async def test_validation_messages_name_json_types(
     problem = await assert_problem(resp, 422, "validation_error")
     assert problem["errors"] == expected
     assert await _state(client, token) == before
+
+
+async def test_a_passkey_name_past_the_schema_s_max_length_is_422_from_the_start(
+    client: TestClient,
+) -> None:
+    token = (await register_and_login(client))["access_token"]
+    resp = await client.post("/me/passkeys/registration/options", headers=bearer(token),
+                             json={"name": "n" * 101})  # fmt: skip
+    body = await assert_problem(resp, 422, "validation_error")
+    assert [e["field"] for e in body["errors"]] == ["name"]
