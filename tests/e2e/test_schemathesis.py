@@ -148,6 +148,7 @@ def test_semantic_refusals_are_documented_responses(
             assert str(status) in operations[operation]["responses"], (operation, status)
 
 
+@pytest.mark.timeout(900)  # five roles, about 15 s each on a quiet machine
 def test_no_input_gives_a_server_error_and_every_answer_is_documented(
     tmp_path: Path, storage_env: dict[str, str], backend: str
 ) -> None:
