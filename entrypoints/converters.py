@@ -4,9 +4,14 @@ into attrs/dataclass objects, with strict JSON-like types and errors that name t
 from __future__ import annotations
 
 import re
+import types
+import typing
+from collections.abc import Callable
 from typing import Any, NewType, TypeVar
 
+import attrs
 import cattrs
+from cattrs._compat import is_mapping, is_sequence
 from cattrs.errors import BaseValidationError
 
 from domain.errors import FieldError, ValidationFailed
@@ -23,10 +28,62 @@ _EXTRA = re.compile(r"^extra fields found \((?P<names>[^)]*)\)")
 _QUOTED_FIELD = re.compile(r"'(?P<name>[A-Za-z_][A-Za-z0-9_]*)'")
 
 
+_PLURAL = {"string": "strings", "integer": "integers", "number": "numbers",
+           "boolean": "booleans", "object": "objects", "null": "nulls"}  # fmt: skip
+
+
+def _non_null(type_: Any) -> tuple[Any, ...]:
+    """The members of a union other than ``None`` (``(type_,)`` for a type that is no union)."""
+    if typing.get_origin(type_) in (typing.Union, types.UnionType):
+        return tuple(a for a in typing.get_args(type_) if a is not type(None))
+    return (type_,)
+
+
+def json_type(type_: Any) -> str:
+    """The JSON type a field of Python type ``type_`` takes, as messages name it (contract
+    section 1): ``string``, ``integer``, ``number``, ``boolean``, ``object``, ``list of
+    strings`` ..., members of a union joined by ``or``; never a Python class name. ``None`` in a
+    union is left out: a request body may omit an optional member but not send it as null."""
+    members = _non_null(type_)
+    if len(members) != 1:
+        return " or ".join(json_type(m) for m in members)
+    type_ = members[0]
+    supertype = getattr(type_, "__supertype__", None)  # a NewType
+    if supertype is not None:
+        return json_type(supertype)
+    if type_ is bool:
+        return "boolean"
+    if type_ is int:
+        return "integer"
+    if type_ is float:
+        return "number"
+    if type_ is str:
+        return "string"
+    if is_sequence(type_) or typing.get_origin(type_) in (set, frozenset):
+        args = typing.get_args(type_)
+        item = json_type(args[0]) if args else "value"
+        return f"list of {_PLURAL.get(item, item)}"
+    if is_mapping(type_) or attrs.has(type_) or type_ is dict:
+        return "object"
+    return "value"
+
+
+def _expected(type_: Any) -> str:
+    """``must be a string``, ``must be an integer``, ``must be a list of strings`` ..."""
+    name = json_type(type_)
+    article = "an" if name[0] in "aeiou" else "a"
+    return f"must be {article} {name}"
+
+
 def _describe(exc: BaseException, type_: Any) -> str:
-    """cattrs' message for type errors; the validator's own message for value errors."""
+    """The message of one bad field: the validator's own for value errors, else the JSON type
+    expected (contract section 1: never an internal class name)."""
     if isinstance(exc, ValueError) and not isinstance(exc, BaseValidationError):
         return str(exc.args[0]) if exc.args else "invalid value"
+    if isinstance(exc, TypeError) and type_ is not None:
+        return _expected(type_)
+    if isinstance(exc, AttributeError) and type_ is not None:  # cattrs: not a mapping
+        return _expected(type_)
     return cattrs.v.format_exception(exc, type_)
 
 
@@ -61,23 +118,81 @@ def _strict_bool(value: Any, _: type) -> bool:
     return value
 
 
-def _str_tuple(value: Any, _: type) -> tuple[str, ...]:
-    if not isinstance(value, list | tuple):
-        raise TypeError(f"expected a list of strings, got {type(value).__name__}")
-    return tuple(_storable_str(item, str) for item in value)
+def _strict_sequence(converter: cattrs.Converter) -> tuple[Callable[[Any], bool], Any]:
+    """The (predicate, hook factory) pair for every list-like type (``list[X]``,
+    ``tuple[X, ...]``, ``Sequence[X]``, sets): the value must be a JSON array (a Python list or
+    tuple), never a string or an object, which cattrs would otherwise iterate (``"read"``
+    becoming ``["r", "e", "a", "d"]``); its items are then structured by cattrs' own hook for
+    the type (found while this factory steps aside, so item errors keep their ``[index]``)."""
+    building: list[Any] = []
+
+    def applies(type_: Any) -> bool:
+        return _is_list_like(type_) and type_ not in building
+
+    def factory(type_: Any) -> Callable[[Any, Any], Any]:
+        building.append(type_)
+        try:
+            inner = converter.get_structure_hook(type_, cache_result=False)
+        finally:
+            building.remove(type_)
+
+        def hook(value: Any, cl: Any) -> Any:
+            if not isinstance(value, list | tuple):
+                raise TypeError(f"{_expected(cl)}, not {type(value).__name__}")
+            return inner(value, cl)
+
+        return hook
+
+    return applies, factory
 
 
-def make_converter(*, forbid_extra_keys: bool) -> cattrs.Converter:
+def _refuse_null(converter: cattrs.Converter) -> Callable[[Any], Any]:
+    """The hook factory for ``X | None`` fields: absent, they keep their default (cattrs never
+    calls a hook for a missing key); present, they must hold an ``X``: a JSON ``null`` is
+    refused like any other wrong type (the OpenAPI schemas declare no nullable member)."""
+
+    def factory(type_: Any) -> Callable[[Any, Any], Any]:
+        members = _non_null(type_)
+        rest: Any = members[0] if len(members) == 1 else typing.Union[members]  # noqa: UP007
+
+        def hook(value: Any, cl: Any) -> Any:
+            if value is None:
+                raise TypeError(f"{_expected(cl)}, not null")
+            return converter.structure(value, rest)
+
+        return hook
+
+    return factory
+
+
+def _is_optional(type_: Any) -> bool:
+    return (
+        typing.get_origin(type_) in (typing.Union, types.UnionType)
+        and type(None) in typing.get_args(type_)
+        and len(_non_null(type_)) >= 1
+    )
+
+
+def _is_list_like(type_: Any) -> bool:
+    return is_sequence(type_) or typing.get_origin(type_) in (set, frozenset)
+
+
+def make_converter(*, forbid_extra_keys: bool, refuse_null: bool = False) -> cattrs.Converter:
     """A new private converter with strict hooks: a string field takes only a JSON string without
     U+0000 (which PostgreSQL ``text`` cannot store; ``UncheckedText`` fields excepted), an
-    integer field only an integer (not a bool), etc. ``forbid_extra_keys`` rejects unknown keys."""
+    integer field only an integer (not a bool), a list-like field only a JSON array (a string
+    is never split into characters), etc. ``forbid_extra_keys`` rejects unknown keys;
+    ``refuse_null``: an optional (``X | None``) field that is present must not be null.
+    Every refusal names the JSON type expected (``json_type``)."""
     converter = cattrs.Converter(forbid_extra_keys=forbid_extra_keys)
     converter.register_structure_hook(str, _storable_str)
     converter.register_structure_hook(UncheckedText, _strict_str)
     converter.register_structure_hook(int, _strict_int)
     converter.register_structure_hook(float, _strict_float)
     converter.register_structure_hook(bool, _strict_bool)
-    converter.register_structure_hook_func(lambda t: t == tuple[str, ...], _str_tuple)
+    converter.register_structure_hook_factory(*_strict_sequence(converter))
+    if refuse_null:
+        converter.register_structure_hook_factory(_is_optional, _refuse_null(converter))
     return converter
 
 

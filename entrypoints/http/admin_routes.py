@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 from aiohttp import web
 
-from application.checks import MAX_NAME_LENGTH, MAX_ORG_ID_LENGTH
+from application.checks import MAX_NAME_LENGTH, MAX_ORG_ID_LENGTH, NAME_PATTERN, ORG_ID_PATTERN
 from application.groups import GroupDetail
 from application.pagination import DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, Page
 from domain.errors import FieldError, ValidationFailed
@@ -26,7 +26,7 @@ from entrypoints.converters import structure
 from entrypoints.http.caller import principal
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.requests import read_json, request_converter
-from entrypoints.http.routing import RouteSpec, id_parameter
+from entrypoints.http.routing import RouteSpec, id_parameter, path_id
 from entrypoints.http.views import group_json, json_response, user_json
 
 if TYPE_CHECKING:
@@ -143,7 +143,7 @@ async def list_users(request: web.Request) -> web.Response:
 async def get_user(request: web.Request) -> web.Response:
     """GET /users/{id} → 200 ``User``; 403 below org_admin, 404 missing or outside the org."""
     caller = await principal(request)
-    user = await _container(request).get_user()(caller, request.match_info["id"])
+    user = await _container(request).get_user()(caller, path_id(request, "id"))
     return json_response(user_json(user))
 
 
@@ -156,7 +156,7 @@ async def set_role(request: web.Request) -> web.Response:
     """
     caller = await principal(request)
     body = await read_json(request, RoleChange)
-    user = await _container(request).set_role()(caller, request.match_info["id"], body.role)
+    user = await _container(request).set_role()(caller, path_id(request, "id"), body.role)
     return json_response(user_json(user))
 
 
@@ -171,7 +171,7 @@ async def update_user(request: web.Request) -> web.Response:
     caller = await principal(request)
     body = await read_json(request, UserPatch)
     user = await _container(request).update_user()(
-        caller, request.match_info["id"], disabled=body.disabled, org_id=body.org_id
+        caller, path_id(request, "id"), disabled=body.disabled, org_id=body.org_id
     )
     return json_response(user_json(user))
 
@@ -181,7 +181,7 @@ async def delete_user(request: web.Request) -> web.Response:
     org_admin and for an org_admin on a superadmin or itself, 404 missing or outside the org,
     409 ``last_superadmin``."""
     caller = await principal(request)
-    await _container(request).delete_user()(caller, request.match_info["id"])
+    await _container(request).delete_user()(caller, path_id(request, "id"))
     return web.Response(status=204)
 
 
@@ -203,7 +203,7 @@ async def get_group(request: web.Request) -> web.Response:
     """GET /groups/{id} → 200 ``Group`` + ``"members": [{"id", "email"}]``; 404 missing or
     outside the caller's organization."""
     caller = await principal(request)
-    detail = await _container(request).get_group()(caller, request.match_info["id"])
+    detail = await _container(request).get_group()(caller, path_id(request, "id"))
     return json_response(_group_detail_json(detail))
 
 
@@ -224,7 +224,7 @@ async def rename_group(request: web.Request) -> web.Response:
     outside the org, 409 duplicate name, 422 bad name."""
     caller = await principal(request)
     body = await read_json(request, GroupRename)
-    summary = await _container(request).rename_group()(caller, request.match_info["id"], body.name)
+    summary = await _container(request).rename_group()(caller, path_id(request, "id"), body.name)
     return json_response(group_json(summary))
 
 
@@ -232,7 +232,7 @@ async def delete_group(request: web.Request) -> web.Response:
     """DELETE /groups/{id} → 204 (memberships go with it); 403 below org_admin, 404 missing or
     outside the org."""
     caller = await principal(request)
-    await _container(request).delete_group()(caller, request.match_info["id"])
+    await _container(request).delete_group()(caller, path_id(request, "id"))
     return web.Response(status=204)
 
 
@@ -243,8 +243,9 @@ async def add_member(request: web.Request) -> web.Response:
     another organization than the group's (superadmin).
     """
     caller = await principal(request)
-    match = request.match_info
-    await _container(request).add_member()(caller, match["id"], match["user_id"])
+    await _container(request).add_member()(
+        caller, path_id(request, "id"), path_id(request, "user_id")
+    )
     return web.Response(status=204)
 
 
@@ -252,8 +253,9 @@ async def remove_member(request: web.Request) -> web.Response:
     """DELETE /groups/{id}/members/{user_id} → 204 (also when not a member); 403 below
     org_admin, 404 for a group or user missing or outside the org."""
     caller = await principal(request)
-    match = request.match_info
-    await _container(request).remove_member()(caller, match["id"], match["user_id"])
+    await _container(request).remove_member()(
+        caller, path_id(request, "id"), path_id(request, "user_id")
+    )
     return web.Response(status=204)
 
 
@@ -268,8 +270,8 @@ PAGING = (
      "schema": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE_LIMIT,
                 "default": DEFAULT_PAGE_LIMIT}},
     {"name": "cursor", "in": "query", "required": False,
-     "description": "opaque cursor: next_cursor of the previous page",
-     "schema": {"type": "string"}},
+     "description": "opaque cursor: next_cursor of the previous page (422 for one that is "
+                    "not)", "schema": {"type": "string", "minLength": 1}},
     {"name": "org_id", "in": "query", "required": False,
      "description": "organization to list (superadmin: any; others: only their own)",
      "schema": {"type": "string"}},
@@ -279,7 +281,12 @@ _ROLE_BODY = {
     "required": ["role"],
     "properties": {"role": {"enum": [r.value for r in Role]}},
 }
-_ORG_ID = {"type": "string", "minLength": 1, "maxLength": MAX_ORG_ID_LENGTH}
+_ORG_ID = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": MAX_ORG_ID_LENGTH,
+    "pattern": ORG_ID_PATTERN,
+}
 _USER_PATCH_BODY = {
     "type": "object",
     "minProperties": 1,
@@ -289,7 +296,7 @@ _USER_PATCH_BODY = {
         "org_id": {**_ORG_ID, "description": "superadmin only"},
     },
 }  # fmt: skip
-_NAME = {"type": "string", "minLength": 1, "maxLength": MAX_NAME_LENGTH}
+_NAME = {"type": "string", "minLength": 1, "maxLength": MAX_NAME_LENGTH, "pattern": NAME_PATTERN}
 _NEW_GROUP_BODY = {
     "type": "object",
     "required": ["name"],

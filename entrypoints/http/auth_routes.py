@@ -13,7 +13,7 @@ from entrypoints.converters import UncheckedText
 from entrypoints.http.caller import authenticated
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.requests import bearer_token, client_address, read_json, user_agent
-from entrypoints.http.routing import RouteSpec
+from entrypoints.http.routing import EMAIL_SCHEMA, PASSWORD_POLICY, RouteSpec
 from entrypoints.http.views import json_response, user_json
 
 
@@ -118,6 +118,7 @@ async def change_password(request: web.Request) -> web.Response:
 
 _NEW_PASSWORD = {
     "type": "string",
+    PASSWORD_POLICY: True,
     "description": (
         "at least auth.password_min_length characters (default "
         f"{attrs.fields(AuthSettings).password_min_length.default}), "
@@ -125,12 +126,18 @@ _NEW_PASSWORD = {
     ),
 }
 """A password the policy checks (``domain.model.check_password_policy``); the minimum is
-configurable, so it is described rather than stated as ``minLength``."""
+configurable: the document states the one in force (``openapi.PASSWORD_POLICY``)."""
 _CREDENTIALS = {
     "type": "object",
     "required": ["email", "password"],
-    "properties": {"email": {"type": "string", "format": "email"}, "password": _NEW_PASSWORD},
+    "properties": {"email": EMAIL_SCHEMA, "password": _NEW_PASSWORD},
 }
+_LOGIN = {
+    "type": "object",
+    "required": ["email", "password"],
+    "properties": {"email": {"type": "string"}, "password": {"type": "string"}},
+}
+"""Login takes any strings: one that names no account is ``invalid_credentials`` (401)."""
 _REFRESH = {
     "type": "object",
     "required": ["refresh_token"],
@@ -144,7 +151,7 @@ ROUTES = [
     RouteSpec("POST", "/login", login, "Log in for an access token and a refresh token",
               {200: "TokenPair", 400: "Problem", 401: "Problem", 403: "Problem", 422: "Problem",
                429: "Problem"},
-              request=_CREDENTIALS),
+              request=_LOGIN),
     RouteSpec("GET", "/me", me, "The caller's profile with its group ids",
               {200: "User", 401: "Problem"}, bearer=True),
     RouteSpec("POST", "/refresh", refresh, "Rotate a refresh token for a new pair",

@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING, Any, NewType
 import attrs
 from aiohttp import web
 
-from application.checks import MAX_NAME_LENGTH, MAX_ORG_ID_LENGTH
+from application.checks import MAX_NAME_LENGTH, MAX_ORG_ID_LENGTH, NAME_PATTERN, ORG_ID_PATTERN
 from application.pagination import Page
 from domain.clients import MAX_AUDIENCE_LENGTH, MAX_AUDIENCES, MAX_SCOPES, SCOPE_TOKEN, Client
 from entrypoints.http.admin_routes import PAGING, page_query
 from entrypoints.http.caller import principal
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.requests import read_json, request_converter
-from entrypoints.http.routing import RouteSpec, id_parameter
+from entrypoints.http.routing import RouteSpec, id_parameter, path_id
 from entrypoints.http.views import iso, json_response
 
 if TYPE_CHECKING:
@@ -121,7 +121,7 @@ async def get_client(request: web.Request) -> web.Response:
     """GET /oauth/clients/{client_id} → 200 ``Client``; 403 below org_admin, 404 missing or of
     another organization."""
     caller = await principal(request)
-    client = await _container(request).get_client()(caller, request.match_info["client_id"])
+    client = await _container(request).get_client()(caller, path_id(request, "client_id"))
     return json_response(client_json(client))
 
 
@@ -131,7 +131,7 @@ async def update_client(request: web.Request) -> web.Response:
     caller = await principal(request)
     body = await read_json(request, ClientPatch)
     client = await _container(request).update_client()(
-        caller, request.match_info["client_id"], **attrs.asdict(body)
+        caller, path_id(request, "client_id"), **attrs.asdict(body)
     )
     return json_response(client_json(client))
 
@@ -139,7 +139,7 @@ async def update_client(request: web.Request) -> web.Response:
 async def delete_client(request: web.Request) -> web.Response:
     """DELETE /oauth/clients/{client_id} → 204; its live tokens are inactive at once."""
     caller = await principal(request)
-    await _container(request).delete_client()(caller, request.match_info["client_id"])
+    await _container(request).delete_client()(caller, path_id(request, "client_id"))
     return web.Response(status=204)
 
 
@@ -147,9 +147,7 @@ async def rotate_client_secret(request: web.Request) -> web.Response:
     """POST /oauth/clients/{client_id}/secret → 200 ``{"client_secret"}`` (shown once); the
     previous secret works ``oauth.secret_grace`` more seconds."""
     caller = await principal(request)
-    secret = await _container(request).rotate_client_secret()(
-        caller, request.match_info["client_id"]
-    )
+    secret = await _container(request).rotate_client_secret()(caller, path_id(request, "client_id"))
     return json_response({"client_secret": secret}, headers={"Cache-Control": "no-store"})
 
 
@@ -161,13 +159,13 @@ _SCOPES = {"type": "array", "maxItems": MAX_SCOPES,
 _ONE_AUDIENCE = {"type": "string", "minLength": 1, "maxLength": MAX_AUDIENCE_LENGTH}
 _AUDIENCES = {"type": "array", "minItems": 1, "maxItems": MAX_AUDIENCES, "items": _ONE_AUDIENCE}
 _AUDIENCE = {"oneOf": [_ONE_AUDIENCE, _AUDIENCES]}
-_NAME = {"type": "string", "minLength": 1, "maxLength": MAX_NAME_LENGTH}
+_NAME = {"type": "string", "minLength": 1, "maxLength": MAX_NAME_LENGTH, "pattern": NAME_PATTERN}
 _NEW_CLIENT = {
     "type": "object",
     "required": ["name", "scopes"],
     "properties": {"name": _NAME, "scopes": _SCOPES, "audience": _AUDIENCE,
                    "org_id": {"type": "string", "minLength": 1,
-                              "maxLength": MAX_ORG_ID_LENGTH},
+                              "maxLength": MAX_ORG_ID_LENGTH, "pattern": ORG_ID_PATTERN},
                    "require_dpop": {"type": "boolean"}},
 }  # fmt: skip
 _CLIENT_PATCH = {

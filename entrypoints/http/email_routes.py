@@ -16,7 +16,7 @@ from entrypoints.http.auth_routes import _NEW_PASSWORD
 from entrypoints.http.caller import authenticated
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.requests import client_address, read_json
-from entrypoints.http.routing import RouteSpec
+from entrypoints.http.routing import EMAIL_SCHEMA, RouteSpec
 
 
 @attrs.frozen
@@ -83,7 +83,7 @@ _TOKEN = {"type": "string", "description": "the token from the emailed link"}
 _FORGOT: dict[str, Any] = {
     "type": "object",
     "required": ["email"],
-    "properties": {"email": {"type": "string", "format": "email"}},
+    "properties": {"email": EMAIL_SCHEMA},
 }
 _RESET: dict[str, Any] = {
     "type": "object",

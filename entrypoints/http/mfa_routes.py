@@ -24,7 +24,7 @@ from entrypoints.http.reauth_body import (
     read_optional_json,
 )
 from entrypoints.http.requests import client_address, read_json, user_agent
-from entrypoints.http.routing import RouteSpec, id_parameter
+from entrypoints.http.routing import RouteSpec, id_parameter, path_id
 from entrypoints.http.session_routes import PasswordConfirmation
 from entrypoints.http.views import json_response
 
@@ -109,7 +109,7 @@ async def reset_user_mfa(request: web.Request) -> web.Response:
     """DELETE /users/{id}/mfa → 204; 403 below org_admin, for an org_admin on a superadmin or
     itself; 404 for a user missing or outside an org_admin's organization."""
     caller = await principal(request)
-    await _container(request).reset_user_mfa()(caller, request.match_info["id"])
+    await _container(request).reset_user_mfa()(caller, path_id(request, "id"))
     return web.Response(status=204)
 
 
@@ -146,6 +146,7 @@ _LOGIN_MFA: dict[str, Any] = {
                    "ceremony_id": {"type": "string"},
                    "credential": {"type": "object",
                                   "description": "AuthenticationResponseJSON (instead of code)"}},
+    "oneOf": [{"required": ["code"]}, {"required": ["ceremony_id", "credential"]}],
 }  # fmt: skip
 _START: dict[str, Any] = {"type": "object", "properties": PROOF_PROPERTIES,
                           "description": PROOF_DESCRIPTION}  # fmt: skip

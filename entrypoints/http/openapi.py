@@ -8,9 +8,11 @@ from typing import Any
 from aiohttp import web
 
 from domain.audit import AUDIT_EVENT_TYPES
-from domain.model import Role
+from domain.model import BCRYPT_MAX_PASSWORD_BYTES, Role
 from entrypoints.http.anonymous_writes import ANONYMOUS_WRITES
-from entrypoints.http.routing import RouteSpec
+from entrypoints.http.keys import CONTAINER
+from entrypoints.http.requests import INT64_MAX, INT64_MIN
+from entrypoints.http.routing import PASSWORD_POLICY, RouteSpec
 
 RATE_LIMITED_OAUTH = "Rate limited: {error: rate_limited, error_description}, with Retry-After"
 """The 429 of an OAuth endpoint (RFC 6749 §5.2-style JSON; ``anonymous_writes``)."""
@@ -58,8 +60,24 @@ _CLIENT: dict[str, Any] = {
     },
 }  # fmt: skip
 
+NO_NUL = "^[^\\u0000]*$"
+"""The pattern of every request string the document does not constrain otherwise: no U+0000
+(which no storage backend can hold; the request converter refuses it, contract section 1)."""
+
+_JSON_VALUE: dict[str, Any] = {
+    "description": "any JSON value within contract section 1's limits (an unknown member of a "
+                   "body is ignored; its numbers lie within the signed 64-bit range)",
+    "anyOf": [
+        {"type": ["null", "boolean", "string"]},
+        {"type": "number", "minimum": INT64_MIN, "maximum": INT64_MAX},
+        {"type": "array", "items": {"$ref": "#/components/schemas/JsonValue"}},
+        {"type": "object", "additionalProperties": {"$ref": "#/components/schemas/JsonValue"}},
+    ],
+}  # fmt: skip
+
 SCHEMAS: dict[str, Any] = {
     "Problem": _PROBLEM,
+    "JsonValue": _JSON_VALUE,
     "TotpEnrolment": {
         "type": "object",
         "required": ["secret", "otpauth_uri", "qr_svg"],
@@ -302,7 +320,42 @@ def _statuses(spec: RouteSpec) -> dict[int, str]:
     return dict(sorted(statuses.items()))
 
 
-def _operation(spec: RouteSpec, specs: list[RouteSpec]) -> dict[str, Any]:
+def _strict(schema: dict[str, Any], password_min: int, *, form: bool = False) -> dict[str, Any]:
+    """A copy of a request schema stating what the request parser enforces on every route
+    (contract section 1), so that the document predicts every refusal but semantic ones:
+    a string without its own ``pattern``/``format``/``enum`` holds no U+0000 (``NO_NUL``); an
+    object's unknown members are any JSON value whose numbers fit 64 bits (strings only in a
+    form); ``PASSWORD_POLICY`` strings get the configured length bounds."""
+    out = dict(schema)
+    if out.pop(PASSWORD_POLICY, False):
+        out["minLength"] = password_min
+        out["maxLength"] = BCRYPT_MAX_PASSWORD_BYTES
+    kind = out.get("type")
+    if kind == "string" and not {"pattern", "format", "enum", "const"} & set(out):
+        out["pattern"] = NO_NUL
+    if kind == "object" or "properties" in out:
+        out["properties"] = {
+            k: _strict(v, password_min, form=form) for k, v in out.get("properties", {}).items()
+        }
+        if "additionalProperties" not in out:
+            out["additionalProperties"] = (
+                {"type": "string"} if form else {"$ref": "#/components/schemas/JsonValue"}
+            )
+    if isinstance(out.get("items"), dict):
+        out["items"] = _strict(out["items"], password_min, form=form)
+    for key in ("oneOf", "anyOf", "allOf"):
+        if key in out:
+            out[key] = [_strict(s, password_min, form=form) for s in out[key]]
+    return out
+
+
+def _parameter(param: dict[str, Any], password_min: int) -> dict[str, Any]:
+    if param.get("in") == "path":  # ids are opaque: any segment (a bad one is an unknown id)
+        return param
+    return {**param, "schema": _strict(param["schema"], password_min)}
+
+
+def _operation(spec: RouteSpec, specs: list[RouteSpec], password_min: int) -> dict[str, Any]:
     op: dict[str, Any] = {
         "summary": spec.summary,
         "operationId": _operation_id(spec),
@@ -312,11 +365,14 @@ def _operation(spec: RouteSpec, specs: list[RouteSpec]) -> dict[str, Any]:
     if spec.bearer:
         op["security"] = [{"bearerAuth": []}]
     if spec.parameters:
-        op["parameters"] = list(spec.parameters)
+        op["parameters"] = [_parameter(p, password_min) for p in spec.parameters]
     if spec.request is not None:
+        form = spec.media_type != "application/json"
         op["requestBody"] = {
             "required": True,
-            "content": {spec.media_type: {"schema": spec.request}},
+            "content": {
+                spec.media_type: {"schema": _strict(spec.request, password_min, form=form)}
+            },
         }
     return op
 
@@ -329,8 +385,9 @@ def build_openapi(app: web.Application) -> dict[str, Any]:
         app_version = "0"
     paths: dict[str, dict[str, Any]] = {}
     specs = app[ROUTE_SPECS]
+    password_min = app[CONTAINER].config().auth.password_min_length
     for spec in specs:
-        paths.setdefault(spec.path, {})[spec.method.lower()] = _operation(spec, specs)
+        paths.setdefault(spec.path, {})[spec.method.lower()] = _operation(spec, specs, password_min)
     return {
         "openapi": "3.1.0",
         "info": {"title": "authsvc", "version": app_version},

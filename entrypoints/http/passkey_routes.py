@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 from aiohttp import web
 
-from application.checks import MAX_NAME_LENGTH
+from application.checks import MAX_NAME_LENGTH, NAME_PATTERN, check_name
 from domain.passkeys import Passkey
 from entrypoints.converters import UncheckedText
 from entrypoints.http.auth_routes import pair_json
@@ -25,7 +25,7 @@ from entrypoints.http.reauth_body import (
     read_optional_json,
 )
 from entrypoints.http.requests import client_address, read_json, user_agent
-from entrypoints.http.routing import RouteSpec, id_parameter
+from entrypoints.http.routing import EMAIL_SCHEMA, RouteSpec, id_parameter, path_id
 from entrypoints.http.session_routes import PasswordConfirmation
 from entrypoints.http.views import iso, json_response
 
@@ -109,6 +109,8 @@ async def registration_options(request: web.Request) -> web.Response:
     ``reauthentication_required`` without a valid fresh proof, 429 past the login throttle."""
     caller = await authenticated(request)
     body = await read_optional_json(request, RegistrationRequest)
+    if body.name is not None:  # checked now too: the answer must not be refused for it later
+        check_name(body.name)
     container = _container(request)
     client = client_address(request, container.config().server.trusted_proxies)
     started = await container.passkey_registration().start(caller.user.id, proof_of(body), client)
@@ -142,7 +144,7 @@ async def rename_passkey(request: web.Request) -> web.Response:
     passkey = (
         await _container(request)
         .own_passkeys()
-        .rename(caller.user.id, request.match_info["id"], body.name)
+        .rename(caller.user.id, path_id(request, "id"), body.name)
     )
     return json_response(passkey_json(passkey))
 
@@ -155,7 +157,7 @@ async def delete_own_passkey(request: web.Request) -> web.Response:
     container = _container(request)
     client = client_address(request, container.config().server.trusted_proxies)
     await container.own_passkeys().delete(
-        caller.user.id, request.match_info["id"], body.password, client
+        caller.user.id, path_id(request, "id"), body.password, client
     )
     return web.Response(status=204)
 
@@ -163,14 +165,17 @@ async def delete_own_passkey(request: web.Request) -> web.Response:
 async def list_user_passkeys(request: web.Request) -> web.Response:
     """GET /users/{id}/passkeys → 200 ``{"items": [Passkey]}``; 403 below org_admin, 404."""
     caller = await principal(request)
-    return _items(await _container(request).passkey_admin().list(caller, request.match_info["id"]))
+    return _items(await _container(request).passkey_admin().list(caller, path_id(request, "id")))
 
 
 async def delete_user_passkey(request: web.Request) -> web.Response:
     """DELETE /users/{id}/passkeys/{pid} → 204 (a lost device); 403 below org_admin, 404."""
     caller = await principal(request)
-    match = request.match_info
-    await _container(request).passkey_admin().delete(caller, match["id"], match["pid"])
+    await (
+        _container(request)
+        .passkey_admin()
+        .delete(caller, path_id(request, "id"), path_id(request, "pid"))
+    )
     return web.Response(status=204)
 
 
@@ -195,7 +200,7 @@ async def login_passkey(request: web.Request) -> web.Response:
     return pair_json(pair)
 
 
-_NAME = {"type": "string", "minLength": 1, "maxLength": MAX_NAME_LENGTH}
+_NAME = {"type": "string", "minLength": 1, "maxLength": MAX_NAME_LENGTH, "pattern": NAME_PATTERN}
 _OPTIONS_BODY = {"type": "object", "properties": {"name": _NAME, **PROOF_PROPERTIES},
                  "description": PROOF_DESCRIPTION}  # fmt: skip
 _NEW_BODY = {
@@ -237,8 +242,9 @@ ROUTES = [
     RouteSpec("POST", "/login/passkey/options", login_options,
               "Start a passkey login: a ceremony and its request options",
               {200: "PasskeyCeremony", 400: _P, 401: _P, 403: _P, 413: _P, 422: _P},
-              request={"type": "object", "properties": {"email": {"type": "string"},
-                                                        "mfa_token": {"type": "string"}}},
+              request={"type": "object", "properties": {"email": EMAIL_SCHEMA,
+                                                        "mfa_token": {"type": "string"}},
+                       "not": {"required": ["email", "mfa_token"]}},
               tag="passkeys"),
     RouteSpec("POST", "/login/passkey", login_passkey, "Log in with a passkey (the answer)",
               {200: "TokenPair", 400: _P, 401: _P, 403: _P, 413: _P, 422: _P, 429: _P},

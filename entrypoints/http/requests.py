@@ -30,9 +30,10 @@ INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 _MAX_INT_DIGITS = len(str(INT64_MIN))  # 20 characters: longer literals are out of range anyway
 
-request_converter: cattrs.Converter = make_converter(forbid_extra_keys=False)
-"""Structures request bodies: unknown members are ignored; a wrong type, or a string holding
-U+0000 (which no storage backend can hold), is 422 naming the field."""
+request_converter: cattrs.Converter = make_converter(forbid_extra_keys=False, refuse_null=True)
+"""Structures request bodies: unknown members are ignored; a wrong type (a null, or a string
+where a list is expected, included), or a string holding U+0000 (which no storage backend can
+hold), is 422 naming the field and the JSON type expected."""
 
 
 DEFAULT_BODY_TIMEOUT = 10.0
@@ -67,6 +68,8 @@ def _float(literal: str) -> float:
     value = float(literal)
     if not math.isfinite(value):
         raise MalformedBody("a number is outside the range of a double")
+    if not INT64_MIN <= value <= INT64_MAX:  # 1e19 is the integer 10**19 to JSON Schema too
+        raise MalformedBody("a number is outside the signed 64-bit range")
     return value
 
 
@@ -111,8 +114,9 @@ def parse_json_object(raw: bytes) -> dict[str, Any]:
     """Parse a request body strictly (contract section 1; RFC 8259 with the section's limits).
 
     ``raw`` is UTF-8 JSON whose top-level value is an object. Raises ``MalformedBody`` (400
-    ``malformed_body``) for invalid UTF-8 or JSON, nesting deeper than 32 levels, an integer
-    outside the signed 64-bit range, ``NaN``/``Infinity`` or a number beyond a double, a member
+    ``malformed_body``) for invalid UTF-8 or JSON, nesting deeper than 32 levels, a number
+    (integer, or written with a fraction or exponent: ``1e19``) outside the signed 64-bit range,
+    ``NaN``/``Infinity``, a member
     name repeated within one object, a lone surrogate in a string, or a top-level value that is
     not an object. Never raises anything else: every hostile body is a 400.
 

@@ -16,7 +16,7 @@ from domain.model import Session
 from entrypoints.http.caller import authenticated, principal
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.requests import client_address, read_json
-from entrypoints.http.routing import RouteSpec, id_parameter
+from entrypoints.http.routing import RouteSpec, id_parameter, path_id
 from entrypoints.http.views import json_response, session_json
 
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ async def list_my_sessions(request: web.Request) -> web.Response:
 async def end_my_session(request: web.Request) -> web.Response:
     """DELETE /me/sessions/{id} → 204; 404 for an unknown session or another user's."""
     caller = await principal(request)
-    await _container(request).end_own_session()(caller, request.match_info["id"])
+    await _container(request).end_own_session()(caller, path_id(request, "id"))
     return web.Response(status=204)
 
 
@@ -62,7 +62,7 @@ async def list_user_sessions(request: web.Request) -> web.Response:
     """GET /users/{id}/sessions → 200 ``{"items": [Session]}``; 403 below org_admin, 404 for a
     user missing or outside an org_admin's organization."""
     caller = await principal(request)
-    sessions = await _container(request).list_sessions()(caller, request.match_info["id"])
+    sessions = await _container(request).list_sessions()(caller, path_id(request, "id"))
     return _sessions_json(sessions)
 
 
@@ -70,7 +70,7 @@ async def end_user_sessions(request: web.Request) -> web.Response:
     """DELETE /users/{id}/sessions → 204; 403 below org_admin and for an org_admin on a
     superadmin, 404 for a user missing or outside an org_admin's organization."""
     caller = await principal(request)
-    await _container(request).end_user_sessions()(caller, request.match_info["id"])
+    await _container(request).end_user_sessions()(caller, path_id(request, "id"))
     return web.Response(status=204)
 
 

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestClient
 
+from entrypoints.http.openapi import ROUTE_SPECS
 from tests.e2e.conftest import PASSWORD, assert_problem, bearer, container_of, register_and_login
 
 
@@ -30,6 +31,7 @@ HOSTILE_BODIES = {
     "33 levels": b'{"a":' * 33 + b"1" + b"}" * 33,
     "huge integer": b'{"email": 1' + b"0" * 10_000 + b"}",
     "over int64": b'{"email": 9223372036854775808}',
+    "exponent over int64": b'{"email": 1e19, "unknown": -1.5e300}',
     "NaN": b'{"email": NaN}',
     "Infinity": b'{"email": -Infinity}',
     "repeated name": b'{"refresh_token": "a", "refresh_token": "b"}',
@@ -102,19 +104,6 @@ async def test_register_with_u0000_is_422_naming_the_field(client: TestClient) -
     assert [e["field"] for e in body["errors"]] == ["email"]
 
 
-@pytest.mark.parametrize(
-    "path", ["/users/%00", "/groups/%00", "/users/not-an-id", "/groups/" + "A" * 32,
-             "/users/%00/role", "/groups/%00/members/%00"],
-)  # fmt: skip
-async def test_path_ids_not_of_the_id_format_are_404(client: TestClient, path: str) -> None:
-    token, _, _ = await _superadmin(client)
-    for method in ("GET", "PUT", "PATCH", "DELETE"):
-        resp = await client.request(method, path, headers=bearer(token), json={"role": "viewer"})
-        if resp.status == 405:  # no such method on this path
-            continue
-        await assert_problem(resp, 404, "not_found")
-
-
 @pytest.mark.parametrize("param", ["org_id", "cursor"])
 async def test_u0000_in_a_query_parameter_is_422(client: TestClient, param: str) -> None:
     token, _, _ = await _superadmin(client)
@@ -122,3 +111,95 @@ async def test_u0000_in_a_query_parameter_is_422(client: TestClient, param: str)
         resp = await client.get(f"{listing}?{param}=a%00b", headers=bearer(token))
         body = await assert_problem(resp, 422, "validation_error")
         assert [e["field"] for e in body["errors"]] == [param]
+
+
+# --------------------------------------------------------------------------- issue 29, point 8
+
+MALFORMED_IDS = ["%00", "not-an-id", "A" * 32, "0" * 33, "%E2%98%83", "x" * 2000]
+VIEWER_ROUTES = {("GET", "/groups/{id}"), ("PATCH", "/me/passkeys/{id}"),
+                 ("DELETE", "/me/passkeys/{id}"), ("DELETE", "/me/sessions/{id}")}  # fmt: skip
+"""Routes with a path id that a viewer may call (on its own or its organization's resources)."""
+ANY_BODY = {"role": "viewer", "disabled": False, "name": "n", "password": PASSWORD}
+"""One body every route with a path id takes (each reads its own members, ignores the rest)."""
+
+
+def _fill(template: str, value: str) -> str:
+    parts = template.split("/")
+    return "/".join(value if p.startswith("{") else p for p in parts)
+
+
+@pytest.mark.parametrize("malformed", MALFORMED_IDS, ids=lambda v: v[:12])
+async def test_path_ids_are_opaque_401_then_403_then_404_on_every_route(
+    client: TestClient, malformed: str
+) -> None:
+    token, _, _ = await _superadmin(client)
+    viewer = (await register_and_login(client, "viewer@example.com"))["access_token"]
+    routes = [s for s in client.app[ROUTE_SPECS] if "{" in s.path]
+    assert len(routes) >= 20
+    for spec in routes:
+        path = _fill(spec.path, malformed)
+        where = f"{spec.method} {spec.path}"
+        resp = await client.request(spec.method, path, json=ANY_BODY)
+        await assert_problem(resp, 401, "invalid_token"), where
+        resp = await client.request(spec.method, path, json=ANY_BODY, headers=bearer(viewer))
+        if (spec.method, spec.path) in VIEWER_ROUTES:
+            await assert_problem(resp, 404, "not_found"), where
+        else:
+            await assert_problem(resp, 403, "forbidden"), where
+        resp = await client.request(spec.method, path, json=ANY_BODY, headers=bearer(token))
+        await assert_problem(resp, 404, "not_found"), where
+
+
+async def test_a_string_where_a_list_is_expected_is_422_never_split(client: TestClient) -> None:
+    token, _, _ = await _superadmin(client)
+    resp = await client.post("/oauth/clients", headers=bearer(token),
+                             json={"name": "api", "scopes": "read"})  # fmt: skip
+    body = await assert_problem(resp, 422, "validation_error")
+    assert body["errors"] == [{"field": "scopes", "message": "must be a list of strings"}]
+    resp = await client.post("/oauth/clients", headers=bearer(token),
+                             json={"name": "api", "scopes": {"read": True}})  # fmt: skip
+    await assert_problem(resp, 422, "validation_error")
+    clients = await (await client.get("/oauth/clients", headers=bearer(token))).json()
+    assert clients["items"] == []
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "expected"),
+    [
+        ("POST", "/login", {"email": 1, "password": True},
+         [{"field": "email", "message": "must be a string"},
+          {"field": "password", "message": "must be a string"}]),
+        ("POST", "/register", {"email": ["a@example.com"], "password": PASSWORD},
+         [{"field": "email", "message": "must be a string"}]),
+        ("POST", "/groups", {"name": "g2", "org_id": None},
+         [{"field": "org_id", "message": "must be a string"}]),
+        ("PATCH", "/users/{user}", {"disabled": "yes"},
+         [{"field": "disabled", "message": "must be a boolean"}]),
+        ("PATCH", "/users/{user}", {"org_id": None},
+         [{"field": "org_id", "message": "must be a string"}]),
+        ("POST", "/oauth/clients", {"name": "c", "scopes": [1]},
+         [{"field": "scopes[0]", "message": "must be a string"}]),
+        ("POST", "/me/passkeys", {"ceremony_id": "x", "credential": "abc"},
+         [{"field": "credential", "message": "must be an object"}]),
+    ],
+)  # fmt: skip
+async def test_validation_messages_name_json_types(
+    client: TestClient, method: str, path: str, body: dict[str, Any], expected: list[Any]
+) -> None:
+    token, user_id, _ = await _superadmin(client)
+    before = await _state(client, token)
+    resp = await client.request(method, path.format(user=user_id), json=body,
+                                headers=bearer(token))  # fmt: skip
+    problem = await assert_problem(resp, 422, "validation_error")
+    assert problem["errors"] == expected
+    assert await _state(client, token) == before
+
+
+async def test_a_passkey_name_past_the_schema_s_max_length_is_422_from_the_start(
+    client: TestClient,
+) -> None:
+    token = (await register_and_login(client))["access_token"]
+    resp = await client.post("/me/passkeys/registration/options", headers=bearer(token),
+                             json={"name": "n" * 101})  # fmt: skip
+    body = await assert_problem(resp, 422, "validation_error")
+    assert [e["field"] for e in body["errors"]] == ["name"]
