@@ -18,6 +18,7 @@ from entrypoints.http.auth_routes import pair_json
 from entrypoints.http.caller import authenticated, principal
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.reauth_body import (
+    PROOF_ALTERNATIVES,
     PROOF_DESCRIPTION,
     PROOF_PROPERTIES,
     proof_of,
@@ -149,6 +150,7 @@ _LOGIN_MFA: dict[str, Any] = {
     "oneOf": [{"required": ["code"]}, {"required": ["ceremony_id", "credential"]}],
 }  # fmt: skip
 _START: dict[str, Any] = {"type": "object", "properties": PROOF_PROPERTIES,
+                          "oneOf": PROOF_ALTERNATIVES,
                           "description": PROOF_DESCRIPTION}  # fmt: skip
 _PASSWORD_BODY: dict[str, Any] = {
     "type": "object",

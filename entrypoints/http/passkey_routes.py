@@ -19,6 +19,7 @@ from entrypoints.http.auth_routes import pair_json
 from entrypoints.http.caller import authenticated, principal
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.reauth_body import (
+    PROOF_ALTERNATIVES,
     PROOF_DESCRIPTION,
     PROOF_PROPERTIES,
     proof_of,
@@ -202,7 +203,7 @@ async def login_passkey(request: web.Request) -> web.Response:
 
 _NAME = {"type": "string", "minLength": 1, "maxLength": MAX_NAME_LENGTH, "pattern": NAME_PATTERN}
 _OPTIONS_BODY = {"type": "object", "properties": {"name": _NAME, **PROOF_PROPERTIES},
-                 "description": PROOF_DESCRIPTION}  # fmt: skip
+                 "oneOf": PROOF_ALTERNATIVES, "description": PROOF_DESCRIPTION}  # fmt: skip
 _NEW_BODY = {
     "type": "object",
     "required": ["ceremony_id", "credential"],

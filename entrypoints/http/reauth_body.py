@@ -26,6 +26,15 @@ PROOF_PROPERTIES: dict[str, Any] = {
 }
 """The OpenAPI properties of the proof (``password`` | ``ceremony_id`` + ``credential``)."""
 
+_PROOF_MEMBERS = [{"required": [name]} for name in ("password", "ceremony_id", "credential")]
+PROOF_ALTERNATIVES: list[dict[str, Any]] = [
+    {"required": ["password"], "not": {"anyOf": _PROOF_MEMBERS[1:]}},
+    {"required": ["ceremony_id", "credential"], "not": _PROOF_MEMBERS[0]},
+    {"not": {"anyOf": _PROOF_MEMBERS}},  # no proof at all: 401 reauthentication_required
+]
+"""The body's ``oneOf``: the password alone, or ceremony_id + credential together, or neither
+(answered 401); a password beside an assertion, or half an assertion, is 422."""
+
 PROOF_DESCRIPTION = (
     "Needs a fresh proof of the caller (ASVS 5.0 V7.5.1): its password, or a passkey assertion"
     " (ceremony_id + credential from /login/passkey/options); without one, or with a wrong"

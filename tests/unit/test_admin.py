@@ -174,8 +174,12 @@ class World:
         self.list_clients = ListClients(storage)
         self.passkey_admin = PasskeyAdmin(storage, bus, clock)
         self.get_client = GetClient(storage)
-        self.create_client = CreateClient(storage, bus, clock, Live(AuthSettings()), self.next_id)
-        self.update_client = UpdateClient(storage, bus, clock)
+        self.create_client = CreateClient(
+            storage, bus, clock, Live(AuthSettings()), Live(OAuthSettings()), self.next_id
+        )
+        self.update_client = UpdateClient(
+            storage, bus, clock, Live(AuthSettings()), Live(OAuthSettings())
+        )
         self.delete_client = DeleteClient(storage, bus, clock)
         self.rotate_client_secret = RotateClientSecret(storage, bus, clock, Live(OAuthSettings()))
         self.settings = Live(AuthSettings(bcrypt_rounds=4))
