@@ -85,21 +85,6 @@ class LoginThrottle:
         login goes on to the second factor), keeping the pair's other failures."""
         await self._attempts.release(attempt.key, attempt.attempt_id)
 
-    async def check(self, email: str, client: str) -> None:
-        """Raise ``RateLimited`` (with ``retry_after`` seconds) if this pair is throttled now."""
-        cfg = self._settings.current
-        now = self._clock.now()
-        window = timedelta(seconds=cfg.login_failure_window)
-        failures = await self._attempts.failures_since(self.key(email, client), now - window)
-        if len(failures) >= cfg.login_max_failures:
-            # The pair may try again once enough failures have left the window.
-            release = failures[len(failures) - cfg.login_max_failures] + window
-            raise RateLimited(retry_after=int((release - now).total_seconds() + 0.999))
-
-    async def failed(self, email: str, client: str) -> None:
-        """Count one failed login for this pair."""
-        await self._attempts.record_failure(self.key(email, client), self._clock.now())
-
     async def succeeded(self, email: str, client: str) -> None:
         """Forget this pair's failures."""
         await self._attempts.reset(self.key(email, client))

@@ -94,12 +94,6 @@ class MfaStore(Protocol):
         one step, in any process or instance, at most ``max_attempts`` get a number."""
         ...
 
-    async def count_failure(self, token_hash: str, max_failures: int) -> int | None:
-        """Count one wrong code against the second step: its ``failures`` + 1, atomically; when
-        that reaches ``max_failures`` the step is deleted (void). Returns the new count, or None
-        if there is no such step."""
-        ...
-
     async def purge_expired(self, now: datetime, limit: int | None = None) -> int:
         """Delete the second steps whose ``expires_at`` <= ``now``; returns how many went.
         At most ``limit`` rows of each table (all with None): housekeeping deletes in

@@ -222,24 +222,6 @@ async def test_add_challenge_refuses_an_unknown_user_and_a_duplicate_hash(
             await uow.mfa.add_challenge(challenge)
 
 
-async def test_count_failure_voids_the_challenge_at_the_limit(storage: Storage, make: Make) -> None:
-    alice = await _user(storage, make)
-    challenge = _challenge(alice, "mfa-token")
-    await _add(storage, challenge)
-    for expected in (1, 2):
-        async with storage.begin() as uow:
-            assert await uow.mfa.count_failure(challenge.token_hash, 3) == expected
-            await uow.commit()
-    async with storage.begin() as uow:
-        found = await uow.mfa.find_challenge(challenge.token_hash)
-        assert found is not None and found.failures == 2
-        assert await uow.mfa.count_failure(challenge.token_hash, 3) == 3
-        await uow.commit()
-    async with storage.begin() as uow:
-        assert await uow.mfa.find_challenge(challenge.token_hash) is None
-        assert await uow.mfa.count_failure(challenge.token_hash, 3) is None
-
-
 async def test_purge_expired_deletes_only_challenges_past_their_expiry(
     storage: Storage, make: Make
 ) -> None:
@@ -330,22 +312,6 @@ async def test_concurrent_takes_of_one_challenge_through_two_stores_have_one_win
         )
     )
     assert [r for r in results if r is not None] == [challenge]
-
-
-async def test_concurrent_failures_are_all_counted(
-    storage: Storage, open_peer: StorageFactory, make: Make
-) -> None:
-    peer = await open_peer()
-    alice = await _user(storage, make)
-    challenge = _challenge(alice, "mfa-token")
-    await _add(storage, challenge)
-    results = await asyncio.gather(
-        *(
-            _in_own_unit(s, lambda u: u.mfa.count_failure(challenge.token_hash, 100))
-            for s in [storage, peer] * 3
-        )
-    )
-    assert sorted(r for r in results if isinstance(r, int)) == [1, 2, 3, 4, 5, 6]
 
 
 async def test_claim_attempt_numbers_tries_up_to_the_limit_then_refuses(

@@ -121,19 +121,6 @@ class MemoryMfaStore(MfaStore):
         self._s.write("mfa_challenges")[token_hash] = attrs.evolve(challenge, failures=claimed)
         return claimed
 
-    async def count_failure(self, token_hash: str, max_failures: int) -> int | None:
-        """Count one wrong code; delete the step when the count reaches ``max_failures``."""
-        challenge = self._s.view.mfa_challenges.get(token_hash)
-        if challenge is None:
-            return None
-        failures = challenge.failures + 1
-        table = self._s.write("mfa_challenges")
-        if failures >= max_failures:
-            del table[token_hash]
-        else:
-            table[token_hash] = attrs.evolve(challenge, failures=failures)
-        return failures
-
     async def purge_expired(self, now: datetime, limit: int | None = None) -> int:
         """Delete (up to ``limit``) second steps whose ``expires_at`` <= ``now``; returns how
         many."""

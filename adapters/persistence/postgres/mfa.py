@@ -162,22 +162,6 @@ class PostgresMfaStore(_SqlQueries, MfaStore):
         )
         return None if row is None else int(row[0])
 
-    async def count_failure(self, token_hash: str, max_failures: int) -> int | None:
-        """``failures + 1`` (``UPDATE ... RETURNING``); the step is deleted when it reaches
-        ``max_failures``. None if there is no such step."""
-        row = await self._one(
-            "UPDATE mfa_challenges SET failures = failures + 1 WHERE token_hash = $1"
-            " RETURNING failures",
-            token_hash,
-            write=True,
-        )
-        if row is None:
-            return None
-        failures = int(row[0])
-        if failures >= max_failures:
-            await self._run("DELETE FROM mfa_challenges WHERE token_hash = $1", token_hash)
-        return failures
-
     async def purge_expired(self, now: datetime, limit: int | None = None) -> int:
         """Delete the second steps whose ``expires_at`` <= ``now`` (up to ``limit``); returns
         how many."""
