@@ -1,6 +1,7 @@
 """Reading a WebAuthn ``AuthenticationResponseJSON`` (WebAuthn L3 §5.1, contract section 13):
 its credential id and ``userHandle``, and the §7.2 step 6 rule that ties the handle to the
-passkey's owner. Shared by the passkey login and the passkey re-authentication."""
+passkey's owner; and taking a ceremony. Shared by passkey registration, login and
+re-authentication."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ import base64
 from collections.abc import Mapping
 from typing import Any
 
-from domain.passkeys import Passkey
+from application.ports import Storage
+from domain.passkeys import Ceremony, Passkey
 
-__all__ = ["credential_id_of", "handle_refused", "user_handle_of"]
+__all__ = ["credential_id_of", "handle_refused", "take_ceremony", "user_handle_of"]
 
 _MAX_ID_CHARS = 1366
 """base64url characters of 1023 bytes (the longest credential id, contract section 13), with
@@ -51,3 +53,13 @@ def handle_refused(handle: bytes | None, owner: str | None, passkey: Passkey, ne
     if handle is None:
         return needed
     return owner != passkey.user_id
+
+
+async def take_ceremony(storage: Storage, ceremony_id: str) -> Ceremony | None:
+    """Take (delete and return) the ceremony ``ceremony_id`` in a committed unit of its own, so
+    it is used up whatever the check that follows decides (contract section 13: single use);
+    None when unknown or already taken. Raises what the storage raises."""
+    async with storage.begin() as uow:
+        ceremony = await uow.passkeys.take_ceremony(ceremony_id)
+        await uow.commit()
+    return ceremony

@@ -34,7 +34,12 @@ from application.audit import publish_failure, record
 from application.events import LoginFailed, LoginSucceeded, MfaFailed
 from application.login import refuse_login
 from application.mfa_login import claim_code_attempt, void_if_spent
-from application.passkey_assertions import credential_id_of, handle_refused, user_handle_of
+from application.passkey_assertions import (
+    credential_id_of,
+    handle_refused,
+    take_ceremony,
+    user_handle_of,
+)
 from application.passkey_events import PasskeyCloneSuspected
 from application.passkey_settings import WebAuthnSettings, relying_party
 from application.passkeys import CHALLENGE_BYTES, RegistrationStarted
@@ -173,9 +178,7 @@ class PasskeyLogin:
         ``mfa_token`` is taken in the transaction that starts the session."""
         token_hash = hash_token(mfa_token)
         now = self._clock.now()
-        async with self._storage.begin() as uow:
-            ceremony = await uow.passkeys.take_ceremony(ceremony_id)
-            await uow.commit()
+        ceremony = await take_ceremony(self._storage, ceremony_id)  # used up, whatever follows
         if ceremony is None or ceremony.mfa_token_hash != token_hash or ceremony.is_expired(now):
             raise InvalidCeremony("unknown, used or expired ceremony, or another mfa_token's")
         handle = user_handle_of(credential)
@@ -240,9 +243,7 @@ class PasskeyLogin:
         ``RateLimited`` (429), ``AccountDisabled`` / ``EmailNotVerified`` (403, with a
         ``login.failed`` row of method ``passkey``)."""
         now = self._clock.now()
-        async with self._storage.begin() as uow:
-            ceremony = await uow.passkeys.take_ceremony(ceremony_id)
-            await uow.commit()  # used up, whatever follows
+        ceremony = await take_ceremony(self._storage, ceremony_id)  # used up, whatever follows
         if (
             ceremony is None
             or ceremony.kind is not CeremonyKind.AUTHENTICATION

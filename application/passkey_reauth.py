@@ -16,7 +16,12 @@ from typing import Any
 
 import attrs
 
-from application.passkey_assertions import credential_id_of, handle_refused, user_handle_of
+from application.passkey_assertions import (
+    credential_id_of,
+    handle_refused,
+    take_ceremony,
+    user_handle_of,
+)
 from application.passkey_settings import WebAuthnSettings, relying_party
 from application.ports import Clock, Storage, WebAuthn
 from application.settings import AuthSettings, Live
@@ -48,9 +53,7 @@ class PasskeyProof:
         unknown, flagged or another user's passkey, a failed check. The ceremony is used up
         either way."""
         now = self._clock.now()
-        async with self._storage.begin() as uow:
-            ceremony = await uow.passkeys.take_ceremony(ceremony_id)
-            await uow.commit()  # used up, whatever follows
+        ceremony = await take_ceremony(self._storage, ceremony_id)  # used up, whatever follows
         if (
             ceremony is None
             or ceremony.kind is not CeremonyKind.AUTHENTICATION

@@ -19,6 +19,7 @@ import attrs
 
 from application.audit import record
 from application.checks import check_name
+from application.passkey_assertions import take_ceremony
 from application.passkey_events import PasskeyRegistered, PasskeyRemoved
 from application.passkey_settings import WebAuthnSettings, relying_party
 from application.ports import Clock, EventBus, RelyingParty, Storage, WebAuthn
@@ -121,9 +122,7 @@ class PasskeyRegistration:
         ``PasskeyExists``, ``ValidationFailed`` naming ``name``."""
         label = None if name is None else check_name(name)
         now = self._clock.now()
-        async with self._storage.begin() as uow:
-            ceremony = await uow.passkeys.take_ceremony(ceremony_id)
-            await uow.commit()  # used up, whatever follows
+        ceremony = await take_ceremony(self._storage, ceremony_id)  # used up, whatever follows
         if (
             ceremony is None
             or ceremony.kind is not CeremonyKind.REGISTRATION
