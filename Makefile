@@ -35,8 +35,9 @@ typecheck: .venv/.synced
 imports: .venv/.synced
 	$(UV) run --frozen --no-sync lint-imports
 
+# Independent suites in parallel: one pytest-xdist worker per core.
 unit: .venv/.synced
-	$(UV) run --frozen --no-sync pytest -q
+	$(UV) run --frozen --no-sync pytest -q -n auto
 
 # Build the wheel and install it into a fresh environment outside the checkout.
 wheel-check: $(UV)
