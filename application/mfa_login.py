@@ -157,9 +157,11 @@ class MfaLogin:
             else:
                 step = self._totp.matching_step(secret.decode("ascii"), code, now)
         async with self._storage.begin() as uow:
-            if await uow.mfa.take_challenge(token_hash) is None:  # used by a concurrent request
-                raise InvalidMfaCode(_INVALID)
-            if step is not None:
+            if await uow.mfa.take_challenge(token_hash) is None:
+                # Voided or used by a concurrent request since the claim: this claimed try is
+                # refused like a wrong code (and recorded as one).
+                accepted = False
+            elif step is not None:
                 accepted = await uow.mfa.claim_step(user.id, step)
             elif is_totp_code(code):
                 accepted = False
