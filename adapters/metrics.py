@@ -37,7 +37,7 @@ name                                           labels                     from e
                                                contract section 11)
 =============================================  =========================  =======================
 
-HTTP request counts and latencies come from ``service_actuator.metrics.metrics_middleware``.
+HTTP request counts and latencies come from ``service_actuator.aiohttp.metrics_middleware``.
 prometheus-client is optional: ``service_actuator.metrics`` hands out no-op metrics without it,
 so this module never imports it (the design's rule: one module imports prometheus_client).
 Label values come from fixed sets, never from user input, so cardinality stays bounded.

@@ -188,67 +188,88 @@ class SessionRotation:
         """
         token_hash = hash_refresh_token(token)
         now = self._clock.now()
-        cfg = self._settings.current
-        reuse: list[Event] = []
-        failed: RefreshFailed | None = None
-        issued: tuple[TokenPair, AccessTokenIssued] | None = None
         async with self._storage.begin() as uow:
-            record = await uow.tokens.take(token_hash)
-            fresh = record is not None
-            if record is None:
-                rotated = await uow.tokens.find_rotated(token_hash)
-                if rotated is None or rotated.is_expired(now):
-                    failed = RefreshFailed(reason="unknown")
-                elif await uow.sessions.get(rotated.family_id) is None:  # the session ended
-                    failed = RefreshFailed(reason="unknown", user_id=rotated.user_id)
-                elif cfg.refresh_reuse_interval > 0 and await uow.tokens.claim_reuse(
-                    token_hash,
-                    now - timedelta(seconds=cfg.refresh_reuse_interval),
-                    cfg.refresh_reuse_max,
-                ):
-                    record = rotated  # inside the reuse interval: rotate once more
-                else:
-                    revoked = await uow.sessions.end(rotated.family_id)
-                    reuse = [
-                        RefreshTokenReuseDetected(
-                            user_id=rotated.user_id,
-                            family_id=rotated.family_id,
-                            token_hash_prefix=token_hash[:8],
-                            revoked=revoked,
-                        ),
-                        SessionEnded(rotated.user_id, rotated.family_id, SessionEndReason.REUSE),
-                    ]
-                    await record_audit(uow, reuse, now)
-                    await uow.commit()
-            if record is not None:
-                found = await uow.users.get_with_groups(record.user_id)
-                user, groups = found if found is not None else (None, [])
-                if record.is_expired(now) or user is None or user.disabled:
-                    await uow.commit()  # the dead record stays deleted
-                    failed = RefreshFailed(reason="expired", user_id=record.user_id)
-                else:
-                    if fresh:
-                        await uow.tokens.remember_rotated(record, now)
-                    issued = await self._issuer.issue_pair(
-                        uow,
-                        user,
-                        "refresh",
-                        family_id=record.family_id,
-                        session_expires_at=record.session_expires_at,
-                        groups=groups,
-                    )
-                    await record_audit(uow, [issued[1]], now)
-                    await uow.commit()
-        if issued is not None:
-            await self._bus.publish(issued[1])
-            return issued[0]
-        if failed is not None:
-            await self._bus.publish(failed)
-            if failed.reason == "expired":
-                raise InvalidRefreshToken("refresh token is expired")
-            raise InvalidRefreshToken("refresh token is unknown, expired or revoked")
-        await publish_all(self._bus, reuse)
-        raise InvalidRefreshToken("refresh token was already used; its session is revoked")
+            outcome = await self._exchange(uow, token_hash, now)
+        await publish_all(self._bus, outcome.events)
+        if outcome.pair is None:
+            raise InvalidRefreshToken(outcome.refusal)
+        return outcome.pair
+
+    async def _exchange(self, uow: UnitOfWork, token_hash: str, now: datetime) -> RotationOutcome:
+        """Take the live token of ``token_hash`` and reissue, or judge a token seen before."""
+        record = await uow.tokens.take(token_hash)
+        if record is None:
+            return await self._presented_again(uow, token_hash, now)
+        return await self._reissue(uow, record, now, first_rotation=True)
+
+    async def _presented_again(
+        self, uow: UnitOfWork, token_hash: str, now: datetime
+    ) -> RotationOutcome:
+        """No live token: unknown, of an ended session, inside the reuse interval, or reuse."""
+        rotated = await uow.tokens.find_rotated(token_hash)
+        if rotated is None or rotated.is_expired(now):
+            return RotationOutcome.refused(RefreshFailed(reason="unknown"))
+        if await uow.sessions.get(rotated.family_id) is None:  # the session ended
+            return RotationOutcome.refused(RefreshFailed(reason="unknown", user_id=rotated.user_id))
+        if await self._claim_reuse(uow, token_hash, now):
+            return await self._reissue(uow, rotated, now, first_rotation=False)
+        return await self._revoke_reused(uow, rotated, token_hash, now)
+
+    async def _claim_reuse(self, uow: UnitOfWork, token_hash: str, now: datetime) -> bool:
+        """Whether one more use inside the reuse interval is allowed (and now counted)."""
+        cfg = self._settings.current
+        if cfg.refresh_reuse_interval <= 0:
+            return False
+        since = now - timedelta(seconds=cfg.refresh_reuse_interval)
+        claimed = await uow.tokens.claim_reuse(token_hash, since, cfg.refresh_reuse_max)
+        return claimed is not None
+
+    async def _revoke_reused(
+        self, uow: UnitOfWork, rotated: RefreshToken, token_hash: str, now: datetime
+    ) -> RotationOutcome:
+        """Reuse: end the session and commit, though the call fails (RFC 9700 4.14.2)."""
+        revoked = await uow.sessions.end(rotated.family_id)
+        events: list[Event] = [
+            RefreshTokenReuseDetected(
+                user_id=rotated.user_id,
+                family_id=rotated.family_id,
+                token_hash_prefix=token_hash[:8],
+                revoked=revoked,
+            ),
+            SessionEnded(rotated.user_id, rotated.family_id, SessionEndReason.REUSE),
+        ]
+        await record_audit(uow, events, now)
+        await uow.commit()
+        return RotationOutcome(
+            events=tuple(events),
+            refusal="refresh token was already used; its session is revoked",
+        )
+
+    async def _reissue(
+        self, uow: UnitOfWork, record: RefreshToken, now: datetime, *, first_rotation: bool
+    ) -> RotationOutcome:
+        """A new pair in ``record``'s session for its user as of now, or a refusal when the
+        token expired or the user is gone or disabled (the taken record stays deleted).
+        ``first_rotation``: remember the rotated hash (not when rotating again in the reuse
+        interval: it is remembered already)."""
+        found = await uow.users.get_with_groups(record.user_id)
+        user, groups = found if found is not None else (None, [])
+        if record.is_expired(now) or user is None or user.disabled:
+            await uow.commit()
+            return RotationOutcome.refused(RefreshFailed(reason="expired", user_id=record.user_id))
+        if first_rotation:
+            await uow.tokens.remember_rotated(record, now)
+        pair, issued = await self._issuer.issue_pair(
+            uow,
+            user,
+            "refresh",
+            family_id=record.family_id,
+            session_expires_at=record.session_expires_at,
+            groups=groups,
+        )
+        await record_audit(uow, [issued], now)
+        await uow.commit()
+        return RotationOutcome(events=(issued,), pair=pair)
 
     async def revoke_session(self, token: str) -> None:
         """Logout: end the session of a live or rotated token (``SessionEnded``, reason
@@ -263,3 +284,25 @@ class SessionRotation:
             await record_audit(uow, [ended], self._clock.now())
             await uow.commit()
         await self._bus.publish(ended)
+
+
+@attrs.frozen
+class RotationOutcome:
+    """What presenting a refresh token came to, decided inside the unit of work.
+
+    Attributes:
+        events: to publish, in order, once the unit of work is over (committed or not).
+        pair: the new pair; None when the token was refused.
+        refusal: the ``InvalidRefreshToken`` message when ``pair`` is None.
+    """
+
+    events: tuple[Event, ...]
+    pair: TokenPair | None = None
+    refusal: str = ""
+
+    @classmethod
+    def refused(cls, failed: RefreshFailed) -> RotationOutcome:
+        """A refusal publishing ``failed``; the message says "expired" for reason ``expired``."""
+        if failed.reason == "expired":
+            return cls(events=(failed,), refusal="refresh token is expired")
+        return cls(events=(failed,), refusal="refresh token is unknown, expired or revoked")

@@ -1,11 +1,10 @@
-"""service_actuator -- Spring Boot Actuator-style endpoints for any aiohttp service.
+"""service_actuator -- Spring Boot Actuator-style endpoints, with an aiohttp adapter.
 
 Health (overall, liveness, readiness), info, Prometheus metrics and configuration refresh;
 see ``docs/adr/0006-service-actuator.md``. Typical wiring::
 
-    from service_actuator import (
-        Actuator, ActuatorSettings, HealthCheck, metrics_middleware, setup_actuator,
-    )
+    from service_actuator import Actuator, ActuatorSettings, HealthCheck
+    from service_actuator.aiohttp import metrics_middleware, setup_actuator
 
     actuator = Actuator(
         ActuatorSettings(show_details="when_authorized"),
@@ -19,12 +18,15 @@ see ``docs/adr/0006-service-actuator.md``. Typical wiring::
 
 This package imports nothing from the service that uses it; prometheus-client (the ``metrics``
 extra) is optional and imported only by ``service_actuator.metrics``. Only
-``service_actuator.aiohttp`` imports a web framework: settings, health, info, access,
-responses, negotiation, metrics and the :class:`Actuator` itself (``core``) are neutral.
+``service_actuator.aiohttp`` imports a web framework, and this package face does not import it:
+``import service_actuator`` (or any module but ``service_actuator.aiohttp``) loads no aiohttp.
+Settings, health, info, access, responses, negotiation, metrics, the HTTP-metrics rules
+(``http_metrics``) and the :class:`Actuator` itself (``core``) are neutral; the adapter
+(``ACTUATOR_KEY``, ``setup_actuator``, ``metrics_middleware``, ``to_aiohttp``) is imported from
+``service_actuator.aiohttp``.
 """
 
 from service_actuator.access import Access, Action, Authorizer
-from service_actuator.aiohttp import ACTUATOR_KEY, metrics_middleware, setup_actuator, to_aiohttp
 from service_actuator.core import Actuator, RefreshResult, Reloader
 from service_actuator.errors import (
     AccessDenied,
@@ -43,13 +45,13 @@ from service_actuator.health import (
     HealthReport,
     Status,
 )
+from service_actuator.http_metrics import HttpServerMetrics
 from service_actuator.info import InfoContributor
 from service_actuator.metrics import METRICS_AVAILABLE
 from service_actuator.responses import ActuatorResponse, problem
 from service_actuator.settings import ActuatorSettings
 
 __all__ = [
-    "ACTUATOR_KEY",
     "METRICS_AVAILABLE",
     "Access",
     "AccessDenied",
@@ -65,6 +67,7 @@ __all__ = [
     "HealthCheckResult",
     "HealthIndicator",
     "HealthReport",
+    "HttpServerMetrics",
     "InfoContributor",
     "InvalidConfiguration",
     "InvalidSetting",
@@ -73,8 +76,5 @@ __all__ = [
     "Reloader",
     "ServiceActuatorError",
     "Status",
-    "metrics_middleware",
     "problem",
-    "setup_actuator",
-    "to_aiohttp",
 ]

@@ -17,19 +17,24 @@ still means the library (absolute imports), so the name does not shadow it.
 
 from __future__ import annotations
 
-import time
-import weakref
 from collections.abc import Awaitable, Callable
-from typing import Any, Final
+from typing import Any
 
 from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 
 from service_actuator.core import Actuator
-from service_actuator.metrics import METRICS_AVAILABLE, counter, histogram, registry_or_default
+from service_actuator.http_metrics import UNMATCHED, HttpServerMetrics, route_label
 from service_actuator.responses import ActuatorResponse
 
-__all__ = ["ACTUATOR_KEY", "metrics_middleware", "route_template", "setup_actuator", "to_aiohttp"]
+__all__ = [
+    "ACTUATOR_KEY",
+    "UNMATCHED",
+    "metrics_middleware",
+    "route_template",
+    "setup_actuator",
+    "to_aiohttp",
+]
 
 ACTUATOR_KEY: web.AppKey[Actuator] = web.AppKey("service_actuator", Actuator)
 """Where :func:`setup_actuator` stores the actuator: ``app[ACTUATOR_KEY]``."""
@@ -88,50 +93,22 @@ def setup_actuator(
 
 # --------------------------------------------------------------------------- HTTP metrics
 
-UNMATCHED: Final = "UNMATCHED"
-"""The ``route`` label of requests that matched no route (404, 405)."""
-
-_KNOWN_METHODS: Final = frozenset(
-    {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT"}
-)
-
 
 def route_template(request: web.Request) -> str:
     """The matched route's template (``/users/{id}``), never the raw path; else ``UNMATCHED``."""
-    resource = request.match_info.route.resource
-    if resource is None:
-        return UNMATCHED
-    return resource.canonical
-
-
-class _HttpMetrics:
-    def __init__(self, registry: Any) -> None:
-        self.requests = counter(
-            "http_server_requests",
-            "HTTP requests served, by method, route template and status.",
-            ("method", "route", "status"),
-            registry,
-        )
-        self.duration = histogram(
-            "http_server_request_duration_seconds",
-            "HTTP request duration in seconds, by method and route template.",
-            ("method", "route"),
-            registry,
-        )
-
-
-_HTTP_METRICS: weakref.WeakKeyDictionary[Any, _HttpMetrics] = weakref.WeakKeyDictionary()
+    return route_label(_matched_template(request))
 
 
 def metrics_middleware(registry: Any = None) -> Middleware:
     """An aiohttp middleware recording HTTP server metrics into ``registry``.
 
-    Records ``http_server_requests_total{method, route, status}`` (counter) and
-    ``http_server_request_duration_seconds{method, route}`` (histogram, seconds). ``route`` is
-    the route template (``request.match_info.route.resource.canonical``), ``UNMATCHED`` for
-    404/405; non-standard methods are counted as ``OTHER``, so clients cannot inflate label
-    cardinality. Handler exceptions count as their HTTP status (``HTTPException``) or 500.
-    Requests cancelled by a client disconnect are not counted.
+    A thin shell over :class:`~service_actuator.http_metrics.HttpServerMetrics`, which holds the
+    families and the label rules: ``http_server_requests_total{method, route, status}`` (counter)
+    and ``http_server_request_duration_seconds{method, route}`` (histogram, seconds); ``route``
+    is the route template (``request.match_info.route.resource.canonical``), ``UNMATCHED`` for
+    404/405; non-standard methods are counted as ``OTHER``. Here only the status is read:
+    handler exceptions count as their HTTP status (``HTTPException``) or 500; requests
+    cancelled by a client disconnect are not counted.
 
     Calling it again with the same registry reuses the same metric objects.
 
@@ -141,7 +118,8 @@ def metrics_middleware(registry: Any = None) -> Middleware:
     Returns:
         A new-style aiohttp middleware; a pass-through one when prometheus-client is missing.
     """
-    if not METRICS_AVAILABLE:
+    http = HttpServerMetrics(registry)
+    if not http.enabled:
 
         @web.middleware
         async def passthrough(request: web.Request, handler: Handler) -> web.StreamResponse:
@@ -149,42 +127,25 @@ def metrics_middleware(registry: Any = None) -> Middleware:
 
         return passthrough
 
-    target = registry_or_default(registry)
-    metrics = _HTTP_METRICS.get(target)
-    if metrics is None:
-        metrics = _HTTP_METRICS[target] = _HttpMetrics(target)
-    http = metrics
-    # The labelled children by (method, route, status): a bounded set (known methods, route
-    # templates, statuses), looked up once each instead of per request.
-    children: dict[tuple[str, str, int], tuple[Any, Any]] = {}
-
     @web.middleware
     async def record(request: web.Request, handler: Handler) -> web.StreamResponse:
-        start = time.perf_counter()
-
-        def observe(status: int) -> None:
-            elapsed = time.perf_counter() - start
-            method = request.method if request.method in _KNOWN_METHODS else "OTHER"
-            route = route_template(request)
-            pair = children.get((method, route, status))
-            if pair is None:
-                pair = children[(method, route, status)] = (
-                    http.requests.labels(method, route, str(status)),
-                    http.duration.labels(method, route),
-                )
-            pair[0].inc()
-            pair[1].observe(elapsed)
-
+        started = http.start()
         try:
             response = await handler(request)
         except web.HTTPException as exc:
-            observe(exc.status)
+            http.finish(started, request.method, _matched_template(request), exc.status)
             raise
         except Exception:
-            observe(500)
+            http.finish(started, request.method, _matched_template(request), 500)
             raise
         # CancelledError (a client disconnect) is a BaseException: nothing is recorded.
-        observe(response.status)
+        http.finish(started, request.method, _matched_template(request), response.status)
         return response
 
     return record
+
+
+def _matched_template(request: web.Request) -> str | None:
+    """The matched route's template (sub-app prefix included), or None when none matched."""
+    resource = request.match_info.route.resource
+    return None if resource is None else resource.canonical

@@ -32,8 +32,7 @@ from entrypoints.http.openapi import ROUTE_SPECS
 from entrypoints.http.problems import problem_middleware
 from entrypoints.http.routing import RouteSpec, add_routes
 from entrypoints.telemetry import tracing_middleware
-from service_actuator import setup_actuator
-from service_actuator.aiohttp import metrics_middleware
+from service_actuator.aiohttp import metrics_middleware, setup_actuator
 
 
 async def _resources(app: web.Application) -> AsyncIterator[None]:

@@ -13,8 +13,8 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient
 from prometheus_client import CollectorRegistry
 
-from service_actuator import Access, Action, Actuator, setup_actuator
-from service_actuator.aiohttp import metrics_middleware
+from service_actuator import Access, Action, Actuator
+from service_actuator.aiohttp import metrics_middleware, setup_actuator
 
 
 @dataclass

@@ -16,6 +16,7 @@ from service_actuator import (
     HealthIndicator,
     Status,
 )
+from service_actuator.aiohttp import ACTUATOR_KEY
 
 from .conftest import (
     ADMIN,
@@ -371,7 +372,7 @@ async def test_swapping_settings_applies_to_next_request(actuator_client: Any) -
         settings=ActuatorSettings(show_details="never"), indicators=[SyncIndicator("db")]
     )
     assert await (await client.get("/actuator/health")).json() == {"status": "UP"}
-    actuator: Actuator = client.app[__import__("service_actuator").ACTUATOR_KEY]
+    actuator: Actuator = client.app[ACTUATOR_KEY]
     actuator.apply_settings(ActuatorSettings(show_details="always"))
     assert await (await client.get("/actuator/health")).json() == {
         "status": "UP",

@@ -65,7 +65,7 @@ async def test_refresh_applies_actuator_settings_to_next_request(actuator_client
         reloader=config.reload,
         authorizer=bearer_authorizer,
     )
-    from service_actuator import ACTUATOR_KEY
+    from service_actuator.aiohttp import ACTUATOR_KEY
 
     holder.append(client.app[ACTUATOR_KEY])
     assert await (await client.get("/actuator/health")).json() == {"status": "UP"}

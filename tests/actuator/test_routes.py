@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from service_actuator import ACTUATOR_KEY, Actuator, setup_actuator
+from service_actuator import Actuator
+from service_actuator.aiohttp import ACTUATOR_KEY, setup_actuator
 
 
 def test_routes_and_app_key() -> None:

@@ -28,10 +28,8 @@ SCRIPT = REFUSE_PROMETHEUS + textwrap.dedent(
     from aiohttp.test_utils import TestClient, TestServer
 
     import service_actuator
-    from service_actuator import (
-        METRICS_AVAILABLE, Actuator, ActuatorSettings, HealthCheck, setup_actuator,
-    )
-    from service_actuator.aiohttp import metrics_middleware
+    from service_actuator import METRICS_AVAILABLE, Actuator, ActuatorSettings, HealthCheck
+    from service_actuator.aiohttp import metrics_middleware, setup_actuator
 
     async def main():
         actuator = Actuator(
