@@ -269,7 +269,7 @@ def plan_retirement(kid: str, alg: str | Sequence[str], now: datetime) -> KeyPla
         if current is not None and current.kid == kid:
             raise KeyOperationRefused(
                 f"key {kid} signs new tokens ({record.alg});"
-                f" run `authsvc keys rotate --alg {record.alg} --now` first"
+                f" run `authsvc keys rotate --now --alg {record.alg}` first"
             )
         if record.retired_at is None and record.activates_at > now:
             raise KeyOperationRefused(
