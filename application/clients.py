@@ -101,7 +101,8 @@ class CreateClient:
     of the client's organization or shared ones, with scopes among theirs
     (``policy.check_client_resources``; 422 naming ``audience`` or ``scopes``); a superadmin
     and the command line may name any. ``access_token_signed_response_alg`` must be one of
-    ``auth.algorithms`` (contract section 17; 422 naming it). Records and publishes ``ClientCreated``. Returns
+    ``auth.algorithms`` (contract section 17; 422 naming it). Records and publishes
+    ``ClientCreated``. Returns
     ``NewClient`` (the secret, shown once).
     """
 
@@ -230,7 +231,8 @@ def _checked_alg(alg: Any, settings: AuthSettings) -> str | None:
     listed = settings.signing_algorithms
     if not isinstance(alg, str) or alg not in listed:
         raise invalid(
-            "access_token_signed_response_alg", f"must be one of auth.algorithms: {', '.join(listed)}"
+            "access_token_signed_response_alg",
+            f"must be one of auth.algorithms: {', '.join(listed)}",
         )
     return alg
 

@@ -113,7 +113,8 @@ def _algorithms(
         raise ValueError(f"'{attribute.name}' must not repeat an algorithm")
     if value and instance.algorithm not in value:
         raise ValueError(
-            f"'{attribute.name}' must hold auth.algorithm ({instance.algorithm!r}), got {list(value)}"
+            f"'{attribute.name}' must hold auth.algorithm ({instance.algorithm!r}),"
+            f" got {list(value)}"
         )
 
 

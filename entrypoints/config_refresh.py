@@ -254,7 +254,8 @@ class SignerStep:
     Refusals, as ``ConfigError``: an ML-DSA backend that cannot work (``SignerUnavailable``)
     names ``auth.mldsa_backend``; an unusable key directory or key file (``KeyStoreError``)
     names ``auth.key_dir`` when that changed, else ``auth.algorithms`` (``auth.algorithm`` when
-    no list is set); any other ``SignerUnavailable`` names the same. A change of ``auth.key_store`` or of the
+    no list is set); any other ``SignerUnavailable`` names the same. A change of
+    ``auth.key_store`` or of the
     key-encryption key is refused, naming it: the key store is chosen at start.
     """
 

@@ -164,7 +164,8 @@ class JwtSigner(Signer):
 
         Makes each of ``algorithms`` a signing algorithm in the store (its key created if
         missing, keys of an algorithm not listed verifying until their tokens expired) and loads
-        the keys that may still verify live tokens. Blocks (store I/O, RSA key generation ~0.2-1 s). Raises
+        the keys that may still verify live tokens. Blocks (store I/O, RSA key generation
+        ~0.2-1 s). Raises
         ``SignerUnavailable`` when the algorithm's backend cannot work here, ``KeyStoreError``
         on an unusable store or key.
         """

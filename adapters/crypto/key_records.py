@@ -167,9 +167,7 @@ def ordered_for_jwks(records: Iterable[KeyRecord], first: str | None) -> list[Ke
     return [*head[:1], *rest]
 
 
-def plan_activation(
-    alg: str | Sequence[str], now: datetime, span: int, make: MakeKey
-) -> KeyPlan:
+def plan_activation(alg: str | Sequence[str], now: datetime, span: int, make: MakeKey) -> KeyPlan:
     """Make ``alg`` (one algorithm, or every algorithm of ``auth.algorithms``) the signing
     algorithms at ``now`` (at start and on a change of ``auth.algorithm``/``auth.algorithms``):
     keys of other algorithms that could still sign stop at once and verify for ``span`` seconds

@@ -84,7 +84,8 @@ class ServiceInfo:
     """``/actuator/info`` contributor: ``{"auth": {"algorithm", "algorithms", "issuer"},
     "storage": {"backend"}, "telemetry": {"exporter"}}`` — ``algorithms`` lists, per JWS ``alg``
     signed with or still verified (contract section 17), ``{"alg", "signing": bool,
-    "signing_kid": kid | null, "kids": [every kid of it in the JWKS]}``. Public facts only, never a secret (no DSN, no
+    "signing_kid": kid | null, "kids": [every kid of it in the JWKS]}``. Public facts only,
+    never a secret (no DSN, no
     key material, no key paths). ``auth`` comes from the settings in force (after a refresh),
     ``storage`` from the start configuration (it needs a restart to change)."""
 
@@ -105,7 +106,6 @@ class ServiceInfo:
             "storage": {"backend": self._start.storage.backend},
             "telemetry": {"exporter": live.telemetry.exporter},
         }
-
 
     def _algorithms(self) -> list[dict[str, Any]]:
         signing = self._signer.signing_kids()

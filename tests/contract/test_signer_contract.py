@@ -487,7 +487,9 @@ async def test_several_algorithms_each_verified_with_its_own_key(
     assert list(kids) == [default, *(a for a in algs if a != default)]
     assert {k["kid"] for k in signer.jwks()["keys"]} == set(kids.values())
     tokens = {alg: await signer.sign(env.claims(), alg=alg) for alg in algs}
-    assert json.loads(b64url_decode((await signer.sign(env.claims())).split(".")[0]))["alg"] == default
+    assert (
+        json.loads(b64url_decode((await signer.sign(env.claims())).split(".")[0]))["alg"] == default
+    )
     for alg, token in tokens.items():
         h, p, s = token.split(".")
         header = json.loads(b64url_decode(h))

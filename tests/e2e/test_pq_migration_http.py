@@ -22,7 +22,7 @@ from dilithium_py.ml_dsa import ML_DSA_65
 from entrypoints.config import load_config
 from entrypoints.container import build_container
 from entrypoints.http.app import create_app
-from tests.e2e.conftest import ONE_PER_BACKEND, MakeClient, assert_problem, bearer, container_of
+from tests.e2e.conftest import ONE_PER_BACKEND, MakeClient, assert_problem, bearer
 from tests.e2e.test_actuator_http import refresh, samples, superadmin_token, write_config
 from tests.e2e.test_oauth_http import API, Machines, machines
 from tests.fakes import FakeClock
@@ -82,7 +82,9 @@ async def test_both_algorithms_sign_side_by_side_chosen_per_client_and_audience(
     verify_with_jwks(m.admin, jwks, "authsvc")
 
     # A client asking for ML-DSA-65 gets ML-DSA tokens, whatever its audience.
-    pq_client = await m.register(m.admin, audience=[API], access_token_signed_response_alg="ML-DSA-65")
+    pq_client = await m.register(
+        m.admin, audience=[API], access_token_signed_response_alg="ML-DSA-65"
+    )
     assert pq_client["access_token_signed_response_alg"] == "ML-DSA-65"
     token = (await m.granted(pq_client))["access_token"]
     assert header(token)["alg"] == "ML-DSA-65"
@@ -103,7 +105,10 @@ async def test_both_algorithms_sign_side_by_side_chosen_per_client_and_audience(
                               json={"access_token_signed_response_alg": "ML-DSA-65"})  # fmt: skip
     assert resp.status == 200 and (await resp.json())["access_token_signed_response_alg"]
     assert header((await m.granted(plain, resource=API))["access_token"])["alg"] == "ML-DSA-65"
-    for method, path in (("POST", "/oauth/clients"), ("PATCH", f"/oauth/clients/{plain['client_id']}")):
+    for method, path in (
+        ("POST", "/oauth/clients"),
+        ("PATCH", f"/oauth/clients/{plain['client_id']}"),
+    ):
         body = {"name": "x", "scopes": ["read"], "access_token_signed_response_alg": "ML-DSA-87"}
         if method == "PATCH":
             body = {"access_token_signed_response_alg": "ML-DSA-87"}
@@ -136,7 +141,7 @@ async def test_a_token_relabelled_with_another_alg_is_refused(make_client: MakeC
     assert (await http.get("/me", headers=bearer(root))).status == 200
     jwks = await (await http.get("/.well-known/jwks.json")).json()
     rsa_kid = next(k["kid"] for k in jwks["keys"] if k["alg"] == "RS256")
-    h, p, s = root.split(".")
+    _, p, s = root.split(".")
     for relabel in ({"alg": "RS256"}, {"alg": "RS256", "kid": rsa_kid}):
         forged = {**header(root), **relabel}
         part = base64.urlsafe_b64encode(json.dumps(forged).encode()).rstrip(b"=").decode()
