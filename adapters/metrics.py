@@ -22,6 +22,11 @@ name                                           labels                     from e
 ``authsvc_access_tokens_issued_total``         ``algorithm``, ``grant``   ``AccessTokenIssued``,
                                                (login | refresh |         ``ClientTokenIssued``
                                                client_credentials)
+``authsvc_tokens_issued_total``                ``alg``, ``kind`` =        ``AccessTokenIssued``,
+                                               access |                   ``ClientTokenIssued``
+                                               client_credentials
+``authsvc_tokens_verified_total``              ``alg``                    (``token_verified``,
+                                                                          called by the signer)
 ``authsvc_oauth_client_auth_failures_total``   ``reason`` =               ``ClientAuthFailed``
                                                unknown_client |
                                                wrong_secret | disabled
@@ -79,6 +84,9 @@ LOGIN_OUTCOMES = (
 EMAIL_OUTCOMES = ("sent", "failed", "skipped")
 REFRESH_OUTCOMES = ("success", "invalid", "reuse")
 GRANTS = ("login", "refresh", "client_credentials")
+TOKEN_KINDS = ("access", "client_credentials")
+"""The ``kind`` label of ``authsvc_tokens_issued_total`` (contract section 17; ``id`` joins
+with the ID tokens of section 15)."""
 CLIENT_AUTH_REASONS = ("unknown_client", "wrong_secret", "disabled")
 DPOP_REASONS = ("missing", "malformed", "typ", "alg", "jwk", "signature", "htm", "htu", "iat",
                 "jti", "replay", "nonce", "ath", "jkt")  # fmt: skip
@@ -117,6 +125,19 @@ class ServiceMetrics:
             "Access tokens issued, by signing algorithm and grant (login, refresh or"
             " client_credentials).",
             ("algorithm", "grant"),
+            registry,
+        )
+        self.issued_by_alg = counter(
+            "authsvc_tokens_issued",
+            "Tokens signed, by JWS algorithm and kind (access: the JSON API's user tokens;"
+            " client_credentials): when an algorithm's count stops, it can leave auth.algorithms.",
+            ("alg", "kind"),
+            registry,
+        )
+        self.verified_by_alg = counter(
+            "authsvc_tokens_verified",
+            "Tokens verified on authsvc's own routes, by JWS algorithm.",
+            ("alg",),
             registry,
         )
         self.sessions_ended = counter(
@@ -165,6 +186,15 @@ class ServiceMetrics:
         for algorithm in ALGORITHMS:
             for grant in GRANTS:
                 self.tokens_issued.labels(algorithm, grant)
+            for kind in TOKEN_KINDS:
+                self.issued_by_alg.labels(algorithm, kind)
+            self.verified_by_alg.labels(algorithm)
+
+    def token_verified(self, alg: str) -> None:
+        """Count one token of ``alg`` verified (the signer's ``on_verified`` hook; section 17).
+        Only the known algorithms are counted: label values come from a fixed set."""
+        if alg in ALGORITHMS:
+            self.verified_by_alg.labels(alg).inc()
 
     def subscribe(self, bus: EventBus) -> ServiceMetrics:
         """Record the events published on ``bus`` from now on; returns ``self``."""
@@ -190,6 +220,7 @@ class ServiceMetrics:
     def _client_token_issued(self, event: ClientTokenIssued) -> None:
         if event.algorithm in ALGORITHMS:
             self.tokens_issued.labels(event.algorithm, "client_credentials").inc()
+            self.issued_by_alg.labels(event.algorithm, "client_credentials").inc()
 
     def _client_auth_failed(self, event: ClientAuthFailed) -> None:
         if event.reason in CLIENT_AUTH_REASONS:
@@ -223,6 +254,8 @@ class ServiceMetrics:
 
     def _token_issued(self, event: AccessTokenIssued) -> None:
         self.tokens_issued.labels(event.algorithm, event.grant).inc()
+        if event.algorithm in ALGORITHMS:
+            self.issued_by_alg.labels(event.algorithm, "access").inc()
         if event.grant == "refresh":
             self.refreshes.labels("success").inc()
 

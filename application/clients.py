@@ -90,7 +90,8 @@ class GetClient:
 
 @attrs.frozen
 class CreateClient:
-    """POST /oauth/clients ``{"name", "scopes", "audience"?, "org_id"?, "require_dpop"?}``.
+    """POST /oauth/clients ``{"name", "scopes", "audience"?, "org_id"?, "require_dpop"?,
+    "access_token_signed_response_alg"?}``.
 
     Rules: viewer/operator → ``Forbidden``; an org_admin registers in its own organization (an
     ``org_id`` naming another → ``NotFound``), a superadmin in any (default: its own).
@@ -99,7 +100,9 @@ class CreateClient:
     naming the field. An org_admin may name only ``auth.audience`` and the ``oauth.resources``
     of the client's organization or shared ones, with scopes among theirs
     (``policy.check_client_resources``; 422 naming ``audience`` or ``scopes``); a superadmin
-    and the command line may name any. Records and publishes ``ClientCreated``. Returns
+    and the command line may name any. ``access_token_signed_response_alg`` must be one of
+    ``auth.algorithms`` (contract section 17; 422 naming it). Records and publishes
+    ``ClientCreated``. Returns
     ``NewClient`` (the secret, shown once).
     """
 
@@ -119,9 +122,11 @@ class CreateClient:
         audience: Any = None,
         org_id: str | None = None,
         require_dpop: bool = False,
+        access_token_signed_response_alg: str | None = None,
     ) -> NewClient:
         """Register the client ``name``."""
         org = check_org_id(policy.target_org(actor, Operation.CREATE_CLIENT, org_id))
+        alg = _checked_alg(access_token_signed_response_alg, self._settings.current)
         shared = self._settings.current.audience
         aud = (shared,) if audience is None else check_audience(audience)
         checked_name, checked_scopes = check_name(name), check_scopes(scopes)
@@ -139,6 +144,7 @@ class CreateClient:
             disabled=False,
             created_at=self._clock.now(),
             secret_hash=secret_hash,
+            access_token_signed_response_alg=alg,
         )
         created = ClientCreated(client.id, org, actor.actor_id)
         async with self._storage.begin() as uow:
@@ -152,7 +158,8 @@ class CreateClient:
 @attrs.frozen
 class UpdateClient:
     """PATCH /oauth/clients/{client_id} ``{"name"?, "scopes"?, "audience"?, "require_dpop"?,
-    "disabled"?}``: at least one.
+    "disabled"?, "access_token_signed_response_alg"?}``: at least one (the algorithm checked as
+    by ``CreateClient``).
 
     Rules: viewer/operator → ``Forbidden``; missing or of another organization → ``NotFound``;
     bad values → ``ValidationFailed`` naming the field. When ``audience`` or ``scopes`` is
@@ -173,6 +180,10 @@ class UpdateClient:
         """Apply ``changes`` (the body's fields) to the client ``client_id``."""
         policy.require(actor, Operation.UPDATE_CLIENT)
         values = _checked(changes)
+        if "access_token_signed_response_alg" in values:
+            values["access_token_signed_response_alg"] = _checked_alg(
+                values["access_token_signed_response_alg"], self._settings.current
+            )
         async with self._storage.begin() as uow:
             client = await client_in_scope(uow, actor, client_id)
             if "audience" in values or "scopes" in values:
@@ -195,7 +206,10 @@ class UpdateClient:
 
 def _checked(changes: dict[str, Any]) -> dict[str, Any]:
     """The checked values of a PATCH body (``ValidationFailed`` naming the field)."""
-    known = {"name", "scopes", "audience", "require_dpop", "disabled"}
+    known = {
+        "name", "scopes", "audience", "require_dpop", "disabled",
+        "access_token_signed_response_alg",
+    }  # fmt: skip
     values = {k: v for k, v in changes.items() if v is not None}
     if not values or not set(values) <= known:
         raise invalid("body", f"must hold at least one of {', '.join(sorted(known))}")
@@ -207,6 +221,20 @@ def _checked(changes: dict[str, Any]) -> dict[str, Any]:
         if key in values and not isinstance(values[key], bool):
             raise invalid(key, "must be a boolean")
     return values
+
+
+def _checked_alg(alg: Any, settings: AuthSettings) -> str | None:
+    """``access_token_signed_response_alg`` checked against ``auth.algorithms`` (contract
+    section 17): None stays None; another value not listed → ``ValidationFailed`` naming it."""
+    if alg is None:
+        return None
+    listed = settings.signing_algorithms
+    if not isinstance(alg, str) or alg not in listed:
+        raise invalid(
+            "access_token_signed_response_alg",
+            f"must be one of auth.algorithms: {', '.join(listed)}",
+        )
+    return alg
 
 
 @attrs.frozen

@@ -224,8 +224,10 @@ class ClientCredentialsGrant:
         }  # fmt: skip
         if bound is not None:
             claims["cnf"] = {"jkt": bound.jkt}
-        token = await self._signer.sign(claims, typ=CLIENT_TOKEN_TYPE)
-        issued = ClientTokenIssued(client.id, client.org_id, jti, self._signer.algorithm, granted)
+        chosen = self._auth.current.algorithm_for(audience, client.access_token_signed_response_alg)
+        alg = self._signer.signing_algorithm(chosen)
+        token = await self._signer.sign(claims, typ=CLIENT_TOKEN_TYPE, alg=alg)
+        issued = ClientTokenIssued(client.id, client.org_id, jti, alg, granted)
         async with self._storage.begin() as uow:
             await record(uow, [issued], now)
             await uow.commit()

@@ -101,6 +101,35 @@ def _host(_: object, attribute: attrs.Attribute[str], value: str) -> None:
             ) from None
 
 
+def _algorithms(
+    instance: AuthSettings, attribute: attrs.Attribute[tuple[str, ...]], value: tuple[str, ...]
+) -> None:
+    for alg in value:
+        if alg not in ALGORITHMS:
+            raise ValueError(
+                f"'{attribute.name}' entries must be one of {', '.join(ALGORITHMS)}, got {alg!r}"
+            )
+    if len(set(value)) != len(value):
+        raise ValueError(f"'{attribute.name}' must not repeat an algorithm")
+    if value and instance.algorithm not in value:
+        raise ValueError(
+            f"'{attribute.name}' must hold auth.algorithm ({instance.algorithm!r}),"
+            f" got {list(value)}"
+        )
+
+
+def _algorithm_by_audience(
+    instance: AuthSettings, attribute: attrs.Attribute[dict[str, str]], value: dict[str, str]
+) -> None:
+    listed = instance.signing_algorithms
+    for audience, alg in value.items():
+        if not audience or alg not in listed:
+            raise ValueError(
+                f"'{attribute.name}' maps audiences to one of auth.algorithms"
+                f" ({', '.join(listed)}); {audience!r} must not map to {alg!r}"
+            )
+
+
 @attrs.frozen
 class AuthSettings:
     """Prefix ``auth``: tokens, passwords and throttling.
@@ -117,9 +146,21 @@ class AuthSettings:
     (s, default 3600): a rotated key is in the JWKS that long before it signs.
     ``key_rotation_interval`` (s, 0 = never): rotate on schedule. ``key_poll_interval`` (s):
     how often an instance re-reads the key store (a fallback for missed announcements).
+
+    Several algorithms at once (contract section 17; ADR 0030): ``algorithms`` lists every JWS
+    ``alg`` the service signs with (each has an active key, all are in the JWKS; empty, the
+    default, means ``[algorithm]``); ``algorithm`` is the default and must be in the list.
+    ``algorithm_by_audience`` maps an audience to the algorithm of its tokens (one of
+    ``algorithms``).
     """
 
     algorithm: str = attrs.field(default="RS256", validator=v.in_(ALGORITHMS))
+    algorithms: tuple[str, ...] = attrs.field(default=(), validator=_algorithms)
+    """Every algorithm signed with (contract section 17); empty: ``(algorithm,)``."""
+    algorithm_by_audience: dict[str, str] = attrs.field(
+        factory=dict, validator=_algorithm_by_audience, hash=False
+    )
+    """Audience → the JWS ``alg`` of its tokens (contract section 17)."""
     mldsa_backend: str = attrs.field(default="cryptography", validator=v.in_(MLDSA_BACKENDS))
     issuer: str = attrs.field(
         default="http://localhost:8080", validator=url_validator("http", "https")
@@ -165,6 +206,23 @@ class AuthSettings:
     contract section 10): 1..64 characters, no colon or control character."""
     mfa_token_ttl: int = attrs.field(default=300, validator=[_positive, v.le(3600)])
     """Seconds an ``mfa_token`` (a login's pending second step) works (contract section 10)."""
+
+    @property
+    def signing_algorithms(self) -> tuple[str, ...]:
+        """The algorithms signed with: ``algorithms``, or ``(algorithm,)`` when it is empty;
+        the default ``algorithm`` first."""
+        listed = self.algorithms or (self.algorithm,)
+        return (self.algorithm, *(a for a in listed if a != self.algorithm))
+
+    def algorithm_for(self, audience: str | None, client_alg: str | None = None) -> str:
+        """The JWS ``alg`` of a new token (contract section 17), first match: ``client_alg``
+        (the OAuth client's ``access_token_signed_response_alg``) when it is still listed in
+        ``algorithms``; ``algorithm_by_audience[audience]``; else ``algorithm``."""
+        if client_alg is not None and client_alg in self.signing_algorithms:
+            return client_alg
+        if audience is not None and audience in self.algorithm_by_audience:
+            return self.algorithm_by_audience[audience]
+        return self.algorithm
 
 
 def _dsn_required(instance: StorageSettings, attribute: attrs.Attribute[str], value: str) -> None:

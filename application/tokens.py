@@ -143,8 +143,8 @@ class TokenIssuer:
         await uow.tokens.add(record)
         if groups is None:
             groups = await uow.groups.groups_of(user.id)
-        algorithm = self._signer.algorithm
-        access = await self._signer.sign(self.access_claims(user, groups, now))
+        algorithm = self._signer.signing_algorithm(cfg.algorithm_for(cfg.audience))
+        access = await self._signer.sign(self.access_claims(user, groups, now), alg=algorithm)
         pair = TokenPair(
             access_token=access,
             refresh_token=clear,

@@ -114,6 +114,8 @@ class Client:
     current secret, lower-case hex; ``previous_secret_hash`` and ``previous_secret_expires_at``:
     the one before the last rotation and the end of its grace (both None when none).
     ``secret_rotated_at``: the last rotation (None: never rotated).
+    ``access_token_signed_response_alg``: the JWS ``alg`` of its tokens (one of
+    ``auth.algorithms``; None: by audience, else ``auth.algorithm``; contract section 17).
     """
 
     id: str
@@ -128,6 +130,7 @@ class Client:
     secret_rotated_at: datetime | None = None
     previous_secret_hash: str | None = attrs.field(default=None, repr=False)
     previous_secret_expires_at: datetime | None = None
+    access_token_signed_response_alg: str | None = None
 
     def secret_hashes(self, now: datetime) -> tuple[str, ...]:
         """The hashes a presented secret may match at ``now``: the current one, and the

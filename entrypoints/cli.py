@@ -51,6 +51,7 @@ from adapters.crypto.mldsa import SignerUnavailable
 from adapters.persistence.errors import StorageUnavailable
 from application.events import SigningKeysChanged
 from application.pagination import MAX_PAGE_LIMIT
+from application.settings import ALGORITHMS
 from application.users import ByEmail
 from domain.errors import DomainError, FieldError, ValidationFailed
 from domain.model import Role, User
@@ -136,12 +137,19 @@ def _parser() -> argparse.ArgumentParser:
     rotate = keys_sub.add_parser(
         "rotate",
         help="add a key that signs auth.key_publish_ahead seconds from now",
-        description="Add a key of auth.algorithm. It is published in the JWKS at once and "
+        description="Add a key of auth.algorithm (or --alg, one of auth.algorithms). It is "
+        "published in the JWKS at once and "
         "signs from auth.key_publish_ahead seconds later; the signing key stops then and keeps "
         "verifying until its last token has expired. Nobody is logged out.",
     )
     rotate.add_argument(
         "--now", action="store_true", help="sign with the new key at once (a key that leaked)"
+    )
+    rotate.add_argument(
+        "--alg",
+        choices=ALGORITHMS,
+        default=None,
+        help="the algorithm whose key rotates (one of auth.algorithms; default auth.algorithm)",
     )
     retire = keys_sub.add_parser(
         "retire",
@@ -316,15 +324,18 @@ def _when(t: datetime | None) -> str:
 
 
 async def _keys_list(container: Container) -> None:
-    """``keys list``: every key of the store, latest first, with its state now."""
+    """``keys list``: every key of the store, latest first, with its state now, each judged by
+    its own algorithm (contract section 17): ``signing`` (one per algorithm of
+    ``auth.algorithms``), ``pending`` (published ahead), ``verifying`` (retiring: its tokens may
+    be live; all keys of an algorithm dropped from the list) or ``expired``."""
     signer = await asyncio.to_thread(container.signer)
     records = await signer.key_records()
     now = container.clock().now()
-    alg = signer.settings.algorithm
+    signing = signer.signing_kids()
     rows = [
-        (r.kid, r.alg, r.state(alg, now, signer.kid), _when(r.activates_at),
+        (r.kid, r.alg, r.state(r.alg, now, signing.get(r.alg)), _when(r.activates_at),
          _when(r.retired_at), _when(r.verify_until))
-        for r in sorted(records, key=lambda r: (r.activates_at, r.kid), reverse=True)
+        for r in sorted(records, key=lambda r: (r.alg, r.activates_at, r.kid), reverse=True)
     ]  # fmt: skip
     _print_table(("kid", "alg", "state", "signs_from", "signs_until", "verifies_until"), rows)
 
@@ -352,10 +363,11 @@ async def _announce(container: Container, event: SigningKeysChanged) -> None:
         await bus.close()
 
 
-async def _keys_rotate(container: Container, now: bool) -> None:
-    """``keys rotate [--now]``: a new key; the old one verifies until its tokens expired."""
+async def _keys_rotate(container: Container, now: bool, alg: str | None = None) -> None:
+    """``keys rotate [--now] [--alg ALG]``: a new key of ``alg`` (default ``auth.algorithm``);
+    the old one verifies until its tokens expired."""
     signer = await asyncio.to_thread(container.signer)
-    record = await signer.rotate_keys(now=now)
+    record = await signer.rotate_keys(now=now, alg=alg)
     print(
         f"new {record.alg} key {record.kid}: in the JWKS now, signs from "
         f"{_when(record.activates_at)}"
@@ -377,7 +389,7 @@ def _operator_command(args: argparse.Namespace) -> Callable[[Container], Awaitab
         if args.keys_command == "list":
             return _keys_list
         if args.keys_command == "rotate":
-            return lambda c: _keys_rotate(c, args.now)
+            return lambda c: _keys_rotate(c, args.now, args.alg)
         return lambda c: _keys_retire(c, args.kid)
     if args.command == "create-superadmin":
         return lambda c: _create_superadmin(c, args.email, args.org)

@@ -33,8 +33,11 @@ class KeyMaintainer(Protocol):
         """Re-read the key store; True if the key set changed."""
         ...
 
-    async def rotate_keys(self, *, now: bool = False, due_after: int | None = None) -> Any:
-        """Rotate (when due); the new key's record or None."""
+    async def rotate_keys(
+        self, *, now: bool = False, due_after: int | None = None, alg: str | None = None
+    ) -> Any:
+        """Rotate ``alg``'s key (default: ``auth.algorithm``; when due); the new key's record
+        or None."""
         ...
 
 
@@ -69,13 +72,18 @@ def follow_peers(bus: EventBus, reloader: Follower, signer: KeyMaintainer) -> No
 
 
 async def keys_round(signer: KeyMaintainer, settings: AuthSettings, bus: EventBus) -> None:
-    """One round of ``maintain_keys``: re-read the store, then rotate if due (and announce)."""
+    """One round of ``maintain_keys``: re-read the store, then rotate each of
+    ``auth.algorithms`` if due (and announce)."""
     await signer.refresh_keys()
     interval = settings.key_rotation_interval
-    if interval:
-        record = await signer.rotate_keys(due_after=interval)
+    if not interval:
+        return
+    for alg in settings.signing_algorithms:
+        record = await signer.rotate_keys(due_after=interval, alg=alg)
         if record is not None:
-            log.info("scheduled rotation: key %s signs from %s", record.kid, record.activates_at)
+            log.info(
+                "scheduled rotation: %s key %s signs from %s", alg, record.kid, record.activates_at
+            )
             await bus.publish(SigningKeysChanged(kids=(record.kid,), reason="rotated"))
 
 

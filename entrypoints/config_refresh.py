@@ -253,8 +253,9 @@ class SignerStep:
 
     Refusals, as ``ConfigError``: an ML-DSA backend that cannot work (``SignerUnavailable``)
     names ``auth.mldsa_backend``; an unusable key directory or key file (``KeyStoreError``)
-    names ``auth.key_dir`` when that changed, else ``auth.algorithm``; any other
-    ``SignerUnavailable`` names ``auth.algorithm``. A change of ``auth.key_store`` or of the
+    names ``auth.key_dir`` when that changed, else ``auth.algorithms`` (``auth.algorithm`` when
+    no list is set); any other ``SignerUnavailable`` names the same. A change of
+    ``auth.key_store`` or of the
     key-encryption key is refused, naming it: the key store is chosen at start.
     """
 
@@ -269,17 +270,17 @@ class SignerStep:
                 raise ConfigError(
                     f"auth.{key}", "the key store cannot change while running: restart instead"
                 )
+        listed = "auth.algorithms" if settings.algorithms else "auth.algorithm"
+        mldsa = any(a in MLDSA_ALGORITHMS for a in settings.signing_algorithms)
         try:
-            if settings.algorithm in MLDSA_ALGORITHMS:
+            if mldsa:
                 await asyncio.to_thread(mldsa_backend, settings.mldsa_backend)
             await self.signer.apply_async(settings)
         except SignerUnavailable as exc:
-            backend = settings.algorithm in MLDSA_ALGORITHMS
-            key = "auth.mldsa_backend" if backend else "auth.algorithm"
-            raise ConfigError(key, str(exc)) from None
+            raise ConfigError("auth.mldsa_backend" if mldsa else listed, str(exc)) from None
         except KeyStoreError as exc:
             moved = settings.key_dir != old.auth.key_dir
-            raise ConfigError("auth.key_dir" if moved else "auth.algorithm", str(exc)) from None
+            raise ConfigError("auth.key_dir" if moved else listed, str(exc)) from None
         return Prepared()
 
 

@@ -12,7 +12,7 @@ authorizer, the config reloader and the service's own metrics registry.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from operator import attrgetter, methodcaller
 from typing import Any, TypeVar
 
@@ -68,6 +68,12 @@ def _use_case(
     )
 
 
+def _client_token_ttl(live: Live[Config]) -> Callable[[], int]:
+    """The client tokens' lifetime in force (``oauth.client_token_ttl``, s), read at each call:
+    keys of an algorithm no longer listed verify at least that long (contract section 17)."""
+    return lambda: live.current.oauth.client_token_ttl
+
+
 class Container(containers.DeclarativeContainer):
     """Wires the service. Every provider is a singleton per container (one per process)."""
 
@@ -115,13 +121,25 @@ class Container(containers.DeclarativeContainer):
     )
 
     hasher = providers.Singleton(BcryptHasher, auth_settings)
+    metrics_registry = providers.Singleton(new_registry)
+    """This container's prometheus-client registry (None without the ``metrics`` extra)."""
+
+    service_metrics: providers.Singleton[ServiceMetrics] = providers.Singleton(
+        subscribe_service_metrics, bus, metrics_registry
+    )
+    """Login/refresh/token counters, subscribed to the bus; instantiate once at wiring."""
+
     signer = providers.Singleton(
         JwtSigner.from_settings,
         config.provided.auth,
         clock,
         providers.Singleton(key_stores, config),
+        providers.Callable(_client_token_ttl, live_config),
+        service_metrics.provided.token_verified,
     )
-    """Signs and verifies access tokens; its keys live in ``auth.key_store`` (ADR 0015)."""
+    """Signs and verifies access tokens; its keys live in ``auth.key_store`` (ADR 0015); the
+    keys of an algorithm left out of ``auth.algorithms`` verify as long as a client token
+    lives; each verification counts in ``authsvc_tokens_verified_total`` (section 17)."""
     deferred_signer = providers.Singleton(Deferred, signer.provider)
     """The signer, built on first use (after the storage is open and migrated)."""
     database_login_attempts = providers.Singleton(methodcaller("login_attempts"), storage)
@@ -309,14 +327,7 @@ class Container(containers.DeclarativeContainer):
         operator.OperatorCommand, update_user.provided.set_disabled, email_normalizer
     )
 
-    # Actuator (contract section 4), metrics and configuration refresh.
-    metrics_registry = providers.Singleton(new_registry)
-    """This container's prometheus-client registry (None without the ``metrics`` extra)."""
-
-    service_metrics: providers.Singleton[ServiceMetrics] = providers.Singleton(
-        subscribe_service_metrics, bus, metrics_registry
-    )
-    """Login/refresh/token counters, subscribed to the bus; instantiate once at wiring."""
+    # Actuator (contract section 4) and configuration refresh.
 
     reloader = providers.Singleton(
         ConfigReloader,

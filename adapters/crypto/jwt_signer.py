@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import binascii
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
@@ -28,7 +28,7 @@ from jwt.exceptions import DecodeError, PyJWTError
 from jwt.utils import base64url_decode, base64url_encode
 
 from adapters.crypto.key_records import KeyRecord
-from adapters.crypto.key_ring import KeyRing, SigningKey, StoreFor
+from adapters.crypto.key_ring import KeyRing, SigningKey, StoreFor, TokenTtl
 from adapters.crypto.mldsa import MLDSA_ALGORITHMS, MLDSAAlgorithm, SignerUnavailable
 from application.ports import Clock, Signer
 from application.settings import AuthSettings
@@ -133,13 +133,16 @@ class JwtSigner(Signer):
         settings: AuthSettings,
         clock: Clock,
         stores: StoreFor | None = None,
+        other_ttl: TokenTtl | None = None,
+        on_verified: Callable[[str], None] | None = None,
     ) -> None:
-        """Same as ``from_settings(settings, clock, stores)``."""
+        """Same as ``from_settings(settings, clock, stores, other_ttl, on_verified)``."""
         self._clock = clock
         self._jws = _new_jws()
         self._jwt = _JWT(self._jws)
-        self._ring = KeyRing(settings, clock, stores)
+        self._ring = KeyRing(settings, clock, stores, other_ttl)
         self._checked_headers: dict[str, tuple[str, str]] = {}
+        self._on_verified = on_verified
 
     # -- construction ------------------------------------------------------------------------
 
@@ -149,19 +152,24 @@ class JwtSigner(Signer):
         settings: AuthSettings,
         clock: Clock,
         stores: StoreFor | None = None,
+        other_ttl: TokenTtl | None = None,
+        on_verified: Callable[[str], None] | None = None,
     ) -> JwtSigner:
-        """A signer for ``settings`` (``algorithm``, ``mldsa_backend``, ``key_dir``, lifetimes,
-        ``key_publish_ahead``) over the key store ``stores(settings)`` (default: key files in
-        ``settings.key_dir``; the container passes the database store for
-        ``auth.key_store = "database"``).
+        """A signer for ``settings`` (``algorithm``, ``algorithms``, ``mldsa_backend``,
+        ``key_dir``, lifetimes, ``key_publish_ahead``) over the key store ``stores(settings)``
+        (default: key files in ``settings.key_dir``; the container passes the database store for
+        ``auth.key_store = "database"``). ``other_ttl()``: the longest lifetime (s) of the other
+        tokens it signs (client tokens), so retired keys verify long enough. ``on_verified(alg)``
+        is called after each successful verification (the metrics).
 
-        Makes ``algorithm`` the signing algorithm in the store (its key created if missing, keys
-        of another algorithm verifying until their tokens expired) and loads the keys that may
-        still verify live tokens. Blocks (store I/O, RSA key generation ~0.2-1 s). Raises
+        Makes each of ``algorithms`` a signing algorithm in the store (its key created if
+        missing, keys of an algorithm not listed verifying until their tokens expired) and loads
+        the keys that may still verify live tokens. Blocks (store I/O, RSA key generation
+        ~0.2-1 s). Raises
         ``SignerUnavailable`` when the algorithm's backend cannot work here, ``KeyStoreError``
         on an unusable store or key.
         """
-        return cls(settings, clock, stores)
+        return cls(settings, clock, stores, other_ttl, on_verified)
 
     @classmethod
     async def from_settings_async(
@@ -169,9 +177,13 @@ class JwtSigner(Signer):
         settings: AuthSettings,
         clock: Clock,
         stores: StoreFor | None = None,
+        other_ttl: TokenTtl | None = None,
+        on_verified: Callable[[str], None] | None = None,
     ) -> JwtSigner:
         """``from_settings`` in a worker thread, for async start-up code."""
-        return await asyncio.to_thread(cls.from_settings, settings, clock, stores)
+        return await asyncio.to_thread(
+            cls.from_settings, settings, clock, stores, other_ttl, on_verified
+        )
 
     def apply(self, settings: AuthSettings) -> None:
         """Put ``settings`` in force (by a configuration refresh): a changed ``algorithm`` makes the
@@ -194,11 +206,17 @@ class JwtSigner(Signer):
         worker thread; True if the key set changed. Raises ``KeyStoreError``."""
         return await asyncio.to_thread(self._ring.refresh)
 
-    async def rotate_keys(self, *, now: bool = False, due_after: int | None = None) -> Any:
-        """Add a key that signs ``auth.key_publish_ahead`` s from now (``now``: at once); see
-        ``KeyRing.rotate``. Returns the new ``KeyRecord``, or None when ``due_after`` says the
-        newest key is not old enough. Raises ``KeyStoreError``."""
-        return await asyncio.to_thread(lambda: self._ring.rotate(now=now, due_after=due_after))
+    async def rotate_keys(
+        self, *, now: bool = False, due_after: int | None = None, alg: str | None = None
+    ) -> Any:
+        """Add a key of ``alg`` (default ``auth.algorithm``) that signs
+        ``auth.key_publish_ahead`` s from now (``now``: at once); see ``KeyRing.rotate``.
+        Returns the new ``KeyRecord``, or None when ``due_after`` says the newest key is not old
+        enough. Raises ``KeyOperationRefused`` (``alg`` not in ``auth.algorithms``) and
+        ``KeyStoreError``."""
+        return await asyncio.to_thread(
+            lambda: self._ring.rotate(now=now, due_after=due_after, alg=alg)
+        )
 
     async def retire_key(self, kid: str) -> None:
         """Withdraw key ``kid`` at once (see ``KeyRing.retire``). Raises
@@ -222,27 +240,43 @@ class JwtSigner(Signer):
         return self._ring.active.alg
 
     @property
+    def algorithms(self) -> tuple[str, ...]:
+        """Every JWS ``alg`` new tokens may be signed with (``auth.algorithms``), the default
+        first."""
+        return self._ring.current.settings.signing_algorithms
+
+    @property
     def kid(self) -> str:
-        """The ``kid`` of the active key (RFC 7638 thumbprint)."""
+        """The ``kid`` of the active key of the default algorithm (RFC 7638 thumbprint)."""
         return self._ring.active.kid
+
+    def signing_kids(self) -> dict[str, str]:
+        """``{alg: kid}`` of the key signing each of ``auth.algorithms`` now, default first."""
+        return {k.alg: k.kid for k in self._ring.signing_keys()}
 
     def verification_keys(self) -> list[SigningKey]:
         """The keys that may still verify a live token now: the active one first."""
         return self._ring.verification_keys()
 
-    async def sign(self, claims: Mapping[str, Any], *, typ: str = "JWT") -> str:
+    async def sign(
+        self, claims: Mapping[str, Any], *, typ: str = "JWT", alg: str | None = None
+    ) -> str:
         """A compact JWS (RFC 7515) over ``claims`` (JSON object; ``iat``/``exp`` in Unix s)
-        with header ``{"alg", "kid", "typ"}``, signed by the active key. ``typ``: ``JWT`` for
-        user tokens, ``at+jwt`` for client tokens (RFC 9068).
+        with header ``{"alg", "kid", "typ"}``, signed by the active key of ``alg`` (default:
+        ``auth.algorithm``; an algorithm not in ``auth.algorithms`` — removed by a refresh
+        meanwhile — falls back to the default). ``typ``: ``JWT`` for user tokens, ``at+jwt``
+        for client tokens (RFC 9068).
 
         Runs on the event loop: one signature costs ~1 ms (see ``bench/bench_signers.py``), less
         than handing it to a thread would save.
         """
-        return self.sign_sync(claims, typ=typ)
+        return self.sign_sync(claims, typ=typ, alg=alg)
 
-    def sign_sync(self, claims: Mapping[str, Any], *, typ: str = "JWT") -> str:
+    def sign_sync(
+        self, claims: Mapping[str, Any], *, typ: str = "JWT", alg: str | None = None
+    ) -> str:
         """``sign`` as a plain call (for benchmarks and callers already off the loop)."""
-        key = self._ring.active
+        key = self._signing_key(alg)
         return self._jwt.encode(
             dict(claims), key.private, algorithm=key.alg, headers={"kid": key.kid, "typ": typ}
         )
@@ -283,6 +317,18 @@ class JwtSigner(Signer):
             if not self._ring.adopt_peer_keys():
                 raise InvalidToken("unknown kid") from None
             return self._verify(token, check, adopt=False)
+
+    def signing_algorithm(self, alg: str | None) -> str:
+        """The algorithm ``sign(..., alg=alg)`` signs with now."""
+        return self._signing_key(alg).alg
+
+    def _signing_key(self, alg: str | None) -> SigningKey:
+        if alg is None:
+            return self._ring.active
+        try:
+            return self._ring.active_for(alg)
+        except KeyError:
+            return self._ring.active
 
     def _key_for(self, token: str, typ: str) -> SigningKey:
         """The verification key named by ``token``'s header, checked against it (``kid`` known,
@@ -354,6 +400,8 @@ class JwtSigner(Signer):
             raise InvalidToken("token not yet valid")
         if not isinstance(claims.get("sub"), str) or not isinstance(claims.get("jti"), str):
             raise InvalidToken("sub and jti must be strings")
+        if self._on_verified is not None:
+            self._on_verified(key.alg)
         return claims
 
     def jwks(self) -> dict[str, Any]:
@@ -364,24 +412,33 @@ class JwtSigner(Signer):
 
     def health(self) -> dict[str, Any]:
         """Details for the signing-key health indicator: ``{"alg", "kid", "backend",
-        "verification_kids"}``. Signs and verifies a probe with the active key first; raises
-        (``SignerUnavailable``) if the private key is unusable."""
+        "verification_kids"}`` (the default algorithm's key), plus ``"signing_kids"`` (``{alg:
+        kid}``) when ``auth.algorithms`` lists several. Signs and verifies a probe with each
+        active key first; raises (``SignerUnavailable``) if a private key is unusable."""
         keys = self._ring.current
         active = self._ring.active
         probe = b"authsvc health probe"
-        try:
-            alg_obj = self._jws.get_algorithm_by_name(active.alg)
-            ok = alg_obj.verify(probe, active.public, alg_obj.sign(probe, active.private))
-        except Exception as e:
-            raise SignerUnavailable(f"the active {active.alg} key cannot sign: {e}") from e
-        if not ok:
-            raise SignerUnavailable(f"the active {active.alg} key produced an invalid signature")
-        return {
+        signing = self._ring.signing_keys()
+        for key in signing:
+            try:
+                alg_obj = self._jws.get_algorithm_by_name(key.alg)
+                ok = alg_obj.verify(probe, key.public, alg_obj.sign(probe, key.private))
+            except Exception as e:
+                raise SignerUnavailable(f"the active {key.alg} key cannot sign: {e}") from e
+            if not ok:
+                raise SignerUnavailable(f"the active {key.alg} key produced an invalid signature")
+        mldsa = any(k.alg in MLDSA_ALGORITHMS for k in signing)
+        details: dict[str, Any] = {
             "alg": active.alg,
             "kid": active.kid,
             "backend": keys.backend_name if active.alg in MLDSA_ALGORITHMS else "cryptography",
             "verification_kids": [k.kid for k in self.verification_keys()],
         }
+        if len(signing) > 1:
+            details["signing_kids"] = {k.alg: k.kid for k in signing}
+            if mldsa:
+                details["mldsa_backend"] = keys.backend_name
+        return details
 
 
 __all__ = ["REQUIRED_CLAIMS", "JwtSigner"]

@@ -167,27 +167,32 @@ def ordered_for_jwks(records: Iterable[KeyRecord], first: str | None) -> list[Ke
     return [*head[:1], *rest]
 
 
-def plan_activation(alg: str, now: datetime, span: int, make: MakeKey) -> KeyPlan:
-    """Make ``alg`` the signing algorithm at ``now`` (at start and on an ``auth.algorithm``
-    change): keys of other algorithms that could still sign verify for ``span`` seconds more
-    (``access_token_ttl + leeway``, the longer of old and new); ``alg``'s signing key, if it was
-    switched away from earlier, signs again (its ``kid`` stays); if ``alg`` has none, one is made,
-    signing at once. A pending retirement of ``alg``'s keys verifies ``span`` s past it."""
+def plan_activation(alg: str | Sequence[str], now: datetime, span: int, make: MakeKey) -> KeyPlan:
+    """Make ``alg`` (one algorithm, or every algorithm of ``auth.algorithms``) the signing
+    algorithms at ``now`` (at start and on a change of ``auth.algorithm``/``auth.algorithms``):
+    keys of other algorithms that could still sign stop at once and verify for ``span`` seconds
+    more (the longest token lifetime + leeway, the longer of old and new settings); each listed
+    algorithm's signing key, if it was switched away from earlier, signs again (its ``kid``
+    stays); a listed algorithm without one gets one, signing at once. A pending retirement of a
+    listed algorithm's keys verifies ``span`` s past it."""
+    algs = (alg,) if isinstance(alg, str) else tuple(alg)
     until = now + timedelta(seconds=span)
 
     def plan(records: list[KeyRecord]) -> KeyChanges:
         changed = [
             attrs.evolve(r, verify_until=until)
             for r in records
-            if r.alg != alg and r.verify_until is None
+            if r.alg not in algs and r.verify_until is None
         ]
-        changed.extend(_extended_retirements(records, alg, now, span))
-        current = signing_key(records, alg, now)
-        if current is None:
-            return KeyChanges((make(alg, now),), tuple(changed))
-        if current.verify_until is not None and current.retired_at is None:
-            changed.append(attrs.evolve(current, verify_until=None))  # switched back to it
-        return KeyChanges((), tuple(changed))
+        added = []
+        for a in algs:
+            changed.extend(_extended_retirements(records, a, now, span))
+            current = signing_key(records, a, now)
+            if current is None:
+                added.append(make(a, now))
+            elif current.verify_until is not None and current.retired_at is None:
+                changed.append(attrs.evolve(current, verify_until=None))  # switched back to it
+        return KeyChanges(tuple(added), tuple(changed))
 
     return plan
 
@@ -247,19 +252,22 @@ def plan_rotation(
     return plan
 
 
-def plan_retirement(kid: str, alg: str, now: datetime) -> KeyPlan:
+def plan_retirement(kid: str, alg: str | Sequence[str], now: datetime) -> KeyPlan:
     """Withdraw key ``kid`` now: it leaves the JWKS and verifies nothing more, so tokens it
     signed are refused at once (a compromised key). Refuses (``KeyOperationRefused``) an unknown
-    kid, the key signing ``alg`` now, and a pending key (rotate again instead)."""
+    kid, the key signing ``alg`` (or one of the algorithms ``alg``) now, and a pending key
+    (rotate again instead)."""
+    algs = (alg,) if isinstance(alg, str) else tuple(alg)
 
     def plan(records: list[KeyRecord]) -> KeyChanges:
         record = next((r for r in records if r.kid == kid), None)
         if record is None:
             raise KeyOperationRefused(f"no signing key with kid {kid}")
-        current = signing_key(records, alg, now)
+        current = signing_key(records, record.alg, now) if record.alg in algs else None
         if current is not None and current.kid == kid:
             raise KeyOperationRefused(
-                f"key {kid} signs new tokens; run `authsvc keys rotate --now` first"
+                f"key {kid} signs new tokens ({record.alg});"
+                f" run `authsvc keys rotate --now --alg {record.alg}` first"
             )
         if record.retired_at is None and record.activates_at > now:
             raise KeyOperationRefused(

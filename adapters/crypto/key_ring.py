@@ -33,6 +33,7 @@ from jwt.algorithms import RSAAlgorithm
 from adapters.crypto.jwk import jwk_thumbprint
 from adapters.crypto.key_records import (
     KeyChanges,
+    KeyOperationRefused,
     KeyPlan,
     KeyRecord,
     KeyStoreError,
@@ -132,11 +133,15 @@ class KeySet:
     keys: Mapping[str, SigningKey]
     backend_name: str
 
-    def signing_record(self, now: datetime) -> KeyRecord:
-        """The record of the key that signs at ``now``: the schedule's signing key of
-        ``settings.algorithm`` (``key_records.signing_key``); if none can (the store changed
-        under us), the one of that algorithm activated last, so signing never stops."""
-        alg = self.settings.algorithm
+    def signing_record(self, now: datetime, alg: str | None = None) -> KeyRecord:
+        """The record of the key that signs ``alg`` tokens (default: ``settings.algorithm``;
+        one of ``settings.signing_algorithms``) at ``now``: the schedule's signing key
+        (``key_records.signing_key``); if none can (the store changed under us), the one of
+        that algorithm activated last, so signing never stops. Raises ``KeyError`` for an
+        algorithm the ring does not sign with."""
+        alg = alg or self.settings.algorithm
+        if alg not in self.settings.signing_algorithms:
+            raise KeyError(alg)
         found = signing_key(self.records, alg, now)
         if found is not None and found.kid in self.keys:
             return found
@@ -161,9 +166,9 @@ def _default_stores() -> StoreFor:
     return store
 
 
-def _span(settings: AuthSettings) -> int:
-    """How long a token lives after it was signed, skew included (s)."""
-    return settings.access_token_ttl + settings.leeway
+TokenTtl = Callable[[], int]
+"""The longest lifetime (s) of the tokens signed besides the user access tokens (the client
+tokens' ``oauth.client_token_ttl``), read at each key decision."""
 
 
 class KeyRing:
@@ -190,8 +195,10 @@ class KeyRing:
         settings: AuthSettings,
         clock: Clock,
         stores: StoreFor | None = None,
+        other_ttl: TokenTtl | None = None,
     ) -> None:
         self._stores = stores or _default_stores()
+        self._other_ttl = other_ttl or (lambda: 0)
         self._clock = clock
         self._lock = threading.Lock()
         self._backends: dict[str, MLDSABackend] = {}
@@ -210,9 +217,27 @@ class KeyRing:
 
     @property
     def active(self) -> SigningKey:
-        """The key that signs new tokens now."""
+        """The key that signs new tokens of the default algorithm now."""
         keys = self._keys
         return keys.keys[keys.signing_record(self._clock.now()).kid]
+
+    def active_for(self, alg: str) -> SigningKey:
+        """The key that signs new ``alg`` tokens now; ``KeyError`` if ``alg`` is not one of
+        ``auth.algorithms``."""
+        keys = self._keys
+        return keys.keys[keys.signing_record(self._clock.now(), alg).kid]
+
+    def signing_keys(self) -> list[SigningKey]:
+        """The key signing each of ``auth.algorithms`` now, the default algorithm's first."""
+        keys = self._keys
+        now = self._clock.now()
+        return [
+            keys.keys[keys.signing_record(now, a).kid] for a in keys.settings.signing_algorithms
+        ]
+
+    def _span(self, settings: AuthSettings) -> int:
+        """How long any token lives after it was signed, skew included (s)."""
+        return max(settings.access_token_ttl, self._other_ttl()) + settings.leeway
 
     def apply(self, settings: AuthSettings) -> None:
         """Rebuild the ring for ``settings``: a changed ``algorithm`` activates that algorithm's
@@ -227,10 +252,10 @@ class KeyRing:
         then the others, latest activated first; pending keys included."""
         keys = self._keys
         now = self._clock.now()
-        active = keys.signing_record(now).kid
-        out = [keys.keys[active]]
+        out = self.signing_keys()
+        signing = {k.kid for k in out}
         for r in keys.records:
-            if r.kid != active and r.published(now) and r.kid in keys.keys:
+            if r.kid not in signing and r.published(now) and r.kid in keys.keys:
                 out.append(keys.keys[r.kid])
         return out
 
@@ -241,7 +266,7 @@ class KeyRing:
         if key is None:
             return None
         if key.verify_until is not None and key.verify_until <= self._clock.now():
-            return key if keys.signing_record(self._clock.now()).kid == kid else None
+            return key if kid in {k.kid for k in self.signing_keys()} else None
         return key
 
     def peer_check_due(self) -> bool:
@@ -272,12 +297,10 @@ class KeyRing:
             store = self._stores(keys.settings)
             records = store.records()
             now = self._clock.now()
-            if signing_key(records, keys.settings.algorithm, now) is None:
+            algs = keys.settings.signing_algorithms
+            if any(signing_key(records, a, now) is None for a in algs):
                 plan = plan_activation(
-                    keys.settings.algorithm,
-                    now,
-                    _span(keys.settings),
-                    self._key_maker(keys.settings),
+                    algs, now, self._span(keys.settings), self._key_maker(keys.settings)
                 )
                 records = store.update(plan)
             fresh = self._view(keys.settings, records, store, keys.backend_name, keys.keys)
@@ -286,19 +309,29 @@ class KeyRing:
             self._keys = fresh
             return True
 
-    def rotate(self, *, now: bool = False, due_after: int | None = None) -> KeyRecord | None:
-        """Add a key of the configured algorithm that signs ``auth.key_publish_ahead`` seconds
-        from now (``now``: at once, for a compromised key); the signing key stops then and
-        verifies until its last token expired (``key_records.plan_rotation``). With
-        ``due_after`` (the schedule) only if the newest key is at least that old. Returns the
-        new key's record, or None when not due. Raises ``KeyStoreError``."""
+    def rotate(
+        self, *, now: bool = False, due_after: int | None = None, alg: str | None = None
+    ) -> KeyRecord | None:
+        """Add a key of ``alg`` (default: ``auth.algorithm``; one of ``auth.algorithms``) that
+        signs ``auth.key_publish_ahead`` seconds from now (``now``: at once, for a compromised
+        key); that algorithm's signing key stops then and verifies until its last token expired
+        (``key_records.plan_rotation``). With ``due_after`` (the schedule) only if the newest
+        key of ``alg`` is at least that old. Returns the new key's record, or None when not due.
+        Raises ``KeyOperationRefused`` for an algorithm not in ``auth.algorithms``, and
+        ``KeyStoreError``."""
         with self._lock:
             settings = self._keys.settings
+            alg = alg or settings.algorithm
+            if alg not in settings.signing_algorithms:
+                raise KeyOperationRefused(
+                    f"{alg} is not one of auth.algorithms"
+                    f" ({', '.join(settings.signing_algorithms)}): add it there first"
+                )
             plan = plan_rotation(
-                settings.algorithm,
+                alg,
                 self._clock.now(),
                 0 if now else settings.key_publish_ahead,
-                _span(settings),
+                self._span(settings),
                 self._key_maker(settings),
                 due_after=due_after,
             )
@@ -311,12 +344,23 @@ class KeyRing:
             self._update(recorded)
             return decided[-1].added[0].record if decided and decided[-1].added else None
 
+    def rotate_due(self, due_after: int) -> list[KeyRecord]:
+        """The schedule's rotation: ``rotate(due_after=...)`` for each of ``auth.algorithms``;
+        the records of the keys added. Raises ``KeyStoreError``."""
+        added = []
+        for alg in self._keys.settings.signing_algorithms:
+            record = self.rotate(due_after=due_after, alg=alg)
+            if record is not None:
+                added.append(record)
+        return added
+
     def retire(self, kid: str) -> None:
         """Withdraw key ``kid`` at once: out of the JWKS, its tokens refused
         (``key_records.plan_retirement``). Raises ``KeyOperationRefused`` (unknown kid, the
         signing key, a pending key) and ``KeyStoreError``."""
         with self._lock:
-            self._update(plan_retirement(kid, self._keys.settings.algorithm, self._clock.now()))
+            algs = self._keys.settings.signing_algorithms
+            self._update(plan_retirement(kid, algs, self._clock.now()))
 
     def _update(self, plan: KeyPlan) -> None:
         """Run ``plan`` in the store and rebuild the view from its records (lock held)."""
@@ -355,19 +399,21 @@ class KeyRing:
         (from ``loaded`` when it is there already). The signing key must load; another that
         cannot is logged and left out."""
         now = self._clock.now()
-        alg = settings.algorithm
-        signer = signing_key(records, alg, now)
+        algs = settings.signing_algorithms
+        signers = {s.kid for a in algs if (s := signing_key(records, a, now)) is not None}
         keep = [
             r
             for r in records
-            if r.published(now) or r.may_sign(alg, now) or (r.alg == alg and r.activates_at > now)
+            if r.published(now)
+            or any(r.may_sign(a, now) for a in algs)
+            or (r.alg in algs and r.activates_at > now)
         ]
         keys: dict[str, SigningKey] = {}
         for r in keep:
             try:
                 key = loaded.get(r.kid) or self._load(r, store, backend_name)
             except (KeyStoreError, SignerUnavailable) as e:
-                if signer is not None and r.kid == signer.kid:
+                if r.kid in signers:
                     raise
                 log.warning("%s key %s cannot be loaded, its tokens will fail: %s", r.alg, r.kid, e)
                 continue
@@ -375,8 +421,9 @@ class KeyRing:
                 keys[r.kid] = attrs.evolve(key, verify_until=r.verify_until)
         ordered = tuple(r for r in ordered_for_jwks(keep, None) if r.kid in keys)
         view = KeySet(settings, ordered, keys, backend_name)
-        if not any(r.alg == alg for r in ordered):
-            raise KeyStoreError(f"no usable {alg} signing key in the {store.location}")
+        for alg in algs:
+            if not any(r.alg == alg for r in ordered):
+                raise KeyStoreError(f"no usable {alg} signing key in the {store.location}")
         return view
 
     def _load(self, r: KeyRecord, store: SigningKeyStore, backend_name: str) -> SigningKey | None:
@@ -388,21 +435,24 @@ class KeyRing:
         return key
 
     def _build(self, settings: AuthSettings, previous: KeySet | None) -> KeySet:
-        if settings.algorithm not in ALGORITHMS:
-            raise SignerUnavailable(f"unknown auth.algorithm {settings.algorithm!r}")
+        for alg in settings.signing_algorithms:
+            if alg not in ALGORITHMS:
+                raise SignerUnavailable(f"unknown algorithm {alg!r} in auth.algorithms")
         store = self._stores(settings)
-        span = _span(settings)
+        span = self._span(settings)
         loaded: Mapping[str, SigningKey] = {}
         if previous is not None:
-            span = max(span, _span(previous.settings))
+            span = max(span, self._span(previous.settings))
             if self._stores(previous.settings) is store:
                 loaded = previous.keys
         now = self._clock.now()
         make = self._key_maker(settings)
-        records = store.update(plan_activation(settings.algorithm, now, span, make))
+        algs = settings.signing_algorithms
+        records = store.update(plan_activation(algs, now, span, make))
         view = self._view(settings, records, store, settings.mldsa_backend, loaded)
-        active = view.keys[view.signing_record(now).kid]
-        log.info("signing with %s key %s", active.alg, active.kid)
+        for alg in algs:
+            active = view.keys[view.signing_record(now, alg).kid]
+            log.info("signing %s tokens with key %s", active.alg, active.kid)
         return view
 
 
@@ -412,6 +462,7 @@ __all__ = [
     "KeySet",
     "SigningKey",
     "StoreFor",
+    "TokenTtl",
     "load_signing_key",
     "mldsa_backend",
 ]

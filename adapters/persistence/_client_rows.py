@@ -13,12 +13,14 @@ from domain.clients import Client
 
 CLIENTS = (
     "id, name, org_id, scopes, audience, require_dpop, disabled, created_at, secret_hash,"
-    " secret_rotated_at, previous_secret_hash, previous_secret_expires_at"
+    " secret_rotated_at, previous_secret_hash, previous_secret_expires_at,"
+    " access_token_signed_response_alg"
 )
 """The columns of ``oauth_clients`` in the order of ``Client``'s fields."""
 CLIENT_UPDATE = (
     "name, org_id, scopes, audience, require_dpop, disabled, created_at, secret_hash,"
-    " secret_rotated_at, previous_secret_hash, previous_secret_expires_at"
+    " secret_rotated_at, previous_secret_hash, previous_secret_expires_at,"
+    " access_token_signed_response_alg"
 )
 """Every column of ``oauth_clients`` but ``id``, in ``CLIENTS`` order."""
 
@@ -27,13 +29,13 @@ def client_row(row: Sequence[Any], when: Callable[[Any], datetime | None]) -> Cl
     """A ``Client`` from a row of ``CLIENTS``; ``when`` converts a stored time (None stays
     None)."""
     (id_, name, org_id, scopes, audience, dpop, disabled, created_at, secret_hash, rotated_at,
-     previous_hash, previous_expires_at) = row  # fmt: skip
+     previous_hash, previous_expires_at, alg) = row  # fmt: skip
     created = when(created_at)
     assert created is not None
     return Client(
         id_, name, org_id, tuple(scopes.split()), tuple(json.loads(audience)), bool(dpop),
         bool(disabled), created, secret_hash, when(rotated_at), previous_hash,
-        when(previous_expires_at),
+        when(previous_expires_at), alg,
     )  # fmt: skip
 
 
@@ -49,4 +51,5 @@ def client_params(client: Client, when: Callable[[datetime], Any]) -> tuple[Any,
         json.dumps(list(client.audience), separators=(",", ":")), client.require_dpop,
         client.disabled, at(client.created_at), client.secret_hash, at(client.secret_rotated_at),
         client.previous_secret_hash, at(client.previous_secret_expires_at),
+        client.access_token_signed_response_alg,
     )  # fmt: skip

@@ -132,9 +132,17 @@ class Signer(Protocol):
         """The JWS ``alg`` new tokens are signed with (``RS256``, ``ML-DSA-65``, ``ML-DSA-87``)."""
         ...
 
-    async def sign(self, claims: Mapping[str, Any], *, typ: str = "JWT") -> str:
+    async def sign(
+        self, claims: Mapping[str, Any], *, typ: str = "JWT", alg: str | None = None
+    ) -> str:
         """A compact JWS over ``claims`` with header ``{alg, typ, kid}`` (``typ``: ``JWT`` for
-        user tokens, ``at+jwt`` for client tokens, RFC 9068)."""
+        user tokens, ``at+jwt`` for client tokens, RFC 9068), signed with the active key of
+        ``alg`` (one of ``auth.algorithms``, contract section 17; None or an algorithm no longer
+        listed: the default ``auth.algorithm``)."""
+        ...
+
+    def signing_algorithm(self, alg: str | None) -> str:
+        """The JWS ``alg`` that ``sign(..., alg=alg)`` signs with now."""
         ...
 
     async def verify(

@@ -81,8 +81,11 @@ async def authorize_actuator(request: web.Request, action: Action) -> Access:
 
 
 class ServiceInfo:
-    """``/actuator/info`` contributor: ``{"auth": {"algorithm", "issuer"}, "storage":
-    {"backend"}, "telemetry": {"exporter"}}`` — public facts only, never a secret (no DSN, no
+    """``/actuator/info`` contributor: ``{"auth": {"algorithm", "algorithms", "issuer"},
+    "storage": {"backend"}, "telemetry": {"exporter"}}`` — ``algorithms`` lists, per JWS ``alg``
+    signed with or still verified (contract section 17), ``{"alg", "signing": bool,
+    "signing_kid": kid | null, "kids": [every kid of it in the JWKS]}``. Public facts only,
+    never a secret (no DSN, no
     key material, no key paths). ``auth`` comes from the settings in force (after a refresh),
     ``storage`` from the start configuration (it needs a restart to change)."""
 
@@ -95,10 +98,24 @@ class ServiceInfo:
         """The contribution, read now."""
         live = self._live.current
         return {
-            "auth": {"algorithm": self._signer.algorithm, "issuer": live.auth.issuer},
+            "auth": {
+                "algorithm": self._signer.algorithm,
+                "algorithms": self._algorithms(),
+                "issuer": live.auth.issuer,
+            },
             "storage": {"backend": self._start.storage.backend},
             "telemetry": {"exporter": live.telemetry.exporter},
         }
+
+    def _algorithms(self) -> list[dict[str, Any]]:
+        signing = self._signer.signing_kids()
+        kids: dict[str, list[str]] = {alg: [] for alg in signing}
+        for key in self._signer.verification_keys():
+            kids.setdefault(key.alg, []).append(key.kid)
+        return [
+            {"alg": alg, "signing": alg in signing, "signing_kid": signing.get(alg), "kids": found}
+            for alg, found in kids.items()
+        ]
 
 
 # (route name given by setup_actuator, method, summary, responses, bearer)

@@ -16,6 +16,7 @@ from aiohttp import web
 
 from application.checks import MAX_NAME_LENGTH, MAX_ORG_ID_LENGTH, NAME_PATTERN, ORG_ID_PATTERN
 from application.pagination import Page
+from application.settings import ALGORITHMS
 from domain.clients import MAX_AUDIENCE_LENGTH, MAX_AUDIENCES, MAX_SCOPES, SCOPE_TOKEN, Client
 from entrypoints.http.admin_routes import PAGING, page_query
 from entrypoints.http.caller import principal
@@ -50,32 +51,35 @@ request_converter.register_structure_hook(Audiences, _audiences)
 @attrs.frozen
 class ClientRegistration:
     """Body of POST /oauth/clients: ``{"name", "scopes": [str], "audience"?: str or [str],
-    "org_id"?, "require_dpop"?: bool}``."""
+    "org_id"?, "require_dpop"?: bool, "access_token_signed_response_alg"?: str}``."""
 
     name: str
     scopes: list[str]
     audience: Audiences | None = None
     org_id: str | None = None
     require_dpop: bool = False
+    access_token_signed_response_alg: str | None = None
 
 
 @attrs.frozen
 class ClientPatch:
     """Body of PATCH /oauth/clients/{client_id}: at least one of ``{"name", "scopes",
-    "audience", "require_dpop", "disabled"}``."""
+    "audience", "require_dpop", "disabled", "access_token_signed_response_alg"}``."""
 
     name: str | None = None
     scopes: list[str] | None = None
     audience: Audiences | None = None
     require_dpop: bool | None = None
     disabled: bool | None = None
+    access_token_signed_response_alg: str | None = None
 
 
 def client_json(client: Client) -> dict[str, Any]:
     """Contract ``Client`` (section 14): client_id, name, org_id, scopes, audience,
-    require_dpop, disabled, created_at, secret_rotated_at. Never the secret or its hash."""
+    require_dpop, disabled, created_at, secret_rotated_at, and
+    access_token_signed_response_alg when set (section 17). Never the secret or its hash."""
     rotated = client.secret_rotated_at
-    return {
+    answer: dict[str, Any] = {
         "client_id": client.id,
         "name": client.name,
         "org_id": client.org_id,
@@ -86,6 +90,9 @@ def client_json(client: Client) -> dict[str, Any]:
         "created_at": iso(client.created_at),
         "secret_rotated_at": None if rotated is None else iso(rotated),
     }
+    if client.access_token_signed_response_alg is not None:
+        answer["access_token_signed_response_alg"] = client.access_token_signed_response_alg
+    return answer
 
 
 def _container(request: web.Request) -> Container:
@@ -112,6 +119,7 @@ async def create_client(request: web.Request) -> web.Response:
     made = await _container(request).create_client()(
         caller, body.name, body.scopes, audience=body.audience, org_id=body.org_id,
         require_dpop=body.require_dpop,
+        access_token_signed_response_alg=body.access_token_signed_response_alg,
     )  # fmt: skip
     answer = {**client_json(made.client), "client_secret": made.client_secret}
     return json_response(answer, status=201, headers={"Cache-Control": "no-store"})
@@ -160,19 +168,22 @@ _ONE_AUDIENCE = {"type": "string", "minLength": 1, "maxLength": MAX_AUDIENCE_LEN
 _AUDIENCES = {"type": "array", "minItems": 1, "maxItems": MAX_AUDIENCES, "items": _ONE_AUDIENCE}
 _AUDIENCE = {"oneOf": [_ONE_AUDIENCE, _AUDIENCES]}
 _NAME = {"type": "string", "minLength": 1, "maxLength": MAX_NAME_LENGTH, "pattern": NAME_PATTERN}
+_SIGNING_ALG = {"type": "string", "enum": list(ALGORITHMS)}
 _NEW_CLIENT = {
     "type": "object",
     "required": ["name", "scopes"],
     "properties": {"name": _NAME, "scopes": _SCOPES, "audience": _AUDIENCE,
                    "org_id": {"type": "string", "minLength": 1,
                               "maxLength": MAX_ORG_ID_LENGTH, "pattern": ORG_ID_PATTERN},
-                   "require_dpop": {"type": "boolean"}},
+                   "require_dpop": {"type": "boolean"},
+                   "access_token_signed_response_alg": _SIGNING_ALG},
 }  # fmt: skip
 _CLIENT_PATCH = {
     "type": "object",
     "minProperties": 1,
     "properties": {"name": _NAME, "scopes": _SCOPES, "audience": _AUDIENCE,
-                   "require_dpop": {"type": "boolean"}, "disabled": {"type": "boolean"}},
+                   "require_dpop": {"type": "boolean"}, "disabled": {"type": "boolean"},
+                   "access_token_signed_response_alg": _SIGNING_ALG},
 }  # fmt: skip
 _P = "Problem"
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from aiohttp import web
 
+from application.settings import ALGORITHMS
 from domain.audit import AUDIT_EVENT_TYPES
 from domain.model import BCRYPT_MAX_PASSWORD_BYTES, Role
 from entrypoints.http.anonymous_writes import ANONYMOUS_WRITES
@@ -54,6 +55,7 @@ _CLIENT: dict[str, Any] = {
         "scopes": {"type": "array", "items": {"type": "string"}},
         "audience": {"type": "array", "items": {"type": "string"}},
         "require_dpop": {"type": "boolean"},
+        "access_token_signed_response_alg": {"type": "string", "enum": list(ALGORITHMS)},
         "disabled": {"type": "boolean"},
         "created_at": {"type": "string", "format": "date-time"},
         "secret_rotated_at": {"type": ["string", "null"], "format": "date-time"},

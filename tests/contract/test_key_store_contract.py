@@ -186,3 +186,31 @@ async def test_a_rotation_on_one_ring_is_found_by_another(
     assert b.jwks() == a.jwks()
     clock.advance(60)
     assert a.kid == b.kid == record.kid
+
+
+async def test_several_algorithms_share_one_store_and_a_dropped_one_retires(
+    open_store: StoreFactory, tmp_path: Path
+) -> None:
+    """Contract section 17 over every store: a signing key per listed algorithm, found by a
+    second ring; rotation of one algorithm leaves the other's key alone; an algorithm dropped
+    from the list stops signing at once and leaves the JWKS once its tokens expired."""
+    clock = FakeClock()
+    both = settings_for("RS256", tmp_path, algorithms=("RS256", "ML-DSA-65"), key_publish_ahead=60)
+    store_a, store_b = open_store(), open_store()
+    a = JwtSigner(both, clock, lambda s: store_a)
+    b = JwtSigner(both, clock, lambda s: store_b)
+    assert a.signing_kids() == b.signing_kids() and list(a.signing_kids()) == ["RS256", "ML-DSA-65"]
+    rs_kid = a.signing_kids()["RS256"]
+    record = await a.rotate_keys(alg="ML-DSA-65")
+    assert record.alg == "ML-DSA-65"
+    assert await b.refresh_keys()
+    clock.advance(60)
+    assert b.signing_kids() == {"RS256": rs_kid, "ML-DSA-65": record.kid}
+
+    pq_only = settings_for("ML-DSA-65", tmp_path, algorithms=("ML-DSA-65",), key_publish_ahead=60)
+    await b.apply_async(pq_only)
+    assert b.signing_kids() == {"ML-DSA-65": record.kid}
+    assert rs_kid in {k["kid"] for k in b.jwks()["keys"]}
+    clock.advance(pq_only.access_token_ttl + pq_only.leeway + 1)
+    await b.refresh_keys()
+    assert {k["alg"] for k in b.jwks()["keys"]} == {"ML-DSA-65"}

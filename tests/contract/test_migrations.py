@@ -26,6 +26,7 @@ ALL = [
     "0008_oauth_clients",
     "0009_passkeys",
     "0012_scale_indexes",
+    "0013_client_signing_alg",
 ]
 EXPECTED_TABLES = {
     "users",

@@ -466,3 +466,40 @@ async def test_workers_sharing_a_key_dir_adopt_each_others_new_key(tmp_path: Pat
     # Unknown kids re-read keys.json at most every few seconds, not on every request.
     with pytest.raises(InvalidToken, match="unknown kid"):
         await b.verify(token.replace(token.split(".")[0], b64url(b'{"alg":"RS256","kid":"x"}')))
+
+
+# -- several algorithms at once (contract section 17) ---------------------------------------
+
+
+@pytest.mark.parametrize("default", ["RS256", "ML-DSA-65"])
+async def test_several_algorithms_each_verified_with_its_own_key(
+    tmp_path: Path, default: str
+) -> None:
+    """Every listed algorithm signs with its own key and verifies; a token relabelled with
+    another listed algorithm — with its own kid or the other key's — is refused (RFC 8725)."""
+    algs = ("RS256", "ML-DSA-65", "ML-DSA-87")
+    settings = AuthSettings(algorithm=default, algorithms=algs, key_dir=str(tmp_path / "keys"))
+    seen: list[str] = []
+    clock = FakeClock()
+    signer = JwtSigner.from_settings(settings, clock, on_verified=seen.append)
+    env = Env(signer, settings, clock, tmp_path / "keys")
+    kids = signer.signing_kids()
+    assert list(kids) == [default, *(a for a in algs if a != default)]
+    assert {k["kid"] for k in signer.jwks()["keys"]} == set(kids.values())
+    tokens = {alg: await signer.sign(env.claims(), alg=alg) for alg in algs}
+    assert (
+        json.loads(b64url_decode((await signer.sign(env.claims())).split(".")[0]))["alg"] == default
+    )
+    for alg, token in tokens.items():
+        h, p, s = token.split(".")
+        header = json.loads(b64url_decode(h))
+        assert (header["alg"], header["kid"]) == (alg, kids[alg])
+        assert (await env.verify(token))["sub"] == "user-1"
+        for other in algs:
+            if other == alg:
+                continue
+            for kid in (kids[alg], kids[other]):
+                forged = {**header, "alg": other, "kid": kid}
+                with pytest.raises(InvalidToken):
+                    await env.verify(".".join([b64url(json.dumps(forged).encode()), p, s]))
+    assert sorted(seen) == sorted(algs)

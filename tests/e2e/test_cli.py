@@ -464,3 +464,53 @@ def test_keys_retire_takes_a_kid_that_begins_with_a_dash() -> None:
     from entrypoints.cli import _parser
 
     assert _parser().parse_args(["keys", "retire", "--", "-x9Qa"]).kid == "-x9Qa"
+
+
+# --------------------------------------------------------------------------- several algorithms (issue 32)
+
+
+@pytest.mark.parametrize("store", ["file", "database"])
+def test_keys_per_algorithm(
+    env: dict[str, str],
+    store: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Contract section 17: a signing key per listed algorithm; ``keys rotate --alg`` rotates
+    that algorithm's key alone; one not listed is refused; ``keys list`` shows each algorithm's
+    signing, pending (published ahead) and retiring keys."""
+    monkeypatch.setenv("AUTHSVC_AUTH__KEY_STORE", store)
+    monkeypatch.setenv("AUTHSVC_AUTH__KEY_ENCRYPTION_KEY", new_kek())
+    monkeypatch.setenv("AUTHSVC_AUTH__ALGORITHMS", "RS256,ML-DSA-65")
+
+    def listed() -> list[tuple[str, str, str]]:
+        assert run("keys", "list") == 0
+        rows = capsys.readouterr().out.splitlines()[1:]
+        return sorted((r.split()[1], r.split()[2], r.split()[0]) for r in rows)
+
+    first = listed()
+    assert [(alg, state) for alg, state, _ in first] == [("ML-DSA-65", "signing"),
+                                                          ("RS256", "signing")]  # fmt: skip
+    assert run("keys", "rotate", "--alg", "ML-DSA-65") == 0
+    assert capsys.readouterr().out.startswith("new ML-DSA-65 key ")
+    assert [(alg, state) for alg, state, _ in listed()] == [
+        ("ML-DSA-65", "pending"), ("ML-DSA-65", "signing"), ("RS256", "signing")]  # fmt: skip
+    assert run("keys", "rotate", "--alg", "ML-DSA-87") == 1
+    assert "not one of auth.algorithms" in capsys.readouterr().err
+
+    # RS256 dropped from the list: its key stops signing and is retiring (still verifying).
+    monkeypatch.setenv("AUTHSVC_AUTH__ALGORITHMS", "ML-DSA-65")
+    monkeypatch.setenv("AUTHSVC_AUTH__ALGORITHM", "ML-DSA-65")
+    rows = listed()
+    assert ("RS256", "verifying") in [(alg, state) for alg, state, _ in rows]
+
+
+def test_an_unknown_algorithm_in_the_list_exits_2_naming_the_key(
+    env: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("AUTHSVC_AUTH__ALGORITHMS", "RS256,HS256")
+    assert run("keys", "list") == 2
+    assert capsys.readouterr().err.startswith("authsvc: invalid configuration: auth.algorithms:")
+    monkeypatch.setenv("AUTHSVC_AUTH__ALGORITHMS", "ML-DSA-65")
+    assert run("keys", "list") == 2
+    assert "auth.algorithms" in capsys.readouterr().err
