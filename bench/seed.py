@@ -106,7 +106,7 @@ class Plan:
     orgs: int
     clients: int
     bcrypt_rounds: int = 12
-    rng: random.Random = field(default_factory=lambda: random.Random(35))  # noqa: S311
+    rng: random.Random = field(default_factory=lambda: random.Random(35))
     now: datetime = field(default_factory=lambda: datetime.now(UTC))
 
 
@@ -156,7 +156,7 @@ class SqliteLoader(Loader):
     async def load(self, table: str, columns: str, rows: Iterator[Sequence[Row]]) -> int:
         """See ``Loader.load``; booleans are stored as 0/1 by sqlite3."""
         marks = ", ".join("?" for _ in columns.split(","))
-        sql = f"INSERT INTO {table} ({columns}) VALUES ({marks})"  # noqa: S608 - constants
+        sql = f"INSERT INTO {table} ({columns}) VALUES ({marks})"
         count = 0
         self._conn.execute("BEGIN")
         try:
@@ -250,10 +250,9 @@ class Seeder:
         users = await self._users()
         await self._groups(users)
         await self._mfa_and_passkeys(users)
-        families = await self._tokens(users, want_live)
+        await self._tokens(users, want_live)
         await self._audit(users)
         await self._clients()
-        del families
 
     async def _users(self) -> _Users:
         p, when = self.plan, self.loader.when
@@ -348,8 +347,9 @@ class Seeder:
             age_days = (p.now - created).total_seconds() / _DAY
             token_created = _ago(p, 0, min(age_days, 29.0))
             sess_end = created + SESSION_MAX_AGE
-            families.append(_Family(rng.choice(pool), secrets.token_hex(16), created,
-                                    token_created, min(token_created + REFRESH_TTL, sess_end)))  # fmt: skip
+            expires = min(token_created + REFRESH_TTL, sess_end)
+            owner = rng.choice(pool)
+            families.append(_Family(owner, secrets.token_hex(16), created, token_created, expires))
         dead: list[tuple[int, str, datetime, datetime]] = []  # user, family, created, last use
         for _ in range(expired):
             last = _ago(p, 31, 80)
@@ -447,7 +447,6 @@ class Seeder:
                     json.dumps(details, separators=(",", ":")))  # fmt: skip
 
         await self._load("audit_events", cols.AUDIT_EVENTS, _chunks(k, event))
-        del rng
 
     async def _clients(self) -> None:
         p, when = self.plan, self.loader.when

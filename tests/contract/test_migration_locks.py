@@ -21,9 +21,7 @@ ROWS = 200_000
 
 _ADD_COLUMN = re.compile(r"ADD\s+COLUMN\s+(?:IF\s+NOT\s+EXISTS\s+)?\w+\s+([^,;]*)", re.I | re.S)
 _DEFAULT = re.compile(r"\bDEFAULT\s+(.+?)\s*$", re.I | re.S)
-_CONSTANT = re.compile(
-    r"^(?:'[^']*'|-?\d+(?:\.\d+)?|TRUE|FALSE|NULL)(?:\s*::\s*[\w ]+)?$", re.I
-)
+_CONSTANT = re.compile(r"^(?:'[^']*'|-?\d+(?:\.\d+)?|TRUE|FALSE|NULL)(?:\s*::\s*[\w ]+)?$", re.I)
 """A default PostgreSQL evaluates once, at ALTER time: a literal, optionally cast."""
 
 
