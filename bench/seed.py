@@ -64,6 +64,7 @@ from adapters.persistence import _columns as cols
 from adapters.persistence._client_rows import CLIENTS
 from adapters.persistence._passkey_rows import PASSKEYS
 from adapters.persistence._rows import to_micros
+from adapters.persistence.errors import StorageUnavailable
 from adapters.persistence.migrate import (
     apply_postgres_migrations,
     apply_sqlite_migrations,
@@ -141,6 +142,10 @@ class Loader:
         transaction; returns the number of rows."""
         raise NotImplementedError
 
+    async def users(self) -> int:
+        """How many users the database holds already."""
+        raise NotImplementedError
+
     async def finish(self) -> None:
         """Refresh the planner's statistics and close."""
 
@@ -169,6 +174,10 @@ class SqliteLoader(Loader):
             raise
         return count
 
+    async def users(self) -> int:
+        """See ``Loader.users``."""
+        return int(self._conn.execute("SELECT count(*) FROM users").fetchone()[0])
+
     async def finish(self) -> None:
         """Close (the service's connections see every committed row)."""
         self._conn.close()
@@ -193,6 +202,10 @@ class PostgresLoader(Loader):
                 )
                 count += len(batch)
         return count
+
+    async def users(self) -> int:
+        """See ``Loader.users``."""
+        return int(await self._conn.fetchval("SELECT count(*) FROM users"))
 
     async def finish(self) -> None:
         """``ANALYZE`` (so the first benchmark sees real plans), then close."""
@@ -511,6 +524,10 @@ def _plan(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Plan:
                 args.bcrypt_rounds)  # fmt: skip
 
 
+class _Refused(Exception):
+    """The target cannot be seeded (message for the user)."""
+
+
 async def _seed(args: argparse.Namespace, plan: Plan) -> Seeder:
     loader: Loader
     if args.backend == "sqlite":
@@ -526,6 +543,11 @@ async def _seed(args: argparse.Namespace, plan: Plan) -> Seeder:
         )
     seeder = Seeder(plan, loader, sys.stdout)
     try:
+        if existing := await loader.users():
+            raise _Refused(
+                f"the database already holds {existing:,} users: seed an empty one (a new --db"
+                " file or --schema)"
+            )
         await seeder.run(want_live=args.live_tokens_out is not None)
     finally:
         await loader.finish()
@@ -538,7 +560,12 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     plan = _plan(args, parser)
     started = time.perf_counter()
-    seeder = asyncio.run(_seed(args, plan))
+    try:
+        seeder = asyncio.run(_seed(args, plan))
+    except _Refused as exc:
+        parser.exit(2, f"{parser.prog}: error: {exc}\n")
+    except StorageUnavailable as exc:
+        parser.exit(2, f"{parser.prog}: error: {exc}\n")
     elapsed = time.perf_counter() - started
     total = sum(count for _, count, _ in seeder.timings)
     print(f"{'total':<24} {total:>12,} rows {elapsed:>9.1f} s {total / elapsed:>12,.0f} rows/s"

@@ -116,3 +116,30 @@ def test_bad_arguments_are_refused_naming_the_flag(args: list[str], named: str) 
     )  # fmt: skip
     assert done.returncode == 2
     assert named in done.stderr
+
+
+def test_a_database_that_holds_users_is_refused(tmp_path: Path) -> None:
+    db = str(tmp_path / "seeded.db")
+    args = ["--backend", "sqlite", "--db", db, "--users", "3", "--bcrypt-rounds", "4"]
+    first = subprocess.run(
+        [sys.executable, "-m", "bench.seed", *args],
+        cwd=ROOT, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert first.returncode == 0, first.stderr
+    again = subprocess.run(
+        [sys.executable, "-m", "bench.seed", *args],
+        cwd=ROOT, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert again.returncode == 2
+    assert "already holds 3 users" in again.stderr and "Traceback" not in again.stderr
+
+
+def test_an_unreachable_postgres_is_refused_naming_the_dsn() -> None:
+    args = ["--backend", "postgres", "--dsn", "postgresql://nobody@127.0.0.1:9/none",
+            "--users", "1"]  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.seed", *args],
+        cwd=ROOT, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "storage.postgres_dsn" in done.stderr and "Traceback" not in done.stderr
