@@ -7,12 +7,19 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from application.ports import Storage
-from domain.passkeys import Ceremony, Passkey
+from domain.passkeys import Ceremony, CeremonyKind, Passkey
 
-__all__ = ["credential_id_of", "handle_refused", "take_ceremony", "user_handle_of"]
+__all__ = [
+    "credential_id_of",
+    "handle_refused",
+    "take_ceremony",
+    "take_login_ceremony",
+    "user_handle_of",
+]
 
 _MAX_ID_CHARS = 1366
 """base64url characters of 1023 bytes (the longest credential id, contract section 13), with
@@ -62,4 +69,19 @@ async def take_ceremony(storage: Storage, ceremony_id: str) -> Ceremony | None:
     async with storage.begin() as uow:
         ceremony = await uow.passkeys.take_ceremony(ceremony_id)
         await uow.commit()
+    return ceremony
+
+
+async def take_login_ceremony(storage: Storage, ceremony_id: str, now: datetime) -> Ceremony | None:
+    """``take_ceremony``, then the ceremony only if it can answer a passwordless login or a
+    re-authentication: an ``AUTHENTICATION`` ceremony, not bound to an ``mfa_token`` (those
+    answer ``/login/mfa`` only), not expired at ``now``; else None (used up all the same)."""
+    ceremony = await take_ceremony(storage, ceremony_id)
+    if (
+        ceremony is None
+        or ceremony.kind is not CeremonyKind.AUTHENTICATION
+        or ceremony.mfa_token_hash is not None
+        or ceremony.is_expired(now)
+    ):
+        return None
     return ceremony

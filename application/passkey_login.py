@@ -38,6 +38,7 @@ from application.passkey_assertions import (
     credential_id_of,
     handle_refused,
     take_ceremony,
+    take_login_ceremony,
     user_handle_of,
 )
 from application.passkey_events import PasskeyCloneSuspected
@@ -243,13 +244,8 @@ class PasskeyLogin:
         ``RateLimited`` (429), ``AccountDisabled`` / ``EmailNotVerified`` (403, with a
         ``login.failed`` row of method ``passkey``)."""
         now = self._clock.now()
-        ceremony = await take_ceremony(self._storage, ceremony_id)  # used up, whatever follows
-        if (
-            ceremony is None
-            or ceremony.kind is not CeremonyKind.AUTHENTICATION
-            or ceremony.mfa_token_hash is not None
-            or ceremony.is_expired(now)
-        ):
+        ceremony = await take_login_ceremony(self._storage, ceremony_id, now)  # used up
+        if ceremony is None:
             raise InvalidCeremony("unknown, used or expired ceremony")
         raw = credential_id_of(credential)
         key = "passkey:" + ("" if raw is None else _b64url(raw))

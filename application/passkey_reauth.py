@@ -19,14 +19,13 @@ import attrs
 from application.passkey_assertions import (
     credential_id_of,
     handle_refused,
-    take_ceremony,
+    take_login_ceremony,
     user_handle_of,
 )
 from application.passkey_settings import WebAuthnSettings, relying_party
 from application.ports import Clock, Storage, WebAuthn
 from application.settings import AuthSettings, Live
 from domain.errors import InvalidPasskey
-from domain.passkeys import CeremonyKind
 
 __all__ = ["PasskeyProof"]
 
@@ -53,14 +52,8 @@ class PasskeyProof:
         unknown, flagged or another user's passkey, a failed check. The ceremony is used up
         either way."""
         now = self._clock.now()
-        ceremony = await take_ceremony(self._storage, ceremony_id)  # used up, whatever follows
-        if (
-            ceremony is None
-            or ceremony.kind is not CeremonyKind.AUTHENTICATION
-            or ceremony.mfa_token_hash is not None
-            or ceremony.user_id not in (None, user_id)
-            or ceremony.is_expired(now)
-        ):
+        ceremony = await take_login_ceremony(self._storage, ceremony_id, now)  # used up
+        if ceremony is None or ceremony.user_id not in (None, user_id):
             return False
         raw = credential_id_of(credential)
         handle = user_handle_of(credential)
