@@ -56,11 +56,9 @@ from application.ports import (
 )
 from application.settings import AuthSettings, Live
 from application.steps import IdFactory, hash_token, new_id
-from application.throttle import LoginThrottle
+from application.throttle import Attempt, LoginThrottle
 from application.tokens import TokenIssuer, TokenPair
 from domain.errors import (
-    AccountDisabled,
-    EmailNotVerified,
     FieldError,
     Forbidden,
     InvalidCeremony,
@@ -211,11 +209,9 @@ class PasskeyLogin:
         seen = await self._verified(passkey, credential, ceremony.challenge)
         if seen is None:
             await self._mfa_failed(token_hash, number, user.id, client)
-        try:
-            pair = await self._log_in(passkey, seen, user.email, client, user_agent, token_hash)
-        except (AccountDisabled, EmailNotVerified):
-            await self._throttle.release(attempt)  # a valid proof is no failure
-            raise
+        pair = await self._log_in(
+            passkey, seen, user.email, attempt, client, user_agent, token_hash
+        )
         if pair is None:
             await self._mfa_failed(token_hash, number, user.id, client)
         return pair
@@ -271,11 +267,7 @@ class PasskeyLogin:
         seen = await self._verified(passkey, credential, ceremony.challenge)
         if seen is None:
             await self._failed(key, client, passkey.user_id)
-        try:
-            pair = await self._log_in(passkey, seen, key, client, user_agent)
-        except (AccountDisabled, EmailNotVerified):
-            await self._throttle.release(attempt)  # a valid proof is no failure
-            raise
+        pair = await self._log_in(passkey, seen, key, attempt, client, user_agent)
         if pair is None:
             await self._failed(key, client, passkey.user_id)
         return pair
@@ -307,6 +299,7 @@ class PasskeyLogin:
         passkey: Passkey,
         seen: VerifiedAssertion,
         key: str,
+        attempt: Attempt,
         client: str,
         user_agent: str | None,
         mfa_token_hash: str | None = None,
@@ -316,8 +309,9 @@ class PasskeyLogin:
         compare-and-set against the one it was checked with; reset the throttle of ``key`` and
         ``client``. None (nothing changed) when the user is gone or the compare-and-set lost:
         the caller refuses it as a failed check. Raises ``login_refusal``'s refusal (recorded
-        as ``login.failed``, method ``passkey``) and ``InvalidMfaCode`` for an ``mfa_token``
-        used meanwhile."""
+        as ``login.failed``, method ``passkey``; the throttle's ``attempt`` is released first:
+        a valid proof is no failure) and ``InvalidMfaCode`` for an ``mfa_token`` used
+        meanwhile."""
         now = self._clock.now()
         verified_only = self._auth.current.require_verified_email
         used = attrs.evolve(passkey, sign_count=seen.sign_count, backed_up=seen.backed_up,
@@ -340,6 +334,7 @@ class PasskeyLogin:
                 await record(uow, [succeeded], now)
                 await uow.commit()
         if refusal is not None:
+            await self._throttle.release(attempt)
             await refuse_login(self._storage, self._bus, now, passkey.user_id, client, refusal,
                                "passkey")  # fmt: skip
         if not stored:

@@ -11,9 +11,6 @@ secret was checked:
 - wrong: nothing more (the attempt already counts as the failure);
 - right: ``succeeded`` (forget the key's failures), or ``release`` (forget only this attempt,
   e.g. a right password whose login waits for the second factor).
-
-``check`` / ``failed`` (read, then write) are kept for callers that count something other than
-a secret check; they do not hold under concurrency.
 """
 
 from __future__ import annotations
