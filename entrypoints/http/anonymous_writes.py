@@ -14,10 +14,11 @@ from __future__ import annotations
 import attrs
 from aiohttp import web
 
+from application.oauth import OAuthError
 from entrypoints.http.keys import CONTAINER
+from entrypoints.http.oauth_routes import oauth_error
 from entrypoints.http.problems import Handler, problem_response
 from entrypoints.http.requests import client_address
-from entrypoints.http.views import json_response
 
 
 @attrs.frozen
@@ -52,14 +53,11 @@ _DETAIL = "too many requests from this address; retry after the given seconds"
 
 
 def _refusal(route: AnonymousWrite, retry_after: int) -> web.Response:
-    headers = {"Retry-After": str(retry_after)}
-    if route.oauth:
-        return json_response(
-            {"error": "rate_limited", "error_description": _DETAIL},
-            status=429,
-            headers={**headers, "Cache-Control": "no-store", "Pragma": "no-cache"},
-        )
-    return problem_response(429, "rate_limited", _DETAIL, headers=headers)
+    if route.oauth:  # the OAuth endpoints' own error form (no-store headers included)
+        response = oauth_error(OAuthError("rate_limited", _DETAIL, status=429))
+        response.headers["Retry-After"] = str(retry_after)
+        return response
+    return problem_response(429, "rate_limited", _DETAIL, headers={"Retry-After": str(retry_after)})
 
 
 @web.middleware
