@@ -59,7 +59,7 @@ def json_type(type_: Any) -> str:
         return "number"
     if type_ is str:
         return "string"
-    if is_sequence(type_) or typing.get_origin(type_) in (set, frozenset):
+    if _is_list_like(type_):
         args = typing.get_args(type_)
         item = json_type(args[0]) if args else "value"
         return f"list of {_PLURAL.get(item, item)}"
