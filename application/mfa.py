@@ -104,7 +104,8 @@ class MfaEnrolment:
         when MFA is already on (turn it off first), ``InvalidToken`` if the user is gone or
         disabled."""
         async with self._storage.read() as uow:
-            await self._reauth.require(await token_user(uow, user_id), proof, client)
+            user = await token_user(uow, user_id)
+        await self._reauth.require(user, proof, client)  # bcrypt: no connection held meanwhile
         secret = self._totp.new_secret()
         async with self._storage.begin() as uow:
             user = await token_user(uow, user_id)

@@ -93,7 +93,8 @@ class PasskeyRegistration:
         ``ReauthenticationRequired``, 429 ``RateLimited``, 422 ``ValidationFailed``). Raises
         ``InvalidToken`` if the user is gone or disabled."""
         async with self._storage.read() as uow:
-            await self._reauth.require(await token_user(uow, user_id), proof, client)
+            user = await token_user(uow, user_id)
+        await self._reauth.require(user, proof, client)  # bcrypt: no connection held meanwhile
         now = self._clock.now()
         challenge = os.urandom(CHALLENGE_BYTES)
         ceremony = Ceremony(self._ids(), CeremonyKind.REGISTRATION, challenge, user_id, None,
