@@ -4,15 +4,9 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from tests.actuator.fresh import REPO_ROOT, run_fresh
 
 PROBE = """
 import importlib, json, sys
@@ -29,18 +23,7 @@ print(json.dumps({
 
 def imported_frameworks(module: str) -> list[str]:
     """The web-framework modules in ``sys.modules`` after a fresh interpreter imports ``module``."""
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
-    completed = subprocess.run(
-        [sys.executable, "-c", PROBE, module],
-        cwd=REPO_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert completed.returncode == 0, completed.stderr
-    result = json.loads(completed.stdout)
+    result = run_fresh(PROBE, module)
     assert result["file"].startswith(str(REPO_ROOT / "service_actuator"))
     frameworks: list[str] = result["web_frameworks"]
     return frameworks

@@ -6,18 +6,12 @@ The check runs in a fresh interpreter in which ``prometheus_client`` cannot be i
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
+from tests.actuator.fresh import REPO_ROOT, run_fresh
 from tests.no_prometheus import REFUSE_PROMETHEUS
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
 
 SCRIPT = REFUSE_PROMETHEUS + textwrap.dedent(
     """
@@ -63,19 +57,7 @@ SCRIPT = REFUSE_PROMETHEUS + textwrap.dedent(
 
 @pytest.mark.slow
 def test_metrics_is_501_and_the_rest_works_without_prometheus_client() -> None:
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
-    env.pop("PROMETHEUS_MULTIPROC_DIR", None)
-    completed = subprocess.run(
-        [sys.executable, "-c", SCRIPT],
-        cwd=REPO_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert completed.returncode == 0, completed.stderr
-    result = json.loads(completed.stdout)
+    result = run_fresh(SCRIPT, unset=("PROMETHEUS_MULTIPROC_DIR",))
     assert result["package"] == str(REPO_ROOT / "service_actuator" / "__init__.py")
     assert result["available"] is False
     assert result["prometheus_loaded"] is False
