@@ -52,8 +52,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from application.client_events import ClientAuthFailed, ClientTokenIssued, DpopProofRefused
-from application.events import (
+from application.events.catalog import (
     AccessTokenIssued,
     AuditWriteFailed,
     EmailSent,
@@ -65,9 +64,10 @@ from application.events import (
     RefreshTokenReuseDetected,
     SessionEnded,
 )
-from application.mail import KINDS
+from application.events.clients import ClientAuthFailed, ClientTokenIssued, DpopProofRefused
 from application.ports import EventBus
-from application.settings import ALGORITHMS
+from application.recovery.mail import KINDS
+from application.shared.settings import ALGORITHMS
 from domain.audit import AUDIT_EVENT_TYPES
 from domain.model import SessionEndReason
 from service_actuator.metrics import counter

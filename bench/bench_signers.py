@@ -26,7 +26,7 @@ from adapters.crypto.jwt_signer import JwtSigner
 from adapters.crypto.key_ring import mldsa_backend
 from adapters.crypto.mldsa import MLDSA_ALGORITHMS, SignerUnavailable
 from application.ports import Clock
-from application.settings import ALGORITHMS, MLDSA_BACKENDS, AuthSettings
+from application.shared.settings import ALGORITHMS, MLDSA_BACKENDS, AuthSettings
 
 CASES = [
     (alg, backend)

@@ -36,7 +36,7 @@ What it writes:
   production database).
 
 ``--live-tokens-out FILE`` writes ``<email>\\t<refresh token>`` per live token of an enabled
-user (the clear token, whose SHA-256 is the stored hash: ``application.tokens
+user (the clear token, whose SHA-256 is the stored hash: ``application.login.tokens
 .hash_refresh_token``). Prints rows per second per table and in all.
 """
 
@@ -70,7 +70,7 @@ from adapters.persistence.migrate import (
     apply_sqlite_migrations,
     validate_schema_name,
 )
-from application.tokens import hash_refresh_token
+from application.login.tokens import hash_refresh_token
 from domain.audit import new_audit_id
 
 PASSWORD = "correct horse battery"

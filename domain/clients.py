@@ -68,7 +68,7 @@ class Resource:
     """A resource server registered by the operator (contract section 14,
     ``[[oauth.resources]]``): the ``audience`` its tokens carry (an absolute URI or a name),
     the ``scopes`` it understands, and the ``org_id`` it belongs to (None: shared by every
-    organization). Checked when the configuration is read (``application.settings``)."""
+    organization). Checked when the configuration is read (``application.shared.settings``)."""
 
     audience: str
     scopes: tuple[str, ...] = ()

@@ -29,10 +29,10 @@ Signing keys (contract section 12; ADR 0015), in the configured key store (``aut
   JWKS and its tokens are refused (a compromised key). The signing key and pending keys are
   refused. A kid is base64url (RFC 7638) and may begin with ``-``: put ``--`` before it.
 
-They run the same use cases as the HTTP routes (``application.users``), as the command-line
-operator, and those of ``application.operator``, through the container. A domain error (unknown
-user, bad role, last superadmin ...) prints one line ``authsvc: <detail>`` on stderr and exits
-with status 1; start-up errors exit with status 2.
+They run the same use cases as the HTTP routes (``application.accounts.users``), as the
+command-line operator, and those of ``application.accounts.operator``, through the container.
+A domain error (unknown user, bad role, last superadmin ...) prints one line
+``authsvc: <detail>`` on stderr and exits with status 1; start-up errors exit with status 2.
 """
 
 from __future__ import annotations
@@ -49,10 +49,10 @@ from datetime import UTC, datetime
 from adapters.crypto.key_records import KeyOperationRefused, KeyStoreError
 from adapters.crypto.mldsa import SignerUnavailable
 from adapters.persistence.errors import StorageUnavailable
-from application.events import SigningKeysChanged
-from application.pagination import MAX_PAGE_LIMIT
-from application.settings import ALGORITHMS
-from application.users import ByEmail
+from application.events.catalog import SigningKeysChanged
+from application.shared.pagination import MAX_PAGE_LIMIT
+from application.shared.settings import ALGORITHMS
+from application.shared.users import ByEmail
 from domain.errors import DomainError, FieldError, ValidationFailed
 from domain.model import Role, User
 from domain.policy import CLI_OPERATOR

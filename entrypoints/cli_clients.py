@@ -9,7 +9,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from application.pagination import MAX_PAGE_LIMIT
+from application.shared.pagination import MAX_PAGE_LIMIT
 from domain.clients import Client
 from domain.policy import CLI_OPERATOR
 

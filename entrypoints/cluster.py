@@ -19,9 +19,9 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
-from application.events import ConfigChanged, SigningKeysChanged
+from application.events.catalog import ConfigChanged, SigningKeysChanged
 from application.ports import EventBus
-from application.settings import AuthSettings, Live
+from application.shared.settings import AuthSettings, Live
 
 log = logging.getLogger("authsvc.keys")
 

@@ -17,8 +17,8 @@ from typing import Any
 import attrs
 
 from adapters.crypto.db_keystore import KeyEncryptionKeyError, read_key_encryption_key
-from application.passkey_settings import WebAuthnConfigError, WebAuthnSettings, relying_party
-from application.settings import (
+from application.passkeys.settings import WebAuthnConfigError, WebAuthnSettings, relying_party
+from application.shared.settings import (
     AuditSettings,
     AuthSettings,
     EmailSettings,

@@ -42,10 +42,10 @@ import attrs
 from adapters.crypto.key_records import KeyStoreError
 from adapters.crypto.key_ring import mldsa_backend
 from adapters.crypto.mldsa import MLDSA_ALGORITHMS, SignerUnavailable
-from application.audit import record_apart
-from application.events import ConfigChanged
+from application.events.audit import record_apart
+from application.events.catalog import ConfigChanged
 from application.ports import Clock, EventBus, Storage
-from application.settings import AuthSettings, Live, TelemetrySettings
+from application.shared.settings import AuthSettings, Live, TelemetrySettings
 from entrypoints.config import Config, ConfigError, load_config
 from service_actuator import InvalidConfiguration, RefreshResult
 

@@ -18,6 +18,13 @@ from typing import Any, TypeVar
 
 from dependency_injector import containers, providers
 
+import application.accounts.groups as groups
+import application.accounts.lifecycle as accounts
+import application.accounts.operator as operator
+import application.accounts.users as users
+import application.login.sessions as sessions
+import application.oauth.clients as clients
+import application.oauth.grants as oauth
 from adapters.clock import SystemClock
 from adapters.crypto.bcrypt_hasher import BcryptHasher
 from adapters.crypto.dpop import JwtDpopVerifier
@@ -35,21 +42,20 @@ from adapters.persistence.memory import MemoryLoginAttempts, MemoryStorage
 from adapters.persistence.postgres import PostgresStorage
 from adapters.persistence.sqlite import SqliteStorage
 from adapters.webauthn.py_webauthn import PyWebAuthn
-from application import accounts, clients, groups, oauth, operator, sessions, users
-from application.address_limit import AddressRateLimiter
-from application.audit_query import ListAuditEvents
-from application.auth import AuthService
-from application.housekeeping import PurgeExpired
-from application.mail import Outbox
-from application.mfa import MfaEnrolment, ResetUserMfa
-from application.mfa_login import MfaLogin
-from application.passkey_login import PasskeyLogin
-from application.passkey_reauth import PasskeyProof
-from application.passkeys import OwnPasskeys, PasskeyAdmin, PasskeyRegistration
-from application.reauth import Reauthentication
-from application.recovery import EmailVerification, PasswordRecovery
-from application.settings import Live
-from application.throttle import LoginThrottle
+from application.audit.housekeeping import PurgeExpired
+from application.audit.query import ListAuditEvents
+from application.login.auth import AuthService
+from application.login.mfa_step import MfaLogin
+from application.login.passkey_step import PasskeyLogin
+from application.mfa.totp import MfaEnrolment, ResetUserMfa
+from application.passkeys.reauth import PasskeyProof
+from application.passkeys.registration import OwnPasskeys, PasskeyAdmin, PasskeyRegistration
+from application.recovery.email_links import EmailVerification, PasswordRecovery
+from application.recovery.mail import Outbox
+from application.shared.address_limit import AddressRateLimiter
+from application.shared.reauth import Reauthentication
+from application.shared.settings import Live
+from application.shared.throttle import LoginThrottle
 from entrypoints.config import Config
 from entrypoints.config_refresh import ConfigReloader, ConfigSource, refresh_steps
 from entrypoints.telemetry import Telemetry, traced

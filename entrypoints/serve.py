@@ -29,7 +29,7 @@ from typing import NoReturn
 
 from aiohttp import web
 
-from application.settings import ServerSettings
+from application.shared.settings import ServerSettings
 from entrypoints.config import Config, load_config
 from entrypoints.container import build_container
 from entrypoints.http.app import create_app

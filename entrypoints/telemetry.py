@@ -44,7 +44,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
-from application.settings import TelemetrySettings
+from application.shared.settings import TelemetrySettings
 from entrypoints.config import ConfigError
 
 log = logging.getLogger("authsvc.telemetry")

@@ -11,7 +11,7 @@ from adapters.crypto.key_records import SigningKeyStore
 from adapters.crypto.sealer import AesGcmSealer
 from adapters.health import DatabaseHealth, EventsHealth, ReadinessState, SigningKeyHealth
 from application.ports import Storage
-from application.settings import AuthSettings, Live
+from application.shared.settings import AuthSettings, Live
 from entrypoints.config import Config, key_store_of, read_kek
 from entrypoints.config_refresh import ConfigReloader
 from entrypoints.http.actuator_routes import REFRESH_CALLER, ServiceInfo, authorize_actuator

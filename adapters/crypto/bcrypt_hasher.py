@@ -17,7 +17,7 @@ from typing import TypeVar
 import bcrypt
 
 from application.ports import Hasher
-from application.settings import AuthSettings, Live
+from application.shared.settings import AuthSettings, Live
 
 T = TypeVar("T")
 

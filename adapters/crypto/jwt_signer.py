@@ -31,7 +31,7 @@ from adapters.crypto.key_records import KeyRecord
 from adapters.crypto.key_ring import KeyRing, SigningKey, StoreFor, TokenTtl
 from adapters.crypto.mldsa import MLDSA_ALGORITHMS, MLDSAAlgorithm, SignerUnavailable
 from application.ports import Clock, Signer
-from application.settings import AuthSettings
+from application.shared.settings import AuthSettings
 from domain.errors import InvalidToken
 
 REQUIRED_CLAIMS = ("exp", "iat", "iss", "aud", "sub", "jti")

@@ -55,7 +55,7 @@ from adapters.crypto.mldsa import (
     SignerUnavailable,
 )
 from application.ports import Clock
-from application.settings import ALGORITHMS, AuthSettings
+from application.shared.settings import ALGORITHMS, AuthSettings
 
 log = logging.getLogger(__name__)
 

@@ -31,7 +31,13 @@ import attrs
 import orjson
 
 from adapters.events.inprocess import InProcessEventBus
-from application.events import LOCAL_ONLY, ConfigChanged, Event, SharedEvent, SigningKeysChanged
+from application.events.catalog import (
+    LOCAL_ONLY,
+    ConfigChanged,
+    Event,
+    SharedEvent,
+    SigningKeysChanged,
+)
 from application.ports import EventBus
 
 log = logging.getLogger("authsvc.events")

@@ -8,7 +8,7 @@ from collections import defaultdict
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from application.events import Event
+from application.events.catalog import Event
 from application.ports import EventBus
 
 log = logging.getLogger("authsvc.events")

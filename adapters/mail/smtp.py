@@ -13,7 +13,7 @@ import email.utils
 import aiosmtplib
 
 from application.ports import EmailMessage, EmailNotSent, EmailSender
-from application.settings import EmailSettings, Live
+from application.shared.settings import EmailSettings, Live
 
 
 def mime(message: EmailMessage, from_address: str) -> email.message.EmailMessage:

@@ -9,7 +9,7 @@ from typing import Protocol, TypeVar
 
 import attrs
 
-from application.events import Event
+from application.events.catalog import Event
 
 E = TypeVar("E", bound=Event)
 

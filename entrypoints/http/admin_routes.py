@@ -3,8 +3,8 @@
 Every route authenticates the caller (401 ``invalid_token``) as the ``Principal`` of its user
 record loaded afresh (``entrypoints.http.caller.principal``; never from the token's claims, so a
 role change applies to the next request), parses the query or body (400 ``malformed_body`` /
-422 ``validation_error``) and hands over to a use case of ``application.users`` or
-``application.groups``. Routes never
+422 ``validation_error``) and hands over to a use case of ``application.shared.users`` or
+``application.accounts.groups``. Routes never
 decide access: the use cases ask ``domain.policy`` (403 ``forbidden``, then 404 ``not_found``
 outside the caller's organization, then 403/409/422 of the operation's own rules).
 """
@@ -17,9 +17,14 @@ from typing import TYPE_CHECKING, Any
 import attrs
 from aiohttp import web
 
-from application.checks import MAX_NAME_LENGTH, MAX_ORG_ID_LENGTH, NAME_PATTERN, ORG_ID_PATTERN
-from application.groups import GroupDetail
-from application.pagination import DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, Page
+from application.accounts.groups import GroupDetail
+from application.shared.checks import (
+    MAX_NAME_LENGTH,
+    MAX_ORG_ID_LENGTH,
+    NAME_PATTERN,
+    ORG_ID_PATTERN,
+)
+from application.shared.pagination import DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, Page
 from domain.errors import FieldError, ValidationFailed
 from domain.model import GroupSummary, Role, User
 from entrypoints.converters import structure
@@ -166,7 +171,7 @@ async def update_user(request: web.Request) -> web.Response:
     ``disabled``: org_admin (own organization, users below superadmin, not itself) and
     superadmin; disabling ends the user's sessions. ``org_id``: superadmin only; the user leaves
     the groups of its old organization. 403 / 404 / 409 ``last_superadmin`` / 422 as the use
-    case (``application.accounts.UpdateUser``) decides.
+    case (``application.accounts.lifecycle.UpdateUser``) decides.
     """
     caller = await principal(request)
     body = await read_json(request, UserPatch)

@@ -1,6 +1,6 @@
 """Writes from anyone, limited per client address at the HTTP edge (contract section 12,
 ADR 0028): the routes that anyone may call and that write, and the middleware that draws a
-token per request from ``application.address_limit.AddressRateLimiter``.
+token per request from ``application.shared.address_limit.AddressRateLimiter``.
 
 Past the limit the answer is 429 ``rate_limited`` with ``Retry-After`` (seconds), given before
 the handler runs: nothing is read or written. On the OAuth endpoints (contract section 14) the
@@ -14,7 +14,7 @@ from __future__ import annotations
 import attrs
 from aiohttp import web
 
-from application.oauth import OAuthError
+from application.oauth.grants import OAuthError
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.oauth_routes import oauth_error
 from entrypoints.http.problems import Handler, problem_response

@@ -3,7 +3,7 @@ log where each request comes from.
 
 The route authenticates the caller (401 ``invalid_token``), parses the query (422
 ``validation_error`` naming the parameter) and hands over to
-``application.audit_query.ListAuditEvents``, which asks ``domain.policy`` (403 ``forbidden``
+``application.audit.query.ListAuditEvents``, which asks ``domain.policy`` (403 ``forbidden``
 below org_admin, 404 ``not_found`` for another organization's ``org_id``).
 """
 
@@ -14,8 +14,8 @@ from typing import Any
 import attrs
 from aiohttp import web
 
-from application.audit import REQUEST_CONTEXT, RequestContext
-from application.pagination import Page
+from application.events.audit import REQUEST_CONTEXT, RequestContext
+from application.shared.pagination import Page
 from domain.audit import AUDIT_EVENT_TYPES, AuditEvent
 from entrypoints.converters import structure
 from entrypoints.http.admin_routes import PAGING, page_query
@@ -29,8 +29,8 @@ from entrypoints.http.views import audit_event_json, json_response
 @web.middleware
 async def request_context_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Put the request's client address (after ``server.trusted_proxies``) and ``User-Agent``
-    in ``application.audit.REQUEST_CONTEXT`` while the handler runs, so that the audit rows the
-    request writes name them (contract section 11)."""
+    in ``application.events.audit.REQUEST_CONTEXT`` while the handler runs, so that the audit
+    rows the request writes name them (contract section 11)."""
     trusted = request.app[CONTAINER].config().server.trusted_proxies
     token = REQUEST_CONTEXT.set(
         RequestContext(client_address(request, trusted), user_agent(request))

@@ -5,9 +5,9 @@ from __future__ import annotations
 import attrs
 from aiohttp import web
 
-from application.auth import AuthService
-from application.settings import AuthSettings
-from application.tokens import TokenPair
+from application.login.auth import AuthService
+from application.login.tokens import TokenPair
+from application.shared.settings import AuthSettings
 from domain.model import BCRYPT_MAX_PASSWORD_BYTES
 from entrypoints.converters import UncheckedText
 from entrypoints.http.caller import authenticated

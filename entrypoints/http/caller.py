@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from application.auth import Authenticated
+from application.login.auth import Authenticated
 from domain.model import Role
 from domain.policy import Principal
 from entrypoints.http.keys import CONTAINER

@@ -2,7 +2,7 @@
 
 Every route authenticates the caller (401 ``invalid_token``) as the ``Principal`` of its user
 record, parses the body (400 ``malformed_body`` / 422 ``validation_error``) and hands over to a
-use case of ``application.clients``, which asks ``domain.policy`` (403 ``forbidden`` below
+use case of ``application.oauth.clients``, which asks ``domain.policy`` (403 ``forbidden`` below
 org_admin, then 404 ``not_found`` outside the caller's organization). Answers are problem+json
 like every admin route; a client's secret appears once, in the answer that made it.
 """
@@ -14,9 +14,14 @@ from typing import TYPE_CHECKING, Any, NewType
 import attrs
 from aiohttp import web
 
-from application.checks import MAX_NAME_LENGTH, MAX_ORG_ID_LENGTH, NAME_PATTERN, ORG_ID_PATTERN
-from application.pagination import Page
-from application.settings import ALGORITHMS
+from application.shared.checks import (
+    MAX_NAME_LENGTH,
+    MAX_ORG_ID_LENGTH,
+    NAME_PATTERN,
+    ORG_ID_PATTERN,
+)
+from application.shared.pagination import Page
+from application.shared.settings import ALGORITHMS
 from domain.clients import MAX_AUDIENCE_LENGTH, MAX_AUDIENCES, MAX_SCOPES, SCOPE_TOKEN, Client
 from entrypoints.http.admin_routes import PAGING, page_query
 from entrypoints.http.caller import principal

@@ -1,6 +1,6 @@
 """Routes of contract section 9: password reset and email verification by emailed links.
 
-Each hands over to ``application.recovery``; sending happens after the answer, in the
+Each hands over to ``application.recovery.email_links``; sending happens after the answer, in the
 background, so no answer depends on the mail server or tells whether an email is known.
 """
 

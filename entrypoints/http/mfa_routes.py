@@ -1,6 +1,6 @@
 """Routes of contract section 10: TOTP enrolment, the login's second step, turning MFA off.
 
-Each hands over to ``application.mfa`` / ``application.mfa_login``; who may reset another
+Each hands over to ``application.mfa.totp`` / ``application.login.mfa_step``; who may reset another
 user's MFA is decided by ``domain.policy`` in the use case. Secrets, codes and ``mfa_token``s
 travel only in bodies, never in a log line or span attribute.
 """

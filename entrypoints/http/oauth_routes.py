@@ -19,7 +19,7 @@ from urllib.parse import parse_qsl, unquote_plus
 
 from aiohttp import web
 
-from application.oauth import OAuthError
+from application.oauth.grants import OAuthError
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.requests import read_body
 from entrypoints.http.routing import RouteSpec

@@ -7,7 +7,7 @@ from typing import Any
 
 from aiohttp import web
 
-from application.settings import ALGORITHMS
+from application.shared.settings import ALGORITHMS
 from domain.audit import AUDIT_EVENT_TYPES
 from domain.model import BCRYPT_MAX_PASSWORD_BYTES, Role
 from entrypoints.http.anonymous_writes import ANONYMOUS_WRITES

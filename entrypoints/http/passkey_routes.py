@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 from aiohttp import web
 
-from application.checks import MAX_NAME_LENGTH, NAME_PATTERN, check_name
+from application.shared.checks import MAX_NAME_LENGTH, NAME_PATTERN, check_name
 from domain.passkeys import Passkey
 from entrypoints.converters import UncheckedText
 from entrypoints.http.auth_routes import pair_json

@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 from aiohttp import web
 
-from application.reauth import FreshProof
+from application.shared.reauth import FreshProof
 from entrypoints.http.requests import read_json
 
 T = TypeVar("T")

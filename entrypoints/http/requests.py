@@ -188,7 +188,7 @@ def bearer_token(request: web.Request) -> str:
 def _networks(
     trusted_proxies: tuple[str, ...],
 ) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
-    # Entries were validated when the configuration was read (application.settings).
+    # Entries were validated when the configuration was read (application.shared.settings).
     return tuple(ipaddress.ip_network(p, strict=False) for p in trusted_proxies)
 
 

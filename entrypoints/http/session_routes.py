@@ -1,8 +1,9 @@
 """Routes of contract section 7 (sessions) and ``DELETE /me`` of section 8.
 
 Each route authenticates the caller (401 ``invalid_token``; a disabled user's token too) and
-hands over to a use case of ``application.sessions`` or ``application.accounts``; access to
-another user's sessions is decided by ``domain.policy`` in the use case.
+hands over to a use case of ``application.login.sessions`` or
+``application.accounts.lifecycle``; access to another user's sessions is decided by
+``domain.policy`` in the use case.
 """
 
 from __future__ import annotations

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from application.housekeeping import PurgeExpired
+from application.audit.housekeeping import PurgeExpired
 from application.ports import Storage
-from application.settings import AuditSettings, Live
+from application.shared.settings import AuditSettings, Live
 from domain.audit import AuditEvent, new_audit_id
 from tests.contract.conftest import T0, Make
 from tests.fakes import FakeClock

@@ -10,7 +10,7 @@ from datetime import timedelta
 import pytest
 
 from application.ports import Storage
-from application.steps import hash_token
+from application.shared.steps import hash_token
 from domain.errors import Conflict, NotFound
 from domain.model import EmailToken, EmailTokenPurpose
 from tests.contract.conftest import T0, Make, StorageFactory

@@ -14,7 +14,7 @@ import pytest
 from adapters.events.broker import BrokerEventBus, decode, encode
 from adapters.events.nats_bus import NatsEventBus
 from adapters.events.redis_bus import RedisEventBus
-from application.events import (
+from application.events.catalog import (
     ConfigChanged,
     Event,
     LoginSucceeded,

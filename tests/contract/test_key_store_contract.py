@@ -26,7 +26,7 @@ from adapters.crypto.key_records import (
 from adapters.crypto.key_ring import load_signing_key, mldsa_backend
 from adapters.crypto.keystore import KeyStore
 from adapters.persistence.migrate import apply_postgres_migrations, apply_sqlite_migrations
-from application.settings import AuthSettings
+from application.shared.settings import AuthSettings
 from tests.fakes import FakeClock
 from tests.pg import PG_SKIP_REASON, drop_pg_schema, new_schema_name, pg_dsn
 

@@ -12,7 +12,7 @@ from datetime import timedelta
 import pytest
 
 from application.ports import Storage, UnitOfWork
-from application.steps import hash_token
+from application.shared.steps import hash_token
 from domain.errors import Conflict, NotFound
 from domain.model import MfaChallenge
 from tests.contract.conftest import T0, Make, StorageFactory

@@ -28,7 +28,7 @@ from cryptography.hazmat.primitives.hashes import SHA256
 from adapters.crypto.jwt_signer import JwtSigner
 from adapters.crypto.key_ring import mldsa_backend
 from adapters.crypto.mldsa import SignerUnavailable
-from application.settings import AuthSettings
+from application.shared.settings import AuthSettings
 from domain.errors import InvalidToken
 from tests.fakes import FakeClock
 

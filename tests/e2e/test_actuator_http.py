@@ -297,7 +297,7 @@ async def test_promtool_accepts_the_metrics(client: TestClient) -> None:
 # --------------------------------------------------------------------------- access matrix
 
 # Who may do what on the actuator, over HTTP (contract section 4; domain.policy's
-# ActuatorOperation, whose unit matrix is in tests/unit/test_policy.py). Callers: no
+# ActuatorOperation, whose unit matrix is in tests/unit/domain/test_policy.py). Callers: no
 # Authorization header, a token that is no JWT, and a logged-in user of each role. Health
 # details (show_details = when_authorized) are "shown" or "hidden" (never an error); metrics are
 # asked with actuator.metrics_require_auth = true; refresh re-reads an unchanged configuration.
@@ -559,7 +559,9 @@ async def test_a_refresh_the_signer_refuses_changes_nothing(
         backend, key = "liboqs", "auth.mldsa_backend"
     else:  # the key file of ML-DSA-65 holds no seed: the signer refuses to load it
         if "AUTHSVC_AUTH__KEY_ENCRYPTION_KEY" in base_env:
-            pytest.skip("the keys are in the database here (tests/unit/test_db_keystore.py)")
+            pytest.skip(
+                "the keys are in the database here (tests/unit/adapters/crypto/test_db_keystore.py)"
+            )
         KeyStore(base_env["AUTHSVC_AUTH__KEY_DIR"]).key_path("ML-DSA-65").write_bytes(b"no seed")
         backend, key = "cryptography", "auth.algorithm"
     write_config(

@@ -14,7 +14,7 @@ import attrs
 import pytest
 from aiohttp.test_utils import TestClient
 
-from application.pagination import encode_cursor
+from application.shared.pagination import encode_cursor
 from domain.audit import AuditEvent, AuditQuery, new_audit_id
 from tests.e2e.conftest import (
     ONE_PER_BACKEND,

@@ -15,7 +15,7 @@ import pyotp
 import pytest
 from aiohttp.test_utils import TestClient
 
-from application.steps import hash_token
+from application.shared.steps import hash_token
 from domain.audit import AUDIT_EVENT_TYPES, AuditEvent, AuditQuery
 from tests.e2e.conftest import ONE_PER_BACKEND, PASSWORD, MakeClient, bearer, container_of
 from tests.e2e.test_oauth_http import basic

@@ -316,7 +316,9 @@ async def test_expired_token_is_rejected(make_client: MakeClient) -> None:
 async def test_key_files_are_private(client: TestClient) -> None:
     config = container_of(client).config()
     if key_store_of(config) == "database":
-        pytest.skip("the keys are in the database here (tests/unit/test_db_keystore.py)")
+        pytest.skip(
+            "the keys are in the database here (tests/unit/adapters/crypto/test_db_keystore.py)"
+        )
     key_dir = Path(config.auth.key_dir).expanduser()
     assert stat.S_IMODE(key_dir.stat().st_mode) == 0o700
     files = [p for p in key_dir.iterdir() if p.is_file()]
@@ -327,7 +329,7 @@ async def test_key_files_are_private(client: TestClient) -> None:
 
 async def test_token_verifies_with_pyjwkclient_against_the_jwks(make_client: MakeClient) -> None:
     # PyJWT's PyJWKClient knows RSA JWKs; AKP (ML-DSA) keys are checked with dilithium-py in
-    # tests/unit/test_mldsa_interop.py.
+    # tests/unit/adapters/crypto/test_mldsa_interop.py.
     client = await make_client({"AUTHSVC_AUTH__ALGORITHM": "RS256"})
     pair = await register_and_login(client)
     url = str(client.make_url("/.well-known/jwks.json"))

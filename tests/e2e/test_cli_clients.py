@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from application.steps import hash_token
+from application.shared.steps import hash_token
 from domain.audit import AuditQuery
 from domain.clients import Client
 from tests.e2e.test_cli import env, run, with_container

@@ -24,7 +24,7 @@ from aiohttp.test_utils import TestClient
 from dependency_injector import providers
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from application.events import Event
+from application.events.catalog import Event
 from entrypoints.config import load_config
 from entrypoints.container import build_container
 from entrypoints.http.app import create_app

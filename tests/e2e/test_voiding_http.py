@@ -16,8 +16,8 @@ import pyotp
 import pytest
 from aiohttp.test_utils import TestClient
 
-from application.settings import EmailSettings
-from application.steps import new_opaque_token
+from application.shared.settings import EmailSettings
+from application.shared.steps import new_opaque_token
 from domain.model import EmailToken, EmailTokenPurpose
 from tests.e2e.conftest import (
     ONE_PER_BACKEND,

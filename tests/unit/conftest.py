@@ -13,13 +13,13 @@ from adapters.email_address import normalize_email
 from adapters.events.inprocess import InProcessEventBus
 from adapters.persistence.memory import MemoryLoginAttempts, MemoryStorage
 from adapters.webauthn.py_webauthn import PyWebAuthn
-from application.auth import AuthService
-from application.events import Event
-from application.passkey_reauth import PasskeyProof
-from application.passkey_settings import WebAuthnSettings
-from application.reauth import Reauthentication
-from application.settings import AuthSettings, Live
-from application.throttle import LoginThrottle
+from application.events.catalog import Event
+from application.login.auth import AuthService
+from application.passkeys.reauth import PasskeyProof
+from application.passkeys.settings import WebAuthnSettings
+from application.shared.reauth import Reauthentication
+from application.shared.settings import AuthSettings, Live
+from application.shared.throttle import LoginThrottle
 from tests.fakes import FakeClock
 
 

@@ -1,0 +1,1 @@
+"""TOTP enrolment, confirmation, recovery codes and removal (contract section 10)."""

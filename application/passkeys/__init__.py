@@ -1,0 +1,1 @@
+"""Passkey registration, management, assertions and the WebAuthn settings (section 13)."""

@@ -1,0 +1,116 @@
+"""Proofs of the user on routes that already carry its bearer token (contract section 13,
+ASVS 5.0 V7.5.1; ADR 0025).
+
+- ``Reauthentication.confirm_password``: the routes that confirm the current password
+  (``/me/password``, ``DELETE /me``, ``DELETE /me/mfa``, ``DELETE /me/passkeys/{id}``); a
+  wrong one is 403 ``invalid_old_password``.
+- ``Reauthentication.require``: the routes that add a sign-in factor
+  (``POST /me/passkeys/registration/options``, ``POST /me/mfa/totp``) need a fresh proof — the
+  password, or an assertion of one of the user's passkeys from ``/login/passkey/options`` in
+  the same request; without one, or with one that fails, 401 ``reauthentication_required``.
+
+Every failed proof counts against the login throttle of the user's email and the client
+address (``LoginThrottle``, contract section 2), which is asked first: past
+``auth.login_max_failures`` the answer is 429 ``rate_limited`` before any password is checked,
+so a stolen access token buys no more password guesses than the login allows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+import attrs
+
+from application.ports import Hasher
+from application.shared.throttle import LoginThrottle
+from domain.errors import (
+    FieldError,
+    InvalidOldPassword,
+    ReauthenticationRequired,
+    ValidationFailed,
+)
+from domain.model import BCRYPT_MAX_PASSWORD_BYTES, User
+
+__all__ = ["FreshProof", "PasskeyCheck", "Reauthentication", "password_matches"]
+
+
+class PasskeyCheck(Protocol):
+    """What re-authentication needs of the passkeys capability
+    (``application.passkeys.reauth.PasskeyProof`` implements it)."""
+
+    async def belongs_to(
+        self, user_id: str, ceremony_id: str, credential: Mapping[str, Any]
+    ) -> bool:
+        """True when ``credential`` (an ``AuthenticationResponseJSON``) answers the login
+        ceremony ``ceremony_id`` with a valid assertion of one of ``user_id``'s passkeys."""
+        ...
+
+
+async def password_matches(
+    hasher: Hasher, throttle: LoginThrottle, user: User, password: str, client: str
+) -> bool:
+    """Is ``password`` the current password of ``user``, sent from ``client`` (its address)?
+    Counts the attempt first, atomically with the throttle's check (``LoginThrottle.attempt``:
+    raises ``RateLimited``, 429, past the limit — even for guesses sent at once), checks with
+    bcrypt off the loop (one over 72 bytes is simply wrong), and on the right password forgets
+    the pair's failures."""
+    await throttle.attempt(user.email, client)
+    too_long = len(password.encode("utf-8")) > BCRYPT_MAX_PASSWORD_BYTES
+    if too_long or not await hasher.verify(password, user.password_hash):
+        return False
+    await throttle.succeeded(user.email, client)
+    return True
+
+
+@attrs.frozen
+class FreshProof:
+    """What a request adding a factor carries: ``password``, or ``ceremony_id`` and
+    ``credential`` (an ``AuthenticationResponseJSON``), or nothing."""
+
+    password: str | None = attrs.field(default=None, repr=False)
+    ceremony_id: str | None = None
+    credential: Mapping[str, Any] | None = attrs.field(default=None, repr=False)
+
+
+@attrs.frozen
+class Reauthentication:
+    """``Reauthentication(hasher, throttle, passkeys)``: checks a password or a passkey
+    assertion of a known user, under the login throttle."""
+
+    _hasher: Hasher
+    _throttle: LoginThrottle
+    _passkeys: PasskeyCheck
+
+    async def confirm_password(self, user: User, password: str, client: str) -> None:
+        """The current password of ``user``, sent from ``client`` (its address). Raises
+        ``RateLimited`` (429, asked first) or ``InvalidOldPassword`` (403, counted)."""
+        if not await password_matches(self._hasher, self._throttle, user, password, client):
+            raise InvalidOldPassword("the password is wrong")
+
+    async def require(self, user: User, proof: FreshProof, client: str) -> None:
+        """A fresh proof of ``user`` before a factor is added. Raises ``ValidationFailed``
+        (422) for both a password and an assertion, or half an assertion; ``RateLimited`` (429,
+        asked first); ``ReauthenticationRequired`` (401) without a proof or for a wrong
+        password or a refused assertion (both counted by the throttle)."""
+        by_passkey = proof.ceremony_id is not None or proof.credential is not None
+        if proof.password is not None and by_passkey:
+            raise ValidationFailed(
+                [FieldError("password", "give a password, or a ceremony_id and a credential")]
+            )
+        if proof.password is not None:
+            if await password_matches(self._hasher, self._throttle, user, proof.password, client):
+                return
+            raise ReauthenticationRequired("the password is wrong")
+        if not by_passkey:
+            raise ReauthenticationRequired(
+                "confirm who you are: send the password, or a passkey assertion"
+                " (ceremony_id and credential from /login/passkey/options)"
+            )
+        if proof.ceremony_id is None or proof.credential is None:
+            field = "credential" if proof.credential is None else "ceremony_id"
+            raise ValidationFailed([FieldError(field, "ceremony_id and credential go together")])
+        attempt = await self._throttle.attempt(user.email, client)
+        if not await self._passkeys.belongs_to(user.id, proof.ceremony_id, proof.credential):
+            raise ReauthenticationRequired("the passkey assertion was refused")
+        await self._throttle.release(attempt)
