@@ -75,7 +75,8 @@ BOOTSTRAP_PASSWORD_ENV = "AUTHSVC_BOOTSTRAP_PASSWORD"  # noqa: S105 - a variable
 """Environment variable holding the password of a superadmin created by ``create-superadmin``."""
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
+    """The ``authsvc`` command line: every subcommand and its options (argparse)."""
     parser = argparse.ArgumentParser(
         prog="authsvc",
         description="authsvc: authentication service (JWT RS256 / ML-DSA) with actuator endpoints",
@@ -410,7 +411,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``authsvc`` script; returns the process exit status. With ``argv``
     None (run as the program), a ``serve`` that ended cleanly ends the process at once
     (``entrypoints.serve.exit_at_once``) instead of returning."""
-    args = _parser().parse_args(argv)
+    args = build_parser().parse_args(argv)
     # The operator's commands print their result; only warnings are logged beside it.
     level = logging.INFO if args.command in ("serve", "migrate", "purge") else logging.WARNING
     logging.basicConfig(level=level, format=LOG_FORMAT)

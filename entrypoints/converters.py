@@ -11,7 +11,7 @@ from typing import Any, NewType, TypeVar
 
 import attrs
 import cattrs
-from cattrs._compat import is_mapping, is_sequence
+from cattrs.cols import is_mapping, is_sequence
 from cattrs.errors import BaseValidationError
 
 from domain.errors import FieldError, ValidationFailed

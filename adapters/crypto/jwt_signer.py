@@ -52,7 +52,7 @@ class _JWT(jwt.PyJWT):
 _BASE64URL = re.compile(rb"[A-Za-z0-9_-]*")
 
 
-class _JWS(jwt.PyJWS):
+class StrictJWS(jwt.PyJWS):
     """PyJWT's JWS with its segment check done by a compiled pattern.
 
     PyJWT checks that every byte of a segment is in the base64url alphabet with a Python
@@ -85,7 +85,7 @@ class _JWS(jwt.PyJWS):
 
 def _new_jws() -> jwt.PyJWS:
     """A JWS registry of exactly ``RS256``, ``ML-DSA-65`` and ``ML-DSA-87`` (RFC 8725 3.1)."""
-    jws = _JWS(algorithms=["RS256"], options={"enforce_minimum_key_length": True})
+    jws = StrictJWS(algorithms=["RS256"], options={"enforce_minimum_key_length": True})
     for alg in MLDSA_ALGORITHMS:
         jws.register_algorithm(alg, MLDSAAlgorithm(alg))
     return jws

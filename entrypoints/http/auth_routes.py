@@ -116,7 +116,7 @@ async def change_password(request: web.Request) -> web.Response:
     return web.Response(status=204)
 
 
-_NEW_PASSWORD = {
+NEW_PASSWORD_SCHEMA = {
     "type": "string",
     PASSWORD_POLICY: True,
     "description": (
@@ -130,7 +130,7 @@ configurable: the document states the one in force (``openapi.PASSWORD_POLICY``)
 _CREDENTIALS = {
     "type": "object",
     "required": ["email", "password"],
-    "properties": {"email": EMAIL_SCHEMA, "password": _NEW_PASSWORD},
+    "properties": {"email": EMAIL_SCHEMA, "password": NEW_PASSWORD_SCHEMA},
 }
 _LOGIN = {
     "type": "object",
@@ -167,7 +167,7 @@ ROUTES = [
                   "type": "object",
                   "required": ["old_password", "new_password"],
                   "properties": {"old_password": {"type": "string"},
-                                 "new_password": _NEW_PASSWORD},
+                                 "new_password": NEW_PASSWORD_SCHEMA},
               },
               bearer=True),
 ]  # fmt: skip

@@ -12,7 +12,7 @@ import attrs
 from aiohttp import web
 
 from entrypoints.converters import UncheckedText
-from entrypoints.http.auth_routes import _NEW_PASSWORD
+from entrypoints.http.auth_routes import NEW_PASSWORD_SCHEMA
 from entrypoints.http.caller import authenticated
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.requests import client_address, read_json
@@ -88,7 +88,7 @@ _FORGOT: dict[str, Any] = {
 _RESET: dict[str, Any] = {
     "type": "object",
     "required": ["token", "new_password"],
-    "properties": {"token": _TOKEN, "new_password": _NEW_PASSWORD},
+    "properties": {"token": _TOKEN, "new_password": NEW_PASSWORD_SCHEMA},
 }
 _VERIFY: dict[str, Any] = {"type": "object", "required": ["token"], "properties": {"token": _TOKEN}}
 

@@ -461,9 +461,9 @@ def test_keys_with_a_database_store_and_no_kek_exit_2(
 
 def test_keys_retire_takes_a_kid_that_begins_with_a_dash() -> None:
     """A base64url kid (RFC 7638) may begin with ``-``; after ``--`` it is the KID, not an option."""
-    from entrypoints.cli import _parser
+    from entrypoints.cli import build_parser
 
-    assert _parser().parse_args(["keys", "retire", "--", "-x9Qa"]).kid == "-x9Qa"
+    assert build_parser().parse_args(["keys", "retire", "--", "-x9Qa"]).kid == "-x9Qa"
 
 
 # --------------------------------------------------------------------------- several algorithms (issue 32)

@@ -40,7 +40,7 @@ def _write(path: Path, text: str) -> None:
     path.write_text(text)
 
 
-async def _call(
+async def call(
     base: str, method: str, path: str, body: Any = None, token: str | None = None
 ) -> tuple[int, Any, dict[str, str]]:
     """One request on a fresh connection: (status, JSON body or text, headers)."""
@@ -154,7 +154,7 @@ def cluster(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Cluster]
         cluster.stop()
 
 
-async def _eventually(check: Any, timeout: float = 8.0) -> None:
+async def eventually(check: Any, timeout: float = 8.0) -> None:
     """Wait until ``await check()`` is true (events travel asynchronously)."""
     deadline = time.monotonic() + timeout
     while not await check():
@@ -162,8 +162,8 @@ async def _eventually(check: Any, timeout: float = 8.0) -> None:
         await asyncio.sleep(0.1)
 
 
-async def _login(base: str, email: str = "alice@example.com") -> dict[str, Any]:
-    status, pair, _ = await _call(base, "POST", "/login", {"email": email, "password": PASSWORD})
+async def login(base: str, email: str = "alice@example.com") -> dict[str, Any]:
+    status, pair, _ = await call(base, "POST", "/login", {"email": email, "password": PASSWORD})
     assert status == 200, pair
     return pair  # type: ignore[no-any-return]
 
@@ -183,47 +183,47 @@ async def test_three_instances_behave_as_one_service(cluster: Cluster) -> None:
     assert len({await _jwks(base) for base in cluster.bases}) == 1
 
     # A token from any instance verifies on all.
-    assert (await _call(a, "POST", "/register", {"email": "alice@example.com",
+    assert (await call(a, "POST", "/register", {"email": "alice@example.com",
                                                  "password": PASSWORD}))[0] == 201  # fmt: skip
-    pairs = [await _login(base) for base in cluster.bases]
+    pairs = [await login(base) for base in cluster.bases]
     for pair in pairs:
         assert _kid(pair["access_token"]) == kid
         for base in cluster.bases:
-            assert (await _call(base, "GET", "/me", token=pair["access_token"]))[0] == 200
+            assert (await call(base, "GET", "/me", token=pair["access_token"]))[0] == 200
 
     # Refresh atomicity across instances: of 12 concurrent refreshes of one token spread over
     # the three, exactly one succeeds.
     body = {"refresh_token": pairs[0]["refresh_token"]}
     results = await asyncio.gather(
-        *(_call(cluster.bases[i % 3], "POST", "/refresh", body) for i in range(12))
+        *(call(cluster.bases[i % 3], "POST", "/refresh", body) for i in range(12))
     )
     assert sorted(s for s, _, _ in results) == [200] + [401] * 11
 
     # Throttling across instances: five failures spread over the three, then the right
     # password on any of them is 429.
     wrong = {"email": "bob@example.com", "password": "not the password"}
-    await _call(b, "POST", "/register", {"email": "bob@example.com", "password": PASSWORD})
-    statuses = [(await _call(cluster.bases[i % 3], "POST", "/login", wrong))[0] for i in range(5)]
+    await call(b, "POST", "/register", {"email": "bob@example.com", "password": PASSWORD})
+    statuses = [(await call(cluster.bases[i % 3], "POST", "/login", wrong))[0] for i in range(5)]
     assert statuses == [401] * 5
     right = {"email": "bob@example.com", "password": PASSWORD}
-    assert (await _call(c, "POST", "/login", right))[0] == 429
+    assert (await call(c, "POST", "/login", right))[0] == 429
 
     # /actuator/refresh on one instance changes access_token_ttl on all three.
     created = cluster.cli("create-superadmin", "--email", ROOT_EMAIL)
     assert created.returncode == 0, created.stderr
-    root = (await _login(a, ROOT_EMAIL))["access_token"]
+    root = (await login(a, ROOT_EMAIL))["access_token"]
     _write(cluster.config, "[auth]\naccess_token_ttl = 120\n")
-    status, result, _ = await _call(a, "POST", "/actuator/refresh", token=root)
+    status, result, _ = await call(a, "POST", "/actuator/refresh", token=root)
     assert status == 200 and result["changed"] == ["auth"], result
 
     async def ttl_everywhere() -> bool:
-        return all([(await _login(base))["expires_in"] == 120 for base in cluster.bases])
+        return all([(await login(base))["expires_in"] == 120 for base in cluster.bases])
 
-    await _eventually(ttl_everywhere)
+    await eventually(ttl_everywhere)
 
     # A rotation on one host is used by all: published at once (publish-ahead 3 s), signing
     # on every instance from then on, the old key still verifying.
-    old_token = (await _login(b))["access_token"]
+    old_token = (await login(b))["access_token"]
     rotated = cluster.cli("keys", "rotate")
     assert rotated.returncode == 0, rotated.stderr
     assert "announced" in rotated.stdout
@@ -233,26 +233,26 @@ async def test_three_instances_behave_as_one_service(cluster: Cluster) -> None:
         docs = [json.loads(await _jwks(base)) for base in cluster.bases]
         return all(new_kid in {k["kid"] for k in doc["keys"]} for doc in docs)
 
-    await _eventually(published_everywhere, timeout=2.5)
+    await eventually(published_everywhere, timeout=2.5)
     assert len({await _jwks(base) for base in cluster.bases}) == 1
 
     async def signing_everywhere() -> bool:
-        return all([_kid((await _login(base))["access_token"]) == new_kid
+        return all([_kid((await login(base))["access_token"]) == new_kid
                     for base in cluster.bases])  # fmt: skip
 
-    await _eventually(signing_everywhere)
+    await eventually(signing_everywhere)
     for base in cluster.bases:
-        assert (await _call(base, "GET", "/me", token=old_token))[0] == 200
+        assert (await call(base, "GET", "/me", token=old_token))[0] == 200
     assert len({await _jwks(base) for base in cluster.bases}) == 1
     listing = cluster.cli("keys", "list")
     assert listing.returncode == 0 and new_kid in listing.stdout and "signing" in listing.stdout
 
     # Killing one instance mid-load loses no session: sessions live in the database, and the
     # other two verify the dead instance's tokens and rotate its refresh tokens.
-    sessions = [await _login(cluster.bases[i % 3]) for i in range(6)]
+    sessions = [await login(cluster.bases[i % 3]) for i in range(6)]
     load = asyncio.gather(
         *(
-            _call(cluster.bases[i % 2], "GET", "/me", token=sessions[i % 6]["access_token"])
+            call(cluster.bases[i % 2], "GET", "/me", token=sessions[i % 6]["access_token"])
             for i in range(60)
         )
     )
@@ -260,13 +260,13 @@ async def test_three_instances_behave_as_one_service(cluster: Cluster) -> None:
     assert all(status == 200 for status, _, _ in await load)
     for i, session in enumerate(sessions):
         base = cluster.bases[i % 2]
-        assert (await _call(base, "GET", "/me", token=session["access_token"]))[0] == 200
-        status, pair, _ = await _call(
+        assert (await call(base, "GET", "/me", token=session["access_token"]))[0] == 200
+        status, pair, _ = await call(
             base, "POST", "/refresh", {"refresh_token": session["refresh_token"]}
         )
         assert status == 200, pair
     # The broker stayed up: the events component is UP on the survivors.
-    status, health, _ = await _call(a, "GET", "/actuator/health")
+    status, health, _ = await call(a, "GET", "/actuator/health")
     assert health["components"]["events"]["status"] == "UP", health
 
 
@@ -283,15 +283,15 @@ async def test_an_unreachable_broker_does_not_stop_the_start(tmp_path: Path) -> 
     }
     server = Server(env)
     try:
-        status, ready, _ = await _call(server.base, "GET", "/actuator/health/ready")
+        status, ready, _ = await call(server.base, "GET", "/actuator/health/ready")
         assert status == 200 and ready["status"] == "UP", ready
         assert "events" not in ready.get("components", {})
-        status, health, _ = await _call(server.base, "GET", "/actuator/health")
+        status, health, _ = await call(server.base, "GET", "/actuator/health")
         events = health["components"]["events"]
         assert events["status"] == "DOWN"
         assert events["details"]["broker"] == "nats://127.0.0.1:9"
         assert "brokerpw-7f3a" not in json.dumps(health)
-        assert (await _call(server.base, "GET", "/.well-known/jwks.json"))[0] == 200
+        assert (await call(server.base, "GET", "/.well-known/jwks.json"))[0] == 200
     finally:
         server.stop()
     assert "brokerpw-7f3a" not in server.log()

@@ -22,7 +22,7 @@ import pytest
 
 from tests.brokers import new_channel, new_kek, require_broker
 from tests.e2e.servers import ROOT, Server
-from tests.e2e.test_instances import PASSWORD, ROOT_EMAIL, _call, _eventually, _login
+from tests.e2e.test_instances import PASSWORD, ROOT_EMAIL, call, eventually, login
 from tests.e2e.test_pq_migration_http import header
 from tests.pg import PG_SKIP_REASON, drop_pg_schema, new_schema_name, pg_dsn
 
@@ -82,13 +82,13 @@ def pair(tmp_path: Path) -> Iterator[Pair]:
 
 
 async def _jwks_algs(base: str) -> set[str]:
-    status, doc, _ = await _call(base, "GET", "/.well-known/jwks.json")
+    status, doc, _ = await call(base, "GET", "/.well-known/jwks.json")
     assert status == 200
     return {key["alg"] for key in doc["keys"]}
 
 
 async def _refresh(base: str, token: str) -> dict[str, Any]:
-    status, result, _ = await _call(base, "POST", "/actuator/refresh", token=token)
+    status, result, _ = await call(base, "POST", "/actuator/refresh", token=token)
     assert status == 200, result
     return result  # type: ignore[no-any-return]
 
@@ -97,7 +97,7 @@ async def test_the_readme_steps_move_two_instances_to_ml_dsa_without_a_flag_day(
     pair: Pair,
 ) -> None:
     a, b = (s.base for s in pair.servers)
-    status, body, _ = await _call(a, "POST", "/register",
+    status, body, _ = await call(a, "POST", "/register",
                                   {"email": "alice@example.com", "password": PASSWORD})  # fmt: skip
     assert status == 201, body
     made = subprocess.run(
@@ -106,8 +106,8 @@ async def test_the_readme_steps_move_two_instances_to_ml_dsa_without_a_flag_day(
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert made.returncode == 0, made.stderr
-    root = (await _login(a, ROOT_EMAIL))["access_token"]
-    before = await _login(b)
+    root = (await login(a, ROOT_EMAIL))["access_token"]
+    before = await login(b)
     assert header(before["access_token"])["alg"] == "RS256"
     assert await _jwks_algs(a) == await _jwks_algs(b) == {"RS256"}
 
@@ -118,27 +118,27 @@ async def test_the_readme_steps_move_two_instances_to_ml_dsa_without_a_flag_day(
     async def both_published() -> bool:
         return all([await _jwks_algs(base) == {"RS256", "ML-DSA-65"} for base in (a, b)])
 
-    await _eventually(both_published)
+    await eventually(both_published)
     for base in (a, b):
-        assert header((await _login(base))["access_token"])["alg"] == "RS256"
+        assert header((await login(base))["access_token"])["alg"] == "RS256"
 
     # Step 2: flip the default (refresh on the other instance): every instance signs ML-DSA-65.
     pair.write(["RS256", "ML-DSA-65"], "ML-DSA-65")
     await _refresh(b, root)
 
     async def ml_dsa_everywhere() -> bool:
-        algs = [header((await _login(base))["access_token"])["alg"] for base in (a, b)]
+        algs = [header((await login(base))["access_token"])["alg"] for base in (a, b)]
         return algs == ["ML-DSA-65", "ML-DSA-65"]
 
-    await _eventually(ml_dsa_everywhere)
+    await eventually(ml_dsa_everywhere)
     for base in (a, b):  # nobody logged out: the RS256 token still verifies everywhere
-        assert (await _call(base, "GET", "/me", token=before["access_token"]))[0] == 200
-    status, rotated, _ = await _call(a, "POST", "/refresh",
+        assert (await call(base, "GET", "/me", token=before["access_token"]))[0] == 200
+    status, rotated, _ = await call(a, "POST", "/refresh",
                                      {"refresh_token": before["refresh_token"]})  # fmt: skip
     assert status == 200, rotated
     assert header(rotated["access_token"])["alg"] == "ML-DSA-65"
     for base in (a, b):
-        assert (await _call(base, "GET", "/me", token=rotated["access_token"]))[0] == 200
+        assert (await call(base, "GET", "/me", token=rotated["access_token"]))[0] == 200
 
     # Step 3: drop RS256: no instance signs it any more, its key stays published while its
     # tokens may live, and they still verify.
@@ -149,15 +149,15 @@ async def test_the_readme_steps_move_two_instances_to_ml_dsa_without_a_flag_day(
     async def only_ml_dsa_signs_everywhere() -> bool:
         signing = []
         for base in (a, b):
-            status, info, _ = await _call(base, "GET", "/actuator/info", token=root)
+            status, info, _ = await call(base, "GET", "/actuator/info", token=root)
             assert status == 200, info
             listed = {x["alg"]: x["signing"] for x in info["auth"]["algorithms"]}
             signing.append(listed)
         # RS256 no longer signs but is still listed: its key verifies until its tokens expire.
         return signing == [{"RS256": False, "ML-DSA-65": True}] * 2
 
-    await _eventually(only_ml_dsa_signs_everywhere)
+    await eventually(only_ml_dsa_signs_everywhere)
     for base in (a, b):
-        assert header((await _login(base))["access_token"])["alg"] == "ML-DSA-65"
+        assert header((await login(base))["access_token"])["alg"] == "ML-DSA-65"
         assert "RS256" in await _jwks_algs(base)
-        assert (await _call(base, "GET", "/me", token=before["access_token"]))[0] == 200
+        assert (await call(base, "GET", "/me", token=before["access_token"]))[0] == 200

@@ -63,14 +63,14 @@ async def _post(session: aiohttp.ClientSession, url: str, body: dict[str, Any],
         return resp.status, await resp.json() if resp.status != 204 else None
 
 
-async def _setup_user(session: aiohttp.ClientSession, base: str) -> str:
+async def setup_user(session: aiohttp.ClientSession, base: str) -> str:
     status, user = await _post(session, base + "/register",
                                {"email": "alice@example.com", "password": PASSWORD})  # fmt: skip
     assert status == 201
     return str(user["id"])
 
 
-async def _login(session: aiohttp.ClientSession, base: str, password: str = PASSWORD) -> Any:
+async def login(session: aiohttp.ClientSession, base: str, password: str = PASSWORD) -> Any:
     status, pair = await _post(session, base + "/login",
                                {"email": "alice@example.com", "password": password})  # fmt: skip
     assert status == 200, pair
@@ -81,8 +81,8 @@ async def test_two_processes_never_both_rotate_one_token(env: dict[str, str]) ->
     first, second = Server(env), Server(env)
     try:
         async with aiohttp.ClientSession() as session:
-            await _setup_user(session, first.base)
-            pairs = [await _login(session, first.base) for _ in range(10)]
+            await setup_user(session, first.base)
+            pairs = [await login(session, first.base) for _ in range(10)]
             for pair in pairs:
                 body = {"refresh_token": pair["refresh_token"]}
                 results = await asyncio.gather(
@@ -101,9 +101,9 @@ async def test_sigkill_during_refresh_leaves_old_token_xor_new_pair(env: dict[st
     rng = random.Random(7)
     server = Server(env)
     async with aiohttp.ClientSession() as session:
-        user_id = await _setup_user(session, server.base)
+        user_id = await setup_user(session, server.base)
         for _ in range(6):
-            pair = await _login(session, server.base)
+            pair = await login(session, server.base)
             old_hash = hashlib.sha256(pair["refresh_token"].encode()).hexdigest()
             before = db.live_hashes(user_id)
             request = asyncio.ensure_future(
@@ -133,12 +133,12 @@ async def test_sigkill_during_password_change_is_all_or_nothing(env: dict[str, s
     server = Server(env)
     passwords = [PASSWORD, NEW_PASSWORD]
     async with aiohttp.ClientSession() as session:
-        user_id = await _setup_user(session, server.base)
+        user_id = await setup_user(session, server.base)
         for _ in range(6):
             current = next(p for p in passwords
                            if bcrypt.checkpw(p.encode(), db.password_hash(user_id).encode()))  # fmt: skip
             other = passwords[1 - passwords.index(current)]
-            pairs = [await _login(session, server.base, current) for _ in range(3)]
+            pairs = [await login(session, server.base, current) for _ in range(3)]
             live_before = db.live_hashes(user_id)
             assert len(live_before) >= 3
             request = asyncio.ensure_future(

@@ -18,7 +18,7 @@ import aiohttp
 import pytest
 
 from tests.e2e.servers import Server, each_backend, server_env  # noqa: F401 - each_backend overrides the e2e fixture
-from tests.e2e.test_processes import Database, _login, _setup_user
+from tests.e2e.test_processes import Database, login, setup_user
 
 pytestmark = pytest.mark.slow
 
@@ -75,9 +75,9 @@ async def test_sigterm_during_a_refresh_burst_loses_nothing(env: dict[str, str])
     server = Server(env)
     db = Database(env)
     async with aiohttp.ClientSession() as session:
-        user_id = await _setup_user(session, server.base)
+        user_id = await setup_user(session, server.base)
         chains = [
-            Chain((await _login(session, server.base))["refresh_token"]) for _ in range(CHAINS)
+            Chain((await login(session, server.base))["refresh_token"]) for _ in range(CHAINS)
         ]
     assert await _status(server.base, "/actuator/health/ready") == 200
 
@@ -182,8 +182,8 @@ async def _burst_then_sigterm(server: Server, clients: int) -> tuple[list[KeptAl
     """Run ``clients`` kept-alive refresh loops, SIGTERM the server 0.5 s in, wait for every
     loop to end; the loops and the seconds from SIGTERM to the server's exit."""
     async with aiohttp.ClientSession() as session:
-        await _setup_user(session, server.base)
-        loops = [KeptAlive((await _login(session, server.base))["refresh_token"])
+        await setup_user(session, server.base)
+        loops = [KeptAlive((await login(session, server.base))["refresh_token"])
                  for _ in range(clients)]  # fmt: skip
     tasks = [asyncio.create_task(loop.run(server.port)) for loop in loops]
     await asyncio.sleep(0.5)

@@ -10,7 +10,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from jwt.exceptions import DecodeError
 
-from adapters.crypto.jwt_signer import _JWS
+from adapters.crypto.jwt_signer import StrictJWS
 
 _ALPHABET = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 
@@ -39,7 +39,7 @@ segments = st.one_of(
 @example(b"!!!!")
 @example(b"QUJD\n")
 def test_same_decision_as_pyjwt(segment: bytes) -> None:
-    assert _outcome(_JWS._decode_base64url_segment, segment) == _outcome(
+    assert _outcome(StrictJWS._decode_base64url_segment, segment) == _outcome(
         jwt.PyJWS._decode_base64url_segment, segment
     )
 
@@ -47,4 +47,4 @@ def test_same_decision_as_pyjwt(segment: bytes) -> None:
 @pytest.mark.parametrize("segment", [b"!!!!", b"QQ===", b"Q", b"QR", b"QU=I"])
 def test_refused_segments(segment: bytes) -> None:
     with pytest.raises(DecodeError):
-        _JWS._decode_base64url_segment(segment, "crypto")
+        StrictJWS._decode_base64url_segment(segment, "crypto")
