@@ -16,9 +16,9 @@ from datetime import UTC, datetime
 import asyncpg
 import pytest
 
-from adapters.persistence import _columns as cols
-from adapters.persistence._audit_rows import filters
 from adapters.persistence.migrate import apply_postgres_migrations
+from adapters.persistence.rows.audit import filters
+from adapters.persistence.sql import columns as cols
 from domain.audit import AuditQuery
 from tests.pg import drop_pg_schema, new_schema_name, pg_dsn
 

@@ -11,16 +11,16 @@ from datetime import datetime
 
 import asyncpg
 
-from adapters.persistence import _columns as cols
-from adapters.persistence._audit_rows import audit_row, filters
-from adapters.persistence._rows import require_aware
-from adapters.persistence.postgres.session import _SqlQueries
+from adapters.persistence.postgres.session import SqlQueries
+from adapters.persistence.rows.audit import audit_row, filters
+from adapters.persistence.sql import columns as cols
+from adapters.persistence.times import require_aware
 from application.ports import AuditLog
 from domain.audit import AuditEvent, AuditQuery
 from domain.errors import Conflict
 
 
-class PostgresAuditLog(_SqlQueries, AuditLog):
+class PostgresAuditLog(SqlQueries, AuditLog):
     """``AuditLog`` in the current transaction (``details`` as JSONB)."""
 
     async def record(self, event: AuditEvent) -> None:

@@ -11,9 +11,9 @@ from typing import Any
 
 import asyncpg
 
-from adapters.persistence._client_rows import CLIENT_UPDATE, CLIENTS, client_params, client_row
-from adapters.persistence._rows import require_aware
-from adapters.persistence.postgres.session import _SqlQueries
+from adapters.persistence.postgres.session import SqlQueries
+from adapters.persistence.rows.clients import CLIENT_UPDATE, CLIENTS, client_params, client_row
+from adapters.persistence.times import require_aware
 from application.ports import ClientRepo
 from domain.clients import Client
 from domain.errors import Conflict, NotFound
@@ -27,7 +27,7 @@ def _same(value: Any) -> Any:
     return value
 
 
-class PostgresClientRepo(_SqlQueries, ClientRepo):
+class PostgresClientRepo(SqlQueries, ClientRepo):
     """``ClientRepo`` in the current transaction."""
 
     async def add(self, client: Client) -> None:

@@ -9,9 +9,9 @@ from datetime import datetime
 
 import asyncpg
 
-from adapters.persistence import _columns as cols
-from adapters.persistence._rows import require_aware
-from adapters.persistence.postgres.session import _SqlQueries
+from adapters.persistence.postgres.session import SqlQueries
+from adapters.persistence.sql import columns as cols
+from adapters.persistence.times import require_aware
 from application.ports import EmailTokenStore
 from domain.errors import Conflict, NotFound
 from domain.model import EmailToken, EmailTokenPurpose
@@ -22,7 +22,7 @@ def _email_token(row: asyncpg.Record) -> EmailToken:
     return EmailToken(token_hash, user_id, EmailTokenPurpose(purpose), expires_at, created_at)
 
 
-class PostgresEmailTokenStore(_SqlQueries, EmailTokenStore):
+class PostgresEmailTokenStore(SqlQueries, EmailTokenStore):
     """``EmailTokenStore`` in the current transaction (table ``email_tokens``)."""
 
     async def add(self, token: EmailToken) -> None:

@@ -10,9 +10,9 @@ from datetime import datetime
 
 import asyncpg
 
-from adapters.persistence import _columns as cols
-from adapters.persistence._rows import require_aware
-from adapters.persistence.postgres.session import _SqlQueries
+from adapters.persistence.postgres.session import SqlQueries
+from adapters.persistence.sql import columns as cols
+from adapters.persistence.times import require_aware
 from application.ports import MfaStore
 from domain.errors import Conflict, NotFound
 from domain.model import MfaChallenge, TotpCredential
@@ -27,7 +27,7 @@ def _challenge(row: asyncpg.Record) -> MfaChallenge:
     return MfaChallenge(*row)
 
 
-class PostgresMfaStore(_SqlQueries, MfaStore):
+class PostgresMfaStore(SqlQueries, MfaStore):
     """``MfaStore`` in the current transaction. Each compare-and-set is one ``UPDATE`` or
     ``DELETE`` whose ``WHERE`` re-checks the condition under the row lock: of concurrent
     transactions in any process, the second waits for the first and then finds nothing to

@@ -11,7 +11,8 @@ from typing import Any
 
 import asyncpg
 
-from adapters.persistence._passkey_rows import (
+from adapters.persistence.postgres.session import SqlQueries
+from adapters.persistence.rows.passkeys import (
     CEREMONIES,
     PASSKEY_CHANGES,
     PASSKEYS,
@@ -23,8 +24,7 @@ from adapters.persistence._passkey_rows import (
     passkey_row,
     use_params,
 )
-from adapters.persistence._rows import require_aware
-from adapters.persistence.postgres.session import _SqlQueries
+from adapters.persistence.times import require_aware
 from application.ports import PasskeyRepo
 from domain.errors import Conflict, NotFound
 from domain.passkeys import Ceremony, Passkey
@@ -39,7 +39,7 @@ def _same(value: Any) -> Any:
     return value
 
 
-class PostgresPasskeyRepo(_SqlQueries, PasskeyRepo):
+class PostgresPasskeyRepo(SqlQueries, PasskeyRepo):
     """``PasskeyRepo`` in the current transaction."""
 
     async def add(self, passkey: Passkey) -> None:

@@ -10,20 +10,16 @@ from datetime import datetime
 
 import asyncpg
 
-from adapters.persistence import _columns as cols
-from adapters.persistence._rows import require_aware
 from adapters.persistence.postgres.audit import PostgresAuditLog
 from adapters.persistence.postgres.clients import PostgresClientRepo
 from adapters.persistence.postgres.email_tokens import PostgresEmailTokenStore
 from adapters.persistence.postgres.mfa import PostgresMfaStore
 from adapters.persistence.postgres.passkeys import PostgresPasskeyRepo
-from adapters.persistence.postgres.session import (
-    _Session,
-    _SqlQueries,
-    _summary,
-    _user,
-)
+from adapters.persistence.postgres.rows import summary_row, user_row
+from adapters.persistence.postgres.session import PooledSession, SqlQueries
 from adapters.persistence.postgres.tokens import PostgresSessionStore, PostgresTokenStore
+from adapters.persistence.sql import columns as cols
+from adapters.persistence.times import require_aware
 from application.ports import GroupRepo, UnitOfWork, UserRepo
 from domain.errors import (
     Conflict,
@@ -33,7 +29,7 @@ from domain.errors import (
 from domain.model import Group, GroupSummary, Role, User
 
 
-class PostgresUserRepo(_SqlQueries, UserRepo):
+class PostgresUserRepo(SqlQueries, UserRepo):
     """``UserRepo`` in the unit's transaction. Emails are stored lower-case (unique index)."""
 
     async def add(self, user: User) -> None:
@@ -60,19 +56,19 @@ class PostgresUserRepo(_SqlQueries, UserRepo):
     async def get(self, user_id: str) -> User | None:
         """The user with this id, or None."""
         row = await self._one(f"SELECT {cols.USER_READ} FROM users WHERE id = $1", user_id)
-        return None if row is None else _user(row)
+        return None if row is None else user_row(row)
 
     async def get_with_groups(self, user_id: str) -> tuple[User, list[str]] | None:
         """The user and the sorted ids of its groups (one statement), or None."""
         rows = await self._all(cols.USER_WITH_GROUPS.format(param="$1"), user_id)
         if not rows:
             return None
-        return _user(tuple(rows[0])[:-1]), sorted(r[-1] for r in rows if r[-1] is not None)
+        return user_row(tuple(rows[0])[:-1]), sorted(r[-1] for r in rows if r[-1] is not None)
 
     async def get_by_email(self, email: str) -> User | None:
         """The user with this email (compared lower-case), or None."""
         row = await self._one(f"SELECT {cols.USER_READ} FROM users WHERE email = $1", email.lower())
-        return None if row is None else _user(row)
+        return None if row is None else user_row(row)
 
     async def update(self, user: User) -> None:
         """Replace the user with the same id. Raises ``NotFound`` or ``EmailTaken``."""
@@ -103,7 +99,7 @@ class PostgresUserRepo(_SqlQueries, UserRepo):
             after,
             max(0, limit),
         )
-        return [_user(r) for r in rows]
+        return [user_row(r) for r in rows]
 
     async def count_by_role(self, role: Role) -> int:
         """How many enabled users hold ``role``."""
@@ -117,7 +113,7 @@ class PostgresUserRepo(_SqlQueries, UserRepo):
         return await self._run("DELETE FROM users WHERE id = $1", user_id) > 0
 
 
-class PostgresGroupRepo(_SqlQueries, GroupRepo):
+class PostgresGroupRepo(SqlQueries, GroupRepo):
     """``GroupRepo`` in the unit's transaction. Names are unique per organization (exact)."""
 
     async def add(self, group: Group) -> None:
@@ -136,7 +132,7 @@ class PostgresGroupRepo(_SqlQueries, GroupRepo):
     async def get(self, group_id: str) -> GroupSummary | None:
         """The group with its member count, or None."""
         row = await self._one(f"{cols.GROUP_SUMMARY} WHERE g.id = $1", group_id)
-        return None if row is None else _summary(row)
+        return None if row is None else summary_row(row)
 
     async def rename(self, group_id: str, name: str) -> None:
         """Rename. Raises ``NotFound``, or ``Conflict`` on a duplicate name in the org."""
@@ -162,7 +158,7 @@ class PostgresGroupRepo(_SqlQueries, GroupRepo):
             after,
             max(0, limit),
         )
-        return [_summary(r) for r in rows]
+        return [summary_row(r) for r in rows]
 
     async def add_member(self, group_id: str, user_id: str, now: datetime) -> bool:
         """Add a membership (idempotent); True if new. Raises ``NotFound`` for an unknown
@@ -193,7 +189,7 @@ class PostgresGroupRepo(_SqlQueries, GroupRepo):
             " WHERE m.group_id = $1 ORDER BY u.id",
             group_id,
         )
-        return [_user(r) for r in rows]
+        return [user_row(r) for r in rows]
 
     async def groups_of(self, user_id: str) -> list[str]:
         """Sorted ids of the groups ``user_id`` belongs to."""
@@ -220,7 +216,7 @@ class PostgresUnitOfWork(UnitOfWork):
     the connection is lost during the commit (the outcome is then unknown).
     """
 
-    def __init__(self, session: _Session) -> None:
+    def __init__(self, session: PooledSession) -> None:
         self._session = session
         self.users = PostgresUserRepo(session)
         self.tokens = PostgresTokenStore(session)

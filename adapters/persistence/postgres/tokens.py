@@ -10,14 +10,10 @@ from datetime import datetime
 
 import asyncpg
 
-from adapters.persistence import _columns as cols
-from adapters.persistence._rows import require_aware
-from adapters.persistence.postgres.session import (
-    _session,
-    _SqlQueries,
-    _token,
-    _token_params,
-)
+from adapters.persistence.postgres.rows import session_row, token_params, token_row
+from adapters.persistence.postgres.session import SqlQueries
+from adapters.persistence.sql import columns as cols
+from adapters.persistence.times import require_aware
 from application.ports import SessionStore, TokenStore
 from domain.errors import (
     Conflict,
@@ -26,12 +22,12 @@ from domain.errors import (
 from domain.model import RefreshToken, Session
 
 
-class PostgresTokenStore(_SqlQueries, TokenStore):
+class PostgresTokenStore(SqlQueries, TokenStore):
     """``TokenStore`` in the unit's transaction (``refresh_tokens``, ``rotated_refresh_tokens``)."""
 
     async def add(self, token: RefreshToken) -> None:
         """Store a live token. Raises ``Conflict`` (hash exists) or ``NotFound`` (no such user)."""
-        params = _token_params(token)
+        params = token_params(token)
         try:
             n = await self._run(
                 f"INSERT INTO refresh_tokens ({cols.TOKENS})"
@@ -54,21 +50,21 @@ class PostgresTokenStore(_SqlQueries, TokenStore):
             token_hash,
             write=True,
         )
-        return None if row is None else _token(row)
+        return None if row is None else token_row(row)
 
     async def find(self, token_hash: str) -> RefreshToken | None:
         """The live token with this hash, or None."""
         row = await self._one(
             f"SELECT {cols.TOKENS} FROM refresh_tokens WHERE token_hash = $1", token_hash
         )
-        return None if row is None else _token(row)
+        return None if row is None else token_row(row)
 
     async def remember_rotated(self, token: RefreshToken, rotated_at: datetime) -> None:
         """Remember a rotated token (replacing an earlier record of the same hash).
 
         Raises ``NotFound`` if its user does not exist.
         """
-        params = _token_params(token)
+        params = token_params(token)
         try:
             await self._run_guarded(
                 f"INSERT INTO rotated_refresh_tokens ({cols.ROTATED})"
@@ -84,7 +80,7 @@ class PostgresTokenStore(_SqlQueries, TokenStore):
         row = await self._one(
             f"SELECT {cols.TOKENS} FROM rotated_refresh_tokens WHERE token_hash = $1", token_hash
         )
-        return None if row is None else _token(row)
+        return None if row is None else token_row(row)
 
     async def claim_reuse(
         self, token_hash: str, rotated_since: datetime, max_reuses: int
@@ -101,7 +97,7 @@ class PostgresTokenStore(_SqlQueries, TokenStore):
             max_reuses,
             write=True,
         )
-        return None if row is None else _token(row)
+        return None if row is None else token_row(row)
 
     async def purge_expired(self, now: datetime, limit: int | None = None) -> int:
         """Delete live and rotated records with ``expires_at <= now`` (up to ``limit`` of
@@ -113,7 +109,7 @@ class PostgresTokenStore(_SqlQueries, TokenStore):
         )
 
 
-class PostgresSessionStore(_SqlQueries, SessionStore):
+class PostgresSessionStore(SqlQueries, SessionStore):
     """``SessionStore`` in the unit's transaction (table ``sessions``; ``last_used_at`` is kept
     by the trigger ``refresh_tokens_touch_session``)."""
 
@@ -141,7 +137,7 @@ class PostgresSessionStore(_SqlQueries, SessionStore):
     async def get(self, session_id: str) -> Session | None:
         """The session with this id, or None."""
         row = await self._one(f"SELECT {cols.SESSIONS} FROM sessions WHERE id = $1", session_id)
-        return None if row is None else _session(row)
+        return None if row is None else session_row(row)
 
     async def list_live(self, user_id: str, now: datetime) -> list[Session]:
         """The user's live sessions, newest first."""
@@ -152,7 +148,7 @@ class PostgresSessionStore(_SqlQueries, SessionStore):
             user_id,
             require_aware(now),
         )
-        return [_session(r) for r in rows]
+        return [session_row(r) for r in rows]
 
     async def end(self, session_id: str) -> int:
         """Delete the session and its live tokens; returns how many tokens went."""

@@ -10,16 +10,16 @@ import json
 import sqlite3
 from datetime import datetime
 
-from adapters.persistence import _columns as cols
-from adapters.persistence._audit_rows import audit_row, filters
-from adapters.persistence._rows import from_micros, to_micros
-from adapters.persistence.sqlite.unit import _SqlQueries
+from adapters.persistence.rows.audit import audit_row, filters
+from adapters.persistence.sql import columns as cols
+from adapters.persistence.sqlite.unit import SqlQueries
+from adapters.persistence.times import from_micros, to_micros
 from application.ports import AuditLog
 from domain.audit import AuditEvent, AuditQuery
 from domain.errors import Conflict
 
 
-class SqliteAuditLog(_SqlQueries, AuditLog):
+class SqliteAuditLog(SqlQueries, AuditLog):
     """``AuditLog`` in the current transaction."""
 
     async def record(self, event: AuditEvent) -> None:

@@ -10,9 +10,9 @@ import sqlite3
 from datetime import datetime
 from typing import Any
 
-from adapters.persistence._client_rows import CLIENT_UPDATE, CLIENTS, client_params, client_row
-from adapters.persistence._rows import from_micros, to_micros
-from adapters.persistence.sqlite.unit import _SqlQueries
+from adapters.persistence.rows.clients import CLIENT_UPDATE, CLIENTS, client_params, client_row
+from adapters.persistence.sqlite.unit import SqlQueries
+from adapters.persistence.times import from_micros, to_micros
 from application.ports import ClientRepo
 from domain.clients import Client
 from domain.errors import Conflict, NotFound
@@ -24,7 +24,7 @@ def _when(value: Any) -> datetime | None:
     return None if value is None else from_micros(value)
 
 
-class SqliteClientRepo(_SqlQueries, ClientRepo):
+class SqliteClientRepo(SqlQueries, ClientRepo):
     """``ClientRepo`` in the current transaction."""
 
     async def add(self, client: Client) -> None:

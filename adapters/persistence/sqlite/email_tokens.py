@@ -10,9 +10,10 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from adapters.persistence import _columns as cols
-from adapters.persistence._rows import from_micros, to_micros
-from adapters.persistence.sqlite.unit import _is_fk, _SqlQueries
+from adapters.persistence.sql import columns as cols
+from adapters.persistence.sqlite.rows import is_foreign_key
+from adapters.persistence.sqlite.unit import SqlQueries
+from adapters.persistence.times import from_micros, to_micros
 from application.ports import EmailTokenStore
 from domain.errors import Conflict, NotFound
 from domain.model import EmailToken, EmailTokenPurpose
@@ -29,7 +30,7 @@ def _email_token(row: Iterable[Any]) -> EmailToken:
     )
 
 
-class SqliteEmailTokenStore(_SqlQueries, EmailTokenStore):
+class SqliteEmailTokenStore(SqlQueries, EmailTokenStore):
     """``EmailTokenStore`` in the current transaction (table ``email_tokens``)."""
 
     async def add(self, token: EmailToken) -> None:
@@ -46,7 +47,7 @@ class SqliteEmailTokenStore(_SqlQueries, EmailTokenStore):
                 ),
             )
         except sqlite3.IntegrityError as exc:
-            if _is_fk(exc):
+            if is_foreign_key(exc):
                 raise NotFound(f"user {token.user_id} not found") from None
             raise Conflict("email token hash exists") from None
 

@@ -12,9 +12,10 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from adapters.persistence import _columns as cols
-from adapters.persistence._rows import from_micros, to_micros
-from adapters.persistence.sqlite.unit import _is_fk, _SqlQueries
+from adapters.persistence.sql import columns as cols
+from adapters.persistence.sqlite.rows import is_foreign_key
+from adapters.persistence.sqlite.unit import SqlQueries
+from adapters.persistence.times import from_micros, to_micros
 from application.ports import MfaStore
 from domain.errors import Conflict, NotFound
 from domain.model import MfaChallenge, TotpCredential
@@ -34,7 +35,7 @@ def _challenge(row: Iterable[Any]) -> MfaChallenge:
     )
 
 
-class SqliteMfaStore(_SqlQueries, MfaStore):
+class SqliteMfaStore(SqlQueries, MfaStore):
     """``MfaStore`` in the current transaction. Each compare-and-set is one statement inside
     the unit's ``BEGIN IMMEDIATE`` transaction, which holds SQLite's write lock: concurrent
     units, in this process or another, run their claims one after the other."""
@@ -51,7 +52,7 @@ class SqliteMfaStore(_SqlQueries, MfaStore):
                 (user_id, sealed_secret, to_micros(now)),
             )
         except sqlite3.IntegrityError as exc:
-            if _is_fk(exc):
+            if is_foreign_key(exc):
                 raise NotFound(f"user {user_id} not found") from None
             raise
         if stored == 0:
@@ -136,7 +137,7 @@ class SqliteMfaStore(_SqlQueries, MfaStore):
                 ),
             )
         except sqlite3.IntegrityError as exc:
-            if _is_fk(exc):
+            if is_foreign_key(exc):
                 raise NotFound(f"user {challenge.user_id} not found") from None
             raise Conflict("mfa token hash exists") from None
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlite3
 from datetime import datetime
 
-from adapters.persistence._passkey_rows import (
+from adapters.persistence.rows.passkeys import (
     CEREMONIES,
     PASSKEY_CHANGES,
     PASSKEYS,
@@ -21,8 +21,8 @@ from adapters.persistence._passkey_rows import (
     passkey_row,
     use_params,
 )
-from adapters.persistence._rows import from_micros, to_micros
-from adapters.persistence.sqlite.unit import _SqlQueries
+from adapters.persistence.sqlite.unit import SqlQueries
+from adapters.persistence.times import from_micros, to_micros
 from application.ports import PasskeyRepo
 from domain.errors import Conflict, NotFound
 from domain.passkeys import Ceremony, Passkey
@@ -32,7 +32,7 @@ _SETS = ", ".join(f"{c} = ?" for c in PASSKEY_CHANGES)
 _USE = USE_SQL.format(*"?" * 5)
 
 
-class SqlitePasskeyRepo(_SqlQueries, PasskeyRepo):
+class SqlitePasskeyRepo(SqlQueries, PasskeyRepo):
     """``PasskeyRepo`` in the current transaction."""
 
     async def add(self, passkey: Passkey) -> None:

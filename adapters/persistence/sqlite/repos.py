@@ -9,26 +9,22 @@ from __future__ import annotations
 import sqlite3
 from datetime import datetime
 
-from adapters.persistence import _columns as cols
-from adapters.persistence._rows import to_micros
+from adapters.persistence.sql import columns as cols
 from adapters.persistence.sqlite.audit import SqliteAuditLog
 from adapters.persistence.sqlite.clients import SqliteClientRepo
 from adapters.persistence.sqlite.email_tokens import SqliteEmailTokenStore
 from adapters.persistence.sqlite.mfa import SqliteMfaStore
 from adapters.persistence.sqlite.passkeys import SqlitePasskeyRepo
+from adapters.persistence.sqlite.rows import summary_row, user_row
 from adapters.persistence.sqlite.tokens import SqliteSessionStore, SqliteTokenStore
-from adapters.persistence.sqlite.unit import (
-    _SqlQueries,
-    _Statements,
-    _summary,
-    _user,
-)
+from adapters.persistence.sqlite.unit import SqlQueries, Statements
+from adapters.persistence.times import to_micros
 from application.ports import GroupRepo, UnitOfWork, UserRepo
 from domain.errors import Conflict, EmailTaken, NotFound
 from domain.model import Group, GroupSummary, Role, User
 
 
-class SqliteUserRepo(_SqlQueries, UserRepo):
+class SqliteUserRepo(SqlQueries, UserRepo):
     """``UserRepo`` in the current transaction. Emails are stored lower-case (unique index)."""
 
     async def add(self, user: User) -> None:
@@ -56,21 +52,21 @@ class SqliteUserRepo(_SqlQueries, UserRepo):
     async def get(self, user_id: str) -> User | None:
         """The user with this id, or None."""
         row = await self._one(f"SELECT {cols.USER_READ} FROM users WHERE id = ?", (user_id,))
-        return None if row is None else _user(row)
+        return None if row is None else user_row(row)
 
     async def get_with_groups(self, user_id: str) -> tuple[User, list[str]] | None:
         """The user and the sorted ids of its groups (one statement), or None."""
         rows = await self._all(cols.USER_WITH_GROUPS.format(param="?"), (user_id,))
         if not rows:
             return None
-        return _user(tuple(rows[0])[:-1]), sorted(r[-1] for r in rows if r[-1] is not None)
+        return user_row(tuple(rows[0])[:-1]), sorted(r[-1] for r in rows if r[-1] is not None)
 
     async def get_by_email(self, email: str) -> User | None:
         """The user with this email (compared lower-case), or None."""
         row = await self._one(
             f"SELECT {cols.USER_READ} FROM users WHERE email = ?", (email.lower(),)
         )
-        return None if row is None else _user(row)
+        return None if row is None else user_row(row)
 
     async def update(self, user: User) -> None:
         """Replace the user with the same id. Raises ``NotFound`` or ``EmailTaken``."""
@@ -101,7 +97,7 @@ class SqliteUserRepo(_SqlQueries, UserRepo):
             " AND (?2 IS NULL OR id > ?2) ORDER BY id LIMIT ?3",
             (org_id, after, max(0, limit)),
         )
-        return [_user(r) for r in rows]
+        return [user_row(r) for r in rows]
 
     async def count_by_role(self, role: Role) -> int:
         """How many enabled users hold ``role``."""
@@ -115,7 +111,7 @@ class SqliteUserRepo(_SqlQueries, UserRepo):
         return await self._count("DELETE FROM users WHERE id = ?", (user_id,)) > 0
 
 
-class SqliteGroupRepo(_SqlQueries, GroupRepo):
+class SqliteGroupRepo(SqlQueries, GroupRepo):
     """``GroupRepo`` in the current transaction. Names are unique per organization (exact)."""
 
     async def add(self, group: Group) -> None:
@@ -135,7 +131,7 @@ class SqliteGroupRepo(_SqlQueries, GroupRepo):
     async def get(self, group_id: str) -> GroupSummary | None:
         """The group with its member count, or None."""
         row = await self._one(f"{cols.GROUP_SUMMARY} WHERE g.id = ?", (group_id,))
-        return None if row is None else _summary(row)
+        return None if row is None else summary_row(row)
 
     async def rename(self, group_id: str, name: str) -> None:
         """Rename. Raises ``NotFound``, or ``Conflict`` on a duplicate name in the org."""
@@ -159,7 +155,7 @@ class SqliteGroupRepo(_SqlQueries, GroupRepo):
             " AND (?2 IS NULL OR g.id > ?2) ORDER BY g.id LIMIT ?3",
             (org_id, after, max(0, limit)),
         )
-        return [_summary(r) for r in rows]
+        return [summary_row(r) for r in rows]
 
     async def add_member(self, group_id: str, user_id: str, now: datetime) -> bool:
         """Add a membership (idempotent); True if new. Raises ``NotFound`` for an unknown
@@ -188,7 +184,7 @@ class SqliteGroupRepo(_SqlQueries, GroupRepo):
             " WHERE m.group_id = ? ORDER BY u.id",
             (group_id,),
         )
-        return [_user(r) for r in rows]
+        return [user_row(r) for r in rows]
 
     async def groups_of(self, user_id: str) -> list[str]:
         """Sorted ids of the groups ``user_id`` belongs to."""
@@ -213,7 +209,7 @@ class SqliteUnitOfWork(UnitOfWork):
     the unit goes on, and later changes need another ``commit()``. Raises ``StorageFault``.
     """
 
-    def __init__(self, unit: _Statements) -> None:
+    def __init__(self, unit: Statements) -> None:
         self._unit = unit
         self.users = SqliteUserRepo(unit)
         self.tokens = SqliteTokenStore(unit)

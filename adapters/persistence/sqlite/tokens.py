@@ -9,21 +9,16 @@ from __future__ import annotations
 import sqlite3
 from datetime import datetime
 
-from adapters.persistence import _columns as cols
-from adapters.persistence._rows import to_micros
-from adapters.persistence.sqlite.unit import (
-    _is_fk,
-    _session,
-    _SqlQueries,
-    _token,
-    _token_params,
-)
+from adapters.persistence.sql import columns as cols
+from adapters.persistence.sqlite.rows import is_foreign_key, session_row, token_params, token_row
+from adapters.persistence.sqlite.unit import SqlQueries
+from adapters.persistence.times import to_micros
 from application.ports import SessionStore, TokenStore
 from domain.errors import Conflict, NotFound
 from domain.model import RefreshToken, Session
 
 
-class SqliteTokenStore(_SqlQueries, TokenStore):
+class SqliteTokenStore(SqlQueries, TokenStore):
     """``TokenStore`` in the current transaction (tables ``refresh_tokens`` and
     ``rotated_refresh_tokens``)."""
 
@@ -32,10 +27,10 @@ class SqliteTokenStore(_SqlQueries, TokenStore):
         try:
             await self._count(
                 f"INSERT INTO refresh_tokens ({cols.TOKENS}) VALUES (?, ?, ?, ?, ?, ?)",
-                _token_params(token),
+                token_params(token),
             )
         except sqlite3.IntegrityError as exc:
-            if _is_fk(exc):
+            if is_foreign_key(exc):
                 raise NotFound(f"user {token.user_id} not found") from None
             raise Conflict("refresh token hash exists") from None
 
@@ -45,14 +40,14 @@ class SqliteTokenStore(_SqlQueries, TokenStore):
             f"DELETE FROM refresh_tokens WHERE token_hash = ? RETURNING {cols.TOKENS}",
             (token_hash,),
         )
-        return _token(rows[0]) if rows else None
+        return token_row(rows[0]) if rows else None
 
     async def find(self, token_hash: str) -> RefreshToken | None:
         """The live token with this hash, or None."""
         row = await self._one(
             f"SELECT {cols.TOKENS} FROM refresh_tokens WHERE token_hash = ?", (token_hash,)
         )
-        return None if row is None else _token(row)
+        return None if row is None else token_row(row)
 
     async def remember_rotated(self, token: RefreshToken, rotated_at: datetime) -> None:
         """Remember a rotated token (replacing an earlier record of the same hash).
@@ -63,7 +58,7 @@ class SqliteTokenStore(_SqlQueries, TokenStore):
             await self._count(
                 f"INSERT INTO rotated_refresh_tokens ({cols.ROTATED})"
                 " VALUES (?, ?, ?, ?, ?, ?, ?)" + cols.ROTATED_UPSERT,
-                (*_token_params(token), to_micros(rotated_at)),
+                (*token_params(token), to_micros(rotated_at)),
             )
         except sqlite3.IntegrityError:
             raise NotFound(f"user {token.user_id} not found") from None
@@ -74,7 +69,7 @@ class SqliteTokenStore(_SqlQueries, TokenStore):
             f"SELECT {cols.TOKENS} FROM rotated_refresh_tokens WHERE token_hash = ?",
             (token_hash,),
         )
-        return None if row is None else _token(row)
+        return None if row is None else token_row(row)
 
     async def claim_reuse(
         self, token_hash: str, rotated_since: datetime, max_reuses: int
@@ -87,7 +82,7 @@ class SqliteTokenStore(_SqlQueries, TokenStore):
             f" RETURNING {cols.TOKENS}",
             (token_hash, to_micros(rotated_since), max_reuses),
         )
-        return _token(rows[0]) if rows else None
+        return token_row(rows[0]) if rows else None
 
     async def purge_expired(self, now: datetime, limit: int | None = None) -> int:
         """Delete live and rotated records with ``expires_at <= now`` (up to ``limit`` of
@@ -99,7 +94,7 @@ class SqliteTokenStore(_SqlQueries, TokenStore):
         )
 
 
-class SqliteSessionStore(_SqlQueries, SessionStore):
+class SqliteSessionStore(SqlQueries, SessionStore):
     """``SessionStore`` in the current transaction (table ``sessions``; ``last_used_at`` is
     kept by the trigger ``refresh_tokens_touch_session``)."""
 
@@ -119,14 +114,14 @@ class SqliteSessionStore(_SqlQueries, SessionStore):
                 ),
             )
         except sqlite3.IntegrityError as exc:
-            if _is_fk(exc):
+            if is_foreign_key(exc):
                 raise NotFound(f"user {session.user_id} not found") from None
             raise Conflict(f"session {session.id} exists") from None
 
     async def get(self, session_id: str) -> Session | None:
         """The session with this id, or None."""
         row = await self._one(f"SELECT {cols.SESSIONS} FROM sessions WHERE id = ?", (session_id,))
-        return None if row is None else _session(row)
+        return None if row is None else session_row(row)
 
     async def list_live(self, user_id: str, now: datetime) -> list[Session]:
         """The user's live sessions, newest first."""
@@ -136,7 +131,7 @@ class SqliteSessionStore(_SqlQueries, SessionStore):
             + " ORDER BY created_at DESC, id DESC",
             (user_id, to_micros(now)),
         )
-        return [_session(r) for r in rows]
+        return [session_row(r) for r in rows]
 
     async def end(self, session_id: str) -> int:
         """Delete the session and its live tokens; returns how many tokens went."""

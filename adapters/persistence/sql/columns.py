@@ -1,7 +1,7 @@
 """SQL shared by the SQLite and PostgreSQL adapters: their schemas name the columns alike.
 
-Imported as ``from adapters.persistence import _columns as cols`` (``cols.USERS`` ...). Only these
-constants are interpolated into SQL; values are always bound as parameters.
+Imported as ``from adapters.persistence.sql import columns as cols`` (``cols.USERS`` ...). Only
+these constants are interpolated into SQL; values are always bound as parameters.
 """
 
 from __future__ import annotations

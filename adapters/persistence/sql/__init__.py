@@ -1,0 +1,1 @@
+"""The SQL of the storage adapters (SQLite, PostgreSQL), each statement written once."""
