@@ -25,6 +25,10 @@ from domain.errors import FieldError, StorageFault, ValidationFailed
 
 T = TypeVar("T")
 
+SKIP_CONFLICT = " ON CONFLICT DO NOTHING"
+"""Appended to an insert that may fail on purpose: no row is inserted (a count of 0) instead of
+an error, so the transaction stays usable without a savepoint."""
+
 
 def _affected(status: str) -> int:
     """Rows affected, from a command tag such as ``DELETE 3`` or ``INSERT 0 1``."""

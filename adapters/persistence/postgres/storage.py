@@ -19,6 +19,7 @@ from adapters.persistence.postgres.connections import ConnectionSource
 from adapters.persistence.postgres.faults import DSN_KEY
 from adapters.persistence.postgres.repos import PostgresUnitOfWork
 from adapters.persistence.postgres.session import PooledSession
+from adapters.persistence.sql import login_attempts
 from adapters.persistence.times import require_aware
 from application.ports import AttemptClaim, LoginAttempts, Storage
 
@@ -179,7 +180,7 @@ class PostgresLoginAttempts(LoginAttempts):
         async with self._storage._session(transactional=False) as session:
             rows = await session.run(
                 lambda c: c.fetch(
-                    "SELECT at FROM login_failures WHERE key = $1 AND at >= $2 ORDER BY at, id",
+                    login_attempts.SINCE,
                     key,
                     since,
                 ),
@@ -194,8 +195,8 @@ class PostgresLoginAttempts(LoginAttempts):
 
         async def op(conn: Any) -> None:
             async with conn.transaction():
-                await conn.execute("INSERT INTO login_failures (key, at) VALUES ($1, $2)", key, at)
-                await conn.execute("DELETE FROM login_failures WHERE at < $1", at - self._max_age)
+                await conn.execute(login_attempts.INSERT, key, at)
+                await conn.execute(login_attempts.FORGET_BEFORE, at - self._max_age)
 
         async with self._storage._session(transactional=False) as session:
             await session.run(op, write=True)
@@ -214,17 +215,15 @@ class PostgresLoginAttempts(LoginAttempts):
                 await conn.execute("SELECT pg_advisory_xact_lock($1, hashtext($2))",
                                    _CLAIM_LOCK_CLASS, key)  # fmt: skip
                 rows = await conn.fetch(
-                    "SELECT at FROM login_failures WHERE key = $1 AND at >= $2 ORDER BY at, id",
+                    login_attempts.SINCE,
                     key,
                     since,
                 )
                 counted = tuple(r[0] for r in rows)
                 if len(counted) >= limit:
                     return AttemptClaim(None, counted)
-                attempt_id = await conn.fetchval(
-                    "INSERT INTO login_failures (key, at) VALUES ($1, $2) RETURNING id", key, at
-                )
-                await conn.execute("DELETE FROM login_failures WHERE at < $1", at - self._max_age)
+                attempt_id = await conn.fetchval(login_attempts.CLAIM, key, at)
+                await conn.execute(login_attempts.FORGET_BEFORE, at - self._max_age)
             return AttemptClaim(int(attempt_id), tuple(sorted([*counted, at])))
 
         async with self._storage._session(transactional=False) as session:
@@ -235,15 +234,11 @@ class PostgresLoginAttempts(LoginAttempts):
         """Forget the record ``attempt_id`` of ``key``. Raises ``StorageFault``."""
         async with self._storage._session(transactional=False) as session:
             await session.run(
-                lambda c: c.execute(
-                    "DELETE FROM login_failures WHERE key = $1 AND id = $2", key, attempt_id
-                ),
+                lambda c: c.execute(login_attempts.RELEASE, key, attempt_id),
                 write=True,
             )
 
     async def reset(self, key: str) -> None:
         """Forget every failure of ``key``. Raises ``StorageFault``."""
         async with self._storage._session(transactional=False) as session:
-            await session.run(
-                lambda c: c.execute("DELETE FROM login_failures WHERE key = $1", key), write=True
-            )
+            await session.run(lambda c: c.execute(login_attempts.RESET, key), write=True)

@@ -1,5 +1,4 @@
-"""Rows of ``audit_events`` shared by the SQL audit logs (SQLite, PostgreSQL): reading a row,
-and the ``WHERE`` clause of a ``GET /audit-events`` query."""
+"""Rows of ``audit_events`` shared by the SQL audit logs (SQLite, PostgreSQL): reading a row."""
 
 from __future__ import annotations
 
@@ -7,7 +6,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from domain.audit import AuditEvent, AuditQuery
+from domain.audit import AuditEvent
 
 
 def audit_row(row: Iterable[Any], occurred_at: Any = None) -> AuditEvent:
@@ -20,21 +19,3 @@ def audit_row(row: Iterable[Any], occurred_at: Any = None) -> AuditEvent:
         id_, type_, at if occurred_at is None else occurred_at,
         actor_id, user_id, org_id, client, agent, details,
     )  # fmt: skip
-
-
-def filters(query: AuditQuery, before: str | None, mark: Any) -> tuple[str, list[Any]]:
-    """``(WHERE clause, parameters)`` for ``query`` and the keyset bound ``before``; ``mark(n)``
-    is the placeholder of the n-th parameter (``?`` or ``$n``)."""
-    clauses: list[str] = []
-    params: list[Any] = []
-    for column, value in (
-        ("id <", before),
-        ("org_id =", query.org_id),
-        ("user_id =", query.user_id),
-        ("type =", query.type),
-        ("occurred_at >=", query.since),
-    ):
-        if value is not None:
-            params.append(value)
-            clauses.append(f"{column} {mark(len(params))}")
-    return (" WHERE " + " AND ".join(clauses)) if clauses else "", params

@@ -16,6 +16,7 @@ import aiosqlite
 
 from adapters.persistence.errors import StorageUnavailable
 from adapters.persistence.migrate import apply_sqlite_migrations, prepare_sqlite_path
+from adapters.persistence.sql import login_attempts
 from adapters.persistence.sqlite.faults import PROBE_KEY, FaultRecorder, log
 from adapters.persistence.sqlite.repos import SqliteUnitOfWork
 from adapters.persistence.sqlite.unit import ReadUnit, WriteUnit
@@ -112,8 +113,8 @@ class SqliteStorage(Storage):
     async def _probe_write(self, conn: aiosqlite.Connection) -> None:
         unit = self._unit(conn)
         try:
-            await unit.count("INSERT INTO login_failures (key, at) VALUES (?, 0)", (PROBE_KEY,))
-            await unit.count("DELETE FROM login_failures WHERE key = ?", (PROBE_KEY,))
+            await unit.count(login_attempts.INSERT, (PROBE_KEY, 0))
+            await unit.count(login_attempts.RESET, (PROBE_KEY,))
             await unit.commit()
         finally:
             await self._rollback(conn)
@@ -215,7 +216,7 @@ class SqliteLoginAttempts(LoginAttempts):
         """Failures of ``key`` at or after ``since``, oldest first."""
         async with self._storage._write_unit() as unit:
             rows = await unit.fetchall(
-                "SELECT at FROM login_failures WHERE key = ? AND at >= ? ORDER BY at, id",
+                login_attempts.SINCE,
                 (key, to_micros(since)),
             )
         return [from_micros(r[0]) for r in rows]
@@ -224,12 +225,8 @@ class SqliteLoginAttempts(LoginAttempts):
         """Record one failure of ``key`` at ``at``; forget failures older than ``max_age``."""
         require_aware(at)
         async with self._storage._write_unit() as unit:
-            await unit.count(
-                "INSERT INTO login_failures (key, at) VALUES (?, ?)", (key, to_micros(at))
-            )
-            await unit.count(
-                "DELETE FROM login_failures WHERE at < ?", (to_micros(at - self._max_age),)
-            )
+            await unit.count(login_attempts.INSERT, (key, to_micros(at)))
+            await unit.count(login_attempts.FORGET_BEFORE, (to_micros(at - self._max_age),))
             await unit.commit()
 
     async def claim(self, key: str, at: datetime, since: datetime, limit: int) -> AttemptClaim:
@@ -239,32 +236,28 @@ class SqliteLoginAttempts(LoginAttempts):
         require_aware(at)
         async with self._storage._write_unit() as unit:
             rows = await unit.fetchall(
-                "SELECT at FROM login_failures WHERE key = ? AND at >= ? ORDER BY at, id",
+                login_attempts.SINCE,
                 (key, to_micros(since)),
             )
             counted = tuple(from_micros(r[0]) for r in rows)
             if len(counted) >= limit:
                 return AttemptClaim(None, counted)
             [row] = await unit.fetchall(
-                "INSERT INTO login_failures (key, at) VALUES (?, ?) RETURNING id",
+                login_attempts.CLAIM,
                 (key, to_micros(at)),
             )
-            await unit.count(
-                "DELETE FROM login_failures WHERE at < ?", (to_micros(at - self._max_age),)
-            )
+            await unit.count(login_attempts.FORGET_BEFORE, (to_micros(at - self._max_age),))
             await unit.commit()
         return AttemptClaim(int(row[0]), tuple(sorted([*counted, at])))
 
     async def release(self, key: str, attempt_id: int) -> None:
         """Forget the record ``attempt_id`` of ``key``."""
         async with self._storage._write_unit() as unit:
-            await unit.count(
-                "DELETE FROM login_failures WHERE key = ? AND id = ?", (key, attempt_id)
-            )
+            await unit.count(login_attempts.RELEASE, (key, attempt_id))
             await unit.commit()
 
     async def reset(self, key: str) -> None:
         """Forget every failure of ``key``."""
         async with self._storage._write_unit() as unit:
-            await unit.count("DELETE FROM login_failures WHERE key = ?", (key,))
+            await unit.count(login_attempts.RESET, (key,))
             await unit.commit()

@@ -14,6 +14,7 @@ from typing import Any
 
 import aiosqlite
 
+from adapters.persistence.sql.dialect import render
 from adapters.persistence.sql.purge import bounded_delete
 from adapters.persistence.sqlite.faults import (
     BUSY_CODES,
@@ -29,9 +30,10 @@ def _rowcount(conn: sqlite3.Connection, sql: str, args: tuple[Any, ...]) -> int:
 
 
 class Statements:
-    """What every unit shares: the fault translation, reporting to the storage's
-    ``FaultRecorder``. After a storage fault the unit is finished (its transaction rolled back)
-    and every later statement raises the same ``StorageFault``."""
+    """What every unit shares: the fault translation, reporting to the storage's ``FaultRecorder``.
+    Statements are given with ``adapters.persistence.sql``'s ``$n`` placeholders (or SQLite's own);
+    each is rendered for SQLite before it runs. After a storage fault the unit is finished (its
+    transaction rolled back) and every later statement raises the same ``StorageFault``."""
 
     def __init__(self, faults: FaultRecorder) -> None:
         self._faults = faults
@@ -117,6 +119,7 @@ class WriteUnit(Statements):
     async def fetchall(self, sql: str, args: tuple[Any, ...]) -> Iterable[Any]:
         """Run one statement in the unit's transaction (begun first if a commit ended it);
         its rows."""
+        sql = render(sql, "sqlite")
         if not self.in_transaction():
             await self.begin()
         with self.translated():
@@ -131,6 +134,7 @@ class WriteUnit(Statements):
         writer a ``bulk`` statement (a purge: no bound on its rows) runs on a worker thread, so
         a large one cannot hold up the loop; on aiosqlite, ``RETURNING 1`` counts the rows in
         the statement's one hop (a cursor would need a second one to close)."""
+        sql = render(sql, "sqlite")
         if not self.in_transaction():
             await self.begin()
         with self.translated():
@@ -177,6 +181,7 @@ class ReadUnit(Statements):
 
     async def fetchall(self, sql: str, args: tuple[Any, ...]) -> Iterable[Any]:
         """The statement's rows, read on the loop's thread (see the class)."""
+        sql = render(sql, "sqlite")
         with self.translated():
             try:
                 return self._reader.execute(sql, args).fetchall()
