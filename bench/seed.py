@@ -7,7 +7,7 @@ for scale benchmarks (issue #35; docs/scaling.md).
         --audit-events K [--live-tokens-out FILE]
 
 The schema comes from the project's own migrations (``adapters.persistence.migrate``), and rows
-have the shapes the service writes (column lists from ``adapters.persistence._columns`` and the
+have the shapes the service writes (column lists from ``adapters.persistence.sql.columns`` and the
 row modules; times as ``TIMESTAMPTZ`` on PostgreSQL, microseconds since the epoch on SQLite).
 PostgreSQL loads with ``COPY`` (asyncpg ``copy_records_to_table``), SQLite with ``executemany``
 in one transaction per table. Run it on an empty database (ids are fresh; a second run adds
@@ -60,16 +60,16 @@ from typing import Any, TextIO
 
 import bcrypt
 
-from adapters.persistence import _columns as cols
-from adapters.persistence._client_rows import CLIENTS
-from adapters.persistence._passkey_rows import PASSKEYS
-from adapters.persistence._rows import to_micros
 from adapters.persistence.errors import StorageUnavailable
 from adapters.persistence.migrate import (
     apply_postgres_migrations,
     apply_sqlite_migrations,
     validate_schema_name,
 )
+from adapters.persistence.rows.clients import CLIENTS
+from adapters.persistence.rows.passkeys import PASSKEYS
+from adapters.persistence.sql import columns as cols
+from adapters.persistence.times import to_micros
 from application.login.tokens import hash_refresh_token
 from domain.audit import new_audit_id
 

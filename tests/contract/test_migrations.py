@@ -242,9 +242,9 @@ async def test_sqlite_sessions_migration_gives_live_families_a_session_and_keeps
     import sqlite3
     from urllib.parse import quote
 
-    from adapters.persistence._rows import to_micros
     from adapters.persistence.migrate import MIGRATIONS_DIR, _run_yoyo
     from adapters.persistence.sqlite import SqliteStorage
+    from adapters.persistence.times import to_micros
     from tests.contract.conftest import T0
 
     old = tmp_path / "old-migrations"

@@ -16,9 +16,8 @@ from datetime import UTC, datetime
 import asyncpg
 import pytest
 
-from adapters.persistence import _columns as cols
-from adapters.persistence._audit_rows import filters
 from adapters.persistence.migrate import apply_postgres_migrations
+from adapters.persistence.sql import audit, sessions
 from domain.audit import AuditQuery
 from tests.pg import drop_pg_schema, new_schema_name, pg_dsn
 
@@ -80,12 +79,7 @@ async def _plan(conn: asyncpg.Connection, sql: str, *args: object) -> str:
 async def test_the_live_session_listing_reads_the_family_index(
     seeded: asyncpg.Connection,
 ) -> None:
-    sql = (
-        f"SELECT {cols.SESSIONS} FROM sessions WHERE user_id = $1 AND "
-        + cols.LIVE_SESSION.format(now="$2")
-        + " ORDER BY created_at DESC, id DESC"
-    )
-    plan = await _plan(seeded, sql, "u000007", NOW)
+    plan = await _plan(seeded, sessions.LIVE, "u000007", NOW)
     assert "refresh_tokens_family_id_idx" in plan, plan
     assert "Seq Scan on refresh_tokens" not in plan, plan
 
@@ -101,11 +95,7 @@ async def test_the_live_session_listing_reads_the_family_index(
 async def test_an_audit_listing_by_type_reads_an_index(
     seeded: asyncpg.Connection, query: AuditQuery, index: str
 ) -> None:
-    where, params = filters(query, None, lambda n: f"${n}")
-    sql = (
-        f"SELECT {cols.AUDIT_EVENTS} FROM audit_events{where}"
-        f" ORDER BY id DESC LIMIT ${len(params) + 1}"
-    )
-    plan = await _plan(seeded, sql, *params, 50)
+    sql, params = audit.page(query, None, 50)
+    plan = await _plan(seeded, sql, *params)
     assert index in plan, plan
     assert "Seq Scan on audit_events" not in plan, plan

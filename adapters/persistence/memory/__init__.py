@@ -16,15 +16,15 @@ from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import datetime, timedelta
 
-from adapters.persistence._rows import require_aware
 from adapters.persistence.memory.audit import MemoryAuditLog
 from adapters.persistence.memory.clients import MemoryClientRepo
 from adapters.persistence.memory.email_tokens import MemoryEmailTokenStore
 from adapters.persistence.memory.mfa import MemoryMfaStore
 from adapters.persistence.memory.passkeys import MemoryPasskeyRepo
 from adapters.persistence.memory.repos import MemoryGroupRepo, MemoryUserRepo
-from adapters.persistence.memory.tables import _Stage, _Tables
+from adapters.persistence.memory.tables import Stage, Tables
 from adapters.persistence.memory.tokens import MemorySessionStore, MemoryTokenStore
+from adapters.persistence.times import require_aware
 from application.ports import AttemptClaim, LoginAttempts, Storage, UnitOfWork
 
 __all__ = [
@@ -50,7 +50,7 @@ class MemoryUnitOfWork(UnitOfWork):
     later changes need another ``commit()``.
     """
 
-    def __init__(self, stage: _Stage) -> None:
+    def __init__(self, stage: Stage) -> None:
         self._stage = stage
         self.users = MemoryUserRepo(stage)
         self.tokens = MemoryTokenStore(stage)
@@ -77,13 +77,13 @@ class MemoryStorage(Storage):
 
     def __init__(self) -> None:
         self._lock = asyncio.Lock()
-        self._tables = _Tables()
+        self._tables = Tables()
 
     @asynccontextmanager
     async def _begin(self) -> AsyncIterator[MemoryUnitOfWork]:
         async with self._lock:
             # Rollback is simply dropping the stage: nothing reached the tables.
-            yield MemoryUnitOfWork(_Stage(self._tables))
+            yield MemoryUnitOfWork(Stage(self._tables))
 
     def begin(self) -> AbstractAsyncContextManager[MemoryUnitOfWork]:
         """Start a unit of work: ``async with storage.begin() as uow: ...; await uow.commit()``."""

@@ -6,8 +6,8 @@ from datetime import datetime
 
 import attrs
 
-from adapters.persistence._rows import require_aware
-from adapters.persistence.memory.tables import _Stage
+from adapters.persistence.memory.tables import Stage
+from adapters.persistence.times import require_aware
 from application.ports import AuditLog
 from domain.audit import AuditEvent, AuditQuery
 from domain.errors import Conflict
@@ -26,7 +26,7 @@ def matches(event: AuditEvent, query: AuditQuery) -> bool:
 class MemoryAuditLog(AuditLog):
     """``AuditLog`` over the working copy (rows keyed by id)."""
 
-    def __init__(self, stage: _Stage) -> None:
+    def __init__(self, stage: Stage) -> None:
         self._s = stage
 
     async def record(self, event: AuditEvent) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from adapters.persistence._rows import require_aware
-from adapters.persistence.memory.tables import _Stage
+from adapters.persistence.memory.tables import Stage
+from adapters.persistence.times import require_aware
 from application.ports import EmailTokenStore
 from domain.errors import Conflict, NotFound
 from domain.model import EmailToken, EmailTokenPurpose
@@ -15,7 +15,7 @@ from domain.model import EmailToken, EmailTokenPurpose
 class MemoryEmailTokenStore(EmailTokenStore):
     """``EmailTokenStore`` over the working copy (tokens keyed by hash)."""
 
-    def __init__(self, stage: _Stage) -> None:
+    def __init__(self, stage: Stage) -> None:
         self._s = stage
 
     async def add(self, token: EmailToken) -> None:

@@ -6,8 +6,8 @@ from datetime import datetime
 
 import attrs
 
-from adapters.persistence._rows import require_aware
-from adapters.persistence.memory.tables import _Stage
+from adapters.persistence.memory.tables import Stage
+from adapters.persistence.times import require_aware
 from application.ports import PasskeyRepo
 from domain.errors import Conflict, NotFound
 from domain.passkeys import Ceremony, Passkey
@@ -16,7 +16,7 @@ from domain.passkeys import Ceremony, Passkey
 class MemoryPasskeyRepo(PasskeyRepo):
     """``PasskeyRepo`` over the working copy."""
 
-    def __init__(self, stage: _Stage) -> None:
+    def __init__(self, stage: Stage) -> None:
         self._s = stage
 
     async def add(self, passkey: Passkey) -> None:

@@ -6,8 +6,8 @@ from datetime import datetime
 
 import attrs
 
-from adapters.persistence._rows import require_aware
-from adapters.persistence.memory.tables import _Rotated, _Stage
+from adapters.persistence.memory.tables import RotatedToken, Stage
+from adapters.persistence.times import require_aware
 from application.ports import GroupRepo, UserRepo
 from domain.errors import Conflict, EmailTaken, NotFound
 from domain.model import (
@@ -26,7 +26,7 @@ from domain.passkeys import Passkey
 class MemoryUserRepo(UserRepo):
     """``UserRepo`` over the working copy. Emails are stored lower-case; uniqueness is by email."""
 
-    def __init__(self, stage: _Stage) -> None:
+    def __init__(self, stage: Stage) -> None:
         self._s = stage
 
     def _email_owner(self, email: str) -> str | None:
@@ -110,22 +110,22 @@ class MemoryUserRepo(UserRepo):
         return True
 
 
-def counted(stage: _Stage, user: User) -> User:
+def counted(stage: Stage, user: User) -> User:
     """``user`` with its passkey count (``User.passkeys``), as the SQL stores read it."""
     keys = sum(1 for p in stage.view.passkeys.values() if p.user_id == user.id)
     return attrs.evolve(user, passkeys=keys) if keys != user.passkeys else user
 
 
 def _user_of(
-    row: RefreshToken | _Rotated | Session | EmailToken | MfaChallenge | Passkey,
+    row: RefreshToken | RotatedToken | Session | EmailToken | MfaChallenge | Passkey,
 ) -> str:
-    return row.token.user_id if isinstance(row, _Rotated) else row.user_id
+    return row.token.user_id if isinstance(row, RotatedToken) else row.user_id
 
 
 class MemoryGroupRepo(GroupRepo):
     """``GroupRepo`` over the working copy. Group names are unique per organization (exact)."""
 
-    def __init__(self, stage: _Stage) -> None:
+    def __init__(self, stage: Stage) -> None:
         self._s = stage
 
     def _name_owner(self, org_id: str, name: str) -> str | None:

@@ -22,11 +22,11 @@ from domain.model import (
 from domain.passkeys import Ceremony, Passkey
 
 
-class _Tables:
+class Tables:
     """The committed state: plain dicts of frozen domain objects.
 
     ``members`` maps group id to ``{user id: membership created_at}``; ``rotated`` maps a
-    rotated token's hash to ``_Rotated`` (the token, when it was rotated, how often reused);
+    rotated token's hash to ``RotatedToken`` (the token, when it was rotated, how often reused);
     ``mfa_recovery`` maps a user id to the hashes of its unused recovery codes; ``revoked`` maps
     a revoked access token's ``jti`` to its client id and expiry.
     """
@@ -34,7 +34,7 @@ class _Tables:
     def __init__(self) -> None:
         self.users: dict[str, User] = {}
         self.tokens: dict[str, RefreshToken] = {}
-        self.rotated: dict[str, _Rotated] = {}
+        self.rotated: dict[str, RotatedToken] = {}
         self.sessions: dict[str, Session] = {}
         self.groups: dict[str, Group] = {}
         self.members: dict[str, dict[str, datetime]] = {}
@@ -52,7 +52,7 @@ class _Tables:
 
 
 @attrs.frozen
-class _Rotated:
+class RotatedToken:
     """A remembered rotated token: the record, when it was rotated, how often reused since."""
 
     token: RefreshToken
@@ -60,7 +60,7 @@ class _Rotated:
     reuse_count: int = 0
 
 
-class _Stage:
+class Stage:
     """The working copy of one unit of work: reads see the committed tables until a table is
     first written, which copies it (copy-on-write). ``publish()`` hands the result back."""
 
@@ -68,11 +68,11 @@ class _Stage:
                "mfa_totp", "mfa_recovery", "mfa_challenges", "audit", "clients",
                "revoked", "dpop_proofs", "passkeys", "user_handles", "ceremonies")  # fmt: skip
 
-    def __init__(self, base: _Tables) -> None:
+    def __init__(self, base: Tables) -> None:
         self._base = base
         self._copied: set[str] = set()
         self._copied_groups: set[str] = set()
-        self.view = _Tables()
+        self.view = Tables()
         self.reset()
 
     def reset(self) -> None:

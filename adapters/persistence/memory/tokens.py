@@ -7,8 +7,8 @@ from datetime import datetime
 
 import attrs
 
-from adapters.persistence._rows import require_aware
-from adapters.persistence.memory.tables import _Rotated, _Stage
+from adapters.persistence.memory.tables import RotatedToken, Stage
+from adapters.persistence.times import require_aware
 from application.ports import SessionStore, TokenStore
 from domain.errors import Conflict, NotFound
 from domain.model import RefreshToken, Session
@@ -17,7 +17,7 @@ from domain.model import RefreshToken, Session
 class MemoryTokenStore(TokenStore):
     """``TokenStore`` over the working copy (live tokens and rotated hashes, keyed by hash)."""
 
-    def __init__(self, stage: _Stage) -> None:
+    def __init__(self, stage: Stage) -> None:
         self._s = stage
 
     async def add(self, token: RefreshToken) -> None:
@@ -54,7 +54,7 @@ class MemoryTokenStore(TokenStore):
         require_aware(rotated_at)
         if token.user_id not in self._s.view.users:
             raise NotFound(f"user {token.user_id} not found")
-        self._s.write("rotated")[token.token_hash] = _Rotated(token, rotated_at)
+        self._s.write("rotated")[token.token_hash] = RotatedToken(token, rotated_at)
 
     async def find_rotated(self, token_hash: str) -> RefreshToken | None:
         """The remembered rotated token with this hash, or None."""
@@ -85,7 +85,7 @@ class MemoryTokenStore(TokenStore):
 class MemorySessionStore(SessionStore):
     """``SessionStore`` over the working copy (sessions keyed by id = family id)."""
 
-    def __init__(self, stage: _Stage) -> None:
+    def __init__(self, stage: Stage) -> None:
         self._s = stage
 
     async def add(self, session: Session) -> None:

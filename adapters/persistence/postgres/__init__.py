@@ -19,12 +19,12 @@ unknown and only the client may decide to retry. The health ``ping`` uses a conn
 own, outside the pool, with a 1 s limit.
 """
 
+from adapters.persistence.postgres.faults import WRITE_FAULTS, is_connection_fault
 from adapters.persistence.postgres.repos import (
     PostgresGroupRepo,
     PostgresUnitOfWork,
     PostgresUserRepo,
 )
-from adapters.persistence.postgres.session import WRITE_FAULTS, is_connection_fault
 from adapters.persistence.postgres.storage import PostgresLoginAttempts, PostgresStorage
 from adapters.persistence.postgres.tokens import PostgresSessionStore, PostgresTokenStore
 

@@ -1,17 +1,15 @@
 """The PostgreSQL store of tokens sent by email (contract section 9)."""
 
-# Only module constants (column lists) are interpolated into SQL; values are always bound.
-# ruff: noqa: S608
-
 from __future__ import annotations
 
 from datetime import datetime
 
 import asyncpg
 
-from adapters.persistence import _columns as cols
-from adapters.persistence._rows import require_aware
-from adapters.persistence.postgres.session import _SqlQueries
+from adapters.persistence.postgres.session import SqlQueries
+from adapters.persistence.sql import email_tokens
+from adapters.persistence.sql.purge import EXPIRED
+from adapters.persistence.times import require_aware
 from application.ports import EmailTokenStore
 from domain.errors import Conflict, NotFound
 from domain.model import EmailToken, EmailTokenPurpose
@@ -22,14 +20,14 @@ def _email_token(row: asyncpg.Record) -> EmailToken:
     return EmailToken(token_hash, user_id, EmailTokenPurpose(purpose), expires_at, created_at)
 
 
-class PostgresEmailTokenStore(_SqlQueries, EmailTokenStore):
+class PostgresEmailTokenStore(SqlQueries, EmailTokenStore):
     """``EmailTokenStore`` in the current transaction (table ``email_tokens``)."""
 
     async def add(self, token: EmailToken) -> None:
         """Store a token. Raises ``Conflict`` (hash exists) or ``NotFound`` (no such user)."""
         try:
             await self._run_guarded(
-                f"INSERT INTO email_tokens ({cols.EMAIL_TOKENS}) VALUES ($1, $2, $3, $4, $5)",
+                email_tokens.INSERT,
                 token.token_hash,
                 token.user_id,
                 token.purpose.value,
@@ -43,32 +41,18 @@ class PostgresEmailTokenStore(_SqlQueries, EmailTokenStore):
 
     async def find(self, token_hash: str, purpose: EmailTokenPurpose) -> EmailToken | None:
         """The token with this hash and purpose, or None."""
-        row = await self._one(
-            f"SELECT {cols.EMAIL_TOKENS} FROM email_tokens WHERE token_hash = $1 AND purpose = $2",
-            token_hash,
-            purpose.value,
-        )
+        row = await self._one(email_tokens.FIND, token_hash, purpose.value)
         return None if row is None else _email_token(row)
 
     async def take(self, token_hash: str, purpose: EmailTokenPurpose) -> EmailToken | None:
         """Delete and return the token (``DELETE ... RETURNING``), or None."""
-        row = await self._one(
-            "DELETE FROM email_tokens WHERE token_hash = $1 AND purpose = $2"
-            f" RETURNING {cols.EMAIL_TOKENS}",
-            token_hash,
-            purpose.value,
-            write=True,
-        )
+        row = await self._one(email_tokens.TAKE, token_hash, purpose.value, write=True)
         return None if row is None else _email_token(row)
 
     async def void(self, user_id: str, purpose: EmailTokenPurpose) -> int:
         """Delete every token of the user with this purpose; returns how many."""
-        return await self._run(
-            "DELETE FROM email_tokens WHERE user_id = $1 AND purpose = $2", user_id, purpose.value
-        )
+        return await self._run(email_tokens.VOID, user_id, purpose.value)
 
     async def purge_expired(self, now: datetime, limit: int | None = None) -> int:
         """Delete expired tokens (up to ``limit``); returns how many."""
-        return await self._purge_where(
-            "email_tokens", "expires_at <= $1", limit, require_aware(now)
-        )
+        return await self._purge_where("email_tokens", EXPIRED, limit, require_aware(now))

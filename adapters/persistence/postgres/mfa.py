@@ -1,18 +1,16 @@
 """The PostgreSQL store of second factors (contract section 10): tables ``mfa_totp``,
 ``mfa_recovery_codes`` and ``mfa_challenges`` (migration 0006)."""
 
-# Only module constants (column lists) are interpolated into SQL; values are always bound.
-# ruff: noqa: S608
-
 from __future__ import annotations
 
 from datetime import datetime
 
 import asyncpg
 
-from adapters.persistence import _columns as cols
-from adapters.persistence._rows import require_aware
-from adapters.persistence.postgres.session import _SqlQueries
+from adapters.persistence.postgres.session import SqlQueries
+from adapters.persistence.sql import mfa
+from adapters.persistence.sql.purge import EXPIRED
+from adapters.persistence.times import require_aware
 from application.ports import MfaStore
 from domain.errors import Conflict, NotFound
 from domain.model import MfaChallenge, TotpCredential
@@ -27,7 +25,7 @@ def _challenge(row: asyncpg.Record) -> MfaChallenge:
     return MfaChallenge(*row)
 
 
-class PostgresMfaStore(_SqlQueries, MfaStore):
+class PostgresMfaStore(SqlQueries, MfaStore):
     """``MfaStore`` in the current transaction. Each compare-and-set is one ``UPDATE`` or
     ``DELETE`` whose ``WHERE`` re-checks the condition under the row lock: of concurrent
     transactions in any process, the second waits for the first and then finds nothing to
@@ -38,13 +36,7 @@ class PostgresMfaStore(_SqlQueries, MfaStore):
         row alone. Raises ``Conflict`` if MFA is on, ``NotFound`` if the user does not exist."""
         try:
             stored = await self._run_guarded(
-                f"INSERT INTO mfa_totp ({cols.MFA_TOTP}) VALUES ($1, $2, FALSE, NULL, $3)"
-                " ON CONFLICT (user_id) DO UPDATE SET sealed_secret = excluded.sealed_secret,"
-                " last_step = NULL, created_at = excluded.created_at"
-                " WHERE NOT mfa_totp.confirmed",
-                user_id,
-                sealed_secret,
-                require_aware(now),
+                mfa.PUT_PENDING, user_id, sealed_secret, require_aware(now)
             )
         except asyncpg.ForeignKeyViolationError:
             raise NotFound(f"user {user_id} not found") from None
@@ -53,20 +45,14 @@ class PostgresMfaStore(_SqlQueries, MfaStore):
 
     async def get_totp(self, user_id: str) -> TotpCredential | None:
         """The user's secret, pending or confirmed, or None."""
-        row = await self._one(f"SELECT {cols.MFA_TOTP} FROM mfa_totp WHERE user_id = $1", user_id)
+        row = await self._one(mfa.GET_TOTP, user_id)
         return None if row is None else _totp(row)
 
     async def confirm(self, user_id: str, step: int, recovery_hashes: list[str]) -> bool:
         """Confirm the pending secret and replace the recovery codes; False if none pending."""
-        confirmed = await self._run(
-            "UPDATE mfa_totp SET confirmed = TRUE, last_step = $1"
-            " WHERE user_id = $2 AND NOT confirmed",
-            step,
-            user_id,
-        )
-        if confirmed == 0:
+        if await self._run(mfa.CONFIRM, step, user_id) == 0:
             return False
-        await self._run("DELETE FROM mfa_recovery_codes WHERE user_id = $1", user_id)
+        await self._run(mfa.DELETE_CODES, user_id)
         await self._run(
             "INSERT INTO mfa_recovery_codes (user_id, code_hash)"
             " SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING",
@@ -77,50 +63,33 @@ class PostgresMfaStore(_SqlQueries, MfaStore):
 
     async def claim_step(self, user_id: str, step: int) -> bool:
         """``UPDATE ... WHERE last_step < step``: True if this call moved ``last_step``."""
-        return (
-            await self._run(
-                "UPDATE mfa_totp SET last_step = $1 WHERE user_id = $2 AND confirmed"
-                " AND (last_step IS NULL OR last_step < $1)",
-                step,
-                user_id,
-            )
-            == 1
-        )
+        return await self._run(mfa.CLAIM_STEP, step, user_id) == 1
 
     async def use_recovery_code(self, user_id: str, code_hash: str) -> bool:
         """Delete the recovery code with this hash; True if it was there."""
-        return (
-            await self._run(
-                "DELETE FROM mfa_recovery_codes WHERE user_id = $1 AND code_hash = $2",
-                user_id,
-                code_hash,
-            )
-            == 1
-        )
+        return await self._run(mfa.USE_CODE, user_id, code_hash) == 1
 
     async def recovery_codes_left(self, user_id: str) -> int:
         """How many unused recovery codes the user has."""
-        row = await self._one("SELECT count(*) FROM mfa_recovery_codes WHERE user_id = $1", user_id)
+        row = await self._one(mfa.CODES_LEFT, user_id)
         return 0 if row is None else int(row[0])
 
     async def remove(self, user_id: str) -> bool:
         """Delete the user's secret, recovery codes and second steps; True if MFA was on."""
-        row = await self._one(
-            "DELETE FROM mfa_totp WHERE user_id = $1 RETURNING confirmed", user_id, write=True
-        )
-        await self._run("DELETE FROM mfa_recovery_codes WHERE user_id = $1", user_id)
-        await self._run("DELETE FROM mfa_challenges WHERE user_id = $1", user_id)
+        row = await self._one(mfa.REMOVE_TOTP, user_id, write=True)
+        await self._run(mfa.DELETE_CODES, user_id)
+        await self._run(mfa.VOID_CHALLENGES, user_id)
         return row is not None and bool(row[0])
 
     async def void_challenges(self, user_id: str) -> int:
         """Delete the user's second steps; returns how many."""
-        return await self._run("DELETE FROM mfa_challenges WHERE user_id = $1", user_id)
+        return await self._run(mfa.VOID_CHALLENGES, user_id)
 
     async def add_challenge(self, challenge: MfaChallenge) -> None:
         """Store a second step. Raises ``Conflict`` (hash exists) or ``NotFound`` (no user)."""
         try:
             await self._run_guarded(
-                f"INSERT INTO mfa_challenges ({cols.MFA_CHALLENGES}) VALUES ($1, $2, $3, $4, $5)",
+                mfa.INSERT_CHALLENGE,
                 challenge.token_hash,
                 challenge.user_id,
                 require_aware(challenge.expires_at),
@@ -134,18 +103,12 @@ class PostgresMfaStore(_SqlQueries, MfaStore):
 
     async def find_challenge(self, token_hash: str) -> MfaChallenge | None:
         """The second step with this hash, or None."""
-        row = await self._one(
-            f"SELECT {cols.MFA_CHALLENGES} FROM mfa_challenges WHERE token_hash = $1", token_hash
-        )
+        row = await self._one(mfa.FIND_CHALLENGE, token_hash)
         return None if row is None else _challenge(row)
 
     async def take_challenge(self, token_hash: str) -> MfaChallenge | None:
         """Delete and return the second step (``DELETE ... RETURNING``), or None."""
-        row = await self._one(
-            f"DELETE FROM mfa_challenges WHERE token_hash = $1 RETURNING {cols.MFA_CHALLENGES}",
-            token_hash,
-            write=True,
-        )
+        row = await self._one(mfa.TAKE_CHALLENGE, token_hash, write=True)
         return None if row is None else _challenge(row)
 
     async def claim_attempt(self, token_hash: str, max_attempts: int, now: datetime) -> int | None:
@@ -153,18 +116,11 @@ class PostgresMfaStore(_SqlQueries, MfaStore):
         RETURNING failures`` (compare-and-set: a concurrent update of the row waits for its row
         lock and re-checks the WHERE); None if no row qualified."""
         row = await self._one(
-            "UPDATE mfa_challenges SET failures = failures + 1"
-            " WHERE token_hash = $1 AND failures < $2 AND expires_at > $3 RETURNING failures",
-            token_hash,
-            max_attempts,
-            require_aware(now),
-            write=True,
+            mfa.CLAIM_ATTEMPT, token_hash, max_attempts, require_aware(now), write=True
         )
         return None if row is None else int(row[0])
 
     async def purge_expired(self, now: datetime, limit: int | None = None) -> int:
         """Delete the second steps whose ``expires_at`` <= ``now`` (up to ``limit``); returns
         how many."""
-        return await self._purge_where(
-            "mfa_challenges", "expires_at <= $1", limit, require_aware(now)
-        )
+        return await self._purge_where("mfa_challenges", EXPIRED, limit, require_aware(now))

@@ -1,9 +1,6 @@
 """The PostgreSQL passkey store (contract section 13): tables ``passkeys``,
 ``webauthn_user_handles`` and ``webauthn_ceremonies`` (migration 0009)."""
 
-# Only module constants (column lists) are interpolated into SQL; values are always bound.
-# ruff: noqa: S608
-
 from __future__ import annotations
 
 from datetime import datetime
@@ -11,11 +8,8 @@ from typing import Any
 
 import asyncpg
 
-from adapters.persistence._passkey_rows import (
-    CEREMONIES,
-    PASSKEY_CHANGES,
-    PASSKEYS,
-    USE_SQL,
+from adapters.persistence.postgres.session import SqlQueries
+from adapters.persistence.rows.passkeys import (
     ceremony_params,
     ceremony_row,
     change_params,
@@ -23,32 +17,25 @@ from adapters.persistence._passkey_rows import (
     passkey_row,
     use_params,
 )
-from adapters.persistence._rows import require_aware
-from adapters.persistence.postgres.session import _SqlQueries
+from adapters.persistence.sql import passkeys
+from adapters.persistence.sql.purge import EXPIRED
+from adapters.persistence.times import require_aware
 from application.ports import PasskeyRepo
 from domain.errors import Conflict, NotFound
 from domain.passkeys import Ceremony, Passkey
-
-_MARKS = ", ".join(f"${n}" for n in range(1, len(PASSKEYS.split(",")) + 1))
-_SETS = ", ".join(f"{c} = ${n}" for n, c in enumerate(PASSKEY_CHANGES, 1))
-_ID = f"${len(PASSKEY_CHANGES) + 1}"
-_USE = USE_SQL.format(*(f"${n}" for n in range(1, 6)))
 
 
 def _same(value: Any) -> Any:
     return value
 
 
-class PostgresPasskeyRepo(_SqlQueries, PasskeyRepo):
+class PostgresPasskeyRepo(SqlQueries, PasskeyRepo):
     """``PasskeyRepo`` in the current transaction."""
 
     async def add(self, passkey: Passkey) -> None:
         """Insert; ``Conflict`` for a known credential id or id, ``NotFound`` without the user."""
         try:
-            await self._run_guarded(
-                f"INSERT INTO passkeys ({PASSKEYS}) VALUES ({_MARKS})",
-                *passkey_params(passkey, require_aware),
-            )
+            await self._run_guarded(passkeys.INSERT, *passkey_params(passkey, require_aware))
         except asyncpg.ForeignKeyViolationError:
             raise NotFound("user not found") from None
         except asyncpg.UniqueViolationError:
@@ -56,83 +43,63 @@ class PostgresPasskeyRepo(_SqlQueries, PasskeyRepo):
 
     async def get(self, passkey_id: str) -> Passkey | None:
         """The passkey, or None."""
-        row = await self._one(f"SELECT {PASSKEYS} FROM passkeys WHERE id = $1", passkey_id)
+        row = await self._one(passkeys.BY_ID, passkey_id)
         return None if row is None else passkey_row(tuple(row), _same)
 
     async def by_credential_id(self, credential_id: bytes) -> Passkey | None:
         """The passkey of ``credential_id``, or None."""
-        row = await self._one(
-            f"SELECT {PASSKEYS} FROM passkeys WHERE credential_id = $1", credential_id
-        )
+        row = await self._one(passkeys.BY_CREDENTIAL_ID, credential_id)
         return None if row is None else passkey_row(tuple(row), _same)
 
     async def list_for_user(self, user_id: str) -> list[Passkey]:
         """The user's passkeys, newest first."""
-        rows = await self._all(
-            f"SELECT {PASSKEYS} FROM passkeys WHERE user_id = $1 ORDER BY created_at DESC, id DESC",
-            user_id,
-        )
+        rows = await self._all(passkeys.OF_USER, user_id)
         return [passkey_row(tuple(r), _same) for r in rows]
 
     async def update(self, passkey: Passkey) -> None:
         """Store the changeable fields; ``NotFound`` if there is none."""
         params = (*change_params(passkey, require_aware), passkey.id)
-        if not await self._run(f"UPDATE passkeys SET {_SETS} WHERE id = {_ID}", *params):
+        if not await self._run(passkeys.UPDATE, *params):
             raise NotFound("passkey not found")
 
     async def record_use(self, used: Passkey, old_sign_count: int) -> bool:
         """Compare-and-set on the counter; see ``PasskeyRepo.record_use``."""
         params = (*use_params(used, require_aware), used.id, old_sign_count)
-        return bool(await self._run(f"UPDATE passkeys SET {_USE}", *params))
+        return bool(await self._run(passkeys.RECORD_USE, *params))
 
     async def delete(self, passkey_id: str) -> bool:
         """Delete; False if it did not exist."""
-        return bool(await self._run("DELETE FROM passkeys WHERE id = $1", passkey_id))
+        return bool(await self._run(passkeys.DELETE, passkey_id))
 
     async def user_handle(self, user_id: str, new_handle: bytes) -> bytes:
         """The stored handle, or ``new_handle`` stored now."""
         try:
-            await self._run_guarded(
-                "INSERT INTO webauthn_user_handles (user_id, handle) VALUES ($1, $2)"
-                " ON CONFLICT (user_id) DO NOTHING",
-                user_id,
-                new_handle,
-            )
+            await self._run_guarded(passkeys.ADD_USER_HANDLE, user_id, new_handle)
         except asyncpg.ForeignKeyViolationError:
             raise NotFound("user not found") from None
-        row = await self._one(
-            "SELECT handle FROM webauthn_user_handles WHERE user_id = $1", user_id
-        )
+        row = await self._one(passkeys.USER_HANDLE, user_id)
         assert row is not None
         return bytes(row[0])
 
     async def user_for_handle(self, handle: bytes) -> str | None:
         """The user of ``handle``, or None."""
-        row = await self._one("SELECT user_id FROM webauthn_user_handles WHERE handle = $1", handle)
+        row = await self._one(passkeys.USER_OF_HANDLE, handle)
         return None if row is None else str(row[0])
 
     async def put_ceremony(self, ceremony: Ceremony) -> None:
         """Store; ``Conflict`` if the id exists."""
         try:
             await self._run_guarded(
-                f"INSERT INTO webauthn_ceremonies ({CEREMONIES})"
-                " VALUES ($1, $2, $3, $4, $5, $6, $7)",
-                *ceremony_params(ceremony, require_aware),
+                passkeys.INSERT_CEREMONY, *ceremony_params(ceremony, require_aware)
             )
         except asyncpg.UniqueViolationError:
             raise Conflict("ceremony exists") from None
 
     async def take_ceremony(self, ceremony_id: str) -> Ceremony | None:
         """Remove and return the ceremony, or None."""
-        row = await self._one(
-            f"DELETE FROM webauthn_ceremonies WHERE id = $1 RETURNING {CEREMONIES}",
-            ceremony_id,
-            write=True,
-        )
+        row = await self._one(passkeys.TAKE_CEREMONY, ceremony_id, write=True)
         return None if row is None else ceremony_row(tuple(row), _same)
 
     async def purge_expired(self, now: datetime, limit: int | None = None) -> int:
         """Delete the ceremonies expired by ``now`` (up to ``limit``); returns how many."""
-        return await self._purge_where(
-            "webauthn_ceremonies", "expires_at <= $1", limit, require_aware(now)
-        )
+        return await self._purge_where("webauthn_ceremonies", EXPIRED, limit, require_aware(now))

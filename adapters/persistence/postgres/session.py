@@ -1,91 +1,33 @@
-"""PostgreSQL sessions: one pooled connection per unit of work, storage faults translated
-(``StorageFault``, contract section 12, ADR 0014) and reads retried once on a fresh connection;
-the query helpers every repository uses."""
+"""PostgreSQL sessions: one pooled connection per unit of work (from the storage's
+``ConnectionSource``), storage faults translated (``StorageFault``, contract section 12, ADR 0014)
+and reads retried once on a fresh connection; the query helpers every repository uses."""
 
 # Only module constants (column lists) are interpolated into SQL; values are always bound.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager, suppress
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import asyncpg
 from asyncpg.transaction import Transaction
 
-from adapters.persistence._rows import require_aware
-from adapters.persistence.purge_sql import bounded_delete
-
-if TYPE_CHECKING:
-    from adapters.persistence.postgres.storage import PostgresStorage
-
-from domain.errors import (
-    FieldError,
-    StorageFault,
-    ValidationFailed,
+from adapters.persistence.postgres.connections import ConnectionSource
+from adapters.persistence.postgres.faults import (
+    CONNECTION_RETRY_AFTER,
+    is_connection_fault,
+    is_fault,
+    log,
 )
-from domain.model import Group, GroupSummary, RefreshToken, Role, Session, User
-
-_KEY = "storage.postgres_dsn"
-
-log = logging.getLogger("authsvc.storage")
+from adapters.persistence.sql.purge import bounded_delete
+from domain.errors import FieldError, StorageFault, ValidationFailed
 
 T = TypeVar("T")
 
-PING_TIMEOUT = 1.0
-"""Seconds the health ``ping`` may take to connect and to run ``SELECT 1`` (each): readiness
-turns DOWN within about this long of an outage (contract section 12)."""
-
-CONNECTION_FAULTS: tuple[type[BaseException], ...] = (
-    OSError,  # refused, reset, unreachable (ConnectionError and socket errors)
-    TimeoutError,  # connecting took longer than the pool's timeout
-    asyncpg.PostgresConnectionError,  # class 08: ConnectionDoesNotExistError ("closed in the
-    # middle of operation"), connection failure, rejection, protocol violation
-    asyncpg.AdminShutdownError,  # 57P01: pg_terminate_backend, fast or smart shutdown
-    asyncpg.CrashShutdownError,  # 57P02
-    asyncpg.CannotConnectNowError,  # 57P03: starting up, shutting down, in recovery
-    asyncpg.IdleSessionTimeoutError,
-    asyncpg.IdleInTransactionSessionTimeoutError,
-    asyncpg.TooManyConnectionsError,  # 53300
-    asyncpg.InternalClientError,  # the protocol's state broken by a connection lost mid-call
-)
-"""asyncpg and socket errors after which a connection is unusable (or none could be made): the
-connection is discarded; a read is retried once on a fresh one."""
-
-WRITE_FAULTS: tuple[type[BaseException], ...] = (
-    asyncpg.DiskFullError,  # 53100
-    asyncpg.OutOfMemoryError,  # 53200
-    asyncpg.ReadOnlySQLTransactionError,  # 25006: a standby, or default_transaction_read_only
-)
-"""Errors of a reachable server that cannot write now; never retried."""
-
-CONNECTION_RETRY_AFTER = 1
-"""``Retry-After`` (s) for a lost or refused connection: a restart takes about that long."""
-WRITE_RETRY_AFTER = 5
-"""``Retry-After`` (s) when the server cannot write (disk full, read-only): an operator acts."""
-
-
-def _user(r: asyncpg.Record) -> User:
-    return User(r[0], r[1], r[2], Role(r[3]), r[4], r[5], r[6], r[7], r[8], int(r[9]))
-
-
-def _session(r: asyncpg.Record) -> Session:
-    return Session(r[0], r[1], r[2], r[3], r[4], r[5], r[6])
-
-
-def _token(r: asyncpg.Record) -> RefreshToken:
-    return RefreshToken(r[0], r[1], r[2], r[3], r[4], r[5])
-
-
-def _token_params(t: RefreshToken) -> tuple[Any, ...]:
-    for at in (t.expires_at, t.session_expires_at, t.created_at):
-        require_aware(at)
-    return (t.token_hash, t.user_id, t.family_id, t.expires_at, t.session_expires_at, t.created_at)
-
-
-def _summary(r: asyncpg.Record) -> GroupSummary:
-    return GroupSummary(Group(r[0], r[1], r[2], r[3]), int(r[4]))
+SKIP_CONFLICT = " ON CONFLICT DO NOTHING"
+"""Appended to an insert that may fail on purpose: no row is inserted (a count of 0) instead of
+an error, so the transaction stays usable without a savepoint."""
 
 
 def _affected(status: str) -> int:
@@ -107,28 +49,7 @@ def _translated() -> Iterator[None]:
         raise ValidationFailed([FieldError("", "a value cannot be stored or looked up")]) from None
 
 
-def _closed(conn: Any) -> bool:
-    """Whether a (pooled) connection is closed; one already handed back to the pool by its own
-    closing counts as closed."""
-    try:
-        return bool(conn.is_closed())
-    except asyncpg.InterfaceError:  # "released back to the pool": it closed meanwhile
-        return True
-
-
-def is_connection_fault(exc: BaseException, conn: Any = None) -> bool:
-    """Whether ``exc`` means the connection ``conn`` (if any) is lost or none could be made:
-    one of ``CONNECTION_FAULTS``, or an ``InterfaceError`` on a connection found closed."""
-    if isinstance(exc, CONNECTION_FAULTS):
-        return True
-    return isinstance(exc, asyncpg.InterfaceError) and conn is not None and _closed(conn)
-
-
-def _is_fault(exc: BaseException, conn: Any = None) -> bool:
-    return isinstance(exc, WRITE_FAULTS) or is_connection_fault(exc, conn)
-
-
-class _Session:
+class PooledSession:
     """The pooled connection a unit of work (or one ``LoginAttempts`` call) runs on.
 
     ``transactional``: statements run in one transaction, begun lazily before the first
@@ -139,8 +60,8 @@ class _Session:
     retried the session is broken: every later statement raises ``StorageFault`` too.
     """
 
-    def __init__(self, storage: PostgresStorage, conn: Any, *, transactional: bool) -> None:
-        self._storage = storage
+    def __init__(self, connections: ConnectionSource, conn: Any, *, transactional: bool) -> None:
+        self._connections = connections
         self._conn: Any = conn
         self._transactional = transactional
         self._transaction: Transaction | None = None
@@ -174,17 +95,17 @@ class _Session:
                     self._wrote = wrote_before or write
                     return await op(conn)
             except Exception as exc:
-                if not _is_fault(exc, conn):
+                if not is_fault(exc, conn):
                     raise
                 lost = is_connection_fault(exc, conn)
-                fault = self._storage._fault(exc)
+                fault = self._connections.fault(exc)
                 await self._discard(lost)
                 harmless = not wrote_before and not (write and started)
                 if retried or not lost or not harmless:
                     raise fault from None
                 retried = True
                 log.info("retrying on a fresh connection")
-                self._conn = await self._storage._acquire()
+                self._conn = await self._connections.acquire()
                 self._wrote = False
 
     async def commit(self) -> None:
@@ -198,10 +119,10 @@ class _Session:
         try:
             await transaction.commit()
         except Exception as exc:
-            if not _is_fault(exc, conn):
+            if not is_fault(exc, conn):
                 raise
             lost = is_connection_fault(exc, conn)
-            fault = self._storage._fault(exc, commit=wrote)
+            fault = self._connections.fault(exc, commit=wrote)
             await self._discard(lost)
             raise fault from None
 
@@ -215,9 +136,9 @@ class _Session:
         if conn is not None:
             with suppress(Exception):
                 conn.terminate()
-            await self._storage._release(conn)
-        if lost and self._storage._pool is not None:
-            await self._storage._pool.expire_connections()
+            await self._connections.release(conn)
+        if lost:
+            await self._connections.expire_all()
 
     async def close(self) -> None:
         """Roll back what was not committed and give the connection back to the pool; a
@@ -233,14 +154,15 @@ class _Session:
             log.info("discarding a connection that cannot roll back: %s", type(exc).__name__)
             with suppress(Exception):
                 conn.terminate()
-        await self._storage._release(conn)
+        await self._connections.release(conn)
 
 
-class _SqlQueries:
-    """Query helpers over the unit's ``_Session``: reads may be retried on a fresh connection,
-    writes never; each translates driver errors (``_translated``, ``StorageFault``)."""
+class SqlQueries:
+    """Query helpers over the unit's ``PooledSession``, the base of every repository: reads may
+    be retried on a fresh connection, writes never; each translates driver errors
+    (``_translated``, ``StorageFault``)."""
 
-    def __init__(self, session: _Session) -> None:
+    def __init__(self, session: PooledSession) -> None:
         self._s = session
 
     async def _run(self, sql: str, *args: Any) -> int:
@@ -249,7 +171,7 @@ class _SqlQueries:
 
     async def _purge_where(self, table: str, condition: str, limit: int | None, *args: Any) -> int:
         """Delete up to ``limit`` rows (all with None) of ``table`` meeting ``condition``
-        (``purge_sql.bounded_delete``); the rows deleted."""
+        (``sql.purge.bounded_delete``); the rows deleted."""
         return await self._run(bounded_delete("postgres", table, condition, limit), *args)
 
     async def _run_guarded(self, sql: str, *args: Any) -> int:

@@ -7,31 +7,25 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import datetime, timedelta
 from typing import Any
 
 import asyncpg
 
-from adapters.persistence._rows import require_aware
 from adapters.persistence.errors import StorageUnavailable, redact_dsn, safe_reason
 from adapters.persistence.migrate import apply_postgres_migrations, validate_schema_name
+from adapters.persistence.postgres.connections import ConnectionSource
+from adapters.persistence.postgres.faults import DSN_KEY
 from adapters.persistence.postgres.repos import PostgresUnitOfWork
-from adapters.persistence.postgres.session import (
-    _KEY,
-    CONNECTION_RETRY_AFTER,
-    PING_TIMEOUT,
-    WRITE_FAULTS,
-    WRITE_RETRY_AFTER,
-    _is_fault,
-    _Session,
-    _SqlQueries,
-    log,
-)
+from adapters.persistence.postgres.session import PooledSession
+from adapters.persistence.sql import login_attempts
+from adapters.persistence.times import require_aware
 from application.ports import AttemptClaim, LoginAttempts, Storage
-from domain.errors import (
-    StorageFault,
-)
+
+PING_TIMEOUT = 1.0
+"""Seconds the health ``ping`` may take to connect and to run ``SELECT 1`` (each): readiness
+turns DOWN within about this long of an outage (contract section 12)."""
 
 
 class PostgresStorage(Storage):
@@ -58,62 +52,24 @@ class PostgresStorage(Storage):
         self._min = min_size
         self._max = max_size
         self._schema = schema
-        self._pool: asyncpg.Pool | None = None
+        self._connections = ConnectionSource(dsn)  # its sessions draw from it
+        self._opened = False
         self._ping_conn: Any = None
         self._ping_lock = asyncio.Lock()
 
     def _unavailable(self, exc: BaseException) -> StorageUnavailable:
-        return StorageUnavailable(_KEY, safe_reason(exc, self._dsn), redact_dsn(self._dsn))
+        return StorageUnavailable(DSN_KEY, safe_reason(exc, self._dsn), redact_dsn(self._dsn))
 
     def _server_settings(self) -> dict[str, str] | None:
         return {"search_path": self._schema} if self._schema else None
 
-    def _fault(self, exc: BaseException, *, commit: bool = False) -> StorageFault:
-        """The ``StorageFault`` for a driver error (logged as a warning, password hidden)."""
-        log.warning("storage fault: %s: %s", type(exc).__name__, safe_reason(exc, self._dsn))
-        if isinstance(exc, WRITE_FAULTS):
-            return StorageFault("the database cannot write now", WRITE_RETRY_AFTER)
-        if commit:
-            return StorageFault(
-                "the database connection was lost during the commit: the change may or may"
-                " not have been made",
-                CONNECTION_RETRY_AFTER,
-            )
-        return StorageFault(
-            "the database cannot be reached; nothing was changed", CONNECTION_RETRY_AFTER
-        )
-
-    async def _acquire(self) -> Any:
-        """A pooled connection (waits for a free one). Raises ``StorageFault`` when none can
-        be made (server down, refusing, too many connections)."""
-        pool = self._require_pool()
-        try:
-            return await pool.acquire()
-        except Exception as exc:
-            if not _is_fault(exc):
-                raise
-            raise self._fault(exc) from None
-
-    async def _release(self, conn: Any) -> None:
-        """Give ``conn`` back to the pool; one that cannot be reset is terminated. Never
-        raises."""
-        pool = self._pool
-        if pool is None:
-            with suppress(Exception):
-                conn.terminate()
-            return
-        try:
-            await pool.release(conn)
-        except Exception as exc:  # the reset failed: asyncpg has terminated it
-            log.info("discarded a connection on release: %s", type(exc).__name__)
-
     async def open(self) -> None:
         """Apply pending migrations (in a thread), then create the pool."""
-        if self._pool is not None:
+        if self._opened:
             return
         await asyncio.to_thread(apply_postgres_migrations, self._dsn, self._schema)
         try:
-            self._pool = await asyncpg.create_pool(
+            pool = await asyncpg.create_pool(
                 self._dsn,
                 min_size=self._min,
                 max_size=self._max,
@@ -128,22 +84,20 @@ class PostgresStorage(Storage):
             asyncpg.InterfaceError,
         ) as exc:
             raise self._unavailable(exc) from None
+        self._connections.attach(pool)
+        self._opened = True
 
     async def close(self) -> None:
         """Close the pool, waiting up to 10 s for connections in use, then terminate them; close
         the health check's connection."""
         self._drop_ping_connection()
-        if self._pool is not None:
-            pool, self._pool = self._pool, None
+        pool = self._connections.detach()
+        self._opened = False
+        if pool is not None:
             try:
                 await asyncio.wait_for(pool.close(), 10)
             except TimeoutError:
                 pool.terminate()
-
-    def _require_pool(self) -> asyncpg.Pool:
-        if self._pool is None:
-            raise RuntimeError("PostgresStorage is not open; call open() first")
-        return self._pool
 
     def _drop_ping_connection(self) -> None:
         conn, self._ping_conn = self._ping_conn, None
@@ -156,7 +110,7 @@ class PostgresStorage(Storage):
         after the server is back): connected on first use and again after any failure,
         each step limited to ``PING_TIMEOUT`` seconds. Raises the driver's error, or
         ``TimeoutError``; ``RuntimeError`` when not open."""
-        self._require_pool()
+        self._connections.require_pool()
         async with self._ping_lock:
             try:
                 if self._ping_conn is None or self._ping_conn.is_closed():
@@ -170,8 +124,9 @@ class PostgresStorage(Storage):
                 raise
 
     @asynccontextmanager
-    async def _session(self, *, transactional: bool) -> AsyncIterator[_Session]:
-        session = _Session(self, await self._acquire(), transactional=transactional)
+    async def _session(self, *, transactional: bool) -> AsyncIterator[PooledSession]:
+        conn = await self._connections.acquire()
+        session = PooledSession(self._connections, conn, transactional=transactional)
         try:
             yield session
         finally:
@@ -223,10 +178,13 @@ class PostgresLoginAttempts(LoginAttempts):
         """Failures of ``key`` at or after ``since``, oldest first. Raises ``StorageFault``."""
         require_aware(since)
         async with self._storage._session(transactional=False) as session:
-            rows = await _SqlQueries(session)._all(
-                "SELECT at FROM login_failures WHERE key = $1 AND at >= $2 ORDER BY at, id",
-                key,
-                since,
+            rows = await session.run(
+                lambda c: c.fetch(
+                    login_attempts.SINCE,
+                    key,
+                    since,
+                ),
+                write=False,
             )
         return [r[0] for r in rows]
 
@@ -237,8 +195,8 @@ class PostgresLoginAttempts(LoginAttempts):
 
         async def op(conn: Any) -> None:
             async with conn.transaction():
-                await conn.execute("INSERT INTO login_failures (key, at) VALUES ($1, $2)", key, at)
-                await conn.execute("DELETE FROM login_failures WHERE at < $1", at - self._max_age)
+                await conn.execute(login_attempts.INSERT, key, at)
+                await conn.execute(login_attempts.FORGET_BEFORE, at - self._max_age)
 
         async with self._storage._session(transactional=False) as session:
             await session.run(op, write=True)
@@ -257,17 +215,15 @@ class PostgresLoginAttempts(LoginAttempts):
                 await conn.execute("SELECT pg_advisory_xact_lock($1, hashtext($2))",
                                    _CLAIM_LOCK_CLASS, key)  # fmt: skip
                 rows = await conn.fetch(
-                    "SELECT at FROM login_failures WHERE key = $1 AND at >= $2 ORDER BY at, id",
+                    login_attempts.SINCE,
                     key,
                     since,
                 )
                 counted = tuple(r[0] for r in rows)
                 if len(counted) >= limit:
                     return AttemptClaim(None, counted)
-                attempt_id = await conn.fetchval(
-                    "INSERT INTO login_failures (key, at) VALUES ($1, $2) RETURNING id", key, at
-                )
-                await conn.execute("DELETE FROM login_failures WHERE at < $1", at - self._max_age)
+                attempt_id = await conn.fetchval(login_attempts.CLAIM, key, at)
+                await conn.execute(login_attempts.FORGET_BEFORE, at - self._max_age)
             return AttemptClaim(int(attempt_id), tuple(sorted([*counted, at])))
 
         async with self._storage._session(transactional=False) as session:
@@ -277,11 +233,12 @@ class PostgresLoginAttempts(LoginAttempts):
     async def release(self, key: str, attempt_id: int) -> None:
         """Forget the record ``attempt_id`` of ``key``. Raises ``StorageFault``."""
         async with self._storage._session(transactional=False) as session:
-            await _SqlQueries(session)._run(
-                "DELETE FROM login_failures WHERE key = $1 AND id = $2", key, attempt_id
+            await session.run(
+                lambda c: c.execute(login_attempts.RELEASE, key, attempt_id),
+                write=True,
             )
 
     async def reset(self, key: str) -> None:
         """Forget every failure of ``key``. Raises ``StorageFault``."""
         async with self._storage._session(transactional=False) as session:
-            await _SqlQueries(session)._run("DELETE FROM login_failures WHERE key = $1", key)
+            await session.run(lambda c: c.execute(login_attempts.RESET, key), write=True)

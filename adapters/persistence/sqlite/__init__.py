@@ -14,6 +14,7 @@ statements in it raise ``StorageFault`` too. After a fault that is not contentio
 readiness check) also commits a small probe write, and fails until one succeeds.
 """
 
+from adapters.persistence.sqlite.faults import storage_fault
 from adapters.persistence.sqlite.repos import (
     SqliteGroupRepo,
     SqliteUnitOfWork,
@@ -21,7 +22,6 @@ from adapters.persistence.sqlite.repos import (
 )
 from adapters.persistence.sqlite.storage import SqliteLoginAttempts, SqliteStorage
 from adapters.persistence.sqlite.tokens import SqliteSessionStore, SqliteTokenStore
-from adapters.persistence.sqlite.unit import storage_fault
 
 __all__ = [
     "SqliteGroupRepo",

@@ -1,25 +1,21 @@
 """The SQLite audit log (contract section 11): table ``audit_events`` (migration 0007)."""
 
-# Only module constants (column lists) and fixed filter clauses are interpolated into SQL;
-# values are always bound.
-# ruff: noqa: S608
-
 from __future__ import annotations
 
 import json
 import sqlite3
 from datetime import datetime
 
-from adapters.persistence import _columns as cols
-from adapters.persistence._audit_rows import audit_row, filters
-from adapters.persistence._rows import from_micros, to_micros
-from adapters.persistence.sqlite.unit import _SqlQueries
+from adapters.persistence.rows.audit import audit_row
+from adapters.persistence.sql import audit
+from adapters.persistence.sqlite.unit import SqlQueries
+from adapters.persistence.times import from_micros, to_micros
 from application.ports import AuditLog
 from domain.audit import AuditEvent, AuditQuery
 from domain.errors import Conflict
 
 
-class SqliteAuditLog(_SqlQueries, AuditLog):
+class SqliteAuditLog(SqlQueries, AuditLog):
     """``AuditLog`` in the current transaction."""
 
     async def record(self, event: AuditEvent) -> None:
@@ -27,8 +23,7 @@ class SqliteAuditLog(_SqlQueries, AuditLog):
         Raises ``Conflict`` if the id exists."""
         try:
             await self._count(
-                f"INSERT INTO audit_events ({cols.AUDIT_EVENTS}) VALUES (?, ?, ?, ?, ?,"
-                " COALESCE(?, (SELECT org_id FROM users WHERE id = ?)), ?, ?, ?)",
+                audit.INSERT,
                 (
                     event.id,
                     event.type,
@@ -36,7 +31,6 @@ class SqliteAuditLog(_SqlQueries, AuditLog):
                     event.actor_id,
                     event.user_id,
                     event.org_id,
-                    event.user_id,
                     event.client_address,
                     event.user_agent,
                     json.dumps(event.details_dict(), separators=(",", ":")),
@@ -49,21 +43,9 @@ class SqliteAuditLog(_SqlQueries, AuditLog):
         self, query: AuditQuery, before: str | None, limit: int
     ) -> list[AuditEvent]:
         """Up to ``limit`` matching rows with ``id < before``, ids descending."""
-        since = None if query.since is None else to_micros(query.since)
-        where, params = filters(
-            AuditQuery(query.org_id, query.user_id, query.type, None), before, lambda _: "?"
-        )
-        if since is not None:
-            where += (" AND " if where else " WHERE ") + "occurred_at >= ?"
-            params.append(since)
-        rows = await self._all(
-            f"SELECT {cols.AUDIT_EVENTS} FROM audit_events{where} ORDER BY id DESC LIMIT ?",
-            [*params, limit],
-        )
+        rows = await self._all(*audit.page(query, before, limit, to_micros))
         return [audit_row(r, from_micros(r[2])) for r in rows]
 
     async def purge_before(self, cutoff: datetime, limit: int | None = None) -> int:
         """Delete (up to ``limit``) rows that occurred before ``cutoff``; returns how many."""
-        return await self._purge_where(
-            "audit_events", "occurred_at < ?", (to_micros(cutoff),), limit
-        )
+        return await self._purge_where("audit_events", audit.BEFORE, (to_micros(cutoff),), limit)

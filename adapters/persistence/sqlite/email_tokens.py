@@ -1,8 +1,5 @@
 """The SQLite store of tokens sent by email (contract section 9)."""
 
-# Only module constants (column lists) are interpolated into SQL; values are always bound.
-# ruff: noqa: S608
-
 from __future__ import annotations
 
 import sqlite3
@@ -10,9 +7,11 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from adapters.persistence import _columns as cols
-from adapters.persistence._rows import from_micros, to_micros
-from adapters.persistence.sqlite.unit import _is_fk, _SqlQueries
+from adapters.persistence.sql import email_tokens
+from adapters.persistence.sql.purge import EXPIRED
+from adapters.persistence.sqlite.rows import is_foreign_key
+from adapters.persistence.sqlite.unit import SqlQueries
+from adapters.persistence.times import from_micros, to_micros
 from application.ports import EmailTokenStore
 from domain.errors import Conflict, NotFound
 from domain.model import EmailToken, EmailTokenPurpose
@@ -29,14 +28,14 @@ def _email_token(row: Iterable[Any]) -> EmailToken:
     )
 
 
-class SqliteEmailTokenStore(_SqlQueries, EmailTokenStore):
+class SqliteEmailTokenStore(SqlQueries, EmailTokenStore):
     """``EmailTokenStore`` in the current transaction (table ``email_tokens``)."""
 
     async def add(self, token: EmailToken) -> None:
         """Store a token. Raises ``Conflict`` (hash exists) or ``NotFound`` (no such user)."""
         try:
             await self._count(
-                f"INSERT INTO email_tokens ({cols.EMAIL_TOKENS}) VALUES (?, ?, ?, ?, ?)",
+                email_tokens.INSERT,
                 (
                     token.token_hash,
                     token.user_id,
@@ -46,33 +45,24 @@ class SqliteEmailTokenStore(_SqlQueries, EmailTokenStore):
                 ),
             )
         except sqlite3.IntegrityError as exc:
-            if _is_fk(exc):
+            if is_foreign_key(exc):
                 raise NotFound(f"user {token.user_id} not found") from None
             raise Conflict("email token hash exists") from None
 
     async def find(self, token_hash: str, purpose: EmailTokenPurpose) -> EmailToken | None:
         """The token with this hash and purpose, or None."""
-        row = await self._one(
-            f"SELECT {cols.EMAIL_TOKENS} FROM email_tokens WHERE token_hash = ? AND purpose = ?",
-            (token_hash, purpose.value),
-        )
+        row = await self._one(email_tokens.FIND, (token_hash, purpose.value))
         return None if row is None else _email_token(row)
 
     async def take(self, token_hash: str, purpose: EmailTokenPurpose) -> EmailToken | None:
         """Delete and return the token (``DELETE ... RETURNING``), or None."""
-        row = await self._one(
-            "DELETE FROM email_tokens WHERE token_hash = ? AND purpose = ?"
-            f" RETURNING {cols.EMAIL_TOKENS}",
-            (token_hash, purpose.value),
-        )
+        row = await self._one(email_tokens.TAKE, (token_hash, purpose.value))
         return None if row is None else _email_token(row)
 
     async def void(self, user_id: str, purpose: EmailTokenPurpose) -> int:
         """Delete every token of the user with this purpose; returns how many."""
-        return await self._count(
-            "DELETE FROM email_tokens WHERE user_id = ? AND purpose = ?", (user_id, purpose.value)
-        )
+        return await self._count(email_tokens.VOID, (user_id, purpose.value))
 
     async def purge_expired(self, now: datetime, limit: int | None = None) -> int:
         """Delete expired tokens (up to ``limit``); returns how many."""
-        return await self._purge_where("email_tokens", "expires_at <= ?", (to_micros(now),), limit)
+        return await self._purge_where("email_tokens", EXPIRED, (to_micros(now),), limit)

@@ -1,8 +1,7 @@
 """The SQLite store of second factors (contract section 10): tables ``mfa_totp``,
 ``mfa_recovery_codes`` and ``mfa_challenges`` (migration 0006)."""
 
-# Only module constants (column lists, placeholders) are interpolated into SQL; values are
-# always bound.
+# Only placeholders are interpolated into SQL; values are always bound.
 # ruff: noqa: S608
 
 from __future__ import annotations
@@ -12,9 +11,11 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from adapters.persistence import _columns as cols
-from adapters.persistence._rows import from_micros, to_micros
-from adapters.persistence.sqlite.unit import _is_fk, _SqlQueries
+from adapters.persistence.sql import mfa
+from adapters.persistence.sql.purge import EXPIRED
+from adapters.persistence.sqlite.rows import is_foreign_key
+from adapters.persistence.sqlite.unit import SqlQueries
+from adapters.persistence.times import from_micros, to_micros
 from application.ports import MfaStore
 from domain.errors import Conflict, NotFound
 from domain.model import MfaChallenge, TotpCredential
@@ -34,7 +35,7 @@ def _challenge(row: Iterable[Any]) -> MfaChallenge:
     )
 
 
-class SqliteMfaStore(_SqlQueries, MfaStore):
+class SqliteMfaStore(SqlQueries, MfaStore):
     """``MfaStore`` in the current transaction. Each compare-and-set is one statement inside
     the unit's ``BEGIN IMMEDIATE`` transaction, which holds SQLite's write lock: concurrent
     units, in this process or another, run their claims one after the other."""
@@ -43,15 +44,9 @@ class SqliteMfaStore(_SqlQueries, MfaStore):
         """Store a pending secret (replacing a pending one) by an upsert that leaves a confirmed
         row alone. Raises ``Conflict`` if MFA is on, ``NotFound`` if the user does not exist."""
         try:
-            stored = await self._count(
-                f"INSERT INTO mfa_totp ({cols.MFA_TOTP}) VALUES (?, ?, 0, NULL, ?)"
-                " ON CONFLICT (user_id) DO UPDATE SET sealed_secret = excluded.sealed_secret,"
-                " last_step = NULL, created_at = excluded.created_at"
-                " WHERE mfa_totp.confirmed = 0",
-                (user_id, sealed_secret, to_micros(now)),
-            )
+            stored = await self._count(mfa.PUT_PENDING, (user_id, sealed_secret, to_micros(now)))
         except sqlite3.IntegrityError as exc:
-            if _is_fk(exc):
+            if is_foreign_key(exc):
                 raise NotFound(f"user {user_id} not found") from None
             raise
         if stored == 0:
@@ -59,18 +54,14 @@ class SqliteMfaStore(_SqlQueries, MfaStore):
 
     async def get_totp(self, user_id: str) -> TotpCredential | None:
         """The user's secret, pending or confirmed, or None."""
-        row = await self._one(f"SELECT {cols.MFA_TOTP} FROM mfa_totp WHERE user_id = ?", (user_id,))
+        row = await self._one(mfa.GET_TOTP, (user_id,))
         return None if row is None else _totp(row)
 
     async def confirm(self, user_id: str, step: int, recovery_hashes: list[str]) -> bool:
         """Confirm the pending secret and replace the recovery codes; False if none pending."""
-        confirmed = await self._count(
-            "UPDATE mfa_totp SET confirmed = 1, last_step = ? WHERE user_id = ? AND confirmed = 0",
-            (step, user_id),
-        )
-        if confirmed == 0:
+        if await self._count(mfa.CONFIRM, (step, user_id)) == 0:
             return False
-        await self._count("DELETE FROM mfa_recovery_codes WHERE user_id = ?", (user_id,))
+        await self._count(mfa.DELETE_CODES, (user_id,))
         if recovery_hashes:
             rows = ", ".join("(?, ?)" for _ in recovery_hashes)
             params = [value for code_hash in recovery_hashes for value in (user_id, code_hash)]
@@ -83,50 +74,33 @@ class SqliteMfaStore(_SqlQueries, MfaStore):
 
     async def claim_step(self, user_id: str, step: int) -> bool:
         """``UPDATE ... WHERE last_step < step``: True if this call moved ``last_step``."""
-        return (
-            await self._count(
-                "UPDATE mfa_totp SET last_step = ? WHERE user_id = ? AND confirmed = 1"
-                " AND (last_step IS NULL OR last_step < ?)",
-                (step, user_id, step),
-            )
-            == 1
-        )
+        return await self._count(mfa.CLAIM_STEP, (step, user_id)) == 1
 
     async def use_recovery_code(self, user_id: str, code_hash: str) -> bool:
         """Delete the recovery code with this hash; True if it was there."""
-        return (
-            await self._count(
-                "DELETE FROM mfa_recovery_codes WHERE user_id = ? AND code_hash = ?",
-                (user_id, code_hash),
-            )
-            == 1
-        )
+        return await self._count(mfa.USE_CODE, (user_id, code_hash)) == 1
 
     async def recovery_codes_left(self, user_id: str) -> int:
         """How many unused recovery codes the user has."""
-        row = await self._one(
-            "SELECT count(*) FROM mfa_recovery_codes WHERE user_id = ?", (user_id,)
-        )
+        row = await self._one(mfa.CODES_LEFT, (user_id,))
         return int(row[0])
 
     async def remove(self, user_id: str) -> bool:
         """Delete the user's secret, recovery codes and second steps; True if MFA was on."""
-        row = await self._one(
-            "DELETE FROM mfa_totp WHERE user_id = ? RETURNING confirmed", (user_id,)
-        )
-        await self._count("DELETE FROM mfa_recovery_codes WHERE user_id = ?", (user_id,))
-        await self._count("DELETE FROM mfa_challenges WHERE user_id = ?", (user_id,))
+        row = await self._one(mfa.REMOVE_TOTP, (user_id,))
+        await self._count(mfa.DELETE_CODES, (user_id,))
+        await self._count(mfa.VOID_CHALLENGES, (user_id,))
         return row is not None and bool(row[0])
 
     async def void_challenges(self, user_id: str) -> int:
         """Delete the user's second steps; returns how many."""
-        return await self._count("DELETE FROM mfa_challenges WHERE user_id = ?", (user_id,))
+        return await self._count(mfa.VOID_CHALLENGES, (user_id,))
 
     async def add_challenge(self, challenge: MfaChallenge) -> None:
         """Store a second step. Raises ``Conflict`` (hash exists) or ``NotFound`` (no user)."""
         try:
             await self._count(
-                f"INSERT INTO mfa_challenges ({cols.MFA_CHALLENGES}) VALUES (?, ?, ?, ?, ?)",
+                mfa.INSERT_CHALLENGE,
                 (
                     challenge.token_hash,
                     challenge.user_id,
@@ -136,39 +110,27 @@ class SqliteMfaStore(_SqlQueries, MfaStore):
                 ),
             )
         except sqlite3.IntegrityError as exc:
-            if _is_fk(exc):
+            if is_foreign_key(exc):
                 raise NotFound(f"user {challenge.user_id} not found") from None
             raise Conflict("mfa token hash exists") from None
 
     async def find_challenge(self, token_hash: str) -> MfaChallenge | None:
         """The second step with this hash, or None."""
-        row = await self._one(
-            f"SELECT {cols.MFA_CHALLENGES} FROM mfa_challenges WHERE token_hash = ?",
-            (token_hash,),
-        )
+        row = await self._one(mfa.FIND_CHALLENGE, (token_hash,))
         return None if row is None else _challenge(row)
 
     async def take_challenge(self, token_hash: str) -> MfaChallenge | None:
         """Delete and return the second step (``DELETE ... RETURNING``), or None."""
-        row = await self._one(
-            f"DELETE FROM mfa_challenges WHERE token_hash = ? RETURNING {cols.MFA_CHALLENGES}",
-            (token_hash,),
-        )
+        row = await self._one(mfa.TAKE_CHALLENGE, (token_hash,))
         return None if row is None else _challenge(row)
 
     async def claim_attempt(self, token_hash: str, max_attempts: int, now: datetime) -> int | None:
         """``UPDATE ... SET failures = failures + 1 WHERE failures < max AND expires_at > now
         RETURNING failures`` (compare-and-set); None if no row qualified."""
-        row = await self._one(
-            "UPDATE mfa_challenges SET failures = failures + 1"
-            " WHERE token_hash = ? AND failures < ? AND expires_at > ? RETURNING failures",
-            (token_hash, max_attempts, to_micros(now)),
-        )
+        row = await self._one(mfa.CLAIM_ATTEMPT, (token_hash, max_attempts, to_micros(now)))
         return None if row is None else int(row[0])
 
     async def purge_expired(self, now: datetime, limit: int | None = None) -> int:
         """Delete the second steps whose ``expires_at`` <= ``now`` (up to ``limit``); returns
         how many."""
-        return await self._purge_where(
-            "mfa_challenges", "expires_at <= ?", (to_micros(now),), limit
-        )
+        return await self._purge_where("mfa_challenges", EXPIRED, (to_micros(now),), limit)

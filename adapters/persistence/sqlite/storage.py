@@ -14,19 +14,14 @@ from pathlib import Path
 
 import aiosqlite
 
-from adapters.persistence._rows import from_micros, require_aware, to_micros
 from adapters.persistence.errors import StorageUnavailable
 from adapters.persistence.migrate import apply_sqlite_migrations, prepare_sqlite_path
+from adapters.persistence.sql import login_attempts
+from adapters.persistence.sqlite.faults import PROBE_KEY, FaultRecorder, log
 from adapters.persistence.sqlite.repos import SqliteUnitOfWork
-from adapters.persistence.sqlite.unit import (
-    _PROBE,
-    _ReadUnit,
-    _SqlQueries,
-    _Unit,
-    log,
-)
+from adapters.persistence.sqlite.unit import ReadUnit, WriteUnit
+from adapters.persistence.times import from_micros, require_aware, to_micros
 from application.ports import AttemptClaim, LoginAttempts, Storage
-from domain.errors import StorageFault
 
 CHECKPOINT_EVERY = 200
 """Commits on the writer between two WAL checkpoints (SQLite's automatic one comes after about
@@ -50,13 +45,7 @@ class SqliteStorage(Storage):
         self._reader: sqlite3.Connection | None = None  # read() units, on the loop's thread
         self._commits = 0  # on the writer since the last checkpoint
         self._lock = asyncio.Lock()
-        self._write_fault: StorageFault | None = None
-
-    def _record_fault(self, exc: sqlite3.Error, fault: StorageFault, is_write_fault: bool) -> None:
-        """Log a storage fault; remember a write fault for ``ping`` until a commit succeeds."""
-        log.warning("storage fault: %s: %s", getattr(exc, "sqlite_errorname", "sqlite"), exc)
-        if is_write_fault:
-            self._write_fault = fault
+        self._faults = FaultRecorder()  # its units report their faults to it
 
     @property
     def path(self) -> str:
@@ -118,23 +107,22 @@ class SqliteStorage(Storage):
         async with self._locked() as conn:
             async with conn.execute("SELECT 1") as cur:
                 await cur.fetchone()
-            if self._write_fault is not None:
+            if not self._faults.healthy():
                 await self._probe_write(conn)
 
     async def _probe_write(self, conn: aiosqlite.Connection) -> None:
         unit = self._unit(conn)
-        queries = _SqlQueries(unit)
         try:
-            await queries._count("INSERT INTO login_failures (key, at) VALUES (?, 0)", (_PROBE,))
-            await queries._count("DELETE FROM login_failures WHERE key = ?", (_PROBE,))
+            await unit.count(login_attempts.INSERT, (PROBE_KEY, 0))
+            await unit.count(login_attempts.RESET, (PROBE_KEY,))
             await unit.commit()
         finally:
             await self._rollback(conn)
 
-    def _unit(self, conn: aiosqlite.Connection) -> _Unit:
+    def _unit(self, conn: aiosqlite.Connection) -> WriteUnit:
         if self._writer is None:
             raise RuntimeError("SqliteStorage is not open; call open() first")
-        return _Unit(self, conn, self._writer)
+        return WriteUnit(self._faults, conn, self._writer, self._committed_on_writer)
 
     async def _committed_on_writer(self) -> None:
         """Count a commit on the writer; every ``CHECKPOINT_EVERY`` commits, checkpoint the WAL
@@ -172,25 +160,31 @@ class SqliteStorage(Storage):
             yield self._conn
 
     @asynccontextmanager
-    async def _begin(self) -> AsyncIterator[SqliteUnitOfWork]:
+    async def _write_unit(self) -> AsyncIterator[WriteUnit]:
+        """A write unit holding the lock, its transaction begun (rolled back on leaving)."""
         async with self._locked() as conn:
             await self._rollback(conn)  # left over by a cancelled unit
             unit = self._unit(conn)
             await unit.begin()  # the write lock, from the start
             try:
-                yield SqliteUnitOfWork(unit)
+                yield unit
             finally:
                 await self._rollback(conn)
+
+    @asynccontextmanager
+    async def _begin(self) -> AsyncIterator[SqliteUnitOfWork]:
+        async with self._write_unit() as unit:
+            yield SqliteUnitOfWork(unit)
 
     @asynccontextmanager
     async def _read(self) -> AsyncIterator[SqliteUnitOfWork]:
         if self._reader is None:
             raise RuntimeError("SqliteStorage is not open; call open() first")
-        yield SqliteUnitOfWork(_ReadUnit(self, self._reader))
+        yield SqliteUnitOfWork(ReadUnit(self._faults, self._reader, self._locked))
 
     def read(self) -> AbstractAsyncContextManager[SqliteUnitOfWork]:
         """A read-only unit: each statement in autocommit on the storage's reader connection,
-        on the event loop's thread, beside any unit of work (WAL; see ``_ReadUnit``, ADR 0022).
+        on the event loop's thread, beside any unit of work (WAL; see ``ReadUnit``, ADR 0022).
         Nothing may be written through it (the reader is ``query_only``)."""
         return self._read()
 
@@ -220,9 +214,9 @@ class SqliteLoginAttempts(LoginAttempts):
 
     async def failures_since(self, key: str, since: datetime) -> list[datetime]:
         """Failures of ``key`` at or after ``since``, oldest first."""
-        async with self._storage.begin() as uow:
-            rows = await _SqlQueries(uow._unit)._all(
-                "SELECT at FROM login_failures WHERE key = ? AND at >= ? ORDER BY at, id",
+        async with self._storage._write_unit() as unit:
+            rows = await unit.fetchall(
+                login_attempts.SINCE,
                 (key, to_micros(since)),
             )
         return [from_micros(r[0]) for r in rows]
@@ -230,49 +224,40 @@ class SqliteLoginAttempts(LoginAttempts):
     async def record_failure(self, key: str, at: datetime) -> None:
         """Record one failure of ``key`` at ``at``; forget failures older than ``max_age``."""
         require_aware(at)
-        async with self._storage.begin() as uow:
-            await _SqlQueries(uow._unit)._count(
-                "INSERT INTO login_failures (key, at) VALUES (?, ?)", (key, to_micros(at))
-            )
-            await _SqlQueries(uow._unit)._count(
-                "DELETE FROM login_failures WHERE at < ?", (to_micros(at - self._max_age),)
-            )
-            await uow.commit()
+        async with self._storage._write_unit() as unit:
+            await unit.count(login_attempts.INSERT, (key, to_micros(at)))
+            await unit.count(login_attempts.FORGET_BEFORE, (to_micros(at - self._max_age),))
+            await unit.commit()
 
     async def claim(self, key: str, at: datetime, since: datetime, limit: int) -> AttemptClaim:
         """Count ``key``'s records since ``since`` and, below ``limit``, insert one at ``at`` —
         in one write transaction (``begin()`` takes SQLite's write lock first, so claims from
         every process on this file are serialized); forget records older than ``max_age``."""
         require_aware(at)
-        async with self._storage.begin() as uow:
-            sql = _SqlQueries(uow._unit)
-            rows = await sql._all(
-                "SELECT at FROM login_failures WHERE key = ? AND at >= ? ORDER BY at, id",
+        async with self._storage._write_unit() as unit:
+            rows = await unit.fetchall(
+                login_attempts.SINCE,
                 (key, to_micros(since)),
             )
             counted = tuple(from_micros(r[0]) for r in rows)
             if len(counted) >= limit:
                 return AttemptClaim(None, counted)
-            row = await sql._one(
-                "INSERT INTO login_failures (key, at) VALUES (?, ?) RETURNING id",
+            [row] = await unit.fetchall(
+                login_attempts.CLAIM,
                 (key, to_micros(at)),
             )
-            await sql._count(
-                "DELETE FROM login_failures WHERE at < ?", (to_micros(at - self._max_age),)
-            )
-            await uow.commit()
+            await unit.count(login_attempts.FORGET_BEFORE, (to_micros(at - self._max_age),))
+            await unit.commit()
         return AttemptClaim(int(row[0]), tuple(sorted([*counted, at])))
 
     async def release(self, key: str, attempt_id: int) -> None:
         """Forget the record ``attempt_id`` of ``key``."""
-        async with self._storage.begin() as uow:
-            await _SqlQueries(uow._unit)._count(
-                "DELETE FROM login_failures WHERE key = ? AND id = ?", (key, attempt_id)
-            )
-            await uow.commit()
+        async with self._storage._write_unit() as unit:
+            await unit.count(login_attempts.RELEASE, (key, attempt_id))
+            await unit.commit()
 
     async def reset(self, key: str) -> None:
         """Forget every failure of ``key``."""
-        async with self._storage.begin() as uow:
-            await _SqlQueries(uow._unit)._count("DELETE FROM login_failures WHERE key = ?", (key,))
-            await uow.commit()
+        async with self._storage._write_unit() as unit:
+            await unit.count(login_attempts.RESET, (key,))
+            await unit.commit()

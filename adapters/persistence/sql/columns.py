@@ -1,7 +1,8 @@
-"""SQL shared by the SQLite and PostgreSQL adapters: their schemas name the columns alike.
+"""Column lists shared by the SQL statements of both dialects: their schemas name the columns
+alike.
 
-Imported as ``from adapters.persistence import _columns as cols`` (``cols.USERS`` ...). Only these
-constants are interpolated into SQL; values are always bound as parameters.
+Imported as ``from adapters.persistence.sql import columns as cols`` (``cols.USERS`` ...). Only
+these constants are interpolated into SQL; values are always bound as parameters.
 """
 
 from __future__ import annotations
@@ -9,7 +10,6 @@ from __future__ import annotations
 __all__ = [
     "EMAIL_TOKENS",
     "GROUP_SUMMARY",
-    "LIVE_SESSION",
     "MEMBERS",
     "ROTATED",
     "ROTATED_UPSERT",
@@ -17,7 +17,6 @@ __all__ = [
     "TOKENS",
     "USERS",
     "USER_READ",
-    "USER_WITH_GROUPS",
 ]
 
 _USER_COLUMNS = (
@@ -51,14 +50,6 @@ USER_READ = USERS + ", " + _PASSKEY_COUNT.format(alias="users")
 MEMBERS = ", ".join(f"u.{c}" for c in _USER_COLUMNS) + ", " + _PASSKEY_COUNT.format(alias="u")
 """``USER_READ`` of the alias ``u`` (``group_members m JOIN users u``)."""
 
-USER_WITH_GROUPS = (
-    f"SELECT {MEMBERS}, m.group_id FROM users u"  # noqa: S608 - column names, no values
-    " LEFT JOIN group_members m ON m.user_id = u.id WHERE u.id = {param}"
-)
-"""One statement reading a user and its memberships: a row per group (``group_id`` last; one
-row with NULL when it has none), no row when there is no such user. ``{param}`` is the
-dialect's placeholder (``?`` or ``$1``)."""
-
 TOKENS = ", ".join(_TOKEN_COLUMNS)
 """The columns of ``refresh_tokens`` and ``rotated_refresh_tokens``, in the order of
 ``RefreshToken``'s fields."""
@@ -75,13 +66,6 @@ earlier record (and its reuse count starts again)."""
 
 SESSIONS = "id, user_id, created_at, last_used_at, expires_at, user_agent, client_address"
 """The columns of ``sessions`` in the order of ``Session``'s fields."""
-
-LIVE_SESSION = (
-    "expires_at > {now} AND EXISTS (SELECT 1 FROM refresh_tokens t"
-    " WHERE t.family_id = sessions.id AND t.expires_at > {now})"
-)
-"""The condition a live session meets (``SessionStore.list_live``); ``{now}`` is the dialect's
-placeholder for the time."""
 
 GROUP_SUMMARY = (
     "SELECT g.id, g.name, g.org_id, g.created_at,"

@@ -4,7 +4,10 @@ vacuum back in one transaction."""
 
 from __future__ import annotations
 
-__all__ = ["bounded_delete"]
+__all__ = ["EXPIRED", "bounded_delete"]
+
+EXPIRED = "expires_at <= $1"
+"""The purge condition of the tables with an ``expires_at``: expired by ``$1``."""
 
 _ROW_IDS = {
     # A TID scan: the subquery's row ids are fetched directly (``ctid IN (...)`` would plan a
@@ -18,8 +21,9 @@ def bounded_delete(dialect: str, table: str, condition: str, limit: int | None) 
     """``DELETE FROM table WHERE condition`` touching at most ``limit`` rows (all with None).
 
     ``dialect`` is ``postgres`` or ``sqlite``; ``table`` and ``condition`` are module constants
-    of the caller (never input), ``condition`` with the dialect's placeholders; ``limit`` is an
-    int (inlined: it is not input either). Raises ``ValueError`` for a limit below 1.
+    of the caller (never input), ``condition`` with the package's ``$n`` placeholders (rendered
+    by the caller's unit); ``limit`` is an int (inlined: it is not input either). Raises
+    ``ValueError`` for a limit below 1.
     """
     if limit is None:
         return f"DELETE FROM {table} WHERE {condition}"  # noqa: S608 (constants only)

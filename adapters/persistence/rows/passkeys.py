@@ -16,12 +16,6 @@ PASSKEYS = (
 """The columns of ``passkeys`` in the order of ``Passkey``'s fields."""
 PASSKEY_CHANGES = ("sign_count", "backed_up", "name", "last_used_at", "suspected_clone")
 """The columns ``PasskeyRepo.update`` writes."""
-USE_SQL = (
-    "sign_count = {}, backed_up = {}, last_used_at = {}"
-    " WHERE id = {} AND sign_count = {} AND NOT suspected_clone"
-)
-"""``PasskeyRepo.record_use``'s compare-and-set after ``UPDATE passkeys SET``, its five
-placeholders (the paramstyle's) to fill: ``use_params``, then the id and the old counter."""
 CEREMONIES = "id, kind, challenge, user_id, mfa_token_hash, created_at, expires_at"
 """The columns of ``webauthn_ceremonies`` in the order of ``Ceremony``'s fields."""
 
@@ -53,7 +47,7 @@ def change_params(p: Passkey, when: Callable[[datetime], Any]) -> tuple[Any, ...
 
 
 def use_params(p: Passkey, when: Callable[[datetime], Any]) -> tuple[Any, Any, Any]:
-    """The new counter, backup state and last use of ``p`` for ``USE_SQL``."""
+    """The new counter, backup state and last use of ``p`` for ``sql.passkeys.RECORD_USE``."""
     return (p.sign_count, p.backed_up, None if p.last_used_at is None else when(p.last_used_at))
 
 
