@@ -63,7 +63,9 @@ def _file_lock(lock_path: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def _run_yoyo(uri: str, source: Path) -> list[str]:
+def apply_from(uri: str, source: Path) -> list[str]:
+    """Apply the pending migrations of the folder ``source`` to the database at ``uri`` (a
+    yoyo URI) and return the ids applied, in order. Raises yoyo's and the driver's errors."""
     from yoyo import get_backend, read_migrations
 
     backend = get_backend(uri)
@@ -97,7 +99,7 @@ def apply_sqlite_migrations(path: str) -> list[str]:
                 conn.execute("PRAGMA journal_mode=WAL")
             finally:
                 conn.close()
-            return _run_yoyo("sqlite:///" + quote(str(db.resolve())), MIGRATIONS_DIR / "sqlite")
+            return apply_from("sqlite:///" + quote(str(db.resolve())), MIGRATIONS_DIR / "sqlite")
     except (OSError, sqlite3.Error, LockTimeout) as exc:
         raise StorageUnavailable("storage.sqlite_path", safe_reason(exc), str(db)) from None
 
@@ -146,7 +148,7 @@ def apply_postgres_migrations(dsn: str, schema: str | None = None) -> list[str]:
                     lock_conn.execute(
                         sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema))
                     )
-                return _run_yoyo(uri, MIGRATIONS_DIR / "postgres")
+                return apply_from(uri, MIGRATIONS_DIR / "postgres")
             finally:
                 lock_conn.execute("SELECT pg_advisory_unlock(%s)", (_PG_LOCK_KEY,))
     except (ValueError, BadConnectionURI, LockTimeout, psycopg.Error) as exc:

@@ -242,7 +242,7 @@ async def test_sqlite_sessions_migration_gives_live_families_a_session_and_keeps
     import sqlite3
     from urllib.parse import quote
 
-    from adapters.persistence.migrate import MIGRATIONS_DIR, _run_yoyo
+    from adapters.persistence.migrate import MIGRATIONS_DIR, apply_from
     from adapters.persistence.sqlite import SqliteStorage
     from adapters.persistence.times import to_micros
     from tests.contract.conftest import T0
@@ -253,7 +253,7 @@ async def test_sqlite_sessions_migration_gives_live_families_a_session_and_keeps
         for suffix in (".sql", ".rollback.sql"):
             shutil.copy(MIGRATIONS_DIR / "sqlite" / (name + suffix), old)
     db = tmp_path / "authsvc.db"
-    assert _run_yoyo("sqlite:///" + quote(str(db)), old) == ["0001_initial", "0003_signing_keys"]
+    assert apply_from("sqlite:///" + quote(str(db)), old) == ["0001_initial", "0003_signing_keys"]
     t0, day = to_micros(T0), 86_400_000_000
     with sqlite3.connect(db) as conn:
         conn.execute(
