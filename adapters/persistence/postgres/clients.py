@@ -43,7 +43,10 @@ class PostgresClientRepo(SqlQueries, ClientRepo):
             raise NotFound("no such client")
 
     async def delete(self, client_id: str) -> bool:
-        """Delete; False if it did not exist."""
+        """Delete with its consents and codes (by cascade) and the sessions it started (with
+        their live tokens; their hosted sessions by cascade); False if it did not exist."""
+        await self._run(clients.TOKENS_OF_CLIENT, client_id)
+        await self._run(clients.SESSIONS_OF_CLIENT, client_id)
         return bool(await self._run(clients.DELETE, client_id))
 
     async def list_page(self, org_id: str | None, after: str | None, limit: int) -> list[Client]:

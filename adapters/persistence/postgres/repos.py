@@ -11,6 +11,11 @@ from adapters.persistence.postgres.audit import PostgresAuditLog
 from adapters.persistence.postgres.clients import PostgresClientRepo
 from adapters.persistence.postgres.email_tokens import PostgresEmailTokenStore
 from adapters.persistence.postgres.mfa import PostgresMfaStore
+from adapters.persistence.postgres.oidc import (
+    PostgresAuthorizationCodeStore,
+    PostgresConsentStore,
+    PostgresHostedSessionStore,
+)
 from adapters.persistence.postgres.passkeys import PostgresPasskeyRepo
 from adapters.persistence.postgres.rows import summary_row, user_row
 from adapters.persistence.postgres.session import SKIP_CONFLICT, PooledSession, SqlQueries
@@ -183,6 +188,9 @@ class PostgresUnitOfWork(UnitOfWork):
         self.audit = PostgresAuditLog(session)
         self.clients = PostgresClientRepo(session)
         self.passkeys = PostgresPasskeyRepo(session)
+        self.codes = PostgresAuthorizationCodeStore(session)
+        self.consents = PostgresConsentStore(session)
+        self.hosted_sessions = PostgresHostedSessionStore(session)
 
     async def commit(self) -> None:
         """Make every change of this unit durable at once."""

@@ -18,7 +18,7 @@ def user_row(r: asyncpg.Record) -> User:
 
 def session_row(r: asyncpg.Record) -> Session:
     """A ``Session`` from a row of ``cols.SESSIONS``."""
-    return Session(r[0], r[1], r[2], r[3], r[4], r[5], r[6])
+    return Session(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7])
 
 
 def token_row(r: asyncpg.Record) -> RefreshToken:

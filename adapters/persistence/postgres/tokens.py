@@ -110,6 +110,7 @@ class PostgresSessionStore(SqlQueries, SessionStore):
                 session.expires_at,
                 session.user_agent,
                 session.client_address,
+                session.client_id,
             )
         except asyncpg.ForeignKeyViolationError:
             raise NotFound(f"user {session.user_id} not found") from None
@@ -141,6 +142,16 @@ class PostgresSessionStore(SqlQueries, SessionStore):
         )
         return sorted(r[0] for r in rows)
 
+    async def end_for_client(self, user_id: str, client_id: str) -> list[str]:
+        """End the user's sessions started by ``client_id`` (their hosted sessions go by
+        cascade); returns their ids, sorted."""
+        await self._run(sessions.TOKENS_OF_CLIENT, user_id, client_id)
+        rows = await self._s.run(
+            lambda c: c.fetch(sessions.DELETE_OF_CLIENT, user_id, client_id), write=True
+        )
+        return sorted(r[0] for r in rows)
+
     async def purge_expired(self, now: datetime, limit: int | None = None) -> int:
-        """Delete (up to ``limit``) sessions past ``expires_at`` or without a live token."""
+        """Delete (up to ``limit``) sessions past ``expires_at`` or without a live token or
+        hosted session."""
         return await self._purge_where("sessions", sessions.DEAD, limit, require_aware(now))

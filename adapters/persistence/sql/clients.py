@@ -30,3 +30,9 @@ CLAIM_PROOF_JTI = (
     "INSERT INTO dpop_proofs (jti, expires_at) VALUES ($1, $2) ON CONFLICT (jti) DO NOTHING"
 )
 """Remember a DPoP proof's ``jti``; no row inserted for one already remembered (a replay)."""
+TOKENS_OF_CLIENT = (
+    "DELETE FROM refresh_tokens WHERE family_id IN (SELECT id FROM sessions WHERE client_id = $1)"
+)
+"""Delete the refresh tokens of every session client ``$1`` started (before deleting it)."""
+SESSIONS_OF_CLIENT = "DELETE FROM sessions WHERE client_id = $1"
+"""End every session client ``$1`` started (hosted sessions go by cascade)."""

@@ -64,7 +64,9 @@ ROTATED_UPSERT = " ON CONFLICT (token_hash) DO UPDATE SET reuse_count = 0, " + "
 """Appended to an ``INSERT INTO rotated_refresh_tokens``: a hash remembered again replaces the
 earlier record (and its reuse count starts again)."""
 
-SESSIONS = "id, user_id, created_at, last_used_at, expires_at, user_agent, client_address"
+SESSIONS = (
+    "id, user_id, created_at, last_used_at, expires_at, user_agent, client_address, client_id"
+)
 """The columns of ``sessions`` in the order of ``Session``'s fields."""
 
 GROUP_SUMMARY = (

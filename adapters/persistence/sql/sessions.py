@@ -7,12 +7,15 @@ from __future__ import annotations
 from adapters.persistence.sql import columns as cols
 
 _LIVE = (
-    "expires_at > {now} AND EXISTS (SELECT 1 FROM refresh_tokens t"
+    "expires_at > {now} AND (EXISTS (SELECT 1 FROM refresh_tokens t"
     " WHERE t.family_id = sessions.id AND t.expires_at > {now})"
+    " OR EXISTS (SELECT 1 FROM oidc_hosted_sessions h WHERE h.session_id = sessions.id"
+    " AND h.idle_expires_at > {now} AND h.expires_at > {now}))"
 )
-"""The condition a live session meets at ``{now}``."""
+"""The condition a live session meets at ``{now}``: unexpired, with a live refresh token or a
+live hosted session (contract section 15)."""
 
-INSERT = f"INSERT INTO sessions ({cols.SESSIONS}) VALUES ($1, $2, $3, $4, $5, $6, $7)"
+INSERT = f"INSERT INTO sessions ({cols.SESSIONS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
 BY_ID = f"SELECT {cols.SESSIONS} FROM sessions WHERE id = $1"
 LIVE = (
     f"SELECT {cols.SESSIONS} FROM sessions WHERE user_id = $1 AND "
@@ -21,6 +24,14 @@ LIVE = (
 )
 """User ``$1``'s sessions live at ``$2``, newest first."""
 DEAD = "NOT (" + _LIVE.format(now="$1") + ")"
-"""The purge condition: past ``expires_at`` or without a live token at ``$1``."""
+"""The purge condition: past ``expires_at``, or without a live token or hosted session at
+``$1``."""
 DELETE = "DELETE FROM sessions WHERE id = $1"
 DELETE_OF_USER = "DELETE FROM sessions WHERE user_id = $1 RETURNING id"
+TOKENS_OF_CLIENT = (
+    "DELETE FROM refresh_tokens WHERE family_id IN"
+    " (SELECT id FROM sessions WHERE user_id = $1 AND client_id = $2)"
+)
+"""Delete the refresh tokens of user ``$1``'s sessions started by client ``$2``."""
+DELETE_OF_CLIENT = "DELETE FROM sessions WHERE user_id = $1 AND client_id = $2 RETURNING id"
+"""End user ``$1``'s sessions started by client ``$2`` (hosted sessions go by cascade)."""

@@ -30,7 +30,7 @@ def user_row(row: Iterable[Any]) -> User:
 
 def session_row(row: Iterable[Any]) -> Session:
     """A ``Session`` from a row of ``cols.SESSIONS``."""
-    id_, user_id, created_at, last_used_at, expires_at, user_agent, client_address = row
+    id_, user_id, created_at, last_used_at, expires_at, user_agent, client_address, client = row
     return Session(
         id_,
         user_id,
@@ -39,6 +39,7 @@ def session_row(row: Iterable[Any]) -> Session:
         from_micros(expires_at),
         user_agent,
         client_address,
+        client,
     )
 
 

@@ -96,6 +96,7 @@ class SqliteSessionStore(SqlQueries, SessionStore):
                     to_micros(session.expires_at),
                     session.user_agent,
                     session.client_address,
+                    session.client_id,
                 ),
             )
         except sqlite3.IntegrityError as exc:
@@ -125,6 +126,14 @@ class SqliteSessionStore(SqlQueries, SessionStore):
         rows = await self._all(sessions.DELETE_OF_USER, (user_id,))
         return sorted(r[0] for r in rows)
 
+    async def end_for_client(self, user_id: str, client_id: str) -> list[str]:
+        """End the user's sessions started by ``client_id`` (their hosted sessions go by
+        cascade); returns their ids, sorted."""
+        await self._count(sessions.TOKENS_OF_CLIENT, (user_id, client_id))
+        rows = await self._all(sessions.DELETE_OF_CLIENT, (user_id, client_id))
+        return sorted(r[0] for r in rows)
+
     async def purge_expired(self, now: datetime, limit: int | None = None) -> int:
-        """Delete (up to ``limit``) sessions past ``expires_at`` or without a live token."""
+        """Delete (up to ``limit``) sessions past ``expires_at`` or without a live token or
+        hosted session."""
         return await self._purge_where("sessions", sessions.DEAD, (to_micros(now),), limit)
