@@ -107,7 +107,7 @@ class TcpProxy:
 
 
 @contextlib.contextmanager
-def small_filesystem(path: Path, size: str = "1m") -> Iterator[Path]:
+def small_filesystem(path: Path, size: str = "4m") -> Iterator[Path]:
     """A tmpfs of ``size`` mounted on ``path``, unmounted afterwards. Mounting needs root and
     the right to mount (not every container grants it): the test skips where it cannot."""
     path.mkdir(parents=True, exist_ok=True)

@@ -176,7 +176,7 @@ async def test_sqlite_full_database_writes_503_and_recovers(client: TestClient) 
 async def test_sqlite_on_a_full_filesystem_over_http(
     make_client: MakeClient, tmp_path: Path
 ) -> None:
-    with small_filesystem(tmp_path / "fs", "1m") as root:
+    with small_filesystem(tmp_path / "fs") as root:
         client = await make_client({"AUTHSVC_STORAGE__SQLITE_PATH": str(root / "authsvc.db")})
         w = await world(client)
         filler = fill(root)
