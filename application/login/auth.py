@@ -166,9 +166,7 @@ class AuthService:
 
         return await self.login_with(email, password, client, start)
 
-    async def login_with(
-        self, email: str, password: str, client: str, start: LoginStart[T]
-    ) -> T:
+    async def login_with(self, email: str, password: str, client: str, start: LoginStart[T]) -> T:
         """Verify credentials and start a session with ``start(uow, user, "password")`` in the
         login's unit of work (``login``: a refresh-token family, contract section 7; the hosted
         login page: a hosted session, section 15); returns what it returns, and records and

@@ -73,8 +73,9 @@ class _Login:
         suffix = token.partition(".")[2]
         try:
             data = json.loads(base64.urlsafe_b64decode(suffix + "=" * (-len(suffix) % 4)))
+            jkt = data["k"] if isinstance(data["k"], str) else None
             return cls(int(data["t"]), tuple(data["m"]), str(data["a"]), str(data["s"]),
-                       tuple(data["p"]), data["k"] if isinstance(data["k"], str) else None)  # fmt: skip
+                       tuple(data["p"]), jkt)  # fmt: skip
         except (ValueError, KeyError, TypeError, binascii.Error):
             return None
 
@@ -287,4 +288,3 @@ class CodeFlowGrants:
         )  # fmt: skip
         alg = self._signer.signing_algorithm(id_token_alg(cfg, client))
         return await self._signer.sign(claims, typ=ID_TOKEN_TYPE, alg=alg)
-

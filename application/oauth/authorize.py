@@ -61,9 +61,7 @@ class AuthorizeRedirectError(Exception):
     """An error for the client (RFC 6749 §4.1.2.1): redirect to ``redirect_uri`` with
     ``error``, ``error_description`` and ``state``."""
 
-    def __init__(
-        self, error: str, description: str, redirect_uri: str, state: str | None
-    ) -> None:
+    def __init__(self, error: str, description: str, redirect_uri: str, state: str | None) -> None:
         super().__init__(description)
         self.error = error
         self.description = description

@@ -40,13 +40,13 @@ class CodeClientAuthenticator:
             if client.public or client.token_endpoint_auth_method != method:
                 await self._refuse(client, "wrong_method")
             return client
-        client = None
+        found = None
         if _CLIENT_ID.fullmatch(client_id):
             async with self._storage.read() as uow:
-                client = await uow.clients.get(client_id)
-        if client is None or client.disabled or not client.public:
-            await self._refuse(client, "unknown_client" if client is None else "wrong_method")
-        return client
+                found = await uow.clients.get(client_id)
+        if found is None or found.disabled or not found.public:
+            await self._refuse(found, "unknown_client" if found is None else "wrong_method")
+        return found
 
     async def _refuse(self, client: Client | None, reason: str) -> NoReturn:
         failed = ClientAuthFailed(

@@ -15,7 +15,7 @@ from domain.errors import InvalidToken
 
 __all__ = ["ID_TOKEN_TYPE", "id_token_alg", "id_token_claims", "verify_id_token_hint"]
 
-ID_TOKEN_TYPE = "JWT"
+ID_TOKEN_TYPE = "JWT"  # noqa: S105 - a media type, not a secret
 """The JWS ``typ`` of an ID token (OIDC Core §2 recommends none or ``JWT``)."""
 
 

@@ -35,6 +35,7 @@ from application.oauth.settings import OidcSettings
 from application.ports import Clock, EventBus, SecretSealer, Signer, Storage, UnitOfWork
 from application.shared.settings import AuthSettings, Live
 from application.shared.steps import hash_token
+from domain.clients import Client
 from domain.oidc import AuthorizationCode, Consent, HostedSession
 
 __all__ = [
@@ -138,13 +139,17 @@ class Authorize:
         except AuthorizeRedirectError as e:
             return self._error(e)
 
+    async def client(self, client_id: str) -> Client | None:
+        """The enabled client ``client_id``, or None."""
+        if not _CLIENT_ID.fullmatch(client_id):
+            return None
+        async with self._storage.read() as uow:
+            client = await uow.clients.get(client_id)
+        return None if client is None or client.disabled else client
+
     async def _parse(self, pairs: list[tuple[str, str]]) -> AuthorizeRequest:
         client_id = next((v for k, v in pairs if k == "client_id"), "")
-        client = None
-        if _CLIENT_ID.fullmatch(client_id):
-            async with self._storage.read() as uow:
-                client = await uow.clients.get(client_id)
-        request = parse_authorize(pairs, client)
+        request = parse_authorize(pairs, await self.client(client_id))
         if request.id_token_hint is not None:
             claims = await verify_id_token_hint(
                 self._signer, self._auth.current, request.id_token_hint
@@ -275,7 +280,9 @@ class Authorize:
         )
         events: list[Any] = [] if decided is None else [decided]
         events.append(
-            Authorized(hosted.user_id, request.client.id, " ".join(request.scopes), hosted.session_id)
+            Authorized(
+                hosted.user_id, request.client.id, " ".join(request.scopes), hosted.session_id
+            )
         )
         async with self._storage.begin() as uow:
             await uow.codes.add(code)

@@ -28,6 +28,7 @@ PAGE_HEADERS = {
 """Every hosted page's headers (contract section 15; OAuth 2.1 §7.11 clickjacking)."""
 _FORM = "application/x-www-form-urlencoded"
 _MAX_PARAMS = 32
+_NEW_CSRF: web.RequestKey[str] = web.RequestKey("new_csrf", str)
 
 
 def setup_templates(app: web.Application, templates_dir: str) -> None:
@@ -89,8 +90,8 @@ def csrf_token(request: web.Request) -> str:
     ``page`` sets)."""
     token = request.cookies.get(cookie_name(request, "csrf"))
     if token is None or len(token) != 43:
-        token = request.get("new_csrf") or secrets.token_urlsafe(32)
-        request["new_csrf"] = token
+        token = request.get(_NEW_CSRF) or secrets.token_urlsafe(32)
+        request[_NEW_CSRF] = token
     return token
 
 
@@ -103,7 +104,7 @@ def page(request: web.Request, template: str, context: dict[str, Any],
     full = {"ui": ui, "csrf_token": token, **context}
     response = aiohttp_jinja2.render_template(template, request, full, status=status)
     response.headers.update(PAGE_HEADERS)
-    if request.get("new_csrf"):
+    if request.get(_NEW_CSRF):
         set_cookie(response, request, "csrf", token)
     return response
 
