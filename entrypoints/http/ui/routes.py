@@ -12,7 +12,7 @@ from urllib.parse import urlencode, urlsplit
 from aiohttp import web
 
 from application.oauth.interaction import AUTHORIZE_PATH, ConsentNeeded
-from domain.errors import DomainError, MfaRequired
+from domain.errors import DomainError, MfaRequired, RateLimited
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.oidc_routes import answer, client_of, query_pairs
 from entrypoints.http.requests import client_address, user_agent
@@ -33,6 +33,7 @@ from entrypoints.http.ui.web import (
 
 LOGIN_FAILED = "The email or password is wrong, or this account cannot sign in now."
 CODE_FAILED = "The code is wrong or expired. Sign in again if this keeps happening."
+TOO_MANY = "Too many failed attempts. Wait {seconds} seconds, then try again."
 SCOPE_WORDS = {
     "openid": "Know who you are",
     "profile": "See your profile (your user name)",
@@ -82,8 +83,22 @@ async def login(request: web.Request) -> web.Response:
         if e.code == "storage_unavailable":
             raise
         context = {"return_to": return_to, "email": form.get("email", ""), "error": LOGIN_FAILED}
-        return page(request, "login.html", context, status=401)
+        return _refused(request, "login.html", context, e)
     return signed_in(request, return_to, cookie)
+
+
+def _refused(
+    request: web.Request, template: str, context: dict[str, str], error: DomainError
+) -> web.Response:
+    """The form again after a failure: 401 with the one message for every cause, or 429 with
+    ``Retry-After`` when the JSON API's login throttle refuses (``auth.login_max_failures``;
+    the same for a known and an unknown email, so it tells nothing about the account)."""
+    if isinstance(error, RateLimited):
+        context = {**context, "error": TOO_MANY.format(seconds=error.retry_after)}
+        response = page(request, template, context, status=429)
+        response.headers["Retry-After"] = str(error.retry_after)
+        return response
+    return page(request, template, context, status=401)
 
 
 def signed_in(request: web.Request, return_to: str, cookie: str) -> web.Response:
@@ -120,7 +135,7 @@ async def mfa(request: web.Request) -> web.Response:
         if e.code == "storage_unavailable":
             raise
         context = {"return_to": return_to, "error": CODE_FAILED}
-        return page(request, "mfa.html", context, status=401)
+        return _refused(request, "mfa.html", context, e)
     return signed_in(request, return_to, cookie)
 
 
