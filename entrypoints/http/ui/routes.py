@@ -52,8 +52,16 @@ def _return_to(request: web.Request, form: dict[str, str] | None = None) -> str:
 
 async def login_page(request: web.Request) -> web.Response:
     """GET /ui/login?return_to=<path>[&login_hint=] → the sign-in form."""
-    context = {"return_to": _return_to(request), "email": request.query.get("login_hint", "")}
+    return_to = _return_to(request)
+    context = {"return_to": return_to, "email": request.query.get("login_hint", ""),
+               "forgot_url": forgot_url(return_to)}  # fmt: skip
     return page(request, "login.html", context)
+
+
+def forgot_url(return_to: str) -> str:
+    """The forgot-password page that comes back to ``return_to`` (the login template's link;
+    /ui/forgot also reads it from the login page's ``Referer``)."""
+    return "/ui/forgot?" + urlencode({"return_to": return_to})
 
 
 async def login(request: web.Request) -> web.Response:
@@ -82,7 +90,8 @@ async def login(request: web.Request) -> web.Response:
     except DomainError as e:
         if e.code == "storage_unavailable":
             raise
-        context = {"return_to": return_to, "email": form.get("email", ""), "error": LOGIN_FAILED}
+        context = {"return_to": return_to, "email": form.get("email", ""), "error": LOGIN_FAILED,
+                   "forgot_url": forgot_url(return_to)}  # fmt: skip
         return _refused(request, "login.html", context, e)
     return signed_in(request, return_to, cookie)
 
