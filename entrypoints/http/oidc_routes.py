@@ -231,6 +231,7 @@ ROUTES = [
         _UI,
         parameters=_AUTHORIZE_PARAMS,
         tag="oidc",
+        page=True,
     ),
     RouteSpec(
         "POST",
@@ -241,6 +242,7 @@ ROUTES = [
         request=_FORM_ANY,
         media_type=_FORM,
         tag="oidc",
+        page=True,
     ),
     RouteSpec(
         "GET", "/oauth/userinfo", userinfo, "The signed-in user's claims", _USERINFO, tag="oidc"
@@ -256,6 +258,7 @@ ROUTES = [
         _UI,
         parameters=_LOGOUT_PARAMS,
         tag="oidc",
+        page=True,
     ),
     RouteSpec(
         "POST",
@@ -266,9 +269,16 @@ ROUTES = [
         request=_FORM_ANY,
         media_type=_FORM,
         tag="oidc",
+        page=True,
     ),
     RouteSpec(
-        "GET", "/ui/logout", logout_page, "The sign-out confirmation page", {200: _HTML}, tag="ui"
+        "GET",
+        "/ui/logout",
+        logout_page,
+        "The sign-out confirmation page",
+        {200: _HTML},
+        tag="ui",
+        page=True,
     ),
     RouteSpec(
         "POST",
@@ -279,9 +289,16 @@ ROUTES = [
         request=_FORM_ANY,
         media_type=_FORM,
         tag="ui",
+        page=True,
     ),
     RouteSpec(
-        "GET", "/ui/signed-out", signed_out_page, "The signed-out page", {200: _HTML}, tag="ui"
+        "GET",
+        "/ui/signed-out",
+        signed_out_page,
+        "The signed-out page",
+        {200: _HTML},
+        tag="ui",
+        page=True,
     ),
 ]
 """The OpenID Connect routes of contract section 15."""

@@ -198,27 +198,27 @@ _SEE_OTHER = "See other (303)"
 
 def _post(path: str, handler: Handler, summary: str, statuses: dict[int, str]) -> RouteSpec:
     return RouteSpec("POST", path, handler, summary, {303: _SEE_OTHER, 403: _HTML, **statuses},
-                     request=_FORM_ANY, media_type=_FORM, tag="ui")  # fmt: skip
+                     request=_FORM_ANY, media_type=_FORM, tag="ui", page=True)  # fmt: skip
 
 
 ROUTES = [
     RouteSpec("GET", "/ui/forgot", forgot_page, "The forgot-password page", {200: _HTML},
-              parameters=_RETURN_TO, tag="ui"),
+              parameters=_RETURN_TO, tag="ui", page=True),
     _post("/ui/forgot", forgot, "Ask for a password-reset link (the same for unknown emails)",
           {400: _HTML, 429: _HTML}),
     RouteSpec("GET", "/ui/forgot/sent", forgot_sent_page, "The check-your-email page",
-              {200: _HTML}, parameters=_RETURN_TO, tag="ui"),
+              {200: _HTML}, parameters=_RETURN_TO, tag="ui", page=True),
     RouteSpec("GET", "/ui/reset", reset_page, "The new-password page of a reset link",
-              {200: _HTML}, parameters=_TOKEN, tag="ui"),
+              {200: _HTML}, parameters=_TOKEN, tag="ui", page=True),
     _post("/ui/reset", reset, "Set a new password with a reset link's token",
           {400: _HTML, 422: _HTML}),
     RouteSpec("GET", "/ui/reset/done", reset_done_page, "The password-changed page",
-              {200: _HTML}, tag="ui"),
+              {200: _HTML}, tag="ui", page=True),
     RouteSpec("GET", "/ui/verify", verify_page, "The confirm-email page of a verification link",
-              {200: _HTML}, parameters=_TOKEN, tag="ui"),
+              {200: _HTML}, parameters=_TOKEN, tag="ui", page=True),
     _post("/ui/verify", verify, "Confirm the email address with a verification link's token",
           {400: _HTML}),
     RouteSpec("GET", "/ui/verify/done", verify_done_page, "The email-confirmed page",
-              {200: _HTML}, tag="ui"),
+              {200: _HTML}, tag="ui", page=True),
 ]  # fmt: skip
 """The recovery pages of contract sections 9 and 15."""

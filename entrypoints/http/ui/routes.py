@@ -267,6 +267,7 @@ ROUTES = [
             {"name": "login_hint", "in": "query", "required": False, "schema": {"type": "string"}},
         ),
         tag="ui",
+        page=True,
     ),
     RouteSpec(
         "POST",
@@ -277,6 +278,7 @@ ROUTES = [
         request=_FORM_ANY,
         media_type=_FORM,
         tag="ui",
+        page=True,
     ),
     RouteSpec(
         "GET",
@@ -286,6 +288,7 @@ ROUTES = [
         {200: _HTML},
         parameters=_RETURN_TO,
         tag="ui",
+        page=True,
     ),
     RouteSpec(
         "POST",
@@ -296,6 +299,7 @@ ROUTES = [
         request=_FORM_ANY,
         media_type=_FORM,
         tag="ui",
+        page=True,
     ),
     RouteSpec(
         "GET",
@@ -305,6 +309,7 @@ ROUTES = [
         {200: _HTML, 303: "See other (303)", 400: _HTML},
         parameters=_RETURN_TO,
         tag="ui",
+        page=True,
     ),
     RouteSpec(
         "POST",
@@ -315,10 +320,25 @@ ROUTES = [
         request=_FORM_ANY,
         media_type=_FORM,
         tag="ui",
+        page=True,
     ),
-    RouteSpec("GET", "/ui/signed-in", signed_in_page, "The signed-in page", {200: _HTML}, tag="ui"),
     RouteSpec(
-        "GET", "/ui/style.css", stylesheet, "The hosted pages' stylesheet", {200: "CSS"}, tag="ui"
+        "GET",
+        "/ui/signed-in",
+        signed_in_page,
+        "The signed-in page",
+        {200: _HTML},
+        tag="ui",
+        page=True,
+    ),
+    RouteSpec(
+        "GET",
+        "/ui/style.css",
+        stylesheet,
+        "The hosted pages' stylesheet",
+        {200: "CSS"},
+        tag="ui",
+        page=True,
     ),
     RouteSpec(
         "GET",
@@ -327,6 +347,7 @@ ROUTES = [
         "The sign-in page's passkey script",
         {200: "JavaScript"},
         tag="ui",
+        page=True,
     ),
 ]
 """The hosted pages of contract section 15."""
