@@ -239,8 +239,8 @@ async def test_every_action_leaves_its_row_and_no_row_holds_a_secret(
 async def _code_flow(w: Walk) -> None:
     """The code flow (contract section 15, research §6 OP-02, OP-12, OP-25, OP-28): a hosted
     login with consent allowed (login.succeeded, oauth.consent_granted, oauth.authorized), the
-    code used twice (oauth.code_reused), consent denied (oauth.consent_denied), RP-initiated
-    logout (oidc.logout)."""
+    code used twice (oauth.code_reused), consent denied (oauth.consent_denied), consent revoked
+    (oauth.consent_revoked, OP-25), RP-initiated logout (oidc.logout)."""
     app = await register_client(w.client)
     assert app.secret is not None
     w.secrets.update((app.secret, hash_token(app.secret)))
@@ -261,6 +261,9 @@ async def _code_flow(w: Walk) -> None:
     again = auth_params(app, challenge, prompt="consent")
     denied = await code_via_browser(w.client, app, again, ALICE, RESET_PASSWORD, "deny")
     assert denied["error"] == "access_denied"
+    if "oauth.consent_revoked" in AUDIT_EVENT_TYPES:  # with /me/consents (branch oidc-data)
+        access = (await w.login(ALICE, RESET_PASSWORD))["access_token"]
+        await w.call("DELETE", f"/me/consents/{app.id}", token=access, status=204)
     resp = await w.client.get("/oauth/logout", params={"id_token_hint": tokens["id_token"]})
     assert resp.status == 200  # oidc.logout; the signed-out page (no post-logout URI)
 

@@ -165,3 +165,34 @@ async def test_acr_values_are_accepted_and_acr_returned(client: TestClient) -> N
     tokens, _ = await full_flow(client, app, acr_values="1 2")
     claims = await verify_id_token(client, tokens["id_token"], app.id)
     assert claims["acr"] == "1" and claims["amr"] == ["pwd"]
+
+
+def _routed(client: TestClient, method: str, path: str) -> bool:
+    return any(
+        r.method == method and r.resource is not None and r.resource.canonical == path
+        for r in client.app.router.routes()
+    )
+
+
+async def test_revoking_a_consent_asks_again_and_ends_the_tokens(client: TestClient) -> None:
+    """OP-25: DELETE /me/consents/{client_id} (the user's bearer token) → 204; the next
+    authorization shows the consent page again; the refresh token and access token issued
+    under the old consent are dead (invalid_grant, 401 at userinfo)."""
+    if not _routed(client, "DELETE", "/me/consents/{client_id}"):
+        pytest.skip("/me/consents is not merged from oidc-data yet")
+    await register_user(client)
+    app = await register_client(client)
+    tokens, _ = await full_flow(client, app, scope="openid offline_access")
+    resp = await client.post("/login", json={"email": "alice@example.com", "password": PASSWORD})
+    access = (await resp.json())["access_token"]
+    listed = await (await client.get("/me/consents", headers=bearer(access))).json()
+    assert [c["client_id"] for c in listed["items"]] == [app.id]
+    resp = await client.delete(f"/me/consents/{app.id}", headers=bearer(access))
+    assert resp.status == 204
+    resp = await refresh(client, app, tokens["refresh_token"])
+    assert resp.status == 400 and (await resp.json())["error"] == "invalid_grant"
+    resp = await client.get("/oauth/userinfo", headers=bearer(tokens["access_token"]))
+    assert resp.status == 401
+    _, challenge = pkce()
+    resp = await authorize(client, auth_params(app, challenge, scope="openid offline_access"))
+    assert resp.headers["Location"].startswith("/ui/consent?")
