@@ -6,7 +6,7 @@ UV := .tools/bin/uv
 export UV_PYTHON_DOWNLOADS := never
 export UV_PYTHON := $(PYTHON)
 
-.PHONY: run test lint typecheck imports unit wheel-check bench migrate fuzz clean
+.PHONY: run test lint typecheck imports unit wheel-check bench bench-code-flow migrate fuzz clean
 
 $(UV):
 	$(PYTHON) -m venv .tools
@@ -54,6 +54,9 @@ fuzz: .venv/.synced
 
 bench: .venv/.synced
 	$(UV) run --frozen --no-sync python -m bench.run
+
+bench-code-flow: .venv/.synced
+	$(UV) run --frozen --no-sync python -m bench.code_flow
 
 clean:
 	rm -rf .venv .tools dist .pytest_cache .mypy_cache .ruff_cache

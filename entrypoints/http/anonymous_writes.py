@@ -19,6 +19,7 @@ from entrypoints.http.keys import CONTAINER
 from entrypoints.http.oauth_routes import oauth_error
 from entrypoints.http.problems import Handler, problem_response
 from entrypoints.http.requests import client_address
+from entrypoints.http.ui.web import error_page
 
 
 @attrs.frozen
@@ -26,10 +27,11 @@ class AnonymousWrite:
     """How a route is limited: ``give_back`` — its success proves a credential (a password, a
     code, a token sent by email, a client secret), so a request that succeeds (status < 400)
     returns its token and only what anyone can send is counted; ``oauth`` — answer in RFC 6749
-    JSON."""
+    JSON; ``page`` — a hosted page's form (contract section 15): answer with the error page."""
 
     give_back: bool
     oauth: bool = False
+    page: bool = False
 
 
 ANONYMOUS_WRITES: dict[tuple[str, str], AnonymousWrite] = {
@@ -44,6 +46,11 @@ ANONYMOUS_WRITES: dict[tuple[str, str], AnonymousWrite] = {
     ("POST", "/oauth/token"): AnonymousWrite(give_back=True, oauth=True),
     ("POST", "/oauth/revoke"): AnonymousWrite(give_back=True, oauth=True),
     ("POST", "/oauth/introspect"): AnonymousWrite(give_back=True, oauth=True),
+    ("POST", "/ui/login"): AnonymousWrite(give_back=True, page=True),
+    ("POST", "/ui/login/mfa"): AnonymousWrite(give_back=True, page=True),
+    ("POST", "/ui/forgot"): AnonymousWrite(give_back=False, page=True),
+    ("POST", "/ui/reset"): AnonymousWrite(give_back=True, page=True),
+    ("POST", "/ui/verify"): AnonymousWrite(give_back=True, page=True),
 }
 """(method, path template) → how the route is limited: every route that anyone may call and
 that writes (a user, a ceremony, a reset or verification record, a failed-login or failed
@@ -52,7 +59,14 @@ client-authentication audit row)."""
 _DETAIL = "too many requests from this address; retry after the given seconds"
 
 
-def _refusal(route: AnonymousWrite, retry_after: int) -> web.Response:
+def _refusal(request: web.Request, route: AnonymousWrite, retry_after: int) -> web.Response:
+    if route.page:
+        message = (
+            f"Too many requests from your network. Wait {retry_after} seconds, then try again."
+        )
+        response = error_page(request, message, 429)
+        response.headers["Retry-After"] = str(retry_after)
+        return response
     if route.oauth:  # the OAuth endpoints' own error form (no-store headers included)
         response = oauth_error(OAuthError("rate_limited", _DETAIL, status=429))
         response.headers["Retry-After"] = str(retry_after)
@@ -75,7 +89,7 @@ async def anonymous_write_middleware(request: web.Request, handler: Handler) -> 
     address = client_address(request, container.config().server.trusted_proxies)
     retry_after = limiter.take(address)
     if retry_after is not None:
-        return _refusal(route, retry_after)
+        return _refusal(request, route, retry_after)
     response = await handler(request)
     if route.give_back and response.status < 400:
         limiter.give_back(address)

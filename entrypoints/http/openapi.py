@@ -390,7 +390,11 @@ def _operation(spec: RouteSpec, specs: list[RouteSpec], password_min: int) -> di
 
 
 def build_openapi(app: web.Application) -> dict[str, Any]:
-    """OpenAPI 3.1 for every ``RouteSpec`` in ``app[ROUTE_SPECS]``."""
+    """OpenAPI 3.1 for every ``RouteSpec`` in ``app[ROUTE_SPECS]``: the API operations under
+    ``paths``; the HTML pages for browsers (``RouteSpec.page``: the hosted pages,
+    ``/oauth/authorize``, ``/oauth/logout``) listed by method, path and summary under
+    ``x-authsvc-pages`` (no API client calls them, and their answers are pages and redirects
+    driven by cookies, which the document cannot describe as operations)."""
     try:
         app_version = version("authsvc")
     except PackageNotFoundError:  # running from a checkout without install
@@ -399,11 +403,16 @@ def build_openapi(app: web.Application) -> dict[str, Any]:
     specs = app[ROUTE_SPECS]
     password_min = app[CONTAINER].config().auth.password_min_length
     for spec in specs:
-        paths.setdefault(spec.path, {})[spec.method.lower()] = _operation(spec, specs, password_min)
+        if not spec.page:
+            paths.setdefault(spec.path, {})[spec.method.lower()] = _operation(
+                spec, specs, password_min
+            )
+    pages = [{"method": s.method, "path": s.path, "summary": s.summary} for s in specs if s.page]
     return {
         "openapi": "3.1.0",
         "info": {"title": "authsvc", "version": app_version},
         "paths": paths,
+        "x-authsvc-pages": pages,
         "components": {
             "schemas": SCHEMAS,
             "securitySchemes": {

@@ -51,6 +51,9 @@ class RouteSpec:
     ``request`` is the JSON Schema of the body (or None), sent as ``media_type``; ``responses``
     maps status → description;
     ``bearer`` marks routes that need an access token; ``parameters`` are OpenAPI parameter objects.
+    ``page`` marks an HTML page for a browser (the hosted pages and the OpenID Connect
+    front-channel endpoints of contract section 15): /openapi.json lists it under
+    ``x-authsvc-pages`` rather than as an operation, since no API client calls it.
     """
 
     method: str
@@ -63,6 +66,7 @@ class RouteSpec:
     parameters: tuple[dict[str, Any], ...] = ()
     tag: str = "auth"
     media_type: str = "application/json"
+    page: bool = False
 
 
 def path_id(request: web.Request, name: str) -> str:

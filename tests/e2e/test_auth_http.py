@@ -363,9 +363,14 @@ async def test_openapi_describes_exactly_the_routes(client: TestClient) -> None:
     doc = await resp.json()
     assert doc["openapi"].startswith("3.1")
     documented = {(m.upper(), p) for p, ops in doc["paths"].items() for m in ops}
+    pages = {(p["method"], p["path"]) for p in doc["x-authsvc-pages"]}
     routed = {
         (r.method, r.resource.canonical)
         for r in client.app.router.routes()
         if r.method != "HEAD" and r.resource is not None
     }
-    assert documented == routed
+    assert documented | pages == routed and not documented & pages
+    # Pages are for browsers (contract section 15): the hosted pages and the front channel.
+    assert all(p.startswith("/ui/") or p in ("/oauth/authorize", "/oauth/logout")
+               for _, p in pages)  # fmt: skip
+    assert {("GET", "/oauth/userinfo"), ("GET", "/.well-known/openid-configuration")} <= documented
