@@ -51,8 +51,15 @@ def _return_to(request: web.Request, form: dict[str, str] | None = None) -> str:
 
 async def login_page(request: web.Request) -> web.Response:
     """GET /ui/login?return_to=<path>[&login_hint=] → the sign-in form."""
-    context = {"return_to": _return_to(request), "email": request.query.get("login_hint", "")}
+    context = {"return_to": _return_to(request), "email": request.query.get("login_hint", ""),
+               "passkeys": passkeys_alone(request)}  # fmt: skip
     return page(request, "login.html", context)
+
+
+def passkeys_alone(request: web.Request) -> bool:
+    """Whether a passkey alone signs in (``webauthn.passwordless``): the login page offers it
+    then; the second step always may."""
+    return bool(request.app[CONTAINER].webauthn_settings().current.passwordless)
 
 
 async def login(request: web.Request) -> web.Response:
@@ -81,7 +88,8 @@ async def login(request: web.Request) -> web.Response:
     except DomainError as e:
         if e.code == "storage_unavailable":
             raise
-        context = {"return_to": return_to, "email": form.get("email", ""), "error": LOGIN_FAILED}
+        context = {"return_to": return_to, "email": form.get("email", ""), "error": LOGIN_FAILED,
+                   "passkeys": passkeys_alone(request)}  # fmt: skip
         return page(request, "login.html", context, status=401)
     return signed_in(request, return_to, cookie)
 
