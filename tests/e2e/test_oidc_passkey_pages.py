@@ -77,7 +77,9 @@ def session_cookie(client: TestClient) -> str | None:
     return next((c.value for c in client.session.cookie_jar if c.key == "authsvc_session"), None)
 
 
-async def finish_flow(client: TestClient, app: Any, return_to: str, verifier: str) -> dict[str, Any]:
+async def finish_flow(
+    client: TestClient, app: Any, return_to: str, verifier: str
+) -> dict[str, Any]:
     """Back to /oauth/authorize signed in → the callback's code → the ID token's claims."""
     resp = await client.get(return_to, allow_redirects=False)
     assert resp.status == 303 and resp.headers["Location"].startswith(REDIRECT), resp.headers
