@@ -326,8 +326,9 @@ class Container(containers.DeclarativeContainer):
     )
     userinfo = _use_case(telemetry, UserInfo, storage, signer, auth_settings, dpop_verifier, clock)
     hosted_login = _use_case(
-        telemetry, HostedLogin, storage, auth_service, mfa_login, bus, clock, oidc_settings
-    )
+        telemetry, HostedLogin, storage, auth_service, mfa_login, passkey_login, bus, clock,
+        oidc_settings,
+    )  # fmt: skip
 
     # Housekeeping (contract section 12): by the server on a timer and by ``authsvc purge``.
     audit_settings = providers.Singleton(methodcaller("view", attrgetter("audit")), live_config)

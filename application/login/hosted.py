@@ -8,13 +8,16 @@ login's ``auth_time``, ``amr`` (RFC 8176) and ``acr``, an idle end (``oidc.sessi
 and an absolute end (``oidc.session_ttl``). The password and MFA steps are the JSON API's own
 (``AuthService.login_with``, ``MfaLogin.complete_with``): same throttle, same answers for an
 unknown email and a wrong password, same audit (``login.succeeded`` with ``details.method`` and
-``details.client_id``).
+``details.client_id``). A passkey (alone, or as the second step) goes through ``PasskeyLogin``'s
+``finish_with`` / ``answer_mfa_with`` alike (ADR 0033).
 """
 
 from __future__ import annotations
 
 import secrets
+from collections.abc import Mapping
 from datetime import timedelta
+from typing import Any
 
 import attrs
 
@@ -23,6 +26,12 @@ from application.events.catalog import Event, LoginSucceeded, SessionEnded
 from application.events.oidc import OidcLogout
 from application.login.auth import AuthService
 from application.login.mfa_step import LoginStart, MfaLogin
+from application.login.passkey_step import (
+    PASSKEY,
+    PASSKEY_PRESENCE,
+    PASSKEY_SECOND_STEP,
+    PasskeyLogin,
+)
 from application.oauth.interaction import hosted_session_hash
 from application.oauth.settings import OidcSettings
 from application.ports import Clock, EventBus, Storage, UnitOfWork
@@ -31,7 +40,7 @@ from application.shared.steps import new_id, publish_all
 from domain.model import USER_AGENT_MAX_LENGTH, Session, SessionEndReason, User
 from domain.oidc import HostedSession
 
-__all__ = ["AMR", "HostedLogin"]
+__all__ = ["AMR", "AUDIT_METHOD", "HostedLogin"]
 
 COOKIE_BYTES = 32
 """Entropy of a hosted session's cookie value: 256 bits, base64url (43 characters)."""
@@ -39,22 +48,32 @@ AMR: dict[str, tuple[tuple[str, ...], str]] = {
     "password": (("pwd",), "1"),
     "totp": (("pwd", "otp", "mfa"), "2"),
     "recovery_code": (("pwd", "otp", "mfa"), "2"),
-    "passkey": (("hwk", "user"), "2"),
+    PASSKEY: (("hwk", "user"), "2"),
+    PASSKEY_PRESENCE: (("hwk",), "1"),
+    PASSKEY_SECOND_STEP: (("pwd", "hwk", "mfa"), "2"),
 }
-"""Login method → (``amr`` values of RFC 8176, ``acr``: ``"1"`` one factor, ``"2"`` two)."""
+"""Login method → (``amr`` values of RFC 8176, ``acr``: ``"1"`` one factor, ``"2"`` two).
+A passkey with user verification is two factors (contract sections 13 and 15: possession and
+the authenticator's PIN or biometric); without it, possession only."""
+AUDIT_METHOD = {PASSKEY_PRESENCE: "passkey", PASSKEY_SECOND_STEP: "passkey"}
+"""Login method → ``login.succeeded``'s ``details.method`` where they differ (contract
+section 13 names ``password``, ``passkey``, ``totp``, ``recovery_code``)."""
 
 
 @attrs.frozen
 class HostedLogin:
-    """``await hosted.password(email, password, client, user_agent, client_id)`` and
-    ``await hosted.mfa(mfa_token, code, ...)`` → the new hosted session's cookie value (raising
-    what ``AuthService.login`` / ``MfaLogin.complete`` raise: ``InvalidCredentials``,
-    ``RateLimited``, ``MfaRequired``, ``AccountDisabled``...); ``await hosted.logout(cookie,
-    client_id)`` ends it (``oidc.logout``)."""
+    """``await hosted.password(email, password, client, user_agent, client_id)``,
+    ``await hosted.mfa(mfa_token, code, ...)``, ``await hosted.passkey(ceremony_id, credential,
+    ...)`` and ``await hosted.passkey_mfa(mfa_token, ceremony_id, credential, ...)`` → the new
+    hosted session's cookie value (raising what ``AuthService.login`` / ``MfaLogin.complete`` /
+    ``PasskeyLogin.finish`` / ``.answer_mfa`` raise: ``InvalidCredentials``,
+    ``PasskeyLoginFailed``, ``RateLimited``, ``MfaRequired``, ``AccountDisabled``...);
+    ``await hosted.logout(cookie, client_id)`` ends it (``oidc.logout``)."""
 
     _storage: Storage
     _auth: AuthService
     _mfa: MfaLogin
+    _passkeys: PasskeyLogin
     _bus: EventBus
     _clock: Clock
     _oidc: Live[OidcSettings]
@@ -80,7 +99,8 @@ class HostedLogin:
                 hosted_session_hash(clear), session.id, user.id, now, amr, acr, idle, expires_at
             )
             await uow.hosted_sessions.add(hosted)
-            return clear, [LoginSucceeded(user.id, session.id, method, client_id)]
+            audited = AUDIT_METHOD.get(method, method)
+            return clear, [LoginSucceeded(user.id, session.id, audited, client_id)]
 
         return start
 
@@ -108,6 +128,36 @@ class HostedLogin:
         """A hosted session after the second step (a TOTP or recovery ``code``)."""
         start = self._start(user_agent, client, client_id)
         return await self._mfa.complete_with(mfa_token, code, client, start)
+
+    async def passkey(
+        self,
+        ceremony_id: str,
+        credential: Mapping[str, Any],
+        client: str,
+        user_agent: str | None,
+        client_id: str | None,
+    ) -> str:
+        """A hosted session for a passkey assertion (``credential``, AuthenticationResponseJSON)
+        answering the ceremony ``ceremony_id`` of ``/login/passkey/options``; raises what
+        ``PasskeyLogin.finish`` raises."""
+        start = self._start(user_agent, client, client_id)
+        return await self._passkeys.finish_with(ceremony_id, credential, client, start)
+
+    async def passkey_mfa(
+        self,
+        mfa_token: str,
+        ceremony_id: str,
+        credential: Mapping[str, Any],
+        client: str,
+        user_agent: str | None,
+        client_id: str | None,
+    ) -> str:
+        """A hosted session after the second step answered with a passkey (a ceremony bound to
+        ``mfa_token``); raises what ``PasskeyLogin.answer_mfa`` raises."""
+        start = self._start(user_agent, client, client_id)
+        return await self._passkeys.answer_mfa_with(
+            mfa_token, ceremony_id, credential, client, start
+        )
 
     async def logout(self, cookie: str | None, client_id: str | None) -> bool:
         """End the hosted session of ``cookie`` and its ``sessions`` row (``oidc.logout`` and

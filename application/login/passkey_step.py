@@ -26,14 +26,14 @@ import logging
 import os
 from collections.abc import Mapping
 from datetime import timedelta
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import attrs
 
 from application.events.audit import publish_failure, record
-from application.events.catalog import LoginFailed, LoginSucceeded, MfaFailed
+from application.events.catalog import Event, LoginFailed, LoginSucceeded, MfaFailed
 from application.events.passkeys import PasskeyCloneSuspected
-from application.login.mfa_step import claim_code_attempt, void_if_spent
+from application.login.mfa_step import LoginStart, claim_code_attempt, void_if_spent
 from application.login.refusal import refuse_login
 from application.login.tokens import TokenIssuer, TokenPair
 from application.passkeys.assertions import (
@@ -52,11 +52,12 @@ from application.ports import (
     SecretSealer,
     Signer,
     Storage,
+    UnitOfWork,
     VerifiedAssertion,
     WebAuthn,
 )
 from application.shared.settings import AuthSettings, Live
-from application.shared.steps import IdFactory, hash_token, new_id
+from application.shared.steps import IdFactory, hash_token, new_id, publish_all
 from application.shared.throttle import Attempt, LoginThrottle
 from domain.errors import (
     FieldError,
@@ -68,10 +69,20 @@ from domain.errors import (
     RateLimited,
     ValidationFailed,
 )
+from domain.model import User
 from domain.passkeys import CEREMONY_TTL, Ceremony, CeremonyKind, Passkey
 from domain.policy import login_refusal
 
-__all__ = ["PasskeyLogin"]
+__all__ = ["PASSKEY", "PASSKEY_PRESENCE", "PASSKEY_SECOND_STEP", "PasskeyLogin"]
+
+T = TypeVar("T")
+PASSKEY = "passkey"
+"""The ``method`` a login's start gets for a passkey alone, with user verification (UV)."""
+PASSKEY_PRESENCE = "passkey_presence"
+"""… for a passkey alone without UV (``webauthn.user_verification = "preferred"``): one
+factor, possession (contract section 15's ``acr`` ``"1"``)."""
+PASSKEY_SECOND_STEP = "passkey_second_step"
+"""… for a passkey answering ``mfa_required`` after the password."""
 
 log = logging.getLogger(__name__)
 _DECOY_BYTES = 16
@@ -163,6 +174,18 @@ class PasskeyLogin:
             ceremony.id, self._webauthn.authentication_options(rp, challenge_bytes, allow)
         )
 
+    def _token_start(self, client: str, user_agent: str | None) -> LoginStart[TokenPair]:
+        """A start opening a session of the JSON API (a refresh-token family recording
+        ``user_agent`` and ``client``); its ``login.succeeded`` says ``passkey``."""
+
+        async def start(uow: UnitOfWork, user: User, _: str) -> tuple[TokenPair, list[Event]]:
+            pair, issued = await self._issuer.issue_pair(
+                uow, user, "login", user_agent=user_agent, client_address=client
+            )
+            return pair, [LoginSucceeded(user.id, issued.family_id, PASSKEY), issued]
+
+        return start
+
     async def answer_mfa(
         self,
         mfa_token: str,
@@ -171,10 +194,23 @@ class PasskeyLogin:
         client: str,
         user_agent: str | None = None,
     ) -> TokenPair:
+        """``answer_mfa_with`` starting a session of the JSON API; returns its ``TokenPair``."""
+        start = self._token_start(client, user_agent)
+        return await self.answer_mfa_with(mfa_token, ceremony_id, credential, client, start)
+
+    async def answer_mfa_with(
+        self,
+        mfa_token: str,
+        ceremony_id: str,
+        credential: Mapping[str, Any],
+        client: str,
+        start: LoginStart[T],
+    ) -> T:
         """``/login/mfa`` answered with a passkey instead of a code: the ceremony must be
         bound to ``mfa_token`` (``InvalidCeremony`` otherwise); a failed check counts against
         the ``mfa_token`` and the throttle like a wrong code (401 ``invalid_mfa_code``); the
-        ``mfa_token`` is taken in the transaction that starts the session."""
+        ``mfa_token`` is taken in the transaction that runs ``start(uow, user,
+        PASSKEY_SECOND_STEP)``, whose result is returned."""
         token_hash = hash_token(mfa_token)
         now = self._clock.now()
         ceremony = await take_ceremony(self._storage, ceremony_id)  # used up, whatever follows
@@ -209,12 +245,12 @@ class PasskeyLogin:
         seen = await self._verified(passkey, credential, ceremony.challenge)
         if seen is None:
             await self._mfa_failed(token_hash, number, user.id, client)
-        pair = await self._log_in(
-            passkey, seen, user.email, attempt, client, user_agent, token_hash
+        done = await self._log_in(
+            passkey, seen, user.email, attempt, client, start, PASSKEY_SECOND_STEP, token_hash
         )
-        if pair is None:
+        if done is None:
             await self._mfa_failed(token_hash, number, user.id, client)
-        return pair
+        return done[0]
 
     async def _mfa_failed(
         self, token_hash: str, number: int, user_id: str, client: str
@@ -233,7 +269,20 @@ class PasskeyLogin:
         client: str,
         user_agent: str | None = None,
     ) -> TokenPair:
-        """Check the assertion and log its user in. Raises ``InvalidCeremony`` (400),
+        """``finish_with`` starting a session of the JSON API; returns its ``TokenPair``."""
+        start = self._token_start(client, user_agent)
+        return await self.finish_with(ceremony_id, credential, client, start)
+
+    async def finish_with(
+        self,
+        ceremony_id: str,
+        credential: Mapping[str, Any],
+        client: str,
+        start: LoginStart[T],
+    ) -> T:
+        """Check the assertion and log its user in with ``start(uow, user, method)`` (``method``
+        ``PASSKEY``, or ``PASSKEY_PRESENCE`` when the authenticator did not verify the user),
+        returning what it started. Raises ``InvalidCeremony`` (400),
         ``PasskeyLoginFailed`` (401, one answer for every failed check: an unknown or flagged
         credential, another user's, a discoverable login without ``userHandle``, a
         ``userHandle`` that is not the owner's, a refused assertion, a lost compare-and-set),
@@ -267,10 +316,11 @@ class PasskeyLogin:
         seen = await self._verified(passkey, credential, ceremony.challenge)
         if seen is None:
             await self._failed(key, client, passkey.user_id)
-        pair = await self._log_in(passkey, seen, key, attempt, client, user_agent)
-        if pair is None:
+        method = PASSKEY if seen.user_verified else PASSKEY_PRESENCE
+        done = await self._log_in(passkey, seen, key, attempt, client, start, method)
+        if done is None:
             await self._failed(key, client, passkey.user_id)
-        return pair
+        return done[0]
 
     async def _owner_of(self, raw: bytes | None) -> str | None:
         """The user id of the passkey with credential id ``raw``, or None (for audit rows)."""
@@ -301,17 +351,18 @@ class PasskeyLogin:
         key: str,
         attempt: Attempt,
         client: str,
-        user_agent: str | None,
+        start: LoginStart[T],
+        method: str,
         mfa_token_hash: str | None = None,
-    ) -> TokenPair | None:
-        """Start the session of ``passkey``'s user (taking the ``mfa_token`` of
-        ``mfa_token_hash`` in the same transaction, when given), storing ``seen``'s counter by
-        compare-and-set against the one it was checked with; reset the throttle of ``key`` and
-        ``client``. None (nothing changed) when the user is gone or the compare-and-set lost:
-        the caller refuses it as a failed check. Raises ``login_refusal``'s refusal (recorded
-        as ``login.failed``, method ``passkey``; the throttle's ``attempt`` is released first:
-        a valid proof is no failure) and ``InvalidMfaCode`` for an ``mfa_token`` used
-        meanwhile."""
+    ) -> tuple[T] | None:
+        """Run ``start(uow, user, method)`` for ``passkey``'s user (taking the ``mfa_token``
+        of ``mfa_token_hash`` in the same transaction, when given), storing ``seen``'s counter
+        by compare-and-set against the one it was checked with; reset the throttle of ``key``
+        and ``client``; ``(started,)``. None (nothing changed) when the user is gone or the
+        compare-and-set lost: the caller refuses it as a failed check. Raises
+        ``login_refusal``'s refusal (recorded as ``login.failed``, method ``passkey``; the
+        throttle's ``attempt`` is released first: a valid proof is no failure) and
+        ``InvalidMfaCode`` for an ``mfa_token`` used meanwhile."""
         now = self._clock.now()
         verified_only = self._auth.current.require_verified_email
         used = attrs.evolve(passkey, sign_count=seen.sign_count, backed_up=seen.backed_up,
@@ -327,11 +378,8 @@ class PasskeyLogin:
                 and await uow.passkeys.record_use(used, passkey.sign_count)
             )
             if user is not None and stored:
-                pair, issued = await self._issuer.issue_pair(
-                    uow, user, "login", user_agent=user_agent, client_address=client
-                )
-                succeeded = LoginSucceeded(user.id, issued.family_id, "passkey")
-                await record(uow, [succeeded], now)
+                started, events = await start(uow, user, method)
+                await record(uow, events, now)
                 await uow.commit()
         if refusal is not None:
             await self._throttle.release(attempt)
@@ -340,9 +388,8 @@ class PasskeyLogin:
         if not stored:
             return None
         await self._throttle.succeeded(key, client)
-        await self._bus.publish(succeeded)
-        await self._bus.publish(issued)
-        return pair
+        await publish_all(self._bus, events)
+        return (started,)
 
     async def _flag_clone(self, passkey: Passkey) -> None:
         """Mark ``passkey`` ``suspected_clone`` and record it (its counter went backwards)."""

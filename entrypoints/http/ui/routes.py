@@ -7,6 +7,7 @@ the same page with one message (status 401), like the JSON API's one answer.
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from aiohttp import web
@@ -53,8 +54,12 @@ def _return_to(request: web.Request, form: dict[str, str] | None = None) -> str:
 async def login_page(request: web.Request) -> web.Response:
     """GET /ui/login?return_to=<path>[&login_hint=] → the sign-in form."""
     return_to = _return_to(request)
-    context = {"return_to": return_to, "email": request.query.get("login_hint", ""),
-               "forgot_url": forgot_url(return_to)}  # fmt: skip
+    context = {
+        "return_to": return_to,
+        "email": request.query.get("login_hint", ""),
+        "forgot_url": forgot_url(return_to),
+        "passkeys": passkeys_alone(request),
+    }
     return page(request, "login.html", context)
 
 
@@ -62,6 +67,12 @@ def forgot_url(return_to: str) -> str:
     """The forgot-password page that comes back to ``return_to`` (the login template's link;
     /ui/forgot also reads it from the login page's ``Referer``)."""
     return "/ui/forgot?" + urlencode({"return_to": return_to})
+
+
+def passkeys_alone(request: web.Request) -> bool:
+    """Whether a passkey alone signs in (``webauthn.passwordless``): the login page offers it
+    then; the second step always may."""
+    return bool(request.app[CONTAINER].webauthn_settings().current.passwordless)
 
 
 async def login(request: web.Request) -> web.Response:
@@ -91,13 +102,14 @@ async def login(request: web.Request) -> web.Response:
         if e.code == "storage_unavailable":
             raise
         context = {"return_to": return_to, "email": form.get("email", ""), "error": LOGIN_FAILED,
-                   "forgot_url": forgot_url(return_to)}  # fmt: skip
+                   "forgot_url": forgot_url(return_to),
+                   "passkeys": passkeys_alone(request)}  # fmt: skip
         return _refused(request, "login.html", context, e)
     return signed_in(request, return_to, cookie)
 
 
 def _refused(
-    request: web.Request, template: str, context: dict[str, str], error: DomainError
+    request: web.Request, template: str, context: dict[str, Any], error: DomainError
 ) -> web.Response:
     """The form again after a failure: 401 with the one message for every cause, or 429 with
     ``Retry-After`` when the JSON API's login throttle refuses (``auth.login_max_failures``;

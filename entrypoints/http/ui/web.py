@@ -102,7 +102,7 @@ def page(request: web.Request, template: str, context: dict[str, Any],
     ui = request.app[CONTAINER].config().ui
     token = csrf_token(request)
     full = {"ui": ui, "csrf_token": token, **context}
-    response = aiohttp_jinja2.render_template(template, request, full, status=status)
+    response: web.Response = aiohttp_jinja2.render_template(template, request, full, status=status)
     response.headers.update(PAGE_HEADERS)
     if request.get(_NEW_CSRF):
         set_cookie(response, request, "csrf", token)
