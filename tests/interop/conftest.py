@@ -3,7 +3,8 @@
 
 ``npm ci`` runs once per lockfile content: a stamp in ``node_modules`` records the lockfile's
 SHA-256, and an exclusive file lock keeps pytest-xdist workers from installing at the same time.
-The tests skip, with the reason, only when node or npm is absent (CI has both: Debian's nodejs)."""
+The tests skip, with the reason, only when node or npm is absent; ``.ci/run`` installs Debian's
+nodejs and npm and names node in ``AUTHSVC_TEST_NODE``, and then an absent one is a failure."""
 
 from __future__ import annotations
 
@@ -28,6 +29,8 @@ def node_modules() -> Path:
     """``tests/interop`` with its ``node_modules`` installed exactly from the lockfile."""
     npm, node = shutil.which("npm"), shutil.which("node")
     if npm is None or node is None:
+        if "AUTHSVC_TEST_NODE" in os.environ:
+            pytest.fail(f"AUTHSVC_TEST_NODE is set but node or npm is missing: {node=} {npm=}")
         pytest.skip("node and npm are needed for the interop harness (apt-get install nodejs npm)")
     digest = hashlib.sha256(LOCKFILE.read_bytes()).hexdigest()
     with open(HERE / ".npm-ci.lock", "w") as lock:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -29,6 +30,9 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
 SUMMARY = re.compile(r"^(\d+) passed, (\d+) failed$")
 STEP_TIMEOUT_MS = 15_000
 SCRIPT_TIMEOUT_S = 45.0
+
+NODE_PATH = os.environ.get("PATH", "/usr/bin:/bin")
+"""The scripts get only this of the test's environment (no AUTHSVC_* settings, no secrets)."""
 
 Action = Callable[[], Awaitable[None]]
 
@@ -176,7 +180,7 @@ async def run_script(
 ) -> ScriptRun:
     """Run ``node <script>`` in ``folder`` with ``env``, answering its visits with ``agent``."""
     proc = await asyncio.create_subprocess_exec(
-        "node", script, cwd=folder, env={"PATH": "/usr/local/bin:/usr/bin:/bin", **env},
+        "node", script, cwd=folder, env={"PATH": NODE_PATH, **env},
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
@@ -211,7 +215,7 @@ async def oidc_provider(folder: Path, redirect_uri: str, post_logout: str
     line: ``{"issuer", "clients": {"confidential", "public", "dpop"}}``."""
     proc = await asyncio.create_subprocess_exec(
         "node", "op.mjs", cwd=folder,
-        env={"PATH": "/usr/local/bin:/usr/bin:/bin", "REDIRECT_URI": redirect_uri,
+        env={"PATH": NODE_PATH, "REDIRECT_URI": redirect_uri,
              "POST_LOGOUT_REDIRECT_URI": post_logout},
         stdout=asyncio.subprocess.PIPE,  # stderr inherited: pytest shows it on a failure
     )  # fmt: skip
