@@ -27,7 +27,8 @@ export async function check (name, fn) {
     checks[name] = 'ok'
     return value
   } catch (err) {
-    const detail = [err?.code, err?.error, err?.error_description, err?.message].filter(Boolean)
+    const challenge = Array.isArray(err?.cause) ? err.cause[0]?.parameters?.error : undefined
+    const detail = [err?.code, err?.error ?? challenge, err?.error_description, err?.message].filter(Boolean)
     checks[name] = `FAILED: ${detail.join(' | ')}`
     console.error(`${name}:`, err)
     return undefined

@@ -91,6 +91,15 @@ async def test_harness_self_test_against_oidc_provider(node_modules: Path, chrom
         await agent.close()
         assert_all_passed(run, agent, O4W_CHECKS)
         assert run.result["id_token_claims"]["sub"] == login
+        # And a failure is counted: a wrong client secret fails the code exchange, the closing
+        # line says so and the exit status is 1.
+        agent = await UserAgent.open(browser, DevInteractions(login), STOPS)
+        wrong = {**clients["confidential"], "client_secret": "not-the-secret"}
+        env = flow_env(issuer, wrong, "confidential", AUTH_PARAMS=consent)
+        run = await run_script(node_modules, "rp_flow.mjs", env, agent)
+        await agent.close()
+        assert (run.passed, run.failed, run.returncode) == (1, 1, 1), run.explain(agent)
+        assert "invalid_client" in run.result["checks"]["authorization_code_grant"]
 
 
 # ---------------------------------------------------------------------------------------------
