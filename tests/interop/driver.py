@@ -71,9 +71,9 @@ class HostedPages:
     password: str
 
     async def next_action(self, page: Page) -> Action | None:
-        login = page.locator("form[action^='/ui/login'] input[name=password]")
+        login = page.locator("form[action='/ui/login'] input[name=password]")
         if await login.count():
-            await page.fill("form[action^='/ui/login'] input[name=email]", self.email)
+            await page.fill("form[action='/ui/login'] input[name=email]", self.email)
             await login.fill(self.password)
             return lambda: login.press("Enter")
         allow = page.locator("button[name=decision][value=allow]")
