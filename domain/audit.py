@@ -49,6 +49,11 @@ AUDIT_EVENT_TYPES = (
     "passkey.registered",
     "passkey.removed",
     "passkey.clone_suspected",
+    "oauth.authorized",
+    "oauth.consent_granted",
+    "oauth.consent_denied",
+    "oauth.code_reused",
+    "oidc.logout",
 )
 """Every ``type`` an audit event can have (contract section 11), in the contract's order."""
 

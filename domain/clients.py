@@ -18,6 +18,10 @@ from domain.errors import FieldError, ValidationFailed
 SCOPE_TOKEN = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]{1,128}")
 """One scope: RFC 6749 section 3.3 ``scope-token`` (printable ASCII but space, ``"`` and
 ``\\``), at most 128 characters."""
+GRANT_TYPES = ("client_credentials", "authorization_code", "refresh_token")
+"""The grants a client may hold (contract section 15), in this canonical order."""
+TOKEN_ENDPOINT_AUTH_METHODS = ("client_secret_basic", "client_secret_post", "none")
+"""How a client authenticates at the token endpoint (RFC 7591 §2); ``none``: a public client."""
 MAX_SCOPES = 64
 """The most scopes a client may hold."""
 MAX_AUDIENCES = 16
@@ -116,6 +120,15 @@ class Client:
     ``secret_rotated_at``: the last rotation (None: never rotated).
     ``access_token_signed_response_alg``: the JWS ``alg`` of its tokens (one of
     ``auth.algorithms``; None: by audience, else ``auth.algorithm``; contract section 17).
+
+    The code flow (contract section 15): ``grant_types`` (a subset of ``GRANT_TYPES``),
+    ``redirect_uris`` and ``post_logout_redirect_uris`` (exact, ``domain.oidc
+    .redirect_uri_problem`` holds for none), ``public`` (no secret: ``secret_hash`` is then the
+    empty string and ``token_endpoint_auth_method`` is ``"none"``),
+    ``token_endpoint_auth_method`` (one of ``TOKEN_ENDPOINT_AUTH_METHODS``), ``skip_consent``
+    (first-party: no consent page), ``logo_uri`` / ``policy_uri`` / ``tos_uri`` (shown on the
+    consent page), ``id_token_signed_response_alg`` (one of ``auth.algorithms``; None: RS256
+    when allowed, else ``auth.algorithm``). The defaults are a client-credentials client.
     """
 
     id: str
@@ -131,6 +144,16 @@ class Client:
     previous_secret_hash: str | None = attrs.field(default=None, repr=False)
     previous_secret_expires_at: datetime | None = None
     access_token_signed_response_alg: str | None = None
+    grant_types: tuple[str, ...] = ("client_credentials",)
+    redirect_uris: tuple[str, ...] = ()
+    post_logout_redirect_uris: tuple[str, ...] = ()
+    public: bool = False
+    token_endpoint_auth_method: str = "client_secret_basic"  # noqa: S105 - a method's name
+    skip_consent: bool = False
+    logo_uri: str | None = None
+    policy_uri: str | None = None
+    tos_uri: str | None = None
+    id_token_signed_response_alg: str | None = None
 
     def secret_hashes(self, now: datetime) -> tuple[str, ...]:
         """The hashes a presented secret may match at ``now``: the current one, and the

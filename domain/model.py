@@ -70,6 +70,8 @@ class Session:
     ``auth.session_max_age``), which rotation never extends. ``user_agent``: the login's
     ``User-Agent`` cut to ``USER_AGENT_MAX_LENGTH`` characters, or None; ``client_address``: the
     login's client address under the ``server.trusted_proxies`` rule, or None. Never a token.
+    ``client_id``: the OAuth client whose authorization started it (a code exchange, contract
+    section 15), or None for a session of the JSON API.
     """
 
     id: str
@@ -79,6 +81,7 @@ class Session:
     expires_at: datetime
     user_agent: str | None = None
     client_address: str | None = None
+    client_id: str | None = None
 
 
 class SessionEndReason(enum.StrEnum):

@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 
 from adapters.crypto.db_keystore import KeyEncryptionKeyError, read_key_encryption_key
+from application.oauth.settings import OidcSettings
 from application.passkeys.settings import WebAuthnConfigError, WebAuthnSettings, relying_party
 from application.shared.settings import (
     AuditSettings,
@@ -30,6 +31,7 @@ from application.shared.settings import (
 )
 from domain.errors import ValidationFailed
 from entrypoints.converters import make_converter, structure
+from entrypoints.http.ui.settings import UiSettings
 from service_actuator import ActuatorSettings
 
 ENV_PREFIX = "AUTHSVC_"
@@ -66,6 +68,8 @@ class Config:
     audit: AuditSettings = attrs.Factory(AuditSettings)
     oauth: OAuthSettings = attrs.Factory(OAuthSettings)
     webauthn: WebAuthnSettings = attrs.Factory(WebAuthnSettings)
+    oidc: OidcSettings = attrs.Factory(OidcSettings)
+    ui: UiSettings = attrs.Factory(UiSettings)
 
     def prefixes(self) -> dict[str, Any]:
         """``{prefix: settings object}`` for every prefix."""

@@ -45,9 +45,14 @@ from adapters.webauthn.py_webauthn import PyWebAuthn
 from application.audit.housekeeping import PurgeExpired
 from application.audit.query import ListAuditEvents
 from application.login.auth import AuthService
+from application.login.code_exchange import CodeFlowGrants
+from application.login.hosted import HostedLogin
 from application.login.mfa_step import MfaLogin
 from application.login.passkey_step import PasskeyLogin
 from application.mfa.totp import MfaEnrolment, ResetUserMfa
+from application.oauth.code_client import CodeClientAuthenticator
+from application.oauth.interaction import Authorize
+from application.oauth.userinfo import UserInfo
 from application.passkeys.reauth import PasskeyProof
 from application.passkeys.registration import OwnPasskeys, PasskeyAdmin, PasskeyRegistration
 from application.recovery.email_links import EmailVerification, PasswordRecovery
@@ -304,6 +309,24 @@ class Container(containers.DeclarativeContainer):
     )  # fmt: skip
     introspection = _use_case(
         telemetry, oauth.Introspection, storage, signer, auth_settings, client_authenticator, clock
+    )
+
+    # The OpenID Connect provider (contract section 15).
+    oidc_settings = providers.Singleton(methodcaller("view", attrgetter("oidc")), live_config)
+    """``Live[OidcSettings]``: the ``oidc`` prefix in force."""
+    authorize = _use_case(
+        telemetry, Authorize, storage, signer, secret_sealer, bus, clock, auth_settings,
+        oidc_settings,
+    )  # fmt: skip
+    code_client_authenticator = providers.Singleton(
+        CodeClientAuthenticator, storage, bus, clock, client_authenticator
+    )
+    code_flow_grants = _use_case(
+        telemetry, CodeFlowGrants, storage, signer, bus, clock, auth_settings, oidc_settings
+    )
+    userinfo = _use_case(telemetry, UserInfo, storage, signer, auth_settings, dpop_verifier, clock)
+    hosted_login = _use_case(
+        telemetry, HostedLogin, storage, auth_service, mfa_login, bus, clock, oidc_settings
     )
 
     # Housekeeping (contract section 12): by the server on a timer and by ``authsvc purge``.

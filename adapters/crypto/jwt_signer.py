@@ -111,6 +111,7 @@ class _Check:
     audience: str | None
     leeway: int
     typ: str
+    verify_exp: bool = True
 
 
 class JwtSigner(Signer):
@@ -282,7 +283,14 @@ class JwtSigner(Signer):
         )
 
     async def verify(
-        self, token: str, *, issuer: str, audience: str | None, leeway: int, typ: str = "JWT"
+        self,
+        token: str,
+        *,
+        issuer: str,
+        audience: str | None,
+        leeway: int,
+        typ: str = "JWT",
+        verify_exp: bool = True,
     ) -> dict[str, Any]:
         """The claims of ``token`` if it is valid now (by the injected clock).
 
@@ -290,10 +298,10 @@ class JwtSigner(Signer):
         algorithm is accepted; the header's ``typ`` must be ``typ`` (case-insensitive; absent
         passes for ``JWT``). Requires ``exp, iat, iss, aud, sub, jti``; ``iss`` must equal
         ``issuer`` and ``aud`` hold ``audience`` (None: any audience); ``exp`` (and
-        ``iat``/``nbf``) are checked with ``leeway`` seconds of skew. Raises ``InvalidToken``
-        for every failure.
+        ``iat``/``nbf``) are checked with ``leeway`` seconds of skew (``exp`` not at all with
+        ``verify_exp`` false). Raises ``InvalidToken`` for every failure.
         """
-        check = _Check(issuer, audience, leeway, typ.lower())
+        check = _Check(issuer, audience, leeway, typ.lower(), verify_exp)
         try:
             return self._verify(token, check)
         except _UnknownKid:
@@ -392,7 +400,7 @@ class JwtSigner(Signer):
         except (PyJWTError, ValueError, TypeError) as e:
             raise InvalidToken(f"invalid token: {type(e).__name__}") from e
         now, leeway = self._clock.now().timestamp(), check.leeway
-        if _int_claim(claims, "exp") <= now - leeway:
+        if _int_claim(claims, "exp") <= now - leeway and check.verify_exp:
             raise InvalidToken("token expired")
         if _int_claim(claims, "iat") > now + leeway:
             raise InvalidToken("token issued in the future")

@@ -73,14 +73,19 @@ ROTATED_UPSERT = " ON CONFLICT (token_hash) DO UPDATE SET reuse_count = 0, " + "
 """Appended to an ``INSERT INTO rotated_refresh_tokens``: a hash remembered again replaces the
 earlier record (and its reuse count starts again)."""
 
-SESSIONS = "id, user_id, created_at, last_used_at, expires_at, user_agent, client_address"
+SESSIONS = (
+    "id, user_id, created_at, last_used_at, expires_at, user_agent, client_address, client_id"
+)
 """The columns of ``sessions`` in the order of ``Session``'s fields."""
 
 LIVE_SESSION = (
-    "expires_at > {now} AND EXISTS (SELECT 1 FROM refresh_tokens t"
+    "expires_at > {now} AND (EXISTS (SELECT 1 FROM refresh_tokens t"
     " WHERE t.family_id = sessions.id AND t.expires_at > {now})"
+    " OR EXISTS (SELECT 1 FROM oidc_hosted_sessions h WHERE h.session_id = sessions.id"
+    " AND h.idle_expires_at > {now} AND h.expires_at > {now}))"
 )
-"""The condition a live session meets (``SessionStore.list_live``); ``{now}`` is the dialect's
+"""The condition a live session meets (``SessionStore.list_live``): unexpired, with a live
+refresh token or a live hosted session (contract section 15); ``{now}`` is the dialect's
 placeholder for the time."""
 
 GROUP_SUMMARY = (

@@ -23,6 +23,7 @@ import attrs
 
 import application.events.catalog as ev
 import application.events.clients as cev
+import application.events.oidc as oev
 import application.events.passkeys as pev
 from application.ports import EventBus, Storage, UnitOfWork
 from domain.audit import AuditEvent, DetailValue, new_audit_id
@@ -97,7 +98,8 @@ _ROWS: dict[type[ev.Event], Callable[[Any], _Row | None]] = {
         "login.succeeded",
         e.user_id,
         e.user_id,
-        details={"session_id": e.family_id, "method": e.method},
+        details={"session_id": e.family_id, "method": e.method}
+        | ({} if e.client_id is None else {"client_id": e.client_id}),
     ),
     ev.LoginFailed: _login_failed,
     ev.AccessTokenIssued: _issued,
@@ -192,6 +194,30 @@ _ROWS: dict[type[ev.Event], Callable[[Any], _Row | None]] = {
     ),
     cev.AccessTokenRevoked: lambda e: _Row(
         "token.revoked", e.client_id, None, e.org_id, {"client_id": e.client_id, "jti": e.jti}
+    ),
+    oev.Authorized: lambda e: _Row(
+        "oauth.authorized",
+        e.user_id,
+        e.user_id,
+        details={"client_id": e.client_id, "scope": e.scope, "session_id": e.session_id},
+    ),
+    oev.ConsentDecided: lambda e: _Row(
+        "oauth.consent_granted" if e.granted else "oauth.consent_denied",
+        e.user_id,
+        e.user_id,
+        details={"client_id": e.client_id, "scope": e.scope},
+    ),
+    oev.CodeReused: lambda e: _Row(
+        "oauth.code_reused",
+        None,
+        e.user_id,
+        details={"client_id": e.client_id, "session_id": e.family_id},
+    ),
+    oev.OidcLogout: lambda e: _Row(
+        "oidc.logout",
+        e.user_id,
+        e.user_id,
+        details={"session_id": e.session_id, "client_id": e.client_id},
     ),
 }
 """Event class → its audit row. Events not here (``MfaChallenged``, ``EmailSent``,

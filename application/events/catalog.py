@@ -65,11 +65,14 @@ class UserRegistered(Event):
 @attrs.frozen
 class LoginSucceeded(Event):
     """A login succeeded and started the session ``family_id``; ``method``: ``password``,
-    ``totp``, ``recovery_code`` (the second step) or ``passkey``."""
+    ``totp``, ``recovery_code`` (the second step) or ``passkey``; ``client_id``: the OAuth
+    client whose sign-in brought the user to a hosted login page (contract section 15), if
+    any."""
 
     user_id: str
     family_id: str
     method: str = "password"
+    client_id: str | None = None
 
 
 @attrs.frozen

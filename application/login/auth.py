@@ -3,7 +3,8 @@ change password (seed.md parts 3–5; contract section 2)."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 import attrs
 
@@ -20,7 +21,15 @@ from application.events.catalog import (
 from application.login.mfa_step import open_challenge
 from application.login.refusal import account_of, refuse_login
 from application.login.tokens import SessionRotation, TokenIssuer, TokenPair
-from application.ports import Clock, EmailNormalizer, EventBus, Hasher, Signer, Storage
+from application.ports import (
+    Clock,
+    EmailNormalizer,
+    EventBus,
+    Hasher,
+    Signer,
+    Storage,
+    UnitOfWork,
+)
 from application.recovery.email_links import EmailVerification
 from application.shared.reauth import password_matches
 from application.shared.settings import AuthSettings, Live
@@ -45,6 +54,13 @@ from domain.model import (
     check_password_policy,
 )
 from domain.policy import login_refusal
+
+T = TypeVar("T")
+
+LoginStart = Callable[[UnitOfWork, User, str], Awaitable[tuple[T, list[Event]]]]
+"""Starts what a successful login opens, in the login's unit of work: ``(uow, user, method)``
+(``method``: ``password``, ``totp``, ``recovery_code`` or ``passkey``) → ``(result, events)``;
+the events (a ``LoginSucceeded`` first) are recorded with the commit and published after it."""
 
 
 @attrs.frozen
@@ -139,9 +155,22 @@ class AuthService:
     async def login(
         self, email: str, password: str, client: str, user_agent: str | None = None
     ) -> TokenPair:
-        """Verify credentials and start a session (a new refresh-token family) recording
-        ``user_agent`` (the ``User-Agent`` header, cut to 256 characters) and ``client`` (the
-        client address), contract section 7.
+        """``login_with`` starting a session of the JSON API: a new refresh-token family
+        recording ``user_agent`` and ``client``; returns its ``TokenPair``."""
+
+        async def start(uow: UnitOfWork, user: User, method: str) -> tuple[TokenPair, list[Event]]:
+            pair, issued = await self._issuer.issue_pair(
+                uow, user, "login", user_agent=user_agent, client_address=client
+            )
+            return pair, [LoginSucceeded(user_id=user.id, family_id=issued.family_id), issued]
+
+        return await self.login_with(email, password, client, start)
+
+    async def login_with(self, email: str, password: str, client: str, start: LoginStart[T]) -> T:
+        """Verify credentials and start a session with ``start(uow, user, "password")`` in the
+        login's unit of work (``login``: a refresh-token family, contract section 7; the hosted
+        login page: a hosted session, section 15); returns what it returns, and records and
+        publishes the events it returns (its ``LoginSucceeded`` first) after the commit.
 
         An unknown email spends one bcrypt check against a dummy hash, so the answer and its
         timing are the same as for a wrong password. Raises ``RateLimited`` (429) when this email
@@ -198,11 +227,8 @@ class AuthService:
                 mfa_token = await open_challenge(uow, current, self._clock, self._settings.current)
                 await uow.commit()
             elif refusal is None:
-                pair, issued = await self._issuer.issue_pair(
-                    uow, current, "login", user_agent=user_agent, client_address=client
-                )
-                succeeded = LoginSucceeded(user_id=user.id, family_id=issued.family_id)
-                await record(uow, [succeeded], self._clock.now())
+                started, events = await start(uow, current, "password")
+                await record(uow, events, self._clock.now())
                 await uow.commit()
         if refusal is not None:
             now = self._clock.now()
@@ -210,9 +236,8 @@ class AuthService:
         if mfa_token is not None:
             await self._bus.publish(MfaChallenged(user_id=user.id, client=client))
             raise MfaRequired(mfa_token)
-        await self._bus.publish(succeeded)
-        await self._bus.publish(issued)
-        return pair
+        await publish_all(self._bus, events)
+        return started
 
     async def _verified_subject(self, token: str) -> tuple[str, dict[str, Any]]:
         cfg = self._settings.current

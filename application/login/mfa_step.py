@@ -19,13 +19,14 @@ many arrive at once.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
-from typing import NoReturn
+from typing import NoReturn, TypeVar
 
 import attrs
 
 from application.events.audit import publish_failure, record
-from application.events.catalog import LoginFailed, LoginSucceeded, MfaFailed
+from application.events.catalog import Event, LoginFailed, LoginSucceeded, MfaFailed
 from application.login.refusal import refuse_login
 from application.login.tokens import TokenIssuer, TokenPair
 from application.mfa.totp import recovery_code_hash, secret_context
@@ -40,13 +41,18 @@ from application.ports import (
     UnitOfWork,
 )
 from application.shared.settings import AuthSettings, Live
-from application.shared.steps import hash_token, new_opaque_token
+from application.shared.steps import hash_token, new_opaque_token, publish_all
 from application.shared.throttle import LoginThrottle
 from domain.errors import InvalidMfaCode, RateLimited
 from domain.model import MFA_CHALLENGE_MAX_FAILURES, MfaChallenge, User
 from domain.policy import login_refusal
 
 log = logging.getLogger("authsvc.mfa")
+
+T = TypeVar("T")
+
+LoginStart = Callable[[UnitOfWork, User, str], Awaitable[tuple[T, list[Event]]]]
+"""Starts what a completed login opens (see ``application.login.auth.LoginStart``)."""
 
 _INVALID = "the code is wrong or used, or the mfa_token is unknown, expired or used"
 
@@ -112,6 +118,20 @@ class MfaLogin:
     async def complete(
         self, mfa_token: str, code: str, client: str, user_agent: str | None = None
     ) -> TokenPair:
+        """``complete_with`` starting a session of the JSON API (a refresh-token family
+        recording ``user_agent`` and ``client``); returns its ``TokenPair``."""
+
+        async def start(uow: UnitOfWork, user: User, method: str) -> tuple[TokenPair, list[Event]]:
+            pair, issued = await self._issuer.issue_pair(
+                uow, user, "login", user_agent=user_agent, client_address=client
+            )
+            return pair, [LoginSucceeded(user.id, issued.family_id, method), issued]
+
+        return await self.complete_with(mfa_token, code, client, start)
+
+    async def complete_with(
+        self, mfa_token: str, code: str, client: str, start: LoginStart[T]
+    ) -> T:
         """Finish the login with a TOTP code (six digits, ±1 step of 30 s, each step once) or a
         recovery code (each once); returns the ``TokenPair`` of a new session recording
         ``user_agent`` and ``client`` (the client address).
@@ -172,11 +192,8 @@ class MfaLogin:
             refusal = None if current is None else login_refusal(current, verified_only)
             method = "totp" if step is not None else "recovery_code"
             if current is not None and refusal is None and current.mfa_enabled:
-                pair, issued = await self._issuer.issue_pair(
-                    uow, current, "login", user_agent=user_agent, client_address=client
-                )
-                succeeded = LoginSucceeded(user.id, issued.family_id, method)
-                await record(uow, [succeeded], now)
+                started, events = await start(uow, current, method)
+                await record(uow, events, now)
                 await uow.commit()
         if current is None or not current.mfa_enabled:
             await self._failed(token_hash, number, user, client, now)
@@ -184,9 +201,8 @@ class MfaLogin:
             await self._throttle.release(attempt)
             await refuse_login(self._storage, self._bus, now, user.id, client, refusal, method)
         await self._throttle.succeeded(user.email, client)
-        await self._bus.publish(succeeded)
-        await self._bus.publish(issued)
-        return pair
+        await publish_all(self._bus, events)
+        return started
 
     async def _failed(
         self, token_hash: str, number: int, user: User, client: str, now: datetime

@@ -7,6 +7,7 @@ RFC 9700 section 4.14.2 (rotation with reuse detection) and RFC 7519 (claims).
 from __future__ import annotations
 
 import secrets
+from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -33,6 +34,11 @@ REFRESH_TOKEN_BYTES = 32
 def hash_refresh_token(token: str) -> str:
     """SHA-256 of the token's UTF-8 bytes, lower-case hex (64 chars): the only stored form."""
     return hash_token(token)
+
+
+AccessMinter = Callable[[User, list[str], datetime, str], Awaitable[tuple[str, str, int]]]
+"""Signs the access token of a client-bound family (contract section 15): ``(user, groups, now,
+family_id)`` → ``(token, alg, expires_in)``; the default mints a JSON-API token."""
 
 
 def new_jti() -> str:
@@ -99,6 +105,8 @@ class TokenIssuer:
         user_agent: str | None = None,
         client_address: str | None = None,
         groups: list[str] | None = None,
+        access: AccessMinter | None = None,
+        suffix: str = "",
     ) -> tuple[TokenPair, AccessTokenIssued]:
         """Sign an access token and store a new refresh token in ``uow``.
 
@@ -110,6 +118,10 @@ class TokenIssuer:
 
         ``groups``: the user's group ids when the caller read them with the user (one
         statement, ``UserRepo.get_with_groups``); None reads them here.
+
+        ``access``: signs the access token instead (a family of an OAuth client, contract
+        section 15); ``suffix``: appended to the refresh token after a ``.`` (what the client's
+        family carries from its authorization; covered by the stored hash like the rest).
 
         Returns the pair and the ``AccessTokenIssued`` (``grant``: ``"login"`` or ``"refresh"``)
         to publish once ``uow`` has committed. Raises what ``TokenStore.add`` raises.
@@ -131,7 +143,7 @@ class TokenIssuer:
                 )
             )
         expires_at = min(now + timedelta(seconds=cfg.refresh_token_ttl), session_expires_at)
-        clear = secrets.token_urlsafe(REFRESH_TOKEN_BYTES)
+        clear = secrets.token_urlsafe(REFRESH_TOKEN_BYTES) + (f".{suffix}" if suffix else "")
         record = RefreshToken(
             token_hash=hash_refresh_token(clear),
             user_id=user.id,
@@ -143,12 +155,16 @@ class TokenIssuer:
         await uow.tokens.add(record)
         if groups is None:
             groups = await uow.groups.groups_of(user.id)
-        algorithm = self._signer.signing_algorithm(cfg.algorithm_for(cfg.audience))
-        access = await self._signer.sign(self.access_claims(user, groups, now), alg=algorithm)
+        if access is None:
+            algorithm = self._signer.signing_algorithm(cfg.algorithm_for(cfg.audience))
+            token = await self._signer.sign(self.access_claims(user, groups, now), alg=algorithm)
+            expires_in = cfg.access_token_ttl
+        else:
+            token, algorithm, expires_in = await access(user, groups, now, family_id)
         pair = TokenPair(
-            access_token=access,
+            access_token=token,
             refresh_token=clear,
-            expires_in=cfg.access_token_ttl,
+            expires_in=expires_in,
             refresh_expires_in=max(0, int((expires_at - now).total_seconds())),
             algorithm=algorithm,
         )
@@ -169,7 +185,9 @@ class SessionRotation:
     _clock: Clock
     _settings: Live[AuthSettings]
 
-    async def rotate(self, token: str) -> TokenPair:
+    async def rotate(
+        self, token: str, *, client_id: str | None = None, access: AccessMinter | None = None
+    ) -> TokenPair:
         """Exchange a refresh token for a new pair, in one atomic step.
 
         The token's record is taken (deleted) and the new one stored in the same transaction, so
@@ -183,36 +201,50 @@ class SessionRotation:
         more, in the same session. After the commit it publishes ``AccessTokenIssued`` (grant
         ``refresh``) on success and ``RefreshFailed`` for an unknown, revoked or expired token.
 
+        ``client_id``: the OAuth client presenting the token (contract section 15; None: the
+        JSON API): a token of another client's family, or of the JSON API, is refused as
+        unknown and changes nothing. ``access`` signs the new access token
+        (``TokenIssuer.issue_pair``); the part of ``token`` after its first ``.`` is kept.
+
         Raises ``InvalidRefreshToken`` for an unknown, expired, reused or revoked token, or one
         whose user is gone or disabled.
         """
         token_hash = hash_refresh_token(token)
         now = self._clock.now()
+        bound = _Binding(client_id, access, token.partition(".")[2])
         async with self._storage.begin() as uow:
-            outcome = await self._exchange(uow, token_hash, now)
+            outcome = await self._exchange(uow, token_hash, now, bound)
         await publish_all(self._bus, outcome.events)
         if outcome.pair is None:
             raise InvalidRefreshToken(outcome.refusal)
         return outcome.pair
 
-    async def _exchange(self, uow: UnitOfWork, token_hash: str, now: datetime) -> RotationOutcome:
-        """Take the live token of ``token_hash`` and reissue, or judge a token seen before."""
+    async def _exchange(
+        self, uow: UnitOfWork, token_hash: str, now: datetime, bound: _Binding
+    ) -> RotationOutcome:
+        """Take the live token of ``token_hash`` and reissue, or judge a token seen before.
+        A token of another client's family is refused before anything is written (the unit
+        is left without a commit: the take is undone)."""
         record = await uow.tokens.take(token_hash)
         if record is None:
-            return await self._presented_again(uow, token_hash, now)
-        return await self._reissue(uow, record, now, first_rotation=True)
+            return await self._presented_again(uow, token_hash, now, bound)
+        session = await uow.sessions.get(record.family_id)
+        if session is not None and session.client_id != bound.client_id:
+            return RotationOutcome.refused(RefreshFailed(reason="unknown", user_id=record.user_id))
+        return await self._reissue(uow, record, now, bound, first_rotation=True)
 
     async def _presented_again(
-        self, uow: UnitOfWork, token_hash: str, now: datetime
+        self, uow: UnitOfWork, token_hash: str, now: datetime, bound: _Binding
     ) -> RotationOutcome:
         """No live token: unknown, of an ended session, inside the reuse interval, or reuse."""
         rotated = await uow.tokens.find_rotated(token_hash)
         if rotated is None or rotated.is_expired(now):
             return RotationOutcome.refused(RefreshFailed(reason="unknown"))
-        if await uow.sessions.get(rotated.family_id) is None:  # the session ended
+        session = await uow.sessions.get(rotated.family_id)
+        if session is None or session.client_id != bound.client_id:  # ended, or not the caller's
             return RotationOutcome.refused(RefreshFailed(reason="unknown", user_id=rotated.user_id))
         if await self._claim_reuse(uow, token_hash, now):
-            return await self._reissue(uow, rotated, now, first_rotation=False)
+            return await self._reissue(uow, rotated, now, bound, first_rotation=False)
         return await self._revoke_reused(uow, rotated, token_hash, now)
 
     async def _claim_reuse(self, uow: UnitOfWork, token_hash: str, now: datetime) -> bool:
@@ -246,7 +278,13 @@ class SessionRotation:
         )
 
     async def _reissue(
-        self, uow: UnitOfWork, record: RefreshToken, now: datetime, *, first_rotation: bool
+        self,
+        uow: UnitOfWork,
+        record: RefreshToken,
+        now: datetime,
+        bound: _Binding,
+        *,
+        first_rotation: bool,
     ) -> RotationOutcome:
         """A new pair in ``record``'s session for its user as of now, or a refusal when the
         token expired or the user is gone or disabled (the taken record stays deleted).
@@ -266,6 +304,8 @@ class SessionRotation:
             family_id=record.family_id,
             session_expires_at=record.session_expires_at,
             groups=groups,
+            access=bound.access,
+            suffix=bound.suffix,
         )
         await record_audit(uow, [issued], now)
         await uow.commit()
@@ -284,6 +324,16 @@ class SessionRotation:
             await record_audit(uow, [ended], self._clock.now())
             await uow.commit()
         await self._bus.publish(ended)
+
+
+@attrs.frozen
+class _Binding:
+    """Who presents a refresh token: the OAuth client (None: the JSON API), how its access
+    token is signed, and the suffix its refresh tokens carry."""
+
+    client_id: str | None
+    access: AccessMinter | None
+    suffix: str
 
 
 @attrs.frozen

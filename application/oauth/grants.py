@@ -235,6 +235,13 @@ class ClientCredentialsGrant:
         nonce = dpop_nonce(self._sealer, now) if self._oauth.current.dpop_nonce else None
         return TokenResponse(token, "Bearer" if bound is None else "DPoP", ttl, granted, nonce)
 
+    async def checked_proof(self, client: Client, proof: str, urls: tuple[str, ...]) -> str:
+        """The thumbprint (``jkt``) of a DPoP ``proof`` for ``POST`` at one of ``urls``, checked
+        as for this grant (its ``jti`` claimed once, the server nonce when required); raises
+        ``OAuthError`` (``invalid_dpop_proof``, ``use_dpop_nonce``). For the code flow's
+        grants (contract section 15)."""
+        return (await self._checked_proof(client, proof, urls, self._clock.now())).jkt
+
     async def _checked_proof(
         self, client: Client, proof: str, urls: tuple[str, ...], now: datetime
     ) -> DpopProof:

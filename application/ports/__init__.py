@@ -35,6 +35,7 @@ from application.ports.crypto import (
     VerifiedAssertion,
     WebAuthn,
 )
+from application.ports.oidc import AuthorizationCodeStore, ConsentStore, HostedSessionStore
 from application.ports.records import AuditLog, ClientRepo, GroupRepo, MfaStore, PasskeyRepo
 from application.ports.services import (
     Clock,
@@ -49,8 +50,10 @@ from application.ports.storage import AttemptClaim, LoginAttempts, Storage, Unit
 __all__ = [
     "AttemptClaim",
     "AuditLog",
+    "AuthorizationCodeStore",
     "ClientRepo",
     "Clock",
+    "ConsentStore",
     "DpopProof",
     "DpopVerifier",
     "EmailMessage",
@@ -61,6 +64,7 @@ __all__ = [
     "EventBus",
     "GroupRepo",
     "Hasher",
+    "HostedSessionStore",
     "LoginAttempts",
     "MfaStore",
     "NewCredential",

@@ -166,7 +166,8 @@ class SessionStore(Protocol):
     async def list_live(self, user_id: str, now: datetime) -> list[Session]:
         """The user's live sessions, newest first (``created_at`` descending, then id): those
         whose ``expires_at`` is after ``now`` and that hold a live refresh token unexpired at
-        ``now``. Raises ``ValidationFailed`` if the id cannot be looked up by the backend."""
+        ``now``, or a hosted session (``HostedSessionStore``) live at ``now``. Raises
+        ``ValidationFailed`` if the id cannot be looked up by the backend."""
         ...
 
     async def end(self, session_id: str) -> int:
@@ -182,9 +183,17 @@ class SessionStore(Protocol):
         sessions ended, sorted. Raises ``ValidationFailed`` if the id cannot be looked up."""
         ...
 
+    async def end_for_client(self, user_id: str, client_id: str) -> list[str]:
+        """End the user's sessions started by ``client_id`` (``Session.client_id``): records,
+        live tokens and any hosted session riding on them; returns the ids ended, sorted (a
+        consent revoked, contract section 15). Raises ``ValidationFailed`` if an id cannot be
+        looked up by the backend."""
+        ...
+
     async def purge_expired(self, now: datetime, limit: int | None = None) -> int:
         """Delete the records of sessions past their ``expires_at`` or without a live token
-        (idle past ``auth.refresh_token_ttl``, or whose last token was purged); returns how many.
+        or a live hosted session (idle past ``auth.refresh_token_ttl``, or whose last token was
+        purged); returns how many.
         At most ``limit`` rows of each table (all with None): housekeeping deletes in
         bounded batches, each in its own transaction.
         """

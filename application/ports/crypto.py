@@ -146,9 +146,17 @@ class Signer(Protocol):
         ...
 
     async def verify(
-        self, token: str, *, issuer: str, audience: str | None, leeway: int, typ: str = "JWT"
+        self,
+        token: str,
+        *,
+        issuer: str,
+        audience: str | None,
+        leeway: int,
+        typ: str = "JWT",
+        verify_exp: bool = True,
     ) -> dict[str, Any]:
-        """The claims of a valid token; raises ``InvalidToken`` otherwise.
+        """The claims of a valid token; raises ``InvalidToken`` otherwise (with
+        ``verify_exp`` false an expired one is valid: an ``id_token_hint``, OIDC Core §3.1.2.1).
 
         Rejects ``alg: none``, any algorithm not of a key in the verification set, a missing or
         unknown ``kid``, a header ``typ`` other than ``typ``, a bad signature, expiry (with

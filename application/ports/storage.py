@@ -10,6 +10,7 @@ from typing import Protocol
 import attrs
 
 from application.ports.accounts import EmailTokenStore, SessionStore, TokenStore, UserRepo
+from application.ports.oidc import AuthorizationCodeStore, ConsentStore, HostedSessionStore
 from application.ports.records import AuditLog, ClientRepo, GroupRepo, MfaStore, PasskeyRepo
 
 
@@ -30,6 +31,9 @@ class UnitOfWork(Protocol):
     audit: AuditLog
     clients: ClientRepo
     passkeys: PasskeyRepo
+    codes: AuthorizationCodeStore
+    consents: ConsentStore
+    hosted_sessions: HostedSessionStore
 
     async def commit(self) -> None:
         """Make every change of this unit durable at once."""

@@ -44,6 +44,8 @@ ANONYMOUS_WRITES: dict[tuple[str, str], AnonymousWrite] = {
     ("POST", "/oauth/token"): AnonymousWrite(give_back=True, oauth=True),
     ("POST", "/oauth/revoke"): AnonymousWrite(give_back=True, oauth=True),
     ("POST", "/oauth/introspect"): AnonymousWrite(give_back=True, oauth=True),
+    ("POST", "/ui/login"): AnonymousWrite(give_back=True),
+    ("POST", "/ui/login/mfa"): AnonymousWrite(give_back=True),
 }
 """(method, path template) → how the route is limited: every route that anyone may call and
 that writes (a user, a ceremony, a reset or verification record, a failed-login or failed

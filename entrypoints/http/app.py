@@ -22,6 +22,7 @@ from entrypoints.http import (
     email_routes,
     mfa_routes,
     oauth_routes,
+    oidc_routes,
     passkey_routes,
     session_routes,
     wellknown_routes,
@@ -31,6 +32,8 @@ from entrypoints.http.keys import BODY_TIMEOUT, CONTAINER
 from entrypoints.http.openapi import ROUTE_SPECS
 from entrypoints.http.problems import problem_middleware
 from entrypoints.http.routing import RouteSpec, add_routes
+from entrypoints.http.ui import routes as ui_routes
+from entrypoints.http.ui.web import setup_templates
 from entrypoints.telemetry import tracing_middleware
 from service_actuator.aiohttp import metrics_middleware, setup_actuator
 
@@ -166,8 +169,11 @@ def create_app(container: Container) -> web.Application:
         *audit_routes.ROUTES,
         *client_routes.ROUTES,
         *oauth_routes.ROUTES,
+        *oidc_routes.ROUTES,
+        *ui_routes.ROUTES,
         *wellknown_routes.ROUTES,
     ]
+    setup_templates(app, config.ui.templates_dir)
     add_routes(app, specs)
     setup_actuator(app, container.actuator())
     app[ROUTE_SPECS] = [*specs, *actuator_routes.route_specs(app)]

@@ -20,8 +20,9 @@ from urllib.parse import parse_qsl, unquote_plus
 from aiohttp import web
 
 from application.oauth.grants import OAuthError
+from domain.oidc import OIDC_SCOPES
 from entrypoints.http.keys import CONTAINER
-from entrypoints.http.requests import read_body
+from entrypoints.http.requests import client_address, read_body, user_agent
 from entrypoints.http.routing import RouteSpec
 from entrypoints.http.views import json_response
 
@@ -117,12 +118,14 @@ async def token(request: web.Request) -> dict[str, Any]:
     ``DPoP`` header for a bound token) → 200 ``{"access_token", "token_type", "expires_in",
     "scope"}``."""
     form = await read_form(request)
-    client_id, secret = client_credentials(request, form)
     grant = form.get("grant_type")
+    if grant in CODE_FLOW_GRANTS:
+        return await code_flow_token(request, form, grant)
+    client_id, secret = client_credentials(request, form)
     if not grant:
         raise OAuthError("invalid_request", "grant_type is required")
     if grant != "client_credentials":
-        raise OAuthError("unsupported_grant_type", "only client_credentials is supported")
+        raise OAuthError("unsupported_grant_type", "this grant_type is not supported")
     proofs = request.headers.getall("DPoP", [])
     if len(proofs) > 1:
         raise OAuthError("invalid_dpop_proof", "one DPoP header at most")
@@ -137,6 +140,59 @@ async def token(request: web.Request) -> dict[str, Any]:
     return {"access_token": issued.access_token, "token_type": issued.token_type,
             "expires_in": issued.expires_in, "scope": issued.scope,
             "_dpop_nonce": issued.dpop_nonce}  # fmt: skip
+
+
+CODE_FLOW_GRANTS = ("authorization_code", "refresh_token")
+"""The grants of the OpenID Connect provider (contract section 15)."""
+
+
+def code_flow_client(request: web.Request, form: dict[str, str]) -> tuple[str, str | None, str]:
+    """``(client_id, secret, method)``: HTTP Basic (``client_secret_basic``), ``client_id`` +
+    ``client_secret`` in the form (``client_secret_post``), or ``client_id`` alone (``none``,
+    a public client). Raises ``OAuthError`` like ``client_credentials``."""
+    if "Authorization" in request.headers or "client_secret" in form:
+        client_id, secret = client_credentials(request, form)
+        method = "client_secret_post" if "client_secret" in form else "client_secret_basic"
+        return client_id, secret, method
+    if "client_id" not in form:
+        raise OAuthError("invalid_client", "client authentication failed", 401)
+    return form["client_id"], None, "none"
+
+
+async def code_flow_token(request: web.Request, form: dict[str, str], grant: str) -> dict[str, Any]:
+    """POST /oauth/token for ``authorization_code`` (``code``, ``redirect_uri``,
+    ``code_verifier``) or ``refresh_token`` (``refresh_token`` [``scope``]), with an optional
+    DPoP proof → the token response with ``id_token`` (OIDC Core §3.1.3.3)."""
+    container = request.app[CONTAINER]
+    client_id, secret, method = code_flow_client(request, form)
+    client = await container.code_client_authenticator().authenticate(client_id, secret, method)
+    proofs = request.headers.getall("DPoP", [])
+    if len(proofs) > 1:
+        raise OAuthError("invalid_dpop_proof", "one DPoP header at most")
+    jkt = None
+    if proofs:
+        urls = (container.auth_settings().current.issuer.rstrip("/") + "/oauth/token",)
+        jkt = await container.client_credentials_grant().checked_proof(client, proofs[0], urls)
+    grants = container.code_flow_grants()
+    if grant == "authorization_code":
+        if "code" not in form:
+            raise OAuthError("invalid_request", "code is required")
+        address = client_address(request, container.config().server.trusted_proxies)
+        issued = await grants.authorization_code(
+            client, form["code"], form.get("redirect_uri"), form.get("code_verifier"), jkt,
+            user_agent(request), address,
+        )  # fmt: skip
+    else:
+        if "refresh_token" not in form:
+            raise OAuthError("invalid_request", "refresh_token is required")
+        issued = await grants.refresh(client, form["refresh_token"], form.get("scope"), jkt)
+    body: dict[str, Any] = {"access_token": issued.access_token, "token_type": issued.token_type,
+                            "expires_in": issued.expires_in, "scope": issued.scope}  # fmt: skip
+    if issued.id_token is not None:
+        body["id_token"] = issued.id_token
+    if issued.refresh_token is not None:
+        body["refresh_token"] = issued.refresh_token
+    return body
 
 
 @_oauth
@@ -175,13 +231,20 @@ def endpoint_metadata(request: web.Request) -> dict[str, Any]:
     methods = ["client_secret_basic", "client_secret_post"]
     return {
         "issuer": configured,
+        "authorization_endpoint": issuer + "/oauth/authorize",
         "token_endpoint": issuer + "/oauth/token",
+        "userinfo_endpoint": issuer + "/oauth/userinfo",
+        "end_session_endpoint": issuer + "/oauth/logout",
         "revocation_endpoint": issuer + "/oauth/revoke",
         "introspection_endpoint": issuer + "/oauth/introspect",
         "jwks_uri": issuer + "/.well-known/jwks.json",
-        "grant_types_supported": ["client_credentials"],
-        "response_types_supported": [],
-        "token_endpoint_auth_methods_supported": methods,
+        "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
+        "response_types_supported": ["code"],
+        "response_modes_supported": ["query"],
+        "code_challenge_methods_supported": ["S256"],
+        "authorization_response_iss_parameter_supported": True,
+        "scopes_supported": list(OIDC_SCOPES),
+        "token_endpoint_auth_methods_supported": [*methods, "none"],
         "revocation_endpoint_auth_methods_supported": methods,
         "introspection_endpoint_auth_methods_supported": methods,
         "access_token_signing_alg_values_supported": algs,
@@ -201,8 +264,11 @@ _AUTH = {"client_id": {"type": "string"}, "client_secret": {"type": "string"}}
 _TOKEN_FORM = {
     "type": "object",
     "required": ["grant_type"],
-    "properties": {"grant_type": {"enum": ["client_credentials"]}, "scope": {"type": "string"},
-                   "resource": {"type": "string"}, **_AUTH},
+    "properties": {"grant_type": {"enum": ["client_credentials", *CODE_FLOW_GRANTS]},
+                   "scope": {"type": "string"}, "resource": {"type": "string"},
+                   "code": {"type": "string"}, "redirect_uri": {"type": "string"},
+                   "code_verifier": {"type": "string"}, "refresh_token": {"type": "string"},
+                   **_AUTH},
 }  # fmt: skip
 _TOKEN_ONLY = {
     "type": "object",

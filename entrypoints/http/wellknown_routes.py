@@ -31,15 +31,22 @@ async def openid_configuration(request: web.Request) -> web.Response:
     doc = endpoint_metadata(request)
     issuer = doc["token_endpoint"].removesuffix("/oauth/token")
     algs = doc["access_token_signing_alg_values_supported"]
+    del issuer
+    id_algs = sorted(algs, key=lambda a: a != "RS256")  # RS256 first (OIDC Core §15.1)
     doc.update(
         {
-            "userinfo_endpoint": issuer + "/me",
             "subject_types_supported": ["public"],
-            "id_token_signing_alg_values_supported": algs,
+            "id_token_signing_alg_values_supported": id_algs,
             "claims_supported": [
-                "sub", "email", "role", "org_id", "iss", "aud", "iat", "exp", "groups", "jti",
-                "client_id", "scope",
+                "sub", "iss", "aud", "azp", "exp", "iat", "auth_time", "nonce", "sid", "amr",
+                "acr", "email", "email_verified", "preferred_username", "role", "org_id",
+                "groups", "jti", "client_id", "scope",
             ],
+            "acr_values_supported": ["1", "2"],
+            "prompt_values_supported": ["none", "login", "consent"],
+            "request_parameter_supported": False,
+            "request_uri_parameter_supported": False,
+            "claims_parameter_supported": False,
         }
     )  # fmt: skip
     return json_response(doc)

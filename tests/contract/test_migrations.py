@@ -27,6 +27,7 @@ ALL = [
     "0009_passkeys",
     "0012_scale_indexes",
     "0013_client_signing_alg",
+    "0015_oidc",
 ]
 EXPECTED_TABLES = {
     "users",
@@ -44,6 +45,9 @@ EXPECTED_TABLES = {
     "passkeys",
     "webauthn_user_handles",
     "webauthn_ceremonies",
+    "oidc_codes",
+    "oidc_consents",
+    "oidc_hosted_sessions",
 }
 RUNNERS = 4
 

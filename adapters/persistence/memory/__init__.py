@@ -21,6 +21,11 @@ from adapters.persistence.memory.audit import MemoryAuditLog
 from adapters.persistence.memory.clients import MemoryClientRepo
 from adapters.persistence.memory.email_tokens import MemoryEmailTokenStore
 from adapters.persistence.memory.mfa import MemoryMfaStore
+from adapters.persistence.memory.oidc import (
+    MemoryAuthorizationCodeStore,
+    MemoryConsentStore,
+    MemoryHostedSessionStore,
+)
 from adapters.persistence.memory.passkeys import MemoryPasskeyRepo
 from adapters.persistence.memory.repos import MemoryGroupRepo, MemoryUserRepo
 from adapters.persistence.memory.tables import _Stage, _Tables
@@ -29,9 +34,12 @@ from application.ports import AttemptClaim, LoginAttempts, Storage, UnitOfWork
 
 __all__ = [
     "MemoryAuditLog",
+    "MemoryAuthorizationCodeStore",
     "MemoryClientRepo",
+    "MemoryConsentStore",
     "MemoryEmailTokenStore",
     "MemoryGroupRepo",
+    "MemoryHostedSessionStore",
     "MemoryLoginAttempts",
     "MemoryMfaStore",
     "MemoryPasskeyRepo",
@@ -61,6 +69,9 @@ class MemoryUnitOfWork(UnitOfWork):
         self.audit = MemoryAuditLog(stage)
         self.clients = MemoryClientRepo(stage)
         self.passkeys = MemoryPasskeyRepo(stage)
+        self.codes = MemoryAuthorizationCodeStore(stage)
+        self.consents = MemoryConsentStore(stage)
+        self.hosted_sessions = MemoryHostedSessionStore(stage)
 
     async def commit(self) -> None:
         """Publish every staged change at once."""

@@ -35,10 +35,24 @@ class MemoryClientRepo(ClientRepo):
         self._s.write("clients")[client.id] = client
 
     async def delete(self, client_id: str) -> bool:
-        """Delete; False if it did not exist."""
-        if client_id not in self._s.view.clients:
+        """Delete with its consents, codes and sessions (with their live tokens and hosted
+        sessions); False if it did not exist."""
+        view = self._s.view
+        if client_id not in view.clients:
             return False
         del self._s.write("clients")[client_id]
+        sessions = {sid for sid, row in view.sessions.items() if row.client_id == client_id}
+        for name, gone in (
+            ("consents", [k for k, c in view.consents.items() if c.client_id == client_id]),
+            ("codes", [k for k, c in view.codes.items() if c.client_id == client_id]),
+            ("sessions", list(sessions)),
+            ("tokens", [k for k, t in view.tokens.items() if t.family_id in sessions]),
+            ("hosted", [k for k, h in view.hosted.items() if h.session_id in sessions]),
+        ):
+            if gone:
+                table = self._s.write(name)
+                for key in gone:
+                    del table[key]
         return True
 
     async def list_page(self, org_id: str | None, after: str | None, limit: int) -> list[Client]:

@@ -20,6 +20,7 @@ from domain.model import (
     Session,
     User,
 )
+from domain.oidc import AuthorizationCode, Consent, HostedSession
 from domain.passkeys import Passkey
 
 
@@ -89,12 +90,13 @@ class MemoryUserRepo(UserRepo):
 
     async def delete(self, user_id: str) -> bool:
         """Delete the user with its sessions, tokens, rotated records, email tokens, second
-        factors, passkeys and memberships."""
+        factors, passkeys, memberships, authorization codes, consents and hosted sessions."""
         view = self._s.view
         if user_id not in view.users:
             return False
         del self._s.write("users")[user_id]
-        for name in ("tokens", "rotated", "sessions", "email_tokens", "mfa_challenges", "passkeys"):
+        for name in ("tokens", "rotated", "sessions", "email_tokens", "mfa_challenges", "passkeys",
+                     "codes", "consents", "hosted"):  # fmt: skip
             table = getattr(view, name)
             gone = [k for k, row in table.items() if _user_of(row) == user_id]
             if gone:
@@ -117,7 +119,15 @@ def counted(stage: _Stage, user: User) -> User:
 
 
 def _user_of(
-    row: RefreshToken | _Rotated | Session | EmailToken | MfaChallenge | Passkey,
+    row: RefreshToken
+    | _Rotated
+    | Session
+    | EmailToken
+    | MfaChallenge
+    | Passkey
+    | AuthorizationCode
+    | Consent
+    | HostedSession,
 ) -> str:
     return row.token.user_id if isinstance(row, _Rotated) else row.user_id
 

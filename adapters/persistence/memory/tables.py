@@ -19,6 +19,7 @@ from domain.model import (
     TotpCredential,
     User,
 )
+from domain.oidc import AuthorizationCode, Consent, HostedSession
 from domain.passkeys import Ceremony, Passkey
 
 
@@ -28,7 +29,8 @@ class _Tables:
     ``members`` maps group id to ``{user id: membership created_at}``; ``rotated`` maps a
     rotated token's hash to ``_Rotated`` (the token, when it was rotated, how often reused);
     ``mfa_recovery`` maps a user id to the hashes of its unused recovery codes; ``revoked`` maps
-    a revoked access token's ``jti`` to its client id and expiry.
+    a revoked access token's ``jti`` to its client id and expiry; ``consents`` is keyed by
+    ``(user_id, client_id)``, ``codes`` by code hash, ``hosted`` by the hosted session's hash.
     """
 
     def __init__(self) -> None:
@@ -49,6 +51,9 @@ class _Tables:
         self.passkeys: dict[str, Passkey] = {}
         self.user_handles: dict[str, bytes] = {}
         self.ceremonies: dict[str, Ceremony] = {}
+        self.codes: dict[str, AuthorizationCode] = {}
+        self.consents: dict[tuple[str, str], Consent] = {}
+        self.hosted: dict[str, HostedSession] = {}
 
 
 @attrs.frozen
@@ -66,7 +71,8 @@ class _Stage:
 
     _TABLES = ("users", "tokens", "rotated", "sessions", "groups", "members", "email_tokens",
                "mfa_totp", "mfa_recovery", "mfa_challenges", "audit", "clients",
-               "revoked", "dpop_proofs", "passkeys", "user_handles", "ceremonies")  # fmt: skip
+               "revoked", "dpop_proofs", "passkeys", "user_handles", "ceremonies", "codes",
+               "consents", "hosted")  # fmt: skip
 
     def __init__(self, base: _Tables) -> None:
         self._base = base

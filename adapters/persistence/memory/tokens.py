@@ -103,8 +103,12 @@ class MemorySessionStore(SessionStore):
         return self._s.view.sessions.get(session_id)
 
     def _live(self, session: Session, now: datetime) -> bool:
-        return session.expires_at > now and any(
-            t.family_id == session.id and t.expires_at > now for t in self._s.view.tokens.values()
+        view = self._s.view
+        return session.expires_at > now and (
+            any(t.family_id == session.id and t.expires_at > now for t in view.tokens.values())
+            or any(
+                h.session_id == session.id and not h.is_expired(now) for h in view.hosted.values()
+            )
         )
 
     async def list_live(self, user_id: str, now: datetime) -> list[Session]:
@@ -123,6 +127,11 @@ class MemorySessionStore(SessionStore):
             sessions = self._s.write("sessions")
             for sid in session_ids:
                 sessions.pop(sid, None)
+        hosted = [h for h, row in self._s.view.hosted.items() if row.session_id in session_ids]
+        if hosted:  # a hosted session ends with its sessions row (the SQL's ON DELETE CASCADE)
+            table = self._s.write("hosted")
+            for h in hosted:
+                del table[h]
         gone = [h for h, t in self._s.view.tokens.items() if t.family_id in session_ids]
         if gone:
             tokens = self._s.write("tokens")
@@ -141,6 +150,24 @@ class MemorySessionStore(SessionStore):
         self._end(ids | orphans)
         return sorted(ids)
 
+    async def end_for_client(self, user_id: str, client_id: str) -> list[str]:
+        """End the user's sessions started by ``client_id``; returns their ids, sorted."""
+        ids = {
+            s.id
+            for s in self._s.view.sessions.values()
+            if s.user_id == user_id and s.client_id == client_id
+        }
+        self._end(ids)
+        return sorted(ids)
+
     async def purge_expired(self, now: datetime, limit: int | None = None) -> int:
-        """Delete (up to ``limit``) sessions past ``expires_at`` or without a live token."""
-        return self._s.purge("sessions", lambda s: not self._live(s, now), limit)
+        """Delete (up to ``limit``) sessions past ``expires_at`` or without a live token or
+        hosted session."""
+        gone = self._s.purge("sessions", lambda s: not self._live(s, now), limit)
+        ended = [h for h, row in self._s.view.hosted.items()
+                 if row.session_id not in self._s.view.sessions]  # fmt: skip
+        if ended:  # the SQL's ON DELETE CASCADE
+            table = self._s.write("hosted")
+            for h in ended:
+                del table[h]
+        return gone

@@ -52,7 +52,14 @@ class PostgresClientRepo(_SqlQueries, ClientRepo):
             raise NotFound("no such client")
 
     async def delete(self, client_id: str) -> bool:
-        """Delete; False if it did not exist."""
+        """Delete with its consents and codes (by cascade) and the sessions it started (with
+        their live tokens; their hosted sessions by cascade); False if it did not exist."""
+        await self._run(
+            "DELETE FROM refresh_tokens WHERE family_id IN"
+            " (SELECT id FROM sessions WHERE client_id = $1)",
+            client_id,
+        )
+        await self._run("DELETE FROM sessions WHERE client_id = $1", client_id)
         return bool(await self._run("DELETE FROM oauth_clients WHERE id = $1", client_id))
 
     async def list_page(self, org_id: str | None, after: str | None, limit: int) -> list[Client]:

@@ -16,6 +16,11 @@ from adapters.persistence.postgres.audit import PostgresAuditLog
 from adapters.persistence.postgres.clients import PostgresClientRepo
 from adapters.persistence.postgres.email_tokens import PostgresEmailTokenStore
 from adapters.persistence.postgres.mfa import PostgresMfaStore
+from adapters.persistence.postgres.oidc import (
+    PostgresAuthorizationCodeStore,
+    PostgresConsentStore,
+    PostgresHostedSessionStore,
+)
 from adapters.persistence.postgres.passkeys import PostgresPasskeyRepo
 from adapters.persistence.postgres.session import (
     _Session,
@@ -231,6 +236,9 @@ class PostgresUnitOfWork(UnitOfWork):
         self.audit = PostgresAuditLog(session)
         self.clients = PostgresClientRepo(session)
         self.passkeys = PostgresPasskeyRepo(session)
+        self.codes = PostgresAuthorizationCodeStore(session)
+        self.consents = PostgresConsentStore(session)
+        self.hosted_sessions = PostgresHostedSessionStore(session)
 
     async def commit(self) -> None:
         """Make every change of this unit durable at once."""

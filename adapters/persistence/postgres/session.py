@@ -71,7 +71,7 @@ def _user(r: asyncpg.Record) -> User:
 
 
 def _session(r: asyncpg.Record) -> Session:
-    return Session(r[0], r[1], r[2], r[3], r[4], r[5], r[6])
+    return Session(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7])
 
 
 def _token(r: asyncpg.Record) -> RefreshToken:

@@ -123,7 +123,7 @@ class PostgresSessionStore(_SqlQueries, SessionStore):
             require_aware(at)
         try:
             n = await self._run_guarded(
-                f"INSERT INTO sessions ({cols.SESSIONS}) VALUES ($1, $2, $3, $4, $5, $6, $7)"
+                f"INSERT INTO sessions ({cols.SESSIONS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
                 " ON CONFLICT DO NOTHING",
                 session.id,
                 session.user_id,
@@ -132,6 +132,7 @@ class PostgresSessionStore(_SqlQueries, SessionStore):
                 session.expires_at,
                 session.user_agent,
                 session.client_address,
+                session.client_id,
             )
         except asyncpg.ForeignKeyViolationError:
             raise NotFound(f"user {session.user_id} not found") from None
@@ -169,7 +170,27 @@ class PostgresSessionStore(_SqlQueries, SessionStore):
         )
         return sorted(r[0] for r in rows)
 
+    async def end_for_client(self, user_id: str, client_id: str) -> list[str]:
+        """End the user's sessions started by ``client_id`` (their hosted sessions go by
+        cascade); returns their ids, sorted."""
+        await self._run(
+            "DELETE FROM refresh_tokens WHERE family_id IN"
+            " (SELECT id FROM sessions WHERE user_id = $1 AND client_id = $2)",
+            user_id,
+            client_id,
+        )
+        rows = await self._s.run(
+            lambda c: c.fetch(
+                "DELETE FROM sessions WHERE user_id = $1 AND client_id = $2 RETURNING id",
+                user_id,
+                client_id,
+            ),
+            write=True,
+        )
+        return sorted(r[0] for r in rows)
+
     async def purge_expired(self, now: datetime, limit: int | None = None) -> int:
-        """Delete (up to ``limit``) sessions past ``expires_at`` or without a live token."""
+        """Delete (up to ``limit``) sessions past ``expires_at`` or without a live token or
+        hosted session."""
         dead = "NOT (" + cols.LIVE_SESSION.format(now="$1") + ")"
         return await self._purge_where("sessions", dead, limit, require_aware(now))

@@ -50,7 +50,14 @@ class SqliteClientRepo(_SqlQueries, ClientRepo):
             raise NotFound("no such client")
 
     async def delete(self, client_id: str) -> bool:
-        """Delete; False if it did not exist."""
+        """Delete with its consents and codes (by cascade) and the sessions it started (with
+        their live tokens; their hosted sessions by cascade); False if it did not exist."""
+        await self._count(
+            "DELETE FROM refresh_tokens WHERE family_id IN"
+            " (SELECT id FROM sessions WHERE client_id = ?)",
+            (client_id,),
+        )
+        await self._count("DELETE FROM sessions WHERE client_id = ?", (client_id,))
         return bool(await self._count("DELETE FROM oauth_clients WHERE id = ?", (client_id,)))
 
     async def list_page(self, org_id: str | None, after: str | None, limit: int) -> list[Client]:

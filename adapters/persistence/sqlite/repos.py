@@ -15,6 +15,11 @@ from adapters.persistence.sqlite.audit import SqliteAuditLog
 from adapters.persistence.sqlite.clients import SqliteClientRepo
 from adapters.persistence.sqlite.email_tokens import SqliteEmailTokenStore
 from adapters.persistence.sqlite.mfa import SqliteMfaStore
+from adapters.persistence.sqlite.oidc import (
+    SqliteAuthorizationCodeStore,
+    SqliteConsentStore,
+    SqliteHostedSessionStore,
+)
 from adapters.persistence.sqlite.passkeys import SqlitePasskeyRepo
 from adapters.persistence.sqlite.tokens import SqliteSessionStore, SqliteTokenStore
 from adapters.persistence.sqlite.unit import (
@@ -224,6 +229,9 @@ class SqliteUnitOfWork(UnitOfWork):
         self.audit = SqliteAuditLog(unit)
         self.clients = SqliteClientRepo(unit)
         self.passkeys = SqlitePasskeyRepo(unit)
+        self.codes = SqliteAuthorizationCodeStore(unit)
+        self.consents = SqliteConsentStore(unit)
+        self.hosted_sessions = SqliteHostedSessionStore(unit)
 
     async def commit(self) -> None:
         """Make every change of this unit durable at once."""

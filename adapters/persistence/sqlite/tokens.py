@@ -107,7 +107,7 @@ class SqliteSessionStore(_SqlQueries, SessionStore):
         """Store a new session. Raises ``Conflict`` (id exists) or ``NotFound`` (no such user)."""
         try:
             await self._count(
-                f"INSERT INTO sessions ({cols.SESSIONS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT INTO sessions ({cols.SESSIONS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     session.id,
                     session.user_id,
@@ -116,6 +116,7 @@ class SqliteSessionStore(_SqlQueries, SessionStore):
                     to_micros(session.expires_at),
                     session.user_agent,
                     session.client_address,
+                    session.client_id,
                 ),
             )
         except sqlite3.IntegrityError as exc:
@@ -150,7 +151,22 @@ class SqliteSessionStore(_SqlQueries, SessionStore):
         rows = await self._all("DELETE FROM sessions WHERE user_id = ? RETURNING id", (user_id,))
         return sorted(r[0] for r in rows)
 
+    async def end_for_client(self, user_id: str, client_id: str) -> list[str]:
+        """End the user's sessions started by ``client_id`` (their hosted sessions go by
+        cascade); returns their ids, sorted."""
+        await self._count(
+            "DELETE FROM refresh_tokens WHERE family_id IN"
+            " (SELECT id FROM sessions WHERE user_id = ?1 AND client_id = ?2)",
+            (user_id, client_id),
+        )
+        rows = await self._all(
+            "DELETE FROM sessions WHERE user_id = ? AND client_id = ? RETURNING id",
+            (user_id, client_id),
+        )
+        return sorted(r[0] for r in rows)
+
     async def purge_expired(self, now: datetime, limit: int | None = None) -> int:
-        """Delete (up to ``limit``) sessions past ``expires_at`` or without a live token."""
+        """Delete (up to ``limit``) sessions past ``expires_at`` or without a live token or
+        hosted session."""
         dead = "NOT (" + cols.LIVE_SESSION.format(now="?1") + ")"
         return await self._purge_where("sessions", dead, (to_micros(now),), limit)

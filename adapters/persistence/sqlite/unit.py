@@ -40,7 +40,7 @@ def _user(row: Iterable[Any]) -> User:
 
 
 def _session(row: Iterable[Any]) -> Session:
-    id_, user_id, created_at, last_used_at, expires_at, user_agent, client_address = row
+    id_, user_id, created_at, last_used_at, expires_at, user_agent, client_address, client = row
     return Session(
         id_,
         user_id,
@@ -49,6 +49,7 @@ def _session(row: Iterable[Any]) -> Session:
         from_micros(expires_at),
         user_agent,
         client_address,
+        client,
     )
 
 

@@ -1,0 +1,51 @@
+"""Events of the OpenID Connect provider (contract section 15). Ids and scope names only:
+never a code, token or hint."""
+
+from __future__ import annotations
+
+import attrs
+
+from application.events.catalog import Event
+
+__all__ = ["Authorized", "CodeReused", "ConsentDecided", "OidcLogout"]
+
+
+@attrs.frozen
+class Authorized(Event):
+    """An authorization code was issued to ``client_id`` for ``user_id`` and ``scope``
+    (space-separated), from the hosted session ``session_id``."""
+
+    user_id: str
+    client_id: str
+    scope: str
+    session_id: str
+
+
+@attrs.frozen
+class ConsentDecided(Event):
+    """``user_id`` allowed (``granted``) or refused ``client_id`` the ``scope``."""
+
+    user_id: str
+    client_id: str
+    scope: str
+    granted: bool
+
+
+@attrs.frozen
+class CodeReused(Event):
+    """An authorization code of ``client_id`` came back; the token family ``family_id`` issued
+    from its first use (None: none yet) was revoked (RFC 9700 §4.2.4)."""
+
+    user_id: str
+    client_id: str
+    family_id: str | None
+
+
+@attrs.frozen
+class OidcLogout(Event):
+    """The hosted session (its ``session_id``) of ``user_id`` ended by RP-initiated logout
+    (``client_id``: the hint's client, None without a valid hint)."""
+
+    user_id: str
+    session_id: str
+    client_id: str | None

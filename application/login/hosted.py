@@ -1,0 +1,130 @@
+"""The hosted login page's use cases (contract section 15): a password (then the MFA step)
+opens a hosted session — the browser's login at the provider — instead of a token pair.
+
+A hosted session is a ``sessions`` row (one of the user's sessions of section 7, without
+refresh tokens; it ends with them: logout, password change, disable, delete) and a
+``HostedSession`` keyed by the SHA-256 of the cookie's opaque value (256 bits), with the
+login's ``auth_time``, ``amr`` (RFC 8176) and ``acr``, an idle end (``oidc.session_idle_ttl``)
+and an absolute end (``oidc.session_ttl``). The password and MFA steps are the JSON API's own
+(``AuthService.login_with``, ``MfaLogin.complete_with``): same throttle, same answers for an
+unknown email and a wrong password, same audit (``login.succeeded`` with ``details.method`` and
+``details.client_id``).
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import timedelta
+
+import attrs
+
+from application.events.audit import record
+from application.events.catalog import Event, LoginSucceeded, SessionEnded
+from application.events.oidc import OidcLogout
+from application.login.auth import AuthService
+from application.login.mfa_step import LoginStart, MfaLogin
+from application.oauth.interaction import hosted_session_hash
+from application.oauth.settings import OidcSettings
+from application.ports import Clock, EventBus, Storage, UnitOfWork
+from application.shared.settings import Live
+from application.shared.steps import new_id, publish_all
+from domain.model import USER_AGENT_MAX_LENGTH, Session, SessionEndReason, User
+from domain.oidc import HostedSession
+
+__all__ = ["AMR", "HostedLogin"]
+
+COOKIE_BYTES = 32
+"""Entropy of a hosted session's cookie value: 256 bits, base64url (43 characters)."""
+AMR: dict[str, tuple[tuple[str, ...], str]] = {
+    "password": (("pwd",), "1"),
+    "totp": (("pwd", "otp", "mfa"), "2"),
+    "recovery_code": (("pwd", "otp", "mfa"), "2"),
+    "passkey": (("hwk", "user"), "2"),
+}
+"""Login method → (``amr`` values of RFC 8176, ``acr``: ``"1"`` one factor, ``"2"`` two)."""
+
+
+@attrs.frozen
+class HostedLogin:
+    """``await hosted.password(email, password, client, user_agent, client_id)`` and
+    ``await hosted.mfa(mfa_token, code, ...)`` → the new hosted session's cookie value (raising
+    what ``AuthService.login`` / ``MfaLogin.complete`` raise: ``InvalidCredentials``,
+    ``RateLimited``, ``MfaRequired``, ``AccountDisabled``...); ``await hosted.logout(cookie,
+    client_id)`` ends it (``oidc.logout``)."""
+
+    _storage: Storage
+    _auth: AuthService
+    _mfa: MfaLogin
+    _bus: EventBus
+    _clock: Clock
+    _oidc: Live[OidcSettings]
+
+    def _start(
+        self, user_agent: str | None, address: str, client_id: str | None
+    ) -> LoginStart[str]:
+        async def start(uow: UnitOfWork, user: User, method: str) -> tuple[str, list[Event]]:
+            settings = self._oidc.current
+            clear = secrets.token_urlsafe(COOKIE_BYTES)
+            now = self._clock.now()
+            expires_at = now + timedelta(seconds=settings.session_ttl)
+            session = Session(
+                id=new_id(), user_id=user.id, created_at=now, last_used_at=now,
+                expires_at=expires_at,
+                user_agent=None if user_agent is None else user_agent[:USER_AGENT_MAX_LENGTH],
+                client_address=address,
+            )  # fmt: skip
+            await uow.sessions.add(session)
+            amr, acr = AMR.get(method, (("pwd",), "1"))
+            idle = min(expires_at, now + timedelta(seconds=settings.session_idle_ttl))
+            hosted = HostedSession(
+                hosted_session_hash(clear), session.id, user.id, now, amr, acr, idle, expires_at
+            )
+            await uow.hosted_sessions.add(hosted)
+            return clear, [LoginSucceeded(user.id, session.id, method, client_id)]
+
+        return start
+
+    async def password(
+        self,
+        email: str,
+        password: str,
+        client: str,
+        user_agent: str | None,
+        client_id: str | None,
+    ) -> str:
+        """A hosted session for the right ``email`` and ``password`` (``client``: the client
+        address; ``client_id``: the OAuth client the login is for, if any)."""
+        start = self._start(user_agent, client, client_id)
+        return await self._auth.login_with(email, password, client, start)
+
+    async def mfa(
+        self,
+        mfa_token: str,
+        code: str,
+        client: str,
+        user_agent: str | None,
+        client_id: str | None,
+    ) -> str:
+        """A hosted session after the second step (a TOTP or recovery ``code``)."""
+        start = self._start(user_agent, client, client_id)
+        return await self._mfa.complete_with(mfa_token, code, client, start)
+
+    async def logout(self, cookie: str | None, client_id: str | None) -> bool:
+        """End the hosted session of ``cookie`` and its ``sessions`` row (``oidc.logout`` and
+        ``session.ended``); False when there is none."""
+        if not cookie or len(cookie) > 128:
+            return False
+        now = self._clock.now()
+        async with self._storage.begin() as uow:
+            hosted = await uow.hosted_sessions.find(hosted_session_hash(cookie), now)
+            if hosted is None:
+                return False
+            await uow.hosted_sessions.end(hosted.id_hash)
+            events: list[Event] = [
+                OidcLogout(hosted.user_id, hosted.session_id, client_id),
+                SessionEnded(hosted.user_id, hosted.session_id, SessionEndReason.LOGOUT),
+            ]
+            await record(uow, events, now)
+            await uow.commit()
+        await publish_all(self._bus, events)
+        return True

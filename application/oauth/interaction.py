@@ -1,0 +1,304 @@
+"""``/oauth/authorize`` and the consent page's decision (OpenID Connect Core 1.0 §3.1.2;
+contract section 15): after ``parse_authorize``, decide between a code, the login page, the
+consent page and an error, from the browser's hosted session.
+
+Interaction state travels in the URL (ADR 0032): the login page gets ``return_to`` =
+``/oauth/authorize?<the same parameters>`` and sends the browser back there, where every check
+runs again. A forced login (``prompt=login``, ``max_age`` exceeded) adds
+``authsvc_login_after=<unix s>.<MAC>`` so that the fresh login satisfies the request instead of
+asking again; the MAC (``SecretSealer.mac``) binds it to the client and makes it unforgeable.
+The consent page posts its decision here (``decide``), which issues the code itself, so
+``prompt=consent`` does not loop either.
+"""
+
+from __future__ import annotations
+
+import base64
+import hmac
+import re
+import secrets
+from datetime import datetime, timedelta
+from typing import Any
+
+import attrs
+
+from application.events.audit import record
+from application.events.oidc import Authorized, ConsentDecided
+from application.oauth.authorize import (
+    AuthorizeRedirectError,
+    AuthorizeRequest,
+    parse_authorize,
+    with_query,
+)
+from application.oauth.id_tokens import verify_id_token_hint
+from application.oauth.settings import OidcSettings
+from application.ports import Clock, EventBus, SecretSealer, Signer, Storage, UnitOfWork
+from application.shared.settings import AuthSettings, Live
+from application.shared.steps import hash_token
+from domain.clients import Client
+from domain.oidc import AuthorizationCode, Consent, HostedSession
+
+__all__ = [
+    "AUTHORIZE_PATH",
+    "LOGIN_AFTER",
+    "Authorize",
+    "ConsentNeeded",
+    "LoginNeeded",
+    "Redirect",
+]
+
+AUTHORIZE_PATH = "/oauth/authorize"
+LOGIN_AFTER = "authsvc_login_after"
+"""The parameter a forced login adds to ``return_to`` (see the module)."""
+CODE_BYTES = 32
+"""Entropy of an authorization code: 256 bits, base64url (43 characters)."""
+_CLIENT_ID = re.compile(r"[0-9a-f]{32}")
+
+
+@attrs.frozen
+class Redirect:
+    """Send the user agent to ``location`` (303)."""
+
+    location: str
+
+
+@attrs.frozen
+class LoginNeeded:
+    """Show the login page; after it, go to ``return_to`` (a path of this service).
+    ``login_hint``: pre-fills the email."""
+
+    return_to: str
+    login_hint: str | None
+
+
+@attrs.frozen
+class ConsentNeeded:
+    """Show the consent page for ``request`` to the user ``user_id`` (``return_to`` posts back
+    with the decision)."""
+
+    request: AuthorizeRequest
+    user_id: str
+    return_to: str
+
+
+Outcome = Redirect | LoginNeeded | ConsentNeeded
+
+
+def hosted_session_hash(cookie: str) -> str:
+    """The stored form of a hosted session's cookie value (SHA-256 hex)."""
+    return hash_token(cookie)
+
+
+@attrs.frozen
+class Authorize:
+    """``await authorize(pairs, cookie)`` → ``Outcome``; ``await authorize.decide(pairs, cookie,
+    allow)`` → ``Redirect`` (or ``LoginNeeded`` when the session ended meanwhile). Raises
+    ``AuthorizePageError`` for a request that cannot be answered by a redirect."""
+
+    _storage: Storage
+    _signer: Signer
+    _sealer: SecretSealer
+    _bus: EventBus
+    _clock: Clock
+    _auth: Live[AuthSettings]
+    _oidc: Live[OidcSettings]
+
+    async def __call__(self, pairs: list[tuple[str, str]], cookie: str | None) -> Outcome:
+        """The next step of the authorization request ``pairs`` for the browser holding the
+        hosted-session ``cookie`` (None: none)."""
+        try:
+            request = await self._parse(pairs)
+            return await self._decide_step(request, pairs, cookie)
+        except AuthorizeRedirectError as e:
+            return self._error(e)
+
+    async def decide(
+        self, pairs: list[tuple[str, str]], cookie: str | None, allow: bool
+    ) -> Outcome:
+        """The consent page's decision on the request ``pairs``: after the same checks again,
+        ``allow`` stores the consent (``oauth.consent_granted``) and issues the code; a refusal
+        answers ``access_denied`` (``oauth.consent_denied``)."""
+        try:
+            request = await self._parse(pairs)
+            hosted = await self._hosted(cookie)
+            if hosted is None or await self._login_needed(request, hosted, pairs) is not None:
+                return await self._login(request, pairs, None)
+            now = self._clock.now()
+            scope = " ".join(request.scopes)
+            decided = ConsentDecided(hosted.user_id, request.client.id, scope, allow)
+            if not allow:
+                async with self._storage.begin() as uow:
+                    await record(uow, [decided], now)
+                    await uow.commit()
+                await self._bus.publish(decided)
+                raise AuthorizeRedirectError(
+                    "access_denied", "the user refused", request.redirect_uri, request.state
+                )
+            consent = Consent(hosted.user_id, request.client.id, request.scopes, now)
+            return await self._issue(request, hosted, now, consent, decided)
+        except AuthorizeRedirectError as e:
+            return self._error(e)
+
+    async def client(self, client_id: str) -> Client | None:
+        """The enabled client ``client_id``, or None."""
+        if not _CLIENT_ID.fullmatch(client_id):
+            return None
+        async with self._storage.read() as uow:
+            client = await uow.clients.get(client_id)
+        return None if client is None or client.disabled else client
+
+    async def _parse(self, pairs: list[tuple[str, str]]) -> AuthorizeRequest:
+        client_id = next((v for k, v in pairs if k == "client_id"), "")
+        request = parse_authorize(pairs, await self.client(client_id))
+        if request.id_token_hint is not None:
+            claims = await verify_id_token_hint(
+                self._signer, self._auth.current, request.id_token_hint
+            )
+            if claims is None:
+                raise AuthorizeRedirectError(
+                    "invalid_request", "id_token_hint is not an ID token of ours",
+                    request.redirect_uri, request.state,
+                )  # fmt: skip
+        return request
+
+    def _error(self, error: AuthorizeRedirectError) -> Redirect:
+        params = [("error", error.error), ("error_description", error.description)]
+        if error.state is not None:
+            params.append(("state", error.state))
+        params.append(("iss", self._auth.current.issuer))
+        return Redirect(with_query(error.redirect_uri, params))
+
+    async def _hosted(self, cookie: str | None) -> HostedSession | None:
+        if not cookie or len(cookie) > 128:
+            return None
+        async with self._storage.read() as uow:
+            hosted = await uow.hosted_sessions.find(hosted_session_hash(cookie), self._clock.now())
+            user = None if hosted is None else await uow.users.get(hosted.user_id)
+        return None if user is None or user.disabled else hosted
+
+    def _login_marker(self, client_id: str, at: int) -> str:
+        mac = self._sealer.mac(f"authsvc login after {at} {client_id}".encode())
+        return f"{at}.{base64.urlsafe_b64encode(mac).rstrip(b'=').decode('ascii')}"
+
+    def _login_after(self, request: AuthorizeRequest, pairs: list[tuple[str, str]]) -> int | None:
+        """The time of a forced login this request already asked for (a valid marker)."""
+        marker = dict(pairs).get(LOGIN_AFTER, "")
+        at, _, _ = marker.partition(".")
+        if not (at.isascii() and at.isdigit() and len(at) < 12):
+            return None
+        expected = self._login_marker(request.client.id, int(at))
+        now = self._clock.now().timestamp()
+        fresh = now - int(at) <= self._oidc.current.interaction_ttl
+        return int(at) if fresh and hmac.compare_digest(marker, expected) else None
+
+    async def _login_needed(
+        self, request: AuthorizeRequest, hosted: HostedSession, pairs: list[tuple[str, str]]
+    ) -> str | None:
+        """Why ``hosted`` does not do for ``request``: ``"forced"`` (a fresh login is needed),
+        ``"other_user"`` (the hint names another user), or None."""
+        if request.id_token_hint is not None:
+            claims = await verify_id_token_hint(
+                self._signer, self._auth.current, request.id_token_hint
+            )
+            if claims is None or claims.get("sub") != hosted.user_id:
+                return "other_user"
+        age = (self._clock.now() - hosted.auth_time).total_seconds()
+        stale = request.max_age is not None and age > request.max_age
+        if "login" in request.prompt or stale:
+            after = self._login_after(request, pairs)
+            if after is None or hosted.auth_time.timestamp() < after:
+                return "forced"
+        return None
+
+    async def _login(
+        self, request: AuthorizeRequest, pairs: list[tuple[str, str]], why: str | None
+    ) -> Outcome:
+        if "none" in request.prompt:
+            raise AuthorizeRedirectError(
+                "login_required", "the user must sign in", request.redirect_uri, request.state
+            )
+        extra: dict[str, str] = {}
+        if why == "forced" or "login" in request.prompt or request.max_age is not None:
+            now = int(self._clock.now().timestamp())
+            extra[LOGIN_AFTER] = self._login_marker(request.client.id, now)
+        return LoginNeeded(AUTHORIZE_PATH + "?" + request.query(**extra), request.login_hint)
+
+    async def _decide_step(
+        self, request: AuthorizeRequest, pairs: list[tuple[str, str]], cookie: str | None
+    ) -> Outcome:
+        hosted = await self._hosted(cookie)
+        if hosted is None:
+            return await self._login(request, pairs, None)
+        why = await self._login_needed(request, hosted, pairs)
+        if why is not None:
+            return await self._login(request, pairs, why)
+        if await self._consent_needed(request, hosted.user_id):
+            if "none" in request.prompt:
+                raise AuthorizeRedirectError(
+                    "consent_required", "the user must consent", request.redirect_uri,
+                    request.state,
+                )  # fmt: skip
+            return ConsentNeeded(request, hosted.user_id, AUTHORIZE_PATH + "?" + request.query())
+        return await self._issue(request, hosted, self._clock.now(), None, None)
+
+    async def _consent_needed(self, request: AuthorizeRequest, user_id: str) -> bool:
+        """Whether to ask: ``prompt=consent`` always; a ``skip_consent`` client never else; a
+        request within the stored grant not (contract section 15)."""
+        if "consent" in request.prompt:
+            return True
+        if request.client.skip_consent:
+            return False
+        async with self._storage.read() as uow:
+            stored = await uow.consents.get(user_id, request.client.id)
+        return stored is None or not set(request.scopes) <= set(stored.scopes)
+
+    async def _issue(
+        self,
+        request: AuthorizeRequest,
+        hosted: HostedSession,
+        now: datetime,
+        consent: Consent | None,
+        decided: ConsentDecided | None,
+    ) -> Redirect:
+        """Store a new code (hashed, ``oidc.code_ttl`` s) and the consent, if any; record
+        ``oauth.authorized``; redirect with ``code``, ``state`` and ``iss``."""
+        clear = secrets.token_urlsafe(CODE_BYTES)
+        code = AuthorizationCode(
+            code_hash=hash_token(clear),
+            client_id=request.client.id,
+            user_id=hosted.user_id,
+            redirect_uri=request.redirect_uri,
+            code_challenge=request.code_challenge,
+            nonce=request.nonce,
+            scopes=request.scopes,
+            session_id=hosted.session_id,
+            auth_time=hosted.auth_time,
+            amr=hosted.amr,
+            acr=hosted.acr,
+            created_at=now,
+            expires_at=now + timedelta(seconds=self._oidc.current.code_ttl),
+        )
+        events: list[Any] = [] if decided is None else [decided]
+        events.append(
+            Authorized(
+                hosted.user_id, request.client.id, " ".join(request.scopes), hosted.session_id
+            )
+        )
+        async with self._storage.begin() as uow:
+            await uow.codes.add(code)
+            if consent is not None:
+                await uow.consents.grant(consent)
+            await self._touch(uow, hosted, now)
+            await record(uow, events, now)
+            await uow.commit()
+        for event in events:
+            await self._bus.publish(event)
+        params = [("code", clear)]
+        if request.state is not None:
+            params.append(("state", request.state))
+        params.append(("iss", self._auth.current.issuer))
+        return Redirect(with_query(request.redirect_uri, params))
+
+    async def _touch(self, uow: UnitOfWork, hosted: HostedSession, now: datetime) -> None:
+        idle = now + timedelta(seconds=self._oidc.current.session_idle_ttl)
+        await uow.hosted_sessions.touch(hosted.id_hash, min(idle, hosted.expires_at))

@@ -1,0 +1,289 @@
+"""The OpenID Connect provider's protocol routes (contract section 15): ``/oauth/authorize``
+(GET and POST), ``/oauth/userinfo`` (GET and POST) and RP-initiated logout ``/oauth/logout``
+(GET and POST). The token endpoint's code-flow grants are in ``oauth_routes``."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit
+
+from aiohttp import web
+
+from application.oauth.authorize import AuthorizePageError, with_query
+from application.oauth.id_tokens import verify_id_token_hint
+from application.oauth.interaction import ConsentNeeded, LoginNeeded, Redirect
+from application.oauth.userinfo import UserInfoError
+from entrypoints.http.keys import CONTAINER
+from entrypoints.http.routing import RouteSpec
+from entrypoints.http.ui.web import (
+    PAGE_HEADERS,
+    clear_cookie,
+    error_page,
+    page,
+    read_page_form,
+    see_other,
+    session_cookie,
+)
+from entrypoints.http.views import json_response
+
+_FORM = "application/x-www-form-urlencoded"
+_MAX_PARAMS = 64
+
+
+def query_pairs(query: str) -> list[tuple[str, str]] | None:
+    """The (name, value) pairs of a query string in order, or None when it is not one."""
+    try:
+        return parse_qsl(query, keep_blank_values=True, max_num_fields=_MAX_PARAMS, errors="strict")
+    except (UnicodeDecodeError, ValueError):
+        return None
+
+
+async def _pairs(request: web.Request) -> list[tuple[str, str]] | None:
+    if request.method == "GET":
+        return query_pairs(request.rel_url.raw_query_string)
+    if request.content_type != _FORM:
+        return None
+    from entrypoints.http.requests import read_body
+
+    raw = await read_body(request)
+    try:
+        return query_pairs(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        return None
+
+
+def answer(request: web.Request, outcome: Redirect | LoginNeeded | ConsentNeeded) -> web.Response:
+    """The 303 of an ``Authorize`` outcome: to the client, the login page or the consent page."""
+    if isinstance(outcome, Redirect):
+        return see_other(request, outcome.location)
+    if isinstance(outcome, LoginNeeded):
+        params = [("return_to", outcome.return_to)]
+        if outcome.login_hint:
+            params.append(("login_hint", outcome.login_hint))
+        return see_other(request, "/ui/login?" + urlencode(params, quote_via=quote))
+    return see_other(request, "/ui/consent?" + urlencode({"return_to": outcome.return_to}))
+
+
+async def authorize(request: web.Request) -> web.Response:
+    """GET or POST /oauth/authorize (OIDC Core §3.1.2.1) → 303 to the client (``code`` or an
+    error, with ``state`` and ``iss``), the login page or the consent page; 400 HTML for a
+    missing, unknown or unregistered ``client_id`` / ``redirect_uri``."""
+    pairs = await _pairs(request)
+    if pairs is None:
+        return error_page(request, "The request's parameters cannot be read.")
+    try:
+        outcome = await request.app[CONTAINER].authorize()(pairs, session_cookie(request))
+    except AuthorizePageError as e:
+        return error_page(request, f"This sign-in request is not valid: {e.description}.")
+    return answer(request, outcome)
+
+
+def _userinfo_refusal(error: UserInfoError) -> web.Response:
+    challenge = f'{error.scheme} error="{error.error}"'
+    if error.status == 401 and error.error == "invalid_token":
+        challenge = f'Bearer error="invalid_token", error_description="{error.description}"'
+    body = {"error": error.error, "error_description": error.description}
+    return json_response(
+        body,
+        status=error.status,
+        headers={"WWW-Authenticate": challenge, "Cache-Control": "no-store"},
+    )
+
+
+async def userinfo(request: web.Request) -> web.Response:
+    """GET or POST /oauth/userinfo with ``Authorization: Bearer`` or ``DPoP`` (+ a ``DPoP``
+    proof) → 200 the user's claims (OIDC Core §5.3); 401 ``invalid_token`` with
+    ``WWW-Authenticate``; 403 ``insufficient_scope``."""
+    container = request.app[CONTAINER]
+    header = request.headers.get("Authorization", "")
+    scheme, _, token = header.partition(" ")
+    scheme = {"bearer": "Bearer", "dpop": "DPoP"}.get(scheme.lower(), "")
+    proofs = request.headers.getall("DPoP", [])
+    if not scheme or not token.strip() or len(proofs) > 1:
+        refusal = UserInfoError(401, "invalid_token", "an access token is required")
+        response = _userinfo_refusal(refusal)
+        response.headers["WWW-Authenticate"] = 'Bearer realm="authsvc"'
+        return response
+    issuer = container.auth_settings().current.issuer.rstrip("/")
+    try:
+        claims = await container.userinfo()(
+            scheme,
+            token.strip(),
+            proofs[0] if proofs else None,
+            request.method,
+            (issuer + "/oauth/userinfo",),
+        )
+    except UserInfoError as e:
+        return _userinfo_refusal(e)
+    return json_response(claims, headers={"Cache-Control": "no-store"})
+
+
+async def logout(request: web.Request) -> web.Response:
+    """GET or POST /oauth/logout (RP-Initiated Logout 1.0): with a valid ``id_token_hint`` of
+    ours, end the hosted session and 303 to a ``post_logout_redirect_uri`` registered for the
+    hint's client (+ ``state``), or show the signed-out page without one; with no valid hint,
+    or an unregistered URI, ask for confirmation first (a page posting to /ui/logout). A
+    ``client_id`` other than the hint's is an error page."""
+    container = request.app[CONTAINER]
+    pairs = await _pairs(request)
+    if pairs is None or len({k for k, _ in pairs}) != len(pairs):
+        return error_page(request, "The logout request's parameters cannot be read.")
+    params = dict(pairs)
+    hint = params.get("id_token_hint")
+    claims = None
+    if hint:
+        claims = await verify_id_token_hint(
+            container.signer(), container.auth_settings().current, hint
+        )
+    if claims is None:
+        return page(request, "logout.html", {})
+    client_id = str(claims["azp"])
+    if params.get("client_id", client_id) != client_id:
+        return error_page(request, "client_id does not match the id_token_hint.")
+    uri = params.get("post_logout_redirect_uri")
+    client = await container.authorize().client(client_id)
+    if uri is not None and (client is None or uri not in client.post_logout_redirect_uris):
+        return page(request, "logout.html", {})
+    await container.hosted_login().logout(session_cookie(request), client_id)
+    if uri is None:
+        response = page(request, "message.html", signed_out())
+    else:
+        state = params.get("state")
+        response = see_other(request, with_query(uri, [("state", state)] if state else []))
+    clear_cookie(response, request, "session")
+    return response
+
+
+def signed_out() -> dict[str, Any]:
+    return {"heading": "Signed out", "message": "You are signed out. You may close this page."}
+
+
+async def confirm_logout(request: web.Request) -> web.Response:
+    """POST /ui/logout (the confirmation page's form, CSRF-checked) → 303 /ui/signed-out."""
+    from entrypoints.http.ui.web import csrf_ok, csrf_refused
+
+    form = await read_page_form(request)
+    if form is None or not csrf_ok(request, form):
+        return csrf_refused(request)
+    await request.app[CONTAINER].hosted_login().logout(session_cookie(request), None)
+    response = see_other(request, "/ui/signed-out")
+    clear_cookie(response, request, "session")
+    return response
+
+
+async def logout_page(request: web.Request) -> web.Response:
+    """GET /ui/logout → the confirmation page."""
+    return page(request, "logout.html", {})
+
+
+async def signed_out_page(request: web.Request) -> web.Response:
+    """GET /ui/signed-out → the signed-out page."""
+    return page(request, "message.html", signed_out())
+
+
+def client_of(return_to: str) -> str | None:
+    """The ``client_id`` of an authorize ``return_to``, for the audit (None: none)."""
+    pairs = query_pairs(urlsplit(return_to).query) or []
+    values = [v for k, v in pairs if k == "client_id"]
+    return values[0] if len(values) == 1 and len(values[0]) == 32 else None
+
+
+_HTML = "HTML page"
+_SEE_OTHER = "See other (303): to the client, the login or the consent page"
+_AUTHORIZE_PARAMS = tuple(
+    {"name": n, "in": "query", "required": False, "schema": {"type": "string"}}
+    for n in (
+        "response_type",
+        "client_id",
+        "redirect_uri",
+        "scope",
+        "state",
+        "nonce",
+        "code_challenge",
+        "code_challenge_method",
+        "prompt",
+        "max_age",
+        "login_hint",
+        "id_token_hint",
+        "acr_values",
+        "display",
+        "ui_locales",
+    )
+)
+_FORM_ANY = {"type": "object", "properties": {}}
+_UI = {200: _HTML, 400: _HTML, 303: _SEE_OTHER}
+_USERINFO = {
+    200: "UserInfo claims (OIDC Core §5.3.2)",
+    401: "invalid_token (RFC 6750 §3.1), with WWW-Authenticate",
+    403: "insufficient_scope (RFC 6750 §3.1)",
+}
+_LOGOUT_PARAMS = tuple(
+    {"name": n, "in": "query", "required": False, "schema": {"type": "string"}}
+    for n in ("id_token_hint", "client_id", "post_logout_redirect_uri", "state", "ui_locales")
+)
+
+ROUTES = [
+    RouteSpec(
+        "GET",
+        "/oauth/authorize",
+        authorize,
+        "OpenID Connect authorization request",
+        _UI,
+        parameters=_AUTHORIZE_PARAMS,
+        tag="oidc",
+    ),
+    RouteSpec(
+        "POST",
+        "/oauth/authorize",
+        authorize,
+        "OpenID Connect authorization request (form)",
+        _UI,
+        request=_FORM_ANY,
+        media_type=_FORM,
+        tag="oidc",
+    ),
+    RouteSpec(
+        "GET", "/oauth/userinfo", userinfo, "The signed-in user's claims", _USERINFO, tag="oidc"
+    ),
+    RouteSpec(
+        "POST", "/oauth/userinfo", userinfo, "The signed-in user's claims", _USERINFO, tag="oidc"
+    ),
+    RouteSpec(
+        "GET",
+        "/oauth/logout",
+        logout,
+        "RP-initiated logout",
+        _UI,
+        parameters=_LOGOUT_PARAMS,
+        tag="oidc",
+    ),
+    RouteSpec(
+        "POST",
+        "/oauth/logout",
+        logout,
+        "RP-initiated logout (form)",
+        _UI,
+        request=_FORM_ANY,
+        media_type=_FORM,
+        tag="oidc",
+    ),
+    RouteSpec(
+        "GET", "/ui/logout", logout_page, "The sign-out confirmation page", {200: _HTML}, tag="ui"
+    ),
+    RouteSpec(
+        "POST",
+        "/ui/logout",
+        confirm_logout,
+        "Sign out (the confirmation page's form)",
+        {303: "See other: the signed-out page", 403: _HTML},
+        request=_FORM_ANY,
+        media_type=_FORM,
+        tag="ui",
+    ),
+    RouteSpec(
+        "GET", "/ui/signed-out", signed_out_page, "The signed-out page", {200: _HTML}, tag="ui"
+    ),
+]
+"""The OpenID Connect routes of contract section 15."""
+
+__all__ = ["PAGE_HEADERS", "ROUTES", "answer", "client_of", "query_pairs"]

@@ -1,0 +1,308 @@
+"""The hosted login and consent pages (contract section 15): ``/ui/login`` (password), its
+second step ``/ui/login/mfa``, ``/ui/consent``, and the stylesheet and passkey script they load.
+
+Every POST is CSRF-checked (``csrf_ok``) and answers 303; a login failure of any cause shows
+the same page with one message (status 401), like the JSON API's one answer.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode, urlsplit
+
+from aiohttp import web
+
+from application.oauth.interaction import AUTHORIZE_PATH, ConsentNeeded
+from domain.errors import DomainError, MfaRequired
+from entrypoints.http.keys import CONTAINER
+from entrypoints.http.oidc_routes import answer, client_of, query_pairs
+from entrypoints.http.requests import client_address, user_agent
+from entrypoints.http.routing import RouteSpec
+from entrypoints.http.ui.web import (
+    PAGE_HEADERS,
+    clear_cookie,
+    csrf_ok,
+    csrf_refused,
+    error_page,
+    page,
+    read_page_form,
+    safe_return_to,
+    see_other,
+    session_cookie,
+    set_cookie,
+)
+
+LOGIN_FAILED = "The email or password is wrong, or this account cannot sign in now."
+CODE_FAILED = "The code is wrong or expired. Sign in again if this keeps happening."
+SCOPE_WORDS = {
+    "openid": "Know who you are",
+    "profile": "See your profile (your user name)",
+    "email": "See your email address",
+    "offline_access": "Stay signed in when you are not using it",
+    "authsvc": "See your organization, role and groups",
+}
+"""How the consent page words each scope; any other scope is shown by its name."""
+_FORM = "application/x-www-form-urlencoded"
+
+
+def _return_to(request: web.Request, form: dict[str, str] | None = None) -> str:
+    raw = (form or {}).get("return_to") if form is not None else request.query.get("return_to")
+    return safe_return_to(raw) or "/ui/signed-in"
+
+
+async def login_page(request: web.Request) -> web.Response:
+    """GET /ui/login?return_to=<path>[&login_hint=] → the sign-in form."""
+    context = {"return_to": _return_to(request), "email": request.query.get("login_hint", "")}
+    return page(request, "login.html", context)
+
+
+async def login(request: web.Request) -> web.Response:
+    """POST /ui/login ``email``, ``password``, ``csrf_token``, ``return_to`` → 303 to
+    ``return_to`` with the hosted-session cookie; 303 to /ui/login/mfa for a second step;
+    401 the same page on any failure; 403 on a CSRF failure."""
+    form = await read_page_form(request)
+    if form is None or not csrf_ok(request, form):
+        return csrf_refused(request)
+    container = request.app[CONTAINER]
+    return_to = _return_to(request, form)
+    address = client_address(request, container.config().server.trusted_proxies)
+    try:
+        cookie = await container.hosted_login().password(
+            form.get("email", ""),
+            form.get("password", ""),
+            address,
+            user_agent(request),
+            client_of(return_to),
+        )
+    except MfaRequired as e:
+        response = see_other(request, "/ui/login/mfa?" + urlencode({"return_to": return_to}))
+        ttl = container.auth_settings().current.mfa_token_ttl
+        set_cookie(response, request, "mfa", e.mfa_token, max_age=ttl)
+        return response
+    except DomainError as e:
+        if e.code == "storage_unavailable":
+            raise
+        context = {"return_to": return_to, "email": form.get("email", ""), "error": LOGIN_FAILED}
+        return page(request, "login.html", context, status=401)
+    return signed_in(request, return_to, cookie)
+
+
+def signed_in(request: web.Request, return_to: str, cookie: str) -> web.Response:
+    """303 to ``return_to`` setting the hosted session's cookie (a session cookie: the server
+    ends it after ``oidc.session_idle_ttl`` unused)."""
+    response = see_other(request, return_to)
+    set_cookie(response, request, "session", cookie)
+    clear_cookie(response, request, "mfa")
+    return response
+
+
+async def mfa_page(request: web.Request) -> web.Response:
+    """GET /ui/login/mfa?return_to=<path> → the second-step form."""
+    return page(request, "mfa.html", {"return_to": _return_to(request)})
+
+
+async def mfa(request: web.Request) -> web.Response:
+    """POST /ui/login/mfa ``code``, ``csrf_token``, ``return_to`` (the ``mfa_token`` in its
+    cookie) → 303 to ``return_to`` signed in; 401 the same page on a failure."""
+    form = await read_page_form(request)
+    if form is None or not csrf_ok(request, form):
+        return csrf_refused(request)
+    container = request.app[CONTAINER]
+    return_to = _return_to(request, form)
+    from entrypoints.http.ui.web import cookie_name
+
+    token = request.cookies.get(cookie_name(request, "mfa"), "")
+    address = client_address(request, container.config().server.trusted_proxies)
+    try:
+        cookie = await container.hosted_login().mfa(
+            token, form.get("code", ""), address, user_agent(request), client_of(return_to)
+        )
+    except DomainError as e:
+        if e.code == "storage_unavailable":
+            raise
+        context = {"return_to": return_to, "error": CODE_FAILED}
+        return page(request, "mfa.html", context, status=401)
+    return signed_in(request, return_to, cookie)
+
+
+def _authorize_pairs(return_to: str) -> list[tuple[str, str]] | None:
+    parts = urlsplit(return_to)
+    return query_pairs(parts.query) if parts.path == AUTHORIZE_PATH else None
+
+
+async def consent_page(request: web.Request) -> web.Response:
+    """GET /ui/consent?return_to=/oauth/authorize?... → the consent page (the request checked
+    again); a request that needs no consent (any more) goes on with a 303."""
+    return_to = _return_to(request)
+    pairs = _authorize_pairs(return_to)
+    if pairs is None:
+        return error_page(request, "This consent request is not valid.")
+    from application.oauth.authorize import AuthorizePageError
+
+    try:
+        outcome = await request.app[CONTAINER].authorize()(pairs, session_cookie(request))
+    except AuthorizePageError as e:
+        return error_page(request, f"This sign-in request is not valid: {e.description}.")
+    if not isinstance(outcome, ConsentNeeded):
+        return answer(request, outcome)
+    client = outcome.request.client
+    context = {
+        "client_name": client.name,
+        "client_logo": client.logo_uri,
+        "policy_uri": client.policy_uri,
+        "tos_uri": client.tos_uri,
+        "scopes": [SCOPE_WORDS.get(s, s) for s in outcome.request.scopes] or ["Know who you are"],
+        "return_to": return_to,
+    }
+    return page(request, "consent.html", context)
+
+
+async def consent(request: web.Request) -> web.Response:
+    """POST /ui/consent ``decision`` (``allow`` | ``deny``), ``csrf_token``, ``return_to`` →
+    303 to the client with a code, or with ``error=access_denied``."""
+    form = await read_page_form(request)
+    if form is None or not csrf_ok(request, form):
+        return csrf_refused(request)
+    decision = form.get("decision")
+    pairs = _authorize_pairs(_return_to(request, form))
+    if pairs is None or decision not in ("allow", "deny"):
+        return error_page(request, "This consent request is not valid.")
+    from application.oauth.authorize import AuthorizePageError
+
+    try:
+        outcome = (
+            await request.app[CONTAINER]
+            .authorize()
+            .decide(pairs, session_cookie(request), decision == "allow")
+        )
+    except AuthorizePageError as e:
+        return error_page(request, f"This sign-in request is not valid: {e.description}.")
+    return answer(request, outcome)
+
+
+async def signed_in_page(request: web.Request) -> web.Response:
+    """GET /ui/signed-in → a page saying the sign-in worked (a login with no ``return_to``)."""
+    return page(request, "message.html", {"heading": "Signed in", "message": "You are signed in."})
+
+
+async def stylesheet(request: web.Request) -> web.Response:
+    """GET /ui/style.css → the pages' stylesheet in the ``ui.primary_color``."""
+    color = request.app[CONTAINER].config().ui.primary_color
+    css = STYLE.replace("PRIMARY", color)
+    return web.Response(
+        text=css,
+        content_type="text/css",
+        headers={**PAGE_HEADERS, "Cache-Control": "public, max-age=300"},
+    )
+
+
+async def passkey_script(request: web.Request) -> web.Response:
+    """GET /ui/passkey.js → the login page's passkey script."""
+    from pathlib import Path
+
+    text = (Path(__file__).parent / "templates" / "passkey.js").read_text("utf-8")
+    return web.Response(
+        text=text,
+        content_type="text/javascript",
+        headers={**PAGE_HEADERS, "Cache-Control": "public, max-age=300"},
+    )
+
+
+STYLE = """
+body { font-family: system-ui, sans-serif; background: #f5f5f5; color: #111; margin: 0; }
+main { max-width: 24rem; margin: 4rem auto; background: #fff; padding: 2rem;
+       border-radius: .5rem; box-shadow: 0 1px 3px rgba(0,0,0,.2); }
+.logo, .client-logo { max-height: 3rem; }
+.product { font-weight: 600; color: #333; }
+label { display: block; margin-top: 1rem; font-weight: 600; }
+input { width: 100%; box-sizing: border-box; padding: .6rem; margin-top: .25rem;
+        border: 1px solid #555; border-radius: .25rem; font-size: 1rem; }
+button { margin-top: 1.25rem; padding: .6rem 1.2rem; font-size: 1rem; border: 0;
+         border-radius: .25rem; background: PRIMARY; color: #fff; cursor: pointer; }
+button.secondary { background: #fff; color: #111; border: 1px solid #555; }
+button:focus, input:focus, a:focus { outline: 3px solid #000; outline-offset: 2px; }
+.error { color: #a00; font-weight: 600; }
+a { color: #0645ad; }
+"""
+
+_HTML = "HTML page"
+_FORM_ANY = {"type": "object", "properties": {}}
+_POSTED = {303: "See other (303)", 401: _HTML, 403: _HTML}
+_RETURN_TO = (
+    {"name": "return_to", "in": "query", "required": False, "schema": {"type": "string"}},
+)
+
+ROUTES = [
+    RouteSpec(
+        "GET",
+        "/ui/login",
+        login_page,
+        "The hosted sign-in page",
+        {200: _HTML},
+        parameters=(
+            *_RETURN_TO,
+            {"name": "login_hint", "in": "query", "required": False, "schema": {"type": "string"}},
+        ),
+        tag="ui",
+    ),
+    RouteSpec(
+        "POST",
+        "/ui/login",
+        login,
+        "Sign in with a password (the sign-in form)",
+        _POSTED,
+        request=_FORM_ANY,
+        media_type=_FORM,
+        tag="ui",
+    ),
+    RouteSpec(
+        "GET",
+        "/ui/login/mfa",
+        mfa_page,
+        "The second-step page",
+        {200: _HTML},
+        parameters=_RETURN_TO,
+        tag="ui",
+    ),
+    RouteSpec(
+        "POST",
+        "/ui/login/mfa",
+        mfa,
+        "Finish signing in with a code",
+        _POSTED,
+        request=_FORM_ANY,
+        media_type=_FORM,
+        tag="ui",
+    ),
+    RouteSpec(
+        "GET",
+        "/ui/consent",
+        consent_page,
+        "The consent page",
+        {200: _HTML, 303: "See other (303)", 400: _HTML},
+        parameters=_RETURN_TO,
+        tag="ui",
+    ),
+    RouteSpec(
+        "POST",
+        "/ui/consent",
+        consent,
+        "Allow or deny a client",
+        {**_POSTED, 400: _HTML},
+        request=_FORM_ANY,
+        media_type=_FORM,
+        tag="ui",
+    ),
+    RouteSpec("GET", "/ui/signed-in", signed_in_page, "The signed-in page", {200: _HTML}, tag="ui"),
+    RouteSpec(
+        "GET", "/ui/style.css", stylesheet, "The hosted pages' stylesheet", {200: "CSS"}, tag="ui"
+    ),
+    RouteSpec(
+        "GET",
+        "/ui/passkey.js",
+        passkey_script,
+        "The sign-in page's passkey script",
+        {200: "JavaScript"},
+        tag="ui",
+    ),
+]
+"""The hosted pages of contract section 15."""

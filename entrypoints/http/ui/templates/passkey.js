@@ -1,0 +1,1 @@
+// Passkey sign-in on the hosted login page: filled in later.
