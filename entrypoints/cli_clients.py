@@ -38,6 +38,24 @@ def add_client_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     create.add_argument("--org", default=None, help="its organization (default: "
                                                     "auth.default_org_id)")  # fmt: skip
     create.add_argument("--require-dpop", action="store_true", help="tokens only with DPoP")
+    create.add_argument("--grant-type", action="append", default=None, metavar="GRANT",
+                        dest="grant_types", help="client_credentials, authorization_code or "
+                        "refresh_token (repeat; default client_credentials)")  # fmt: skip
+    for flag, dest, text in (
+        ("--redirect-uri", "redirect_uris", "a redirect URI of the code flow (repeat)"),
+        ("--post-logout-redirect-uri", "post_logout_redirect_uris",
+         "where RP-initiated logout may return (repeat)"),
+    ):  # fmt: skip
+        create.add_argument(flag, action="append", default=None, dest=dest, help=text)
+    create.add_argument("--public", action="store_true",
+                        help="a public client (no secret; auth method none)")  # fmt: skip
+    create.add_argument("--token-endpoint-auth-method", default=None,
+                        choices=("client_secret_basic", "client_secret_post", "none"))  # fmt: skip
+    create.add_argument("--skip-consent", action="store_true",
+                        help="a first-party app: no consent page")  # fmt: skip
+    for flag in ("--logo-uri", "--policy-uri", "--tos-uri", "--id-token-signed-response-alg",
+                 "--access-token-signed-response-alg"):  # fmt: skip
+        create.add_argument(flag, default=None)
     listing = clients_sub.add_parser("list", help="one line per client")
     listing.add_argument("--org", default=None, help="only this organization")
     for name, text in (
@@ -73,8 +91,18 @@ async def _create(container: Container, args: argparse.Namespace) -> None:
     made = await container.create_client()(
         CLI_OPERATOR, args.name, args.scope, audience=args.audience, org_id=org,
         require_dpop=args.require_dpop,
+        access_token_signed_response_alg=args.access_token_signed_response_alg,
+        public=args.public, grant_types=args.grant_types, redirect_uris=args.redirect_uris,
+        post_logout_redirect_uris=args.post_logout_redirect_uris,
+        token_endpoint_auth_method=args.token_endpoint_auth_method,
+        skip_consent=args.skip_consent or None, logo_uri=args.logo_uri,
+        policy_uri=args.policy_uri, tos_uri=args.tos_uri,
+        id_token_signed_response_alg=args.id_token_signed_response_alg,
     )  # fmt: skip
     print(f"client_id: {made.client.id}")
+    if made.client_secret is None:
+        print("(a public client: no secret)", file=sys.stderr)
+        return
     print(f"client_secret: {made.client_secret}")
     print("(the secret is shown this once; only its hash is kept)", file=sys.stderr)
 

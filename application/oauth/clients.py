@@ -22,6 +22,12 @@ from application.events.clients import (
     ClientSecretRotated,
     ClientUpdated,
 )
+from application.oauth.client_fields import (
+    CODE_FLOW_FIELDS,
+    check_code_flow_client,
+    check_code_flow_values,
+    checked_alg,
+)
 from application.ports import Clock, EventBus, Storage, UnitOfWork
 from application.shared.checks import check_name, check_org_id, invalid
 from application.shared.pagination import Listing
@@ -48,10 +54,11 @@ _NOT_FOUND = "client not found"
 
 @attrs.frozen
 class NewClient:
-    """A client just registered, with its secret in clear (shown once, never stored)."""
+    """A client just registered, with its secret in clear (shown once, never stored); None
+    for a public client, which has none."""
 
     client: Client
-    client_secret: str = attrs.field(repr=False)
+    client_secret: str | None = attrs.field(repr=False)
 
 
 async def client_in_scope(uow: UnitOfWork, actor: Actor, client_id: str) -> Client:
@@ -102,9 +109,12 @@ class CreateClient:
     of the client's organization or shared ones, with scopes among theirs
     (``policy.check_client_resources``; 422 naming ``audience`` or ``scopes``); a superadmin
     and the command line may name any. ``access_token_signed_response_alg`` must be one of
-    ``auth.algorithms`` (contract section 17; 422 naming it). Records and publishes
-    ``ClientCreated``. Returns
-    ``NewClient`` (the secret, shown once).
+    ``auth.algorithms`` (contract section 17; 422 naming it). The code-flow fields of
+    contract section 15 (``public`` and ``code_flow``: the names of ``CODE_FLOW_FIELDS``) are
+    checked by ``application.oauth.client_fields``; a public client gets no secret and
+    defaults to ``grant_types ["authorization_code"]`` and ``token_endpoint_auth_method
+    "none"``. Records and publishes ``ClientCreated``. Returns ``NewClient`` (the secret,
+    shown once; None for a public client).
     """
 
     _storage: Storage
@@ -124,17 +134,28 @@ class CreateClient:
         org_id: str | None = None,
         require_dpop: bool = False,
         access_token_signed_response_alg: str | None = None,
+        public: bool = False,
+        **code_flow: Any,
     ) -> NewClient:
         """Register the client ``name``."""
         org = check_org_id(policy.target_org(actor, Operation.CREATE_CLIENT, org_id))
-        alg = _checked_alg(access_token_signed_response_alg, self._settings.current)
+        alg = checked_alg(
+            access_token_signed_response_alg, self._settings.current,
+            "access_token_signed_response_alg",
+        )  # fmt: skip
+        if not isinstance(public, bool):
+            raise invalid("public", "must be a boolean")
+        flow = _code_flow({k: v for k, v in code_flow.items() if v is not None}, self._settings)
+        if public:
+            flow.setdefault("grant_types", ("authorization_code",))
+            flow.setdefault("token_endpoint_auth_method", "none")
         shared = self._settings.current.audience
         aud = (shared,) if audience is None else check_audience(audience)
         checked_name, checked_scopes = check_name(name), check_scopes(scopes)
         policy.check_client_resources(
             actor, org, aud, checked_scopes, self._oauth.current.resources, shared
         )
-        secret, secret_hash = new_opaque_token()
+        secret, secret_hash = (None, "") if public else new_opaque_token()
         client = Client(
             id=self._ids(),
             name=checked_name,
@@ -146,7 +167,10 @@ class CreateClient:
             created_at=self._clock.now(),
             secret_hash=secret_hash,
             access_token_signed_response_alg=alg,
+            public=public,
+            **flow,
         )
+        check_code_flow_client(client)
         created = ClientCreated(client.id, org, actor.actor_id)
         async with self._storage.begin() as uow:
             await uow.clients.add(client)
@@ -182,9 +206,11 @@ class UpdateClient:
         policy.require(actor, Operation.UPDATE_CLIENT)
         values = _checked(changes)
         if "access_token_signed_response_alg" in values:
-            values["access_token_signed_response_alg"] = _checked_alg(
-                values["access_token_signed_response_alg"], self._settings.current
-            )
+            values["access_token_signed_response_alg"] = checked_alg(
+                values["access_token_signed_response_alg"], self._settings.current,
+                "access_token_signed_response_alg",
+            )  # fmt: skip
+        values = check_code_flow_values(values, self._settings.current)
         async with self._storage.begin() as uow:
             client = await client_in_scope(uow, actor, client_id)
             if "audience" in values or "scopes" in values:
@@ -197,6 +223,7 @@ class UpdateClient:
             if not changed:
                 return client
             client = attrs.evolve(client, **values)
+            check_code_flow_client(client)
             updated = ClientUpdated(client.id, client.org_id, actor.actor_id, ",".join(changed))
             await uow.clients.update(client)
             await record(uow, [updated], self._clock.now())
@@ -209,7 +236,7 @@ def _checked(changes: dict[str, Any]) -> dict[str, Any]:
     """The checked values of a PATCH body (``ValidationFailed`` naming the field)."""
     known = {
         "name", "scopes", "audience", "require_dpop", "disabled",
-        "access_token_signed_response_alg",
+        "access_token_signed_response_alg", *CODE_FLOW_FIELDS,
     }  # fmt: skip
     values = {k: v for k, v in changes.items() if v is not None}
     if not values or not set(values) <= known:
@@ -224,18 +251,12 @@ def _checked(changes: dict[str, Any]) -> dict[str, Any]:
     return values
 
 
-def _checked_alg(alg: Any, settings: AuthSettings) -> str | None:
-    """``access_token_signed_response_alg`` checked against ``auth.algorithms`` (contract
-    section 17): None stays None; another value not listed → ``ValidationFailed`` naming it."""
-    if alg is None:
-        return None
-    listed = settings.signing_algorithms
-    if not isinstance(alg, str) or alg not in listed:
-        raise invalid(
-            "access_token_signed_response_alg",
-            f"must be one of auth.algorithms: {', '.join(listed)}",
-        )
-    return alg
+def _code_flow(values: dict[str, Any], settings: Live[AuthSettings]) -> dict[str, Any]:
+    """The code-flow fields of a registration, checked (``ValidationFailed`` naming one)."""
+    unknown = set(values) - set(CODE_FLOW_FIELDS)
+    if unknown:
+        raise invalid(sorted(unknown)[0], "is not a field of a client")
+    return check_code_flow_values(values, settings.current)
 
 
 @attrs.frozen
@@ -265,7 +286,8 @@ class RotateClientSecret:
     """POST /oauth/clients/{client_id}/secret: a new secret, shown once. The previous one keeps
     working ``oauth.secret_grace`` seconds (0: it stops at once). viewer/operator →
     ``Forbidden``; missing or of another organization → ``NotFound``. Records and publishes
-    ``ClientSecretRotated``. Returns the new secret."""
+    ``ClientSecretRotated``. A public client has no secret: ``ValidationFailed`` naming
+    ``public``. Returns the new secret."""
 
     _storage: Storage
     _bus: EventBus
@@ -280,6 +302,8 @@ class RotateClientSecret:
         secret, secret_hash = new_opaque_token()
         async with self._storage.begin() as uow:
             client = await client_in_scope(uow, actor, client_id)
+            if client.public:
+                raise invalid("public", "a public client has no secret to rotate")
             client = attrs.evolve(
                 client,
                 secret_hash=secret_hash,

@@ -85,9 +85,10 @@ class ClientAuthenticator:
     """Authenticates a client by id and secret (RFC 6749 §2.3.1).
 
     ``await authenticate(client_id, secret)`` returns the enabled ``Client``; anything else
-    (unknown id, wrong secret, disabled client) raises ``OAuthError("invalid_client")`` (401)
-    after recording ``client.auth_failed`` and publishing ``ClientAuthFailed`` (the presented
-    id only when it names a client; never the secret).
+    (unknown id, wrong secret, disabled client, a public client: it has no secret) raises
+    ``OAuthError("invalid_client")`` (401) after recording ``client.auth_failed`` and
+    publishing ``ClientAuthFailed`` (the presented id only when it names a client; never the
+    secret).
     """
 
     _storage: Storage
@@ -106,6 +107,7 @@ class ClientAuthenticator:
         matched = False
         for stored in hashes:  # every hash compared: no early exit to time
             matched |= hmac.compare_digest(presented, stored)
+        matched &= client is not None and not client.public  # a public client has no secret
         if client is None or not matched or client.disabled:
             reason = (
                 "unknown_client"
@@ -171,7 +173,9 @@ def _audience(client: Client, resource: str | None) -> str:
 class ClientCredentialsGrant:
     """POST /oauth/token ``grant_type=client_credentials`` (RFC 6749 §4.4; contract section 14).
 
-    After ``ClientAuthenticator``: ``scope`` (space-separated, optional) must be a subset of the
+    After ``ClientAuthenticator`` (a public client is ``invalid_client``), a client whose
+    ``grant_types`` lack ``client_credentials`` is ``unauthorized_client``; ``scope``
+    (space-separated, optional) must be a subset of the
     client's scopes (``invalid_scope``; absent: all of them); ``resource`` (RFC 8707, optional)
     one of its audiences (``invalid_target``; absent: the first). With a DPoP ``proof``
     (RFC 9449) for ``POST`` at one of ``urls`` (the endpoint's URL under ``auth.issuer``),
@@ -207,6 +211,8 @@ class ClientCredentialsGrant:
     ) -> TokenResponse:
         """A token for the client ``client_id`` (bound to ``proof``'s key when given)."""
         client = await self._authenticator.authenticate(client_id, secret)
+        if "client_credentials" not in client.grant_types:
+            raise OAuthError("unauthorized_client", "the client may not use this grant type")
         scopes = _granted_scopes(client, scope)
         audience = _audience(client, resource)
         now = self._clock.now()

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, NewType
 import attrs
 from aiohttp import web
 
+from application.oauth.client_fields import MAX_REDIRECT_URIS
 from application.shared.checks import (
     MAX_NAME_LENGTH,
     MAX_ORG_ID_LENGTH,
@@ -22,7 +23,16 @@ from application.shared.checks import (
 )
 from application.shared.pagination import Page
 from application.shared.settings import ALGORITHMS
-from domain.clients import MAX_AUDIENCE_LENGTH, MAX_AUDIENCES, MAX_SCOPES, SCOPE_TOKEN, Client
+from domain.clients import (
+    GRANT_TYPES,
+    MAX_AUDIENCE_LENGTH,
+    MAX_AUDIENCES,
+    MAX_SCOPES,
+    SCOPE_TOKEN,
+    TOKEN_ENDPOINT_AUTH_METHODS,
+    Client,
+)
+from domain.oidc import MAX_REDIRECT_URI_LENGTH
 from entrypoints.http.admin_routes import PAGING, page_query
 from entrypoints.http.caller import principal
 from entrypoints.http.keys import CONTAINER
@@ -56,7 +66,8 @@ request_converter.register_structure_hook(Audiences, _audiences)
 @attrs.frozen
 class ClientRegistration:
     """Body of POST /oauth/clients: ``{"name", "scopes": [str], "audience"?: str or [str],
-    "org_id"?, "require_dpop"?: bool, "access_token_signed_response_alg"?: str}``."""
+    "org_id"?, "require_dpop"?: bool, "access_token_signed_response_alg"?: str}`` and the
+    code-flow fields of contract section 15 (``public`` only here: fixed at registration)."""
 
     name: str
     scopes: list[str]
@@ -64,12 +75,29 @@ class ClientRegistration:
     org_id: str | None = None
     require_dpop: bool = False
     access_token_signed_response_alg: str | None = None
+    grant_types: list[str] | None = None
+    redirect_uris: list[str] | None = None
+    post_logout_redirect_uris: list[str] | None = None
+    public: bool = False
+    token_endpoint_auth_method: str | None = None
+    skip_consent: bool | None = None
+    logo_uri: str | None = None
+    policy_uri: str | None = None
+    tos_uri: str | None = None
+    id_token_signed_response_alg: str | None = None
+
+
+_CODE_FLOW_PATCH = (
+    "grant_types", "redirect_uris", "post_logout_redirect_uris", "token_endpoint_auth_method",
+    "skip_consent", "logo_uri", "policy_uri", "tos_uri", "id_token_signed_response_alg",
+)  # fmt: skip
 
 
 @attrs.frozen
 class ClientPatch:
     """Body of PATCH /oauth/clients/{client_id}: at least one of ``{"name", "scopes",
-    "audience", "require_dpop", "disabled", "access_token_signed_response_alg"}``."""
+    "audience", "require_dpop", "disabled", "access_token_signed_response_alg"}`` or of the
+    code-flow fields of contract section 15 but ``public``."""
 
     name: str | None = None
     scopes: list[str] | None = None
@@ -77,12 +105,23 @@ class ClientPatch:
     require_dpop: bool | None = None
     disabled: bool | None = None
     access_token_signed_response_alg: str | None = None
+    grant_types: list[str] | None = None
+    redirect_uris: list[str] | None = None
+    post_logout_redirect_uris: list[str] | None = None
+    token_endpoint_auth_method: str | None = None
+    skip_consent: bool | None = None
+    logo_uri: str | None = None
+    policy_uri: str | None = None
+    tos_uri: str | None = None
+    id_token_signed_response_alg: str | None = None
 
 
 def client_json(client: Client) -> dict[str, Any]:
     """Contract ``Client`` (section 14): client_id, name, org_id, scopes, audience,
     require_dpop, disabled, created_at, secret_rotated_at, and
-    access_token_signed_response_alg when set (section 17). Never the secret or its hash."""
+    access_token_signed_response_alg when set (section 17); the code-flow fields (section 15:
+    ``id_token_signed_response_alg`` when set, the others always). Never the secret or its
+    hash."""
     rotated = client.secret_rotated_at
     answer: dict[str, Any] = {
         "client_id": client.id,
@@ -97,6 +136,19 @@ def client_json(client: Client) -> dict[str, Any]:
     }
     if client.access_token_signed_response_alg is not None:
         answer["access_token_signed_response_alg"] = client.access_token_signed_response_alg
+    answer.update(
+        grant_types=list(client.grant_types),
+        redirect_uris=list(client.redirect_uris),
+        post_logout_redirect_uris=list(client.post_logout_redirect_uris),
+        public=client.public,
+        token_endpoint_auth_method=client.token_endpoint_auth_method,
+        skip_consent=client.skip_consent,
+        logo_uri=client.logo_uri,
+        policy_uri=client.policy_uri,
+        tos_uri=client.tos_uri,
+    )
+    if client.id_token_signed_response_alg is not None:
+        answer["id_token_signed_response_alg"] = client.id_token_signed_response_alg
     return answer
 
 
@@ -117,16 +169,21 @@ async def list_clients(request: web.Request) -> web.Response:
 
 
 async def create_client(request: web.Request) -> web.Response:
-    """POST /oauth/clients → 201 ``Client`` + ``"client_secret"`` (shown once); 403 below
-    org_admin, 404 another organization's ``org_id``, 422 bad values."""
+    """POST /oauth/clients → 201 ``Client`` + ``"client_secret"`` (shown once; none for a
+    public client); 403 below org_admin, 404 another organization's ``org_id``, 422 bad
+    values."""
     caller = await principal(request)
     body = await read_json(request, ClientRegistration)
+    flow = {k: getattr(body, k) for k in _CODE_FLOW_PATCH}
     made = await _container(request).create_client()(
         caller, body.name, body.scopes, audience=body.audience, org_id=body.org_id,
         require_dpop=body.require_dpop,
         access_token_signed_response_alg=body.access_token_signed_response_alg,
+        public=body.public, **flow,
     )  # fmt: skip
-    answer = {**client_json(made.client), "client_secret": made.client_secret}
+    answer = client_json(made.client)
+    if made.client_secret is not None:
+        answer["client_secret"] = made.client_secret
     return json_response(answer, status=201, headers={"Cache-Control": "no-store"})
 
 
@@ -174,6 +231,16 @@ _AUDIENCES = {"type": "array", "minItems": 1, "maxItems": MAX_AUDIENCES, "items"
 _AUDIENCE = {"oneOf": [_ONE_AUDIENCE, _AUDIENCES]}
 _NAME = {"type": "string", "minLength": 1, "maxLength": MAX_NAME_LENGTH, "pattern": NAME_PATTERN}
 _SIGNING_ALG = {"type": "string", "enum": list(ALGORITHMS)}
+_URI = {"type": "string", "minLength": 1, "maxLength": MAX_REDIRECT_URI_LENGTH}
+_URIS = {"type": "array", "maxItems": MAX_REDIRECT_URIS, "items": _URI}
+_CODE_FLOW = {
+    "grant_types": {"type": "array", "minItems": 1, "maxItems": len(GRANT_TYPES),
+                    "items": {"type": "string", "enum": list(GRANT_TYPES)}},
+    "redirect_uris": _URIS, "post_logout_redirect_uris": _URIS,
+    "token_endpoint_auth_method": {"type": "string", "enum": list(TOKEN_ENDPOINT_AUTH_METHODS)},
+    "skip_consent": {"type": "boolean"}, "logo_uri": _URI, "policy_uri": _URI, "tos_uri": _URI,
+    "id_token_signed_response_alg": _SIGNING_ALG,
+}  # fmt: skip
 _NEW_CLIENT = {
     "type": "object",
     "required": ["name", "scopes"],
@@ -181,14 +248,15 @@ _NEW_CLIENT = {
                    "org_id": {"type": "string", "minLength": 1,
                               "maxLength": MAX_ORG_ID_LENGTH, "pattern": ORG_ID_PATTERN},
                    "require_dpop": {"type": "boolean"},
-                   "access_token_signed_response_alg": _SIGNING_ALG},
+                   "access_token_signed_response_alg": _SIGNING_ALG,
+                   "public": {"type": "boolean"}, **_CODE_FLOW},
 }  # fmt: skip
 _CLIENT_PATCH = {
     "type": "object",
     "minProperties": 1,
     "properties": {"name": _NAME, "scopes": _SCOPES, "audience": _AUDIENCE,
                    "require_dpop": {"type": "boolean"}, "disabled": {"type": "boolean"},
-                   "access_token_signed_response_alg": _SIGNING_ALG},
+                   "access_token_signed_response_alg": _SIGNING_ALG, **_CODE_FLOW},
 }  # fmt: skip
 _P = "Problem"
 

@@ -59,6 +59,16 @@ _CLIENT: dict[str, Any] = {
         "disabled": {"type": "boolean"},
         "created_at": {"type": "string", "format": "date-time"},
         "secret_rotated_at": {"type": ["string", "null"], "format": "date-time"},
+        "grant_types": {"type": "array", "items": {"type": "string"}},
+        "redirect_uris": {"type": "array", "items": {"type": "string"}},
+        "post_logout_redirect_uris": {"type": "array", "items": {"type": "string"}},
+        "public": {"type": "boolean"},
+        "token_endpoint_auth_method": {"type": "string"},
+        "skip_consent": {"type": "boolean"},
+        "logo_uri": {"type": ["string", "null"]},
+        "policy_uri": {"type": ["string", "null"]},
+        "tos_uri": {"type": ["string", "null"]},
+        "id_token_signed_response_alg": {"type": "string", "enum": list(ALGORITHMS)},
     },
 }  # fmt: skip
 

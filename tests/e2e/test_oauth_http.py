@@ -261,3 +261,38 @@ async def test_metadata_lists_the_endpoints(client: TestClient) -> None:
         "client_secret_basic",
         "client_secret_post",
     }
+
+
+async def test_code_flow_fields_are_registered_shown_and_checked(make_client: MakeClient) -> None:
+    """Contract section 15: the registry takes the code-flow fields (422 naming the field for a
+    bad one), GET shows them, a public client gets no secret; the client credentials grant
+    refuses a public client (invalid_client) and one without that grant (unauthorized_client)."""
+    m = await machines(make_client)
+    app = await m.register(
+        m.admin, grant_types=["authorization_code", "refresh_token"],
+        redirect_uris=["https://app.example/cb"], logo_uri="https://app.example/logo.png",
+        id_token_signed_response_alg="RS256",
+    )  # fmt: skip
+    shown = await (await m.http.get(f"/oauth/clients/{app['client_id']}",
+                                    headers=bearer(m.admin))).json()  # fmt: skip
+    assert shown["grant_types"] == ["authorization_code", "refresh_token"]
+    assert shown["redirect_uris"] == ["https://app.example/cb"] and shown["public"] is False
+    assert shown["token_endpoint_auth_method"] == "client_secret_basic"
+    assert shown["logo_uri"] == "https://app.example/logo.png" and shown["tos_uri"] is None
+    assert shown["id_token_signed_response_alg"] == "RS256"
+    await oauth_error(await m.token(app), 400, "unauthorized_client")
+    spa = await m.register(m.admin, public=True, redirect_uris=["http://127.0.0.1/cb"])
+    assert "client_secret" not in spa and spa["token_endpoint_auth_method"] == "none"
+    await oauth_error(await m.token({**spa, "client_secret": ""}), 401, "invalid_client")
+    for body, field in (
+        ({"grant_types": ["authorization_code"]}, "redirect_uris"),
+        ({"grant_types": ["authorization_code"], "redirect_uris": ["http://evil.example/cb"]},
+         "redirect_uris"),
+        ({"public": True, "grant_types": ["client_credentials"]}, "grant_types"),
+        ({"id_token_signed_response_alg": "EdDSA", "grant_types": ["authorization_code"],
+          "redirect_uris": ["https://app.example/cb"]}, "id_token_signed_response_alg"),
+    ):  # fmt: skip
+        resp = await m.http.post("/oauth/clients", json={"name": "x", "scopes": [], **body},
+                                 headers=bearer(m.admin))  # fmt: skip
+        assert resp.status == 422, await resp.text()
+        assert [e["field"] for e in (await resp.json())["errors"]] == [field]

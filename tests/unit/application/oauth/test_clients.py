@@ -165,3 +165,89 @@ async def test_delete_records_and_removes(registry: Registry) -> None:
     assert await registry.audit_types() == ["client.created", "client.deleted"]
     with pytest.raises(NotFound):
         await registry.delete(ADMIN, client.id)
+
+
+# --- the code-flow fields (contract section 15) ---------------------------------------------
+
+APP = {"grant_types": ["authorization_code", "refresh_token"],
+       "redirect_uris": ["https://app.example/cb", "http://127.0.0.1/cb"]}  # fmt: skip
+
+
+async def test_a_confidential_code_flow_client_keeps_its_fields_and_a_secret() -> None:
+    r = Registry()
+    made = await r.create(
+        ADMIN, "web app", ["read"], skip_consent=True, logo_uri="https://app.example/logo.png",
+        post_logout_redirect_uris=["https://app.example/bye"],
+        token_endpoint_auth_method="client_secret_post", **APP,
+    )  # fmt: skip
+    assert made.client_secret is not None
+    stored = await r.stored(made.client.id)
+    assert stored == made.client
+    assert stored.grant_types == ("authorization_code", "refresh_token")
+    assert stored.redirect_uris == ("https://app.example/cb", "http://127.0.0.1/cb")
+    assert stored.token_endpoint_auth_method == "client_secret_post" and stored.skip_consent
+    assert stored.secret_hash == hash_token(made.client_secret)
+
+
+async def test_a_public_client_has_no_secret_and_auth_method_none() -> None:
+    r = Registry()
+    made = await r.create(ADMIN, "spa", [], public=True, redirect_uris=["https://app.example/cb"])
+    assert made.client_secret is None
+    client = made.client
+    assert client.public and client.token_endpoint_auth_method == "none"
+    assert client.grant_types == ("authorization_code",) and client.secret_hash == ""
+    with pytest.raises(ValidationFailed) as raised:
+        await r.rotate(ADMIN, client.id)
+    assert raised.value.errors[0].field == "public"
+
+
+@pytest.mark.parametrize(
+    ("fields", "named"),
+    [
+        ({"grant_types": ["authorization_code"]}, "redirect_uris"),
+        ({"grant_types": ["authorization_code"], "redirect_uris": ["http://app.example/cb"]},
+         "redirect_uris"),
+        ({**APP, "redirect_uris": ["https://app.example/cb#x"]}, "redirect_uris"),
+        ({**APP, "post_logout_redirect_uris": ["/bye"]}, "post_logout_redirect_uris"),
+        ({"grant_types": ["implicit"]}, "grant_types"),
+        ({"grant_types": []}, "grant_types"),
+        ({"grant_types": ["refresh_token"]}, "grant_types"),
+        ({"public": True, **APP, "grant_types": ["client_credentials"]}, "grant_types"),
+        ({"public": True, **APP, "token_endpoint_auth_method": "client_secret_basic"},
+         "token_endpoint_auth_method"),
+        ({"token_endpoint_auth_method": "none"}, "token_endpoint_auth_method"),
+        ({"token_endpoint_auth_method": "private_key_jwt"}, "token_endpoint_auth_method"),
+        ({**APP, "logo_uri": "http://app.example/logo.png"}, "logo_uri"),
+        ({**APP, "policy_uri": "com.example.app:/policy"}, "policy_uri"),
+        ({**APP, "tos_uri": "tos"}, "tos_uri"),
+        ({**APP, "id_token_signed_response_alg": "HS256"}, "id_token_signed_response_alg"),
+        ({**APP, "skip_consent": "yes"}, "skip_consent"),
+    ],
+)  # fmt: skip
+async def test_bad_code_flow_fields_are_refused_naming_the_field(
+    fields: dict[str, object], named: str
+) -> None:
+    r = Registry()
+    with pytest.raises(ValidationFailed) as raised:
+        await r.create(ADMIN, "app", [], **fields)  # type: ignore[arg-type]
+    assert raised.value.errors[0].field == named
+
+
+async def test_id_token_alg_in_auth_algorithms_is_kept() -> None:
+    r = Registry()
+    made = await r.create(ADMIN, "app", [], id_token_signed_response_alg="RS256", **APP)
+    assert made.client.id_token_signed_response_alg == "RS256"
+
+
+async def test_update_checks_the_resulting_client_as_a_whole() -> None:
+    r = Registry()
+    made = await r.create(ADMIN, "app", ["read"])
+    with pytest.raises(ValidationFailed) as raised:
+        await r.update(ADMIN, made.client.id, grant_types=["authorization_code"])
+    assert raised.value.errors[0].field == "redirect_uris"
+    updated = await r.update(
+        ADMIN, made.client.id, grant_types=["client_credentials", "authorization_code"],
+        redirect_uris=["com.example.app:/cb"],
+    )  # fmt: skip
+    assert updated.grant_types == ("client_credentials", "authorization_code")
+    assert await r.stored(made.client.id) == updated

@@ -1,0 +1,133 @@
+"""The code-flow fields of a client (contract section 15), checked for the registry's create
+and change: each value alone (``check_code_flow_values``), then the client as a whole
+(``check_code_flow_client``). Every refusal is ``ValidationFailed`` (422) naming the field."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+from application.shared.checks import invalid
+from application.shared.settings import AuthSettings
+from domain.clients import GRANT_TYPES, TOKEN_ENDPOINT_AUTH_METHODS, Client
+from domain.oidc import MAX_REDIRECT_URI_LENGTH, redirect_uri_problem
+
+__all__ = [
+    "CODE_FLOW_FIELDS",
+    "MAX_REDIRECT_URIS",
+    "check_code_flow_client",
+    "check_code_flow_values",
+    "checked_alg",
+]
+
+MAX_REDIRECT_URIS = 16
+"""The most ``redirect_uris`` (and ``post_logout_redirect_uris``) a client may hold."""
+CODE_FLOW_FIELDS = (
+    "grant_types", "redirect_uris", "post_logout_redirect_uris", "token_endpoint_auth_method",
+    "skip_consent", "logo_uri", "policy_uri", "tos_uri", "id_token_signed_response_alg",
+)  # fmt: skip
+"""The code-flow fields a registration or a change may carry (``public`` is fixed at
+registration: a client never gains or loses its secret)."""
+_URI_FIELDS = ("logo_uri", "policy_uri", "tos_uri")
+_NONE = "none"
+
+
+def checked_alg(alg: Any, settings: AuthSettings, field: str) -> str | None:
+    """A JWS ``alg`` checked against ``auth.algorithms`` (contract section 17): None stays
+    None; another value not listed → ``ValidationFailed`` naming ``field``."""
+    if alg is None:
+        return None
+    listed = settings.signing_algorithms
+    if not isinstance(alg, str) or alg not in listed:
+        raise invalid(field, f"must be one of auth.algorithms: {', '.join(listed)}")
+    return alg
+
+
+def _strings(value: Any, field: str, most: int) -> tuple[str, ...]:
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        raise invalid(field, "must be a list of strings")
+    unique = tuple(dict.fromkeys(value))
+    if len(unique) > most:
+        raise invalid(field, f"must hold at most {most} values")
+    return unique
+
+
+def _redirect_uris(value: Any, field: str) -> tuple[str, ...]:
+    uris = _strings(value, field, MAX_REDIRECT_URIS)
+    for uri in uris:
+        problem = redirect_uri_problem(uri)
+        if problem is not None:
+            raise invalid(field, f"holds a URI that {problem}")
+    return uris
+
+
+def _web_uri(value: Any, field: str) -> str:
+    """An absolute ``https`` URI, or ``http`` on a loopback host (a page the consent screen
+    links to or an image it shows)."""
+    if not isinstance(value, str):
+        raise invalid(field, "must be a string")
+    problem = redirect_uri_problem(value)
+    scheme = urlsplit(value).scheme.lower() if problem is None else ""
+    if (
+        problem is not None
+        or scheme not in ("https", "http")
+        or len(value) > MAX_REDIRECT_URI_LENGTH
+    ):
+        raise invalid(field, "must be an absolute https URI (http only on a loopback host)")
+    return value
+
+
+def check_code_flow_values(values: dict[str, Any], settings: AuthSettings) -> dict[str, Any]:
+    """Each code-flow value of ``values`` checked alone (absent ones stay absent, None values
+    of the optional URIs and algorithm stay None): ``grant_types`` a non-empty subset of
+    ``GRANT_TYPES`` (canonical order), ``redirect_uris`` / ``post_logout_redirect_uris`` at
+    most ``MAX_REDIRECT_URIS`` registrable URIs (``redirect_uri_problem``),
+    ``token_endpoint_auth_method`` one of ``TOKEN_ENDPOINT_AUTH_METHODS``, ``skip_consent`` a
+    boolean, the URIs absolute https, ``id_token_signed_response_alg`` in ``auth.algorithms``.
+    Returns the checked values."""
+    out = dict(values)
+    if "grant_types" in out:
+        grants = _strings(out["grant_types"], "grant_types", len(GRANT_TYPES))
+        if not grants or not set(grants) <= set(GRANT_TYPES):
+            raise invalid("grant_types", f"must be a non-empty subset of {', '.join(GRANT_TYPES)}")
+        out["grant_types"] = tuple(g for g in GRANT_TYPES if g in grants)
+    for field in ("redirect_uris", "post_logout_redirect_uris"):
+        if field in out:
+            out[field] = _redirect_uris(out[field], field)
+    method = out.get("token_endpoint_auth_method")
+    if "token_endpoint_auth_method" in out and method not in TOKEN_ENDPOINT_AUTH_METHODS:
+        raise invalid(
+            "token_endpoint_auth_method", f"must be one of {', '.join(TOKEN_ENDPOINT_AUTH_METHODS)}"
+        )
+    if "skip_consent" in out and not isinstance(out["skip_consent"], bool):
+        raise invalid("skip_consent", "must be a boolean")
+    for field in _URI_FIELDS:
+        if out.get(field) is not None:
+            out[field] = _web_uri(out[field], field)
+    if "id_token_signed_response_alg" in out:
+        out["id_token_signed_response_alg"] = checked_alg(
+            out["id_token_signed_response_alg"], settings, "id_token_signed_response_alg"
+        )
+    return out
+
+
+def check_code_flow_client(client: Client) -> None:
+    """The rules across fields (contract section 15), on the client as it would be stored:
+    the ``authorization_code`` grant needs at least one redirect URI (422 naming
+    ``redirect_uris``); ``refresh_token`` comes only with ``authorization_code``; a public
+    client authenticates with ``none`` and cannot hold ``client_credentials``; a confidential
+    one never with ``none`` (422 naming ``token_endpoint_auth_method`` or ``grant_types``)."""
+    grants = set(client.grant_types)
+    if "authorization_code" in grants and not client.redirect_uris:
+        raise invalid(
+            "redirect_uris", "must hold at least one URI for the authorization_code grant"
+        )
+    if "refresh_token" in grants and "authorization_code" not in grants:
+        raise invalid("grant_types", "refresh_token needs authorization_code")
+    if client.public:
+        if client.token_endpoint_auth_method != _NONE:
+            raise invalid("token_endpoint_auth_method", "must be none for a public client")
+        if "client_credentials" in grants:
+            raise invalid("grant_types", "a public client cannot use client_credentials")
+    elif client.token_endpoint_auth_method == _NONE:
+        raise invalid("token_endpoint_auth_method", "none is only for a public client")
