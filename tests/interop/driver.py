@@ -123,10 +123,13 @@ class UserAgent:
         self.trail.append(f"VISIT {url}")
         try:
             await self.page.goto(url, wait_until="domcontentloaded", timeout=STEP_TIMEOUT_MS)
+            previous = None
             for _ in range(6):
-                if self._landed is not None:
+                # Landed, or the same page again after a submit (a refused login): done.
+                if self._landed is not None or self.page.url == previous:
                     break
-                self.trail.append(f"  page {self.page.url}")
+                previous = self.page.url
+                self.trail.append(f"  page {previous}")
                 action = await self.steps.next_action(self.page)
                 if action is None:
                     break

@@ -56,10 +56,14 @@ def flow_env(issuer: str, client: dict[str, str], mode: str, **extra: str) -> di
     return env
 
 
-def assert_all_passed(run: ScriptRun, agent: UserAgent, expected: set[str]) -> None:
-    """Every check ran (none skipped by an early stop) and passed."""
-    assert run.failed == 0 and run.returncode == 0, run.explain(agent)
-    assert set(run.result["checks"]) == expected, run.explain(agent)
+def assert_all_passed(
+    run: ScriptRun, agent: UserAgent, expected: set[str], server: Server | None = None
+) -> None:
+    """Every check ran (none skipped by an early stop) and passed; a failure shows the checks,
+    the browser's trail, node's stderr and the end of the server's log."""
+    why = run.explain(agent) + (f"\nserver log:\n{server.log()[-4000:]}" if server else "")
+    assert run.failed == 0 and run.returncode == 0, why
+    assert set(run.result["checks"]) == expected, why
     print(run.result["script"], run.result["mode"], f"{run.passed} passed, {run.failed} failed")
 
 
@@ -190,9 +194,8 @@ async def test_independent_clients_against_authsvc(
             env = flow_env(authsvc.base, clients[mode], mode)
             run = await run_script(node_modules, "rp_flow.mjs", env, agent)
             await agent.close()
-            assert_all_passed(
-                run, agent, FLOW_CHECKS | ({"dpop_binding"} if mode == "dpop" else set())
-            )
+            dpop = {"dpop_binding"} if mode == "dpop" else set()
+            assert_all_passed(run, agent, FLOW_CHECKS | dpop, authsvc)
             seen = run.result
             assert seen["callback_params"] == ["code", "iss", "state"]
             claims = seen["id_token_claims"]
@@ -206,5 +209,5 @@ async def test_independent_clients_against_authsvc(
         env = flow_env(authsvc.base, clients["public"], "public")
         run = await run_script(node_modules, "rp_o4w.mjs", env, agent)
         await agent.close()
-        assert_all_passed(run, agent, O4W_CHECKS)
+        assert_all_passed(run, agent, O4W_CHECKS, authsvc)
         assert run.result["id_token_claims"]["sub"] == user_id
