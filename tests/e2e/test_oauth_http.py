@@ -255,11 +255,18 @@ async def test_metadata_lists_the_endpoints(client: TestClient) -> None:
     assert doc["revocation_endpoint"] == issuer + "/oauth/revoke"
     assert doc["introspection_endpoint"] == issuer + "/oauth/introspect"
     assert doc["jwks_uri"] == issuer + "/.well-known/jwks.json"
-    assert doc["grant_types_supported"] == ["client_credentials"]
-    assert doc["response_types_supported"] == []
+    # Contract section 15: the code flow's grants, and "none" for public clients.
+    assert doc["grant_types_supported"] == [
+        "authorization_code",
+        "refresh_token",
+        "client_credentials",
+    ]
+    assert doc["response_types_supported"] == ["code"]
+    assert doc["authorization_endpoint"] == issuer + "/oauth/authorize"
     assert set(doc["token_endpoint_auth_methods_supported"]) == {
         "client_secret_basic",
         "client_secret_post",
+        "none",
     }
 
 
