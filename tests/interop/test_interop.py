@@ -2,8 +2,9 @@
 research oidc-provider.md §5 and OP-30).
 
 panva's ``openid-client`` 6.8.9 (a confidential client with ``client_secret_basic``, a public
-client, and a public client with DPoP) and ``oauth4webapi`` 3.8.8 (a public client) run the whole
-authorization code flow with PKCE; the login is done by Playwright driving Debian's Chromium.
+client, and a public client with DPoP), ``oauth4webapi`` 3.8.8 (a public client) and authlib's
+Python client (confidential) run the whole authorization code flow with PKCE; the login is done
+by Playwright driving Debian's Chromium.
 The same scripts first run against panva's ``oidc-provider`` 9.13.3, a certified provider
 (the harness self-test: a failure there is the harness's, not authsvc's), then against a real
 ``authsvc serve`` process. Each script ends with ``N passed, N failed``."""
@@ -30,6 +31,7 @@ from tests.interop.driver import (
     oidc_provider,
     run_script,
 )
+from tests.interop.rp_authlib import authlib_flow
 
 REDIRECT_URI = "http://127.0.0.1:8765/cb"
 """Registered for every test client; the browser step answers it, nothing listens there (a
@@ -40,6 +42,8 @@ MODES = ("confidential", "public", "dpop")
 FLOW_CHECKS = {"discovery", "authorization_code_grant", "id_token_claims", "userinfo", "refresh",
                "code_reuse_refused_and_revokes", "end_session", "prompt_none_after_logout"}  # fmt: skip
 """What ``rp_flow.mjs`` checks (``dpop_binding`` too in the DPoP mode)."""
+AUTHLIB_CHECKS = {"discovery", "authorization_code_grant", "id_token_claims", "userinfo", "refresh"}
+"""What ``rp_authlib.py`` checks."""
 O4W_CHECKS = {"discovery", "validate_auth_response", "tampered_iss_refused",
               "authorization_code_grant", "id_token_claims", "userinfo"}  # fmt: skip
 """What ``rp_o4w.mjs`` checks."""
@@ -94,6 +98,12 @@ async def test_harness_self_test_against_oidc_provider(node_modules: Path, chrom
         )
         await agent.close()
         assert_all_passed(run, agent, O4W_CHECKS)
+        assert run.result["id_token_claims"]["sub"] == login
+        agent = await UserAgent.open(browser, DevInteractions(login), STOPS)
+        run = await authlib_flow(issuer, clients["confidential"], REDIRECT_URI, agent.visit,
+                                 {"prompt": "consent"})  # fmt: skip
+        await agent.close()
+        assert_all_passed(run, agent, AUTHLIB_CHECKS)
         assert run.result["id_token_claims"]["sub"] == login
         # And a failure is counted: a wrong client secret fails the code exchange, the closing
         # line says so and the exit status is 1.
@@ -184,8 +194,8 @@ async def registered(base: str) -> tuple[str, dict[str, dict[str, str]]]:
 async def test_independent_clients_against_authsvc(
     node_modules: Path, chromium: str, authsvc: Server
 ) -> None:
-    """openid-client (confidential, public, DPoP) and oauth4webapi (public) complete the code
-    flow against authsvc, Chromium logging in on /ui/login and consenting on /ui/consent."""
+    """openid-client (confidential, public, DPoP), oauth4webapi (public) and authlib
+    (confidential) complete the code flow against authsvc, Chromium logging in on /ui/login and consenting on /ui/consent."""
     user_id, clients = await registered(authsvc.base)
     steps = HostedPages(USER, PASSWORD)
     async with chromium_browser(chromium) as browser:
@@ -210,4 +220,9 @@ async def test_independent_clients_against_authsvc(
         run = await run_script(node_modules, "rp_o4w.mjs", env, agent)
         await agent.close()
         assert_all_passed(run, agent, O4W_CHECKS, authsvc)
+        assert run.result["id_token_claims"]["sub"] == user_id
+        agent = await UserAgent.open(browser, steps, STOPS)
+        run = await authlib_flow(authsvc.base, clients["confidential"], REDIRECT_URI, agent.visit)
+        await agent.close()
+        assert_all_passed(run, agent, AUTHLIB_CHECKS, authsvc)
         assert run.result["id_token_claims"]["sub"] == user_id
