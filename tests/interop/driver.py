@@ -141,7 +141,10 @@ class UserAgent:
             if self._landed is None:
                 self.trail.append(f"  error {err.message.splitlines()[0]}")
         if self._landed is None:
-            text = await self.page.locator("body").inner_text(timeout=1000) if self.page else ""
+            try:
+                text = await self.page.locator("body").inner_text(timeout=1000)
+            except PlaywrightError:
+                text = "(no page text)"
             self.trail.append(f"  stuck on {self.page.url}: {text[:300]!r}")
             return self.page.url
         self.trail.append(f"  landed {self._landed}")

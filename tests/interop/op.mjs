@@ -17,7 +17,7 @@ const common = {
   post_logout_redirect_uris: [postLogout],
   grant_types: ['authorization_code', 'refresh_token'],
   response_types: ['code'],
-  require_auth_time: true, // authsvc always sends auth_time (contract section 15); ask this OP to
+  require_auth_time: true, // authsvc always sends auth_time (contract section 15): ask this OP too
 }
 const clients = {
   confidential: { client_id: 'interop-confidential', client_secret: secret },
