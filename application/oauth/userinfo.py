@@ -3,6 +3,7 @@ contract section 15): the claims of the user behind an access token of the code 
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import attrs
@@ -34,7 +35,9 @@ class UserInfo:
     ``email``; ``org_id``, ``role``, ``groups`` with ``authsvc``. The token must be an access
     token of the code flow (``at+jwt`` with ``sid``) holding ``openid``, its family live and
     its user enabled; a DPoP-bound token (``cnf.jkt``) only with ``scheme`` ``DPoP`` and a
-    proof of that key for this request (``ath`` included)."""
+    proof of that key for this request (``ath`` included), whose ``jti`` is claimed once in the
+    shared replay store (``ClientRepo.claim_proof_jti``, like the token endpoint): a replayed
+    proof is ``invalid_dpop_proof``."""
 
     _storage: Storage
     _signer: Signer
@@ -56,7 +59,7 @@ class UserInfo:
         sid, sub = claims.get("sid"), claims.get("sub")
         if not isinstance(sid, str) or not isinstance(sub, str) or sub == claims.get("client_id"):
             raise UserInfoError(401, "invalid_token", "not an access token of a user")
-        self._check_binding(scheme, token, proof, method, urls, claims)
+        await self._check_binding(scheme, token, proof, method, urls, claims)
         scopes = str(claims.get("scope", "")).split(" ")
         if "openid" not in scopes:
             raise UserInfoError(403, "insufficient_scope", "the token lacks the openid scope")
@@ -83,7 +86,7 @@ class UserInfo:
             answer.update(org_id=user.org_id, role=user.role.value, groups=groups)
         return answer
 
-    def _check_binding(
+    async def _check_binding(
         self,
         scheme: str,
         token: str,
@@ -100,10 +103,18 @@ class UserInfo:
             return
         if scheme != "DPoP" or proof is None:
             raise UserInfoError(401, "invalid_token", "a DPoP-bound token needs DPoP", "DPoP")
+        now = self._clock.now()
         try:
-            self._dpop.verify(
-                proof, method, urls, self._clock.now(),
-                DPOP_WINDOW, access_token=token, jkt=str(jkt),
+            checked = self._dpop.verify(
+                proof, method, urls, now, DPOP_WINDOW, access_token=token, jkt=str(jkt),
             )  # fmt: skip
         except InvalidDpopProof as e:
             raise UserInfoError(401, "invalid_dpop_proof", e.reason, "DPoP") from None
+        remember = datetime.fromtimestamp(max(checked.iat, int(now.timestamp())) + DPOP_WINDOW, UTC)
+        async with self._storage.begin() as uow:
+            fresh = await uow.clients.claim_proof_jti(f"{checked.jkt}:{checked.jti}", remember)
+            await uow.commit()
+        if not fresh:
+            raise UserInfoError(
+                401, "invalid_dpop_proof", "the DPoP proof was used already", "DPoP"
+            )

@@ -94,11 +94,13 @@ def csrf_of(client: TestClient) -> str:
     raise AssertionError("no CSRF cookie")
 
 
-async def sign_in(client: TestClient, return_to: str, email: str = "alice@example.com") -> str:
+async def sign_in(
+    client: TestClient, return_to: str, email: str = "alice@example.com", password: str = PASSWORD
+) -> str:
     """Open the login page, post the form; returns the 303's Location."""
     resp = await client.get("/ui/login", params={"return_to": return_to})
     assert resp.status == 200
-    form = {"email": email, "password": PASSWORD, "csrf_token": csrf_of(client),
+    form = {"email": email, "password": password, "csrf_token": csrf_of(client),
             "return_to": return_to}  # fmt: skip
     resp = await client.post("/ui/login", data=form, headers=ORIGIN, allow_redirects=False)
     assert resp.status == 303, await resp.text()
@@ -120,7 +122,12 @@ async def consent(client: TestClient, consent_location: str, decision: str = "al
 
 
 async def code_via_browser(
-    client: TestClient, app: Registered, params: dict[str, str], email: str = "alice@example.com"
+    client: TestClient,
+    app: Registered,
+    params: dict[str, str],
+    email: str = "alice@example.com",
+    password: str = PASSWORD,
+    decision: str = "allow",
 ) -> dict[str, str]:
     """Follow authorize → login (if needed) → authorize → consent (if needed) → the client's
     callback; returns the callback's query."""
@@ -132,9 +139,9 @@ async def code_via_browser(
             return query_of(location)
         if location.startswith("/ui/login?"):
             return_to = parse_qs(urlsplit(location).query)["return_to"][0]
-            location = await sign_in(client, return_to, email)
+            location = await sign_in(client, return_to, email, password)
         elif location.startswith("/ui/consent?"):
-            location = await consent(client, location)
+            location = await consent(client, location, decision)
         else:
             resp = await client.get(location, allow_redirects=False)
             assert resp.status == 303, await resp.text()

@@ -18,6 +18,7 @@ from aiohttp.test_utils import TestClient
 from application.shared.steps import hash_token
 from domain.audit import AUDIT_EVENT_TYPES, AuditEvent, AuditQuery
 from tests.e2e.conftest import ONE_PER_BACKEND, PASSWORD, MakeClient, bearer, container_of
+from tests.e2e.oidc_helpers import auth_params, code_via_browser, exchange, pkce, register_client
 from tests.e2e.test_oauth_http import basic
 from tests.smtp import SmtpSink, smtp_env, smtp_server, token_of
 from tests.webauthn_authenticator import SoftAuthenticator, b64url_decode
@@ -100,6 +101,7 @@ async def test_every_action_leaves_its_row_and_no_row_holds_a_secret(
     config = _config(tmp_path / "authsvc.toml", 600)
     env = {**smtp_env(port), "AUTHSVC_AUTH__LOGIN_MAX_FAILURES": "3"}
     client = await make_client(env, config_path=config)
+    client.session.headers["User-Agent"] = AGENT  # the hosted pages' requests too
     w = Walk(client, sink)
     root_id = (await container_of(client).create_superadmin()(ROOT, PASSWORD)).user.id
     root = (await w.login(ROOT))["access_token"]  # login.succeeded
@@ -158,6 +160,8 @@ async def test_every_action_leaves_its_row_and_no_row_holds_a_secret(
     await w.call("DELETE", f"/me/passkeys/{passkey['id']}", {"password": RESET_PASSWORD}, access,
                  status=204)  # fmt: skip
 
+    await _code_flow(w)
+
     bob = await w.call("POST", "/register", {"email": BOB, "password": PASSWORD}, status=201)
     await w.call("PUT", f"/users/{alice['id']}/role", {"role": "operator"}, root)
     await w.call("PATCH", f"/users/{bob['id']}", {"disabled": True}, root)
@@ -207,6 +211,8 @@ async def test_every_action_leaves_its_row_and_no_row_holds_a_secret(
         "unknown_email",
     }
     assert by_type["mfa.failed"][0].details_dict() == {"reason": "wrong_code"}
+    hosted = [r for r in by_type["login.succeeded"] if r.details_dict().get("client_id")]
+    assert [r.details_dict()["method"] for r in hosted] == ["password"]  # the hosted page
     assert by_type["config.changed"][0].details_dict() == {"changed": "auth"}
     assert by_type["client.updated"][0].details_dict() == {
         "client_id": svc["client_id"],
@@ -228,6 +234,35 @@ async def test_every_action_leaves_its_row_and_no_row_holds_a_secret(
     dumped = json.dumps([_as_dict(r) for r in found])
     leaked = sorted(s for s in w.secrets if s in dumped)
     assert leaked == []
+
+
+async def _code_flow(w: Walk) -> None:
+    """The code flow (contract section 15, research §6 OP-02, OP-12, OP-25, OP-28): a hosted
+    login with consent allowed (login.succeeded, oauth.consent_granted, oauth.authorized), the
+    code used twice (oauth.code_reused), consent denied (oauth.consent_denied), RP-initiated
+    logout (oidc.logout)."""
+    app = await register_client(w.client)
+    assert app.secret is not None
+    w.secrets.update((app.secret, hash_token(app.secret)))
+    verifier, challenge = pkce()
+    w.secrets.add(verifier)
+    callback = await code_via_browser(w.client, app, auth_params(app, challenge), ALICE,
+                                      RESET_PASSWORD)  # fmt: skip
+    w.secrets.add(callback["code"])
+    for cookie in w.client.session.cookie_jar:
+        w.secrets.add(cookie.value)
+    resp = await exchange(w.client, app, callback["code"], verifier)
+    assert resp.status == 200, await resp.text()
+    tokens = await resp.json()
+    w.keep(tokens)
+    w.secrets.add(tokens["id_token"])
+    resp = await exchange(w.client, app, callback["code"], verifier)  # oauth.code_reused
+    assert resp.status == 400
+    again = auth_params(app, challenge, prompt="consent")
+    denied = await code_via_browser(w.client, app, again, ALICE, RESET_PASSWORD, "deny")
+    assert denied["error"] == "access_denied"
+    resp = await w.client.get("/oauth/logout", params={"id_token_hint": tokens["id_token"]})
+    assert resp.status == 200  # oidc.logout; the signed-out page (no post-logout URI)
 
 
 def _as_dict(row: AuditEvent) -> dict[str, Any]:
