@@ -43,8 +43,9 @@ def free_port() -> int:
 class Server:
     """One ``python -m entrypoints.cli serve`` child process on its own port."""
 
-    def __init__(self, env: dict[str, str]) -> None:
-        self.port = free_port()
+    def __init__(self, env: dict[str, str], port: int | None = None) -> None:
+        """``port``: one the caller chose (to name it in ``auth.issuer``); default a free one."""
+        self.port = port or free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         # No limit on writes from anyone unless the test sets one: every client here is
         # 127.0.0.1, standing for many users.

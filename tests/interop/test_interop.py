@@ -1,0 +1,228 @@
+"""Independent clients prove the OpenID Provider (issue 31; contract section 15, last bullet;
+research oidc-provider.md §5 and OP-30).
+
+panva's ``openid-client`` 6.8.9 (a confidential client with ``client_secret_basic``, a public
+client, and a public client with DPoP), ``oauth4webapi`` 3.8.8 (a public client) and authlib's
+Python client (confidential) run the whole authorization code flow with PKCE; the login is done
+by Playwright driving Debian's Chromium.
+The same scripts first run against panva's ``oidc-provider`` 9.13.3, a certified provider
+(the harness self-test: a failure there is the harness's, not authsvc's), then against a real
+``authsvc serve`` process. Each script ends with ``N passed, N failed``."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from tests.e2e.servers import ROOT, Server, free_port
+from tests.interop.driver import (
+    DevInteractions,
+    HostedPages,
+    ScriptRun,
+    UserAgent,
+    chromium_browser,
+    oidc_provider,
+    run_script,
+)
+from tests.interop.rp_authlib import authlib_flow
+
+REDIRECT_URI = "http://127.0.0.1:8765/cb"
+"""Registered for every test client; the browser step answers it, nothing listens there (a
+loopback IP literal: authsvc matches it on any port, oidc-provider exactly)."""
+POST_LOGOUT = "http://127.0.0.1:8765/signed-out"
+STOPS = (REDIRECT_URI, POST_LOGOUT)
+MODES = ("confidential", "public", "dpop")
+FLOW_CHECKS = {"discovery", "authorization_code_grant", "id_token_claims", "userinfo", "refresh",
+               "code_reuse_refused_and_revokes", "end_session", "prompt_none_after_logout"}  # fmt: skip
+"""What ``rp_flow.mjs`` checks (``dpop_binding`` too in the DPoP mode)."""
+AUTHLIB_CHECKS = {"discovery", "authorization_code_grant", "id_token_claims", "userinfo", "refresh"}
+"""What ``rp_authlib.py`` checks."""
+O4W_CHECKS = {"discovery", "validate_auth_response", "tampered_iss_refused",
+              "authorization_code_grant", "id_token_claims", "userinfo"}  # fmt: skip
+"""What ``rp_o4w.mjs`` checks."""
+
+pytestmark = pytest.mark.slow
+
+
+def flow_env(issuer: str, client: dict[str, str], mode: str, **extra: str) -> dict[str, str]:
+    """The environment of ``rp_flow.mjs`` / ``rp_o4w.mjs``."""
+    env = {"ISSUER": issuer, "CLIENT_ID": client["client_id"], "MODE": mode,
+           "REDIRECT_URI": REDIRECT_URI, "POST_LOGOUT_REDIRECT_URI": POST_LOGOUT, **extra}  # fmt: skip
+    if client.get("client_secret"):
+        env["CLIENT_SECRET"] = client["client_secret"]
+    return env
+
+
+def assert_all_passed(
+    run: ScriptRun, agent: UserAgent, expected: set[str], server: Server | None = None
+) -> None:
+    """Every check ran (none skipped by an early stop) and passed; a failure shows the checks,
+    the browser's trail, node's stderr and the end of the server's log."""
+    why = run.explain(agent) + (f"\nserver log:\n{server.log()[-4000:]}" if server else "")
+    assert run.failed == 0 and run.returncode == 0, why
+    assert set(run.result["checks"]) == expected, why
+    print(run.result["script"], run.result["mode"], f"{run.passed} passed, {run.failed} failed")
+
+
+async def test_harness_self_test_against_oidc_provider(node_modules: Path, chromium: str) -> None:
+    """The harness is right: every check passes against a certified provider."""
+    login = "carol@example.com"
+    # oidc-provider grants offline_access only with prompt=consent (its documented rule).
+    consent = '{"prompt": "consent"}'
+    async with (
+        oidc_provider(node_modules, REDIRECT_URI, POST_LOGOUT) as op,
+        chromium_browser(chromium) as browser,
+    ):
+        issuer, clients = op["issuer"], op["clients"]
+        for mode in MODES:
+            agent = await UserAgent.open(browser, DevInteractions(login), STOPS)
+            env = flow_env(issuer, clients[mode], mode, AUTH_PARAMS=consent)
+            run = await run_script(node_modules, "rp_flow.mjs", env, agent)
+            await agent.close()
+            assert_all_passed(
+                run, agent, FLOW_CHECKS | ({"dpop_binding"} if mode == "dpop" else set())
+            )
+            assert run.result["callback_params"] == ["code", "iss", "state"]
+            assert run.result["id_token_claims"]["sub"] == login
+            assert run.result["userinfo"]["email"] == login
+        agent = await UserAgent.open(browser, DevInteractions(login), STOPS)
+        run = await run_script(
+            node_modules, "rp_o4w.mjs", flow_env(issuer, clients["public"], "public"), agent
+        )
+        await agent.close()
+        assert_all_passed(run, agent, O4W_CHECKS)
+        assert run.result["id_token_claims"]["sub"] == login
+        agent = await UserAgent.open(browser, DevInteractions(login), STOPS)
+        run = await authlib_flow(issuer, clients["confidential"], REDIRECT_URI, agent.visit,
+                                 {"prompt": "consent"})  # fmt: skip
+        await agent.close()
+        assert_all_passed(run, agent, AUTHLIB_CHECKS)
+        assert run.result["id_token_claims"]["sub"] == login
+        # And a failure is counted: a wrong client secret fails the code exchange, the closing
+        # line says so and the exit status is 1.
+        agent = await UserAgent.open(browser, DevInteractions(login), STOPS)
+        wrong = {**clients["confidential"], "client_secret": "not-the-secret"}
+        env = flow_env(issuer, wrong, "confidential", AUTH_PARAMS=consent)
+        run = await run_script(node_modules, "rp_flow.mjs", env, agent)
+        await agent.close()
+        assert (run.passed, run.failed, run.returncode) == (1, 1, 1), run.explain(agent)
+        assert "invalid_client" in run.result["checks"]["authorization_code_grant"]
+
+
+# ---------------------------------------------------------------------------------------------
+# (b) The same scripts against a real ``authsvc serve`` (SQLite), the login on /ui/login.
+
+ADMIN, USER, PASSWORD = "root@example.com", "alice@example.com", "correct horse battery"
+CLIENTS: dict[str, dict[str, Any]] = {
+    # A first-party server app: a secret, no consent page.
+    "confidential": {"public": False, "token_endpoint_auth_method": "client_secret_basic",
+                     "skip_consent": True},
+    # A browser or mobile app: no secret; the user consents.
+    "public": {"public": True, "token_endpoint_auth_method": "none", "skip_consent": False},
+    # The same with its tokens bound to a DPoP key (RFC 9449).
+    "dpop": {"public": True, "token_endpoint_auth_method": "none", "skip_consent": False,
+             "require_dpop": True},
+}  # fmt: skip
+
+
+@pytest.fixture
+def authsvc(tmp_path: Path) -> Iterator[Server]:
+    """``authsvc serve`` on SQLite with ``auth.issuer`` = its loopback address, and a
+    superadmin created by ``authsvc create-superadmin`` as an operator would."""
+    port = free_port()
+    env = {
+        "AUTHSVC_STORAGE__BACKEND": "sqlite",
+        "AUTHSVC_STORAGE__SQLITE_PATH": str(tmp_path / "authsvc.db"),
+        "AUTHSVC_AUTH__KEY_DIR": str(tmp_path / "keys"),
+        "AUTHSVC_AUTH__BCRYPT_ROUNDS": "4",
+        "AUTHSVC_AUTH__ISSUER": f"http://127.0.0.1:{port}",
+        "AUTHSVC_SERVER__ANONYMOUS_WRITE_RATE": "0",
+    }
+    subprocess.run(
+        [sys.executable, "-m", "entrypoints.cli", "create-superadmin", "--email", ADMIN],
+        cwd=ROOT, env={**os.environ, **env, "AUTHSVC_BOOTSTRAP_PASSWORD": PASSWORD},
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    server = Server(env, port=port)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+async def call(http: aiohttp.ClientSession, method: str, url: str, token: str | None = None,
+               **body: Any) -> tuple[int, Any]:  # fmt: skip
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with http.request(method, url, json=body or None, headers=headers) as resp:
+        return resp.status, await resp.json(content_type=None)
+
+
+async def registered(base: str) -> tuple[str, dict[str, dict[str, str]]]:
+    """Alice (a user) and the three code-flow clients registered through the admin API
+    (contract sections 14 and 15)."""
+    async with aiohttp.ClientSession() as http:
+        status, meta = await call(http, "GET", base + "/.well-known/openid-configuration")
+        assert status == 200, meta
+        for name in ("authorization_endpoint", "userinfo_endpoint", "end_session_endpoint"):
+            assert name in meta, f"discovery lacks {name}"
+        status, user = await call(http, "POST", base + "/register", email=USER, password=PASSWORD)
+        assert status == 201, user
+        status, pair = await call(http, "POST", base + "/login", email=ADMIN, password=PASSWORD)
+        assert status == 200, pair
+        clients = {}
+        for mode, fields in CLIENTS.items():
+            status, client = await call(
+                http, "POST", base + "/oauth/clients", pair["access_token"],
+                name=f"interop {mode}", scopes=[],
+                grant_types=["authorization_code", "refresh_token"],
+                redirect_uris=[REDIRECT_URI], post_logout_redirect_uris=[POST_LOGOUT], **fields,
+            )  # fmt: skip
+            assert status == 201, (mode, client)
+            assert bool(client.get("client_secret")) == (mode == "confidential"), client
+            assert {name: client.get(name) for name in fields} == fields, client
+            clients[mode] = client
+        return user["id"], clients
+
+
+async def test_independent_clients_against_authsvc(
+    node_modules: Path, chromium: str, authsvc: Server
+) -> None:
+    """openid-client (confidential, public, DPoP), oauth4webapi (public) and authlib
+    (confidential) complete the code flow against authsvc, Chromium logging in on /ui/login and consenting on /ui/consent."""
+    user_id, clients = await registered(authsvc.base)
+    steps = HostedPages(USER, PASSWORD)
+    async with chromium_browser(chromium) as browser:
+        for mode in MODES:
+            agent = await UserAgent.open(browser, steps, STOPS)
+            env = flow_env(authsvc.base, clients[mode], mode)
+            run = await run_script(node_modules, "rp_flow.mjs", env, agent)
+            await agent.close()
+            dpop = {"dpop_binding"} if mode == "dpop" else set()
+            assert_all_passed(run, agent, FLOW_CHECKS | dpop, authsvc)
+            seen = run.result
+            assert seen["callback_params"] == ["code", "iss", "state"]
+            claims = seen["id_token_claims"]
+            # Contract section 15: sub is the user id, azp the client, a password login.
+            assert claims["sub"] == user_id and claims["azp"] == clients[mode]["client_id"]
+            assert claims["amr"] == ["pwd"] and claims["acr"] == "1" and claims["sid"]
+            assert seen["userinfo"]["email"] == USER and seen["refresh_rotated"] is True
+            consented = any("/ui/consent" in step for step in agent.trail)
+            assert consented is not CLIENTS[mode]["skip_consent"], agent.trail
+        agent = await UserAgent.open(browser, steps, STOPS)
+        env = flow_env(authsvc.base, clients["public"], "public")
+        run = await run_script(node_modules, "rp_o4w.mjs", env, agent)
+        await agent.close()
+        assert_all_passed(run, agent, O4W_CHECKS, authsvc)
+        assert run.result["id_token_claims"]["sub"] == user_id
+        agent = await UserAgent.open(browser, steps, STOPS)
+        run = await authlib_flow(authsvc.base, clients["confidential"], REDIRECT_URI, agent.visit)
+        await agent.close()
+        assert_all_passed(run, agent, AUTHLIB_CHECKS, authsvc)
+        assert run.result["id_token_claims"]["sub"] == user_id
