@@ -6,7 +6,7 @@ UV := .tools/bin/uv
 export UV_PYTHON_DOWNLOADS := never
 export UV_PYTHON := $(PYTHON)
 
-.PHONY: run test lint typecheck imports unit wheel-check bench migrate fuzz clean
+.PHONY: run test lint typecheck imports unit wheel-check bench bench-scale migrate fuzz clean
 
 $(UV):
 	$(PYTHON) -m venv .tools
@@ -54,6 +54,13 @@ fuzz: .venv/.synced
 
 bench: .venv/.synced
 	$(UV) run --frozen --no-sync python -m bench.run
+
+# Issue #35: the hot and admin paths at 0, 100k and 1M users (seeds 21M rows at 1M: ~20 min;
+# cap it with BENCH_SCALE_ARGS="--sizes 0,100000"), then /refresh p99 during a purge. Needs
+# PostgreSQL: AUTHSVC_TEST_POSTGRES_DSN. Not part of `make test`.
+bench-scale: .venv/.synced
+	$(UV) run --frozen --no-sync python -m bench.scale $(BENCH_SCALE_ARGS)
+	$(UV) run --frozen --no-sync python -m bench.scale --housekeeping $(BENCH_SCALE_HK_ARGS)
 
 clean:
 	rm -rf .venv .tools dist .pytest_cache .mypy_cache .ruff_cache
