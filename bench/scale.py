@@ -7,14 +7,15 @@ housekeeping at size (``--housekeeping``, ``bench.scale_housekeeping``). Not a t
         [--json-out FILE]
 
 For each backend and size it seeds a database with ``bench.seed`` (10 refresh-token rows and
-10 audit rows per user: 10M each at 1M users; see ``bench.scale_db``; a complete database left
-by an earlier run is reused — PostgreSQL schema ``scale_pg_<users>``, SQLite
-``<workdir>/scale_<users>.db``, workdir ``/tmp/authsvc-scale``; drop them by hand), starts ``authsvc serve`` on it (one worker)
-and times each path: ``--requests`` requests (``--login-requests`` for ``/login``, whose bcrypt
-dominates), ``--concurrency`` at a time, after 10 unmeasured ones. Prints per path and size:
-p50 and p99 latency, the server process's CPU per request (``/proc/<pid>/stat``), PostgreSQL's
-(the backends of the server's connections, found by their ``application_name``), and the
-ratios to size 0 of the same backend. Client, server and database share the machine's cores.
+10 audit rows per user: 10M each at 1M users; see ``bench.scale_db``). A complete database left
+by an earlier run is reused: PostgreSQL schema ``scale_pg_<users>``, SQLite file
+``<workdir>/scale_<users>.db`` (workdir ``/tmp/authsvc-scale``); drop them by hand. Then it
+starts ``authsvc serve`` on it (one worker) and times each path: ``--requests`` requests
+(``--login-requests`` for ``/login``, whose bcrypt dominates), ``--concurrency`` at a time,
+after 10 unmeasured ones. Prints per path and size: p50 and p99 latency, the server process's
+CPU per request (``/proc/<pid>/stat``), PostgreSQL's (the backends of the server's connections,
+found by their ``application_name``), and the ratios to size 0 of the same backend. Client,
+server and database share the machine's cores.
 """
 
 from __future__ import annotations
@@ -62,9 +63,15 @@ async def run_paths(t: Target, args: argparse.Namespace) -> list[Figures]:
         connector = aiohttp.TCPConnector(limit=64)
         async with aiohttp.ClientSession(connector=connector) as s:
             emails = _login_emails(t.seed_users)
-            admin = {"Authorization": f"Bearer {(await login(s, base, SUPERADMIN))['access_token']}"}
-            org_admin = {"Authorization": f"Bearer {(await login(s, base, ORG_ADMIN))['access_token']}"}
-            many = {"Authorization": f"Bearer {(await login(s, base, SESSIONS_USER))['access_token']}"}
+            admin = {
+                "Authorization": f"Bearer {(await login(s, base, SUPERADMIN))['access_token']}"
+            }
+            org_admin = {
+                "Authorization": f"Bearer {(await login(s, base, ORG_ADMIN))['access_token']}"
+            }
+            many = {
+                "Authorization": f"Bearer {(await login(s, base, SESSIONS_USER))['access_token']}"
+            }
             pairs = [await login(s, base, emails[i % len(emails)]) for i in range(c)]
             chains: asyncio.Queue[str] = asyncio.Queue()
             for p in pairs:
@@ -103,7 +110,8 @@ async def run_paths(t: Target, args: argparse.Namespace) -> list[Figures]:
                 ("introspection", lambda s, i: status_of(s.post(
                     base + "/oauth/introspect", data={"token": machine}, headers=client)), n, c),
                 ("GET /users (first page)", get("/users?limit=50", admin), n, c),
-                ("GET /users (deep page, 90 %)", get(f"/users?limit=50&cursor={cursor}", admin), n, c),
+                ("GET /users (deep page, 90 %)", get(f"/users?limit=50&cursor={cursor}",
+                                                     admin), n, c),
                 ("GET /audit-events", get("/audit-events?limit=50", admin), n, c),
                 ("GET /audit-events?type= (rare)", get(
                     "/audit-events?limit=50&type=user.registered", admin), n, c),
@@ -182,7 +190,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--expired", type=int, default=5_000_000,
                         help="--housekeeping: expired rows to purge")  # fmt: skip
     parser.add_argument("--seconds", type=float, default=20.0,
-                        help="--housekeeping: seconds of /refresh load before the purge")  # fmt: skip
+                        help="--housekeeping: seconds of /refresh before the purge")  # fmt: skip
     args = parser.parse_args(argv)
     if "postgres" in args.backends and not args.dsn:
         parser.error("--dsn (or AUTHSVC_TEST_POSTGRES_DSN) is needed for PostgreSQL")
@@ -195,7 +203,8 @@ def main(argv: list[str] | None = None) -> None:
     sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
     print(f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {os.cpu_count()} CPUs "
           f"({platform.processor() or platform.machine()}), {args.concurrency} concurrent "
-          f"clients, {args.requests} requests per path ({args.login_requests} for /login)")  # fmt: skip
+          f"clients, {args.requests} requests per path "
+          f"({args.login_requests} for /login)")  # fmt: skip
     tables, dump = [], {}
     for backend in [b.strip() for b in args.backends.split(",") if b.strip()]:
         results: dict[int, list[Figures]] = {}

@@ -10,7 +10,6 @@ audit rows besides the 1,000 sessions of ``user2``.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import os
 import secrets
@@ -39,6 +38,8 @@ class Target:
     audit: int
     dsn: str = ""
     workdir: str = ""
+    tag: str = ""
+    """Names the database instead of the user count (``scale_pg_<tag>``)."""
 
     @property
     def seed_users(self) -> int:
@@ -48,12 +49,12 @@ class Target:
     @property
     def schema(self) -> str:
         """The PostgreSQL schema of this size."""
-        return f"scale_pg_{self.users}"
+        return f"scale_pg_{self.tag or self.users}"
 
     @property
     def path(self) -> str:
         """The SQLite file of this size."""
-        return os.path.join(self.workdir, f"scale_{self.users}.db")
+        return os.path.join(self.workdir, f"scale_{self.tag or self.users}.db")
 
     @property
     def label(self) -> str:
@@ -70,28 +71,25 @@ def target(backend: str, users: int, dsn: str, workdir: str) -> Target:
     return Target(backend, users, users * 10, users * 10, dsn, workdir)
 
 
-async def _pg_users(dsn: str, schema: str) -> int | None:
+def _pg_users(dsn: str, schema: str) -> int | None:
     """How many users ``schema`` holds (None: no such schema or table)."""
-    import asyncpg
+    import psycopg
 
-    conn = await asyncpg.connect(dsn)
-    try:
-        found = await conn.fetchval(
-            "SELECT 1 FROM information_schema.tables WHERE table_schema = $1"
+    with psycopg.connect(dsn) as conn:
+        found = conn.execute(
+            "SELECT 1 FROM information_schema.tables WHERE table_schema = %s"
             " AND table_name = 'users'",
-            schema,
-        )
+            (schema,),
+        ).fetchone()
         if not found:
             return None
-        return int(await conn.fetchval(f"SELECT count(*) FROM {schema}.users"))
-    finally:
-        await conn.close()
+        return int(conn.execute(f"SELECT count(*) FROM {schema}.users").fetchone()[0])  # type: ignore[index]
 
 
 def existing_users(t: Target) -> int | None:
     """Users in ``t``'s database if it exists (None if not)."""
     if t.backend == "postgres":
-        return asyncio.run(_pg_users(t.dsn, t.schema))
+        return _pg_users(t.dsn, t.schema)
     if not os.path.exists(t.path):
         return None
     with sqlite3.connect(t.path) as conn:
@@ -186,7 +184,9 @@ def add_many_sessions(t: Target) -> None:
             conn.execute("ANALYZE sessions, refresh_tokens")
         return
     with sqlite3.connect(t.path) as conn:
-        user_id = conn.execute("SELECT id FROM users WHERE email = ?", (SESSIONS_USER,)).fetchone()[0]
+        user_id = conn.execute("SELECT id FROM users WHERE email = ?", (SESSIONS_USER,)).fetchone()[
+            0
+        ]
         sessions, tokens = _session_rows(user_id, to_micros)
         conn.executemany(f"INSERT INTO sessions ({cols.SESSIONS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
                          sessions)  # fmt: skip

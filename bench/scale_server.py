@@ -72,8 +72,9 @@ class Server:
 
     def cli(self, *args: str) -> subprocess.Popen[str]:
         """``authsvc <args>`` on the same storage (started; stdout piped)."""
-        return subprocess.Popen([sys.executable, "-m", "entrypoints.cli", *args], env=self.env,
-                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)  # fmt: skip
+        command = [sys.executable, "-m", "entrypoints.cli", *args]
+        return subprocess.Popen(command, env=self.env, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, text=True)  # fmt: skip
 
 
 def _kek(target: Target) -> str:
