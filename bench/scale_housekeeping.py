@@ -87,7 +87,7 @@ def add_expired(t: scale_db.Target, total: int) -> None:
         conn.execute(f"SET search_path = {t.schema}")
         for label, sql in _expired_sql(total, tag):
             started = time.perf_counter()
-            conn.execute(sql)  # type: ignore[arg-type]
+            conn.execute(sql)
             print(f"  {label}: {time.perf_counter() - started:.1f} s", flush=True)
         conn.execute("ANALYZE refresh_tokens, sessions, rotated_refresh_tokens, audit_events")
 
