@@ -3,8 +3,8 @@ housekeeping at size (``--housekeeping``, ``bench.scale_housekeeping``). Not a t
 
     .venv/bin/python -m bench.scale --dsn postgresql://postgres@127.0.0.1:5432/test \\
         [--sizes 0,100000,1000000] [--backends postgres,sqlite] [--sqlite-max 100000] \\
-        [--requests 300] [--login-requests 40] [--concurrency 4] [--workdir DIR] \\
-        [--json-out FILE]
+        [--requests 300] [--login-requests 40] [--concurrency 4] [--rounds 1] \\
+        [--workdir DIR] [--json-out FILE]
 
 For each backend and size it seeds a database with ``bench.seed`` (10 refresh-token rows and
 10 audit rows per user: 10M each at 1M users; see ``bench.scale_db``). A complete database left
@@ -15,7 +15,9 @@ starts ``authsvc serve`` on it (one worker) and times each path: ``--requests`` 
 after 10 unmeasured ones. Prints per path and size: p50 and p99 latency, the server process's
 CPU per request (``/proc/<pid>/stat``), PostgreSQL's (the backends of the server's connections,
 found by their ``application_name``), and the ratios to size 0 of the same backend. Client,
-server and database share the machine's cores.
+server and database share the machine's cores: on a shared machine use ``--rounds 3`` (sizes
+interleaved, medians reported), so that a change in the machine's load is not read as the
+effect of size.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import asyncio
 import json
 import os
 import platform
+import statistics
 import tempfile
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -136,6 +139,21 @@ async def run_paths(t: Target, args: argparse.Namespace) -> list[Figures]:
     return out
 
 
+def median_figures(rounds: list[list[Figures]]) -> list[Figures]:
+    """Per path, the median of each figure over ``rounds`` (errors summed)."""
+    out = []
+    for i, first in enumerate(rounds[0]):
+        same = [r[i] for r in rounds]
+        dbs = [f.db_cpu_us for f in same if f.db_cpu_us is not None]
+        out.append(Figures(
+            first.path, sum(f.requests for f in same),
+            statistics.median(f.p50_ms for f in same), statistics.median(f.p99_ms for f in same),
+            statistics.median(f.app_cpu_us for f in same),
+            statistics.median(dbs) if dbs else None, sum(f.errors for f in same),
+        ))  # fmt: skip
+    return out
+
+
 def _us(value: float | None) -> str:
     return "-" if value is None else f"{value:,.0f}"
 
@@ -184,6 +202,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--login-requests", type=int, default=40)
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "authsvc-scale"))
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="times to measure each size, interleaved (medians)")  # fmt: skip
     parser.add_argument("--json-out", help="also write the figures as JSON here")
     parser.add_argument("--housekeeping", action="store_true",
                         help="measure /refresh p99 before and during a purge instead")  # fmt: skip
@@ -207,14 +227,16 @@ def main(argv: list[str] | None = None) -> None:
           f"({args.login_requests} for /login)")  # fmt: skip
     tables, dump = [], {}
     for backend in [b.strip() for b in args.backends.split(",") if b.strip()]:
-        results: dict[int, list[Figures]] = {}
-        for size in sizes:
-            if backend == "sqlite" and size > args.sqlite_max:
-                continue
-            t = scale_db.target(backend, size, args.dsn, args.workdir)
+        runs: dict[int, list[list[Figures]]] = {}
+        targets = [scale_db.target(backend, size, args.dsn, args.workdir) for size in sizes
+                   if backend != "sqlite" or size <= args.sqlite_max]  # fmt: skip
+        for t in targets:
             scale_db.seed(t)
-            print(f"measuring {t.label}", flush=True)
-            results[size] = asyncio.run(run_paths(t, args))
+        for round_ in range(1, args.rounds + 1):
+            for t in targets:
+                print(f"measuring {t.label} (round {round_} of {args.rounds})", flush=True)
+                runs.setdefault(t.users, []).append(asyncio.run(run_paths(t, args)))
+        results = {size: median_figures(r) for size, r in runs.items()}
         if results:
             tables.append(table(backend, results))
             dump[backend] = {str(k): [vars(f) for f in v] for k, v in results.items()}
