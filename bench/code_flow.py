@@ -41,7 +41,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import aiohttp
 
-from bench.http_load import PASSWORD, _cpu_seconds, _free_port, _wait_ready
+from bench.http_load import PASSWORD, cpu_seconds, free_port, wait_ready
 
 ISSUER = "http://localhost"
 REDIRECT = "https://app.example.com/cb"
@@ -106,11 +106,11 @@ async def _count(
             else:
                 errors += 1
 
-    cpu0 = _cpu_seconds(pid)
+    cpu0 = cpu_seconds(pid)
     start = time.perf_counter()
     await asyncio.gather(*(worker() for _ in range(concurrency)))
     elapsed = time.perf_counter() - start
-    cpu = _cpu_seconds(pid) - cpu0
+    cpu = cpu_seconds(pid) - cpu0
     ordered = sorted(latencies) or [0.0]
     return {
         "name": name, "count": len(latencies), "per_s": len(latencies) / elapsed,
@@ -123,7 +123,7 @@ async def _count(
 async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     """Start a server with ``args``, measure the three scenarios; returns their figures."""
     tmp = tempfile.mkdtemp(prefix="authsvc-bench-")
-    port = _free_port()
+    port = free_port()
     env = {
         **os.environ,
         "AUTHSVC_AUTH__ALGORITHM": args.algorithm,
@@ -149,7 +149,7 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     base = f"http://127.0.0.1:{port}"
     try:
-        await _wait_ready(base, proc)
+        await wait_ready(base, proc)
         await asyncio.sleep(1.0 if args.workers > 1 else 0.0)
         client_id, secret = _code_client(env)
         basic = aiohttp.encode_basic_auth(client_id, secret)

@@ -37,13 +37,15 @@ LIVE = "/actuator/health/live"
 ORIGIN = "https://bench.localhost"  # webauthn.origins; the RP ID is auth.issuer's host: localhost
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1 (bound and released)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
 
 
-async def _wait_ready(base: str, proc: subprocess.Popen[bytes]) -> None:
+async def wait_ready(base: str, proc: subprocess.Popen[bytes]) -> None:
+    """Wait until ``base`` answers its liveness probe; raises when ``proc`` exits first."""
     async with aiohttp.ClientSession() as session:
         for _ in range(300):
             if proc.poll() is not None:
@@ -99,7 +101,7 @@ def _family(pid: int) -> list[int]:
     return found
 
 
-def _cpu_seconds(pid: int) -> float:
+def cpu_seconds(pid: int) -> float:
     """User + system CPU seconds of process ``pid`` and of its worker processes (``/proc``:
     ``utime``/``stime`` in clock ticks)."""
     tick = os.sysconf("SC_CLK_TCK")
@@ -150,12 +152,12 @@ async def _measure(name: str, pid: int, worker: Any, concurrency: int, seconds: 
     """Run ``worker(deadline, latencies)`` ``concurrency`` times at once for ``seconds``; it
     appends one latency (s) per successful request and returns its error count."""
     latencies: list[float] = []
-    cpu0 = _cpu_seconds(pid)
+    cpu0 = cpu_seconds(pid)
     start = time.perf_counter()
     deadline = start + seconds
     errors = sum(await asyncio.gather(*(worker(deadline, latencies) for _ in range(concurrency))))
     elapsed = time.perf_counter() - start
-    cpu = _cpu_seconds(pid) - cpu0
+    cpu = cpu_seconds(pid) - cpu0
     done = len(latencies) or 1
     ordered = sorted(latencies) or [0.0]
     return Figures(
@@ -179,7 +181,7 @@ async def _timed(latencies: list[float], request: Any) -> Any:
         return r.status, body
 
 
-def _client_credentials(env: dict[str, str]) -> dict[str, str]:
+def client_credentials(env: dict[str, str]) -> dict[str, str]:
     """Register an OAuth client with ``authsvc clients create`` (same storage as the server)."""
     out = subprocess.run(
         [sys.executable, "-m", "entrypoints.cli", "clients", "create", "bench", "--scope", "read"],
@@ -193,7 +195,7 @@ def _client_credentials(env: dict[str, str]) -> dict[str, str]:
 async def run(args: argparse.Namespace) -> list[Figures]:
     """Start a server with ``args`` and measure each scenario; returns the figures."""
     tmp = tempfile.mkdtemp(prefix="authsvc-bench-")
-    port = _free_port()
+    port = free_port()
     env = {
         **os.environ,
         "AUTHSVC_AUTH__ALGORITHM": args.algorithm,
@@ -223,7 +225,7 @@ async def run(args: argparse.Namespace) -> list[Figures]:
     base = f"http://127.0.0.1:{port}"
     n, secs = args.concurrency, args.seconds
     try:
-        await _wait_ready(base, proc)
+        await wait_ready(base, proc)
         await asyncio.sleep(1.0 if args.workers > 1 else 0.0)  # every worker up
         connector = aiohttp.TCPConnector(limit=max(n, 64))
         async with aiohttp.ClientSession(connector=connector) as session:
@@ -266,7 +268,7 @@ async def run(args: argparse.Namespace) -> list[Figures]:
                 return 0
 
             figures.append(await _measure("/refresh", proc.pid, refresh, n, secs))
-            creds = _client_credentials(env)
+            creds = client_credentials(env)
             form = {"grant_type": "client_credentials"}
 
             async def client_token(deadline: float, latencies: list[float]) -> int:

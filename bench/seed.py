@@ -31,7 +31,8 @@ What it writes:
   ``domain.audit.new_audit_id``: 60 % ``token.refreshed``, 25 % ``login.succeeded``,
   10 % ``login.failed``, the rest ``session.ended``, ``password.changed``, ``mfa.failed``,
   ``user.registered``.
-- ``--clients`` OAuth clients (default: one per organization, at most 1,000), ``seed-client-<i>``
+- ``--clients`` OAuth clients (default: one per organization, at most 1,000), id
+  ``client_id(i)`` (``5eed`` and ``i`` in 28 hex digits: client ids are 32 hex characters)
   with the secret ``seed-secret-<i>`` (known on purpose: benchmarks present it; never seed a
   production database).
 
@@ -228,6 +229,12 @@ def _chunks(count: int, make: Callable[[int], Row | None]) -> Iterator[list[Row]
 
 def _ago(plan: Plan, low_days: float, high_days: float) -> datetime:
     return plan.now - timedelta(seconds=plan.rng.uniform(low_days, high_days) * _DAY)
+
+
+def client_id(i: int) -> str:
+    """The id of seeded OAuth client ``i``: 32 lower-case hex characters, as the service's
+    own (``application.oauth`` refuses any other form before looking it up)."""
+    return f"5eed{i:028x}"
 
 
 def _org_name(k: int) -> str:
@@ -472,7 +479,7 @@ class Seeder:
 
         def client(i: int) -> Row:
             secret_hash = hash_refresh_token(f"seed-secret-{i}")
-            return (f"seed-client-{i}", f"Seeded client {i}", _org_name(i % p.orgs),
+            return (client_id(i), f"Seeded client {i}", _org_name(i % p.orgs),
                     "read write", audience, False, False, when(_ago(p, 1, 300)), secret_hash,
                     None, None, None, None)  # fmt: skip
 

@@ -61,9 +61,9 @@ class Server:
             stdout=subprocess.DEVNULL,
             stderr=self._log,
         )
-        self._wait_ready()
+        self.wait_ready()
 
-    def _wait_ready(self, timeout: float = 30.0) -> None:
+    def wait_ready(self, timeout: float = 30.0) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
