@@ -423,12 +423,12 @@ class Seeder:
                 f = families[n]
                 return (f.id, users.ids[f.user], when(f.created), when(f.token_created),
                         when(f.created + SESSION_MAX_AGE), _AGENT,
-                        f"198.51.100.{n % 250 + 1}")  # fmt: skip
+                        f"198.51.100.{n % 250 + 1}", None)  # fmt: skip
 
             def dead_session(n: int) -> Row:
                 u, fid, created, last = dead[n]
                 return (fid, users.ids[u], when(created), when(last),
-                        when(created + SESSION_MAX_AGE), _AGENT, "198.51.100.7")  # fmt: skip
+                        when(created + SESSION_MAX_AGE), _AGENT, "198.51.100.7", None)  # fmt: skip
 
             yield from _chunks(live, live_session)
             yield from _chunks(expired, dead_session)
@@ -476,12 +476,14 @@ class Seeder:
     async def _clients(self) -> None:
         p, when = self.plan, self.loader.when
         audience = json.dumps(["authsvc"], separators=(",", ":"))
+        _GRANTS = json.dumps(["client_credentials"], separators=(",", ":"))
 
         def client(i: int) -> Row:
             secret_hash = hash_refresh_token(f"seed-secret-{i}")
             return (client_id(i), f"Seeded client {i}", _org_name(i % p.orgs),
                     "read write", audience, False, False, when(_ago(p, 1, 300)), secret_hash,
-                    None, None, None, None)  # fmt: skip
+                    None, None, None, None, _GRANTS, "[]", "[]", False, "client_secret_basic",
+                    False, None, None, None, None)  # fmt: skip
 
         await self._load("oauth_clients", CLIENTS, _chunks(p.clients, client))
 

@@ -11,6 +11,7 @@ import asyncpg
 from adapters.persistence.postgres.session import SqlQueries
 from adapters.persistence.rows.clients import client_params, client_row
 from adapters.persistence.sql import clients
+from adapters.persistence.sql.paging import keyset_args
 from adapters.persistence.sql.purge import EXPIRED
 from adapters.persistence.times import require_aware
 from application.ports import ClientRepo
@@ -51,7 +52,10 @@ class PostgresClientRepo(SqlQueries, ClientRepo):
 
     async def list_page(self, org_id: str | None, after: str | None, limit: int) -> list[Client]:
         """Clients with ``id > after`` of ``org_id`` (None: all), ordered by id."""
-        rows = await self._all(clients.PAGE, org_id, after, limit)
+        rows = await self._all(
+            clients.page(by_org=org_id is not None, after=after is not None),
+            *keyset_args(org_id, after, limit),
+        )
         return [client_row(tuple(r), _same) for r in rows]
 
     async def revoke(self, jti: str, client_id: str, expires_at: datetime) -> None:

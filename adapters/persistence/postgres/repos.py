@@ -21,6 +21,7 @@ from adapters.persistence.postgres.rows import summary_row, user_row
 from adapters.persistence.postgres.session import SKIP_CONFLICT, PooledSession, SqlQueries
 from adapters.persistence.postgres.tokens import PostgresSessionStore, PostgresTokenStore
 from adapters.persistence.sql import groups, users
+from adapters.persistence.sql.paging import keyset_args
 from adapters.persistence.times import require_aware
 from application.ports import GroupRepo, UnitOfWork, UserRepo
 from domain.errors import Conflict, EmailTaken, NotFound
@@ -88,7 +89,10 @@ class PostgresUserRepo(SqlQueries, UserRepo):
 
     async def list_page(self, org_id: str | None, after: str | None, limit: int) -> list[User]:
         """Up to ``limit`` users with ``id > after`` ordered by id, of ``org_id`` (None = all)."""
-        rows = await self._all(users.PAGE, org_id, after, max(0, limit))
+        rows = await self._all(
+            users.page(by_org=org_id is not None, after=after is not None),
+            *keyset_args(org_id, after, limit),
+        )
         return [user_row(r) for r in rows]
 
     async def count_by_role(self, role: Role) -> int:
@@ -138,7 +142,10 @@ class PostgresGroupRepo(SqlQueries, GroupRepo):
         self, org_id: str | None, after: str | None, limit: int
     ) -> list[GroupSummary]:
         """Up to ``limit`` groups with ``id > after`` ordered by id, of ``org_id`` (None = all)."""
-        rows = await self._all(groups.PAGE, org_id, after, max(0, limit))
+        rows = await self._all(
+            groups.page(by_org=org_id is not None, after=after is not None),
+            *keyset_args(org_id, after, limit),
+        )
         return [summary_row(r) for r in rows]
 
     async def add_member(self, group_id: str, user_id: str, now: datetime) -> bool:

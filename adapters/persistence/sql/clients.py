@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from adapters.persistence.rows.clients import CLIENT_UPDATE, CLIENTS
+from adapters.persistence.sql.paging import keyset
 
 _MARKS = ", ".join(f"${n}" for n in range(1, len(CLIENTS.split(",")) + 1))
 _SETS = ", ".join(f"{c.strip()} = ${n}" for n, c in enumerate(CLIENT_UPDATE.split(","), 2))
@@ -16,11 +17,16 @@ BY_ID = f"SELECT {CLIENTS} FROM oauth_clients WHERE id = $1"
 UPDATE = f"UPDATE oauth_clients SET {_SETS} WHERE id = $1"
 """Every column of client ``$1``: the values of ``CLIENTS`` as for ``INSERT``."""
 DELETE = "DELETE FROM oauth_clients WHERE id = $1"
-PAGE = (
-    f"SELECT {CLIENTS} FROM oauth_clients WHERE ($1::text IS NULL OR org_id = $1)"
-    " AND ($2::text IS NULL OR id > $2) ORDER BY id LIMIT $3"
-)
-"""Up to ``$3`` clients of org ``$1`` (NULL: all) after id ``$2`` (NULL: from the start)."""
+
+
+def page(*, by_org: bool, after: bool) -> str:
+    """A page of clients, of one org when ``by_org``, after a cursor id when ``after``
+    (``paging.keyset``; arguments from ``paging.keyset_args``)."""
+    return keyset(
+        f"SELECT {CLIENTS} FROM oauth_clients", "org_id", "id", by_org=by_org, after=after
+    )
+
+
 REVOKE = (
     "INSERT INTO revoked_access_tokens (jti, client_id, expires_at) VALUES ($1, $2, $3)"
     " ON CONFLICT (jti) DO NOTHING"

@@ -6,17 +6,21 @@ placeholders."""
 from __future__ import annotations
 
 from adapters.persistence.sql import columns as cols
+from adapters.persistence.sql.paging import keyset
 
 INSERT = "INSERT INTO groups (id, name, org_id, created_at) VALUES ($1, $2, $3, $4)"
 BY_ID = f"{cols.GROUP_SUMMARY} WHERE g.id = $1"
 """The group with its member count."""
 RENAME = "UPDATE groups SET name = $1 WHERE id = $2"
 DELETE = "DELETE FROM groups WHERE id = $1"
-PAGE = (
-    f"{cols.GROUP_SUMMARY} WHERE ($1::text IS NULL OR g.org_id = $1)"
-    " AND ($2::text IS NULL OR g.id > $2) ORDER BY g.id LIMIT $3"
-)
-"""Up to ``$3`` groups of org ``$1`` (NULL: all) after id ``$2`` (NULL: from the start)."""
+
+
+def page(*, by_org: bool, after: bool) -> str:
+    """A page of group summaries, of one org when ``by_org``, after a cursor id when ``after``
+    (``paging.keyset``; arguments from ``paging.keyset_args``)."""
+    return keyset(cols.GROUP_SUMMARY, "g.org_id", "g.id", by_org=by_org, after=after)
+
+
 ADD_MEMBER = (
     "INSERT INTO group_members (group_id, user_id, created_at) VALUES ($1, $2, $3)"
     " ON CONFLICT (group_id, user_id) DO NOTHING"

@@ -7,13 +7,16 @@ from __future__ import annotations
 from adapters.persistence.sql import columns as cols
 
 _LIVE = (
-    "expires_at > {now} AND (EXISTS (SELECT 1 FROM refresh_tokens t"
-    " WHERE t.family_id = sessions.id AND t.expires_at > {now})"
-    " OR EXISTS (SELECT 1 FROM oidc_hosted_sessions h WHERE h.session_id = sessions.id"
-    " AND h.idle_expires_at > {now} AND h.expires_at > {now}))"
+    "expires_at > {now} AND COALESCE("
+    "(SELECT TRUE FROM refresh_tokens t"
+    " WHERE t.family_id = sessions.id AND t.expires_at > {now} LIMIT 1),"
+    " (SELECT TRUE FROM oidc_hosted_sessions h WHERE h.session_id = sessions.id"
+    " AND h.idle_expires_at > {now} AND h.expires_at > {now} LIMIT 1), FALSE)"
 )
 """The condition a live session meets at ``{now}``: unexpired, with a live refresh token or a
-live hosted session (contract section 15)."""
+live hosted session (contract section 15). Written as correlated scalar subqueries, each a
+probe of its table's index per session: two ``EXISTS`` under an ``OR`` let PostgreSQL hash
+a whole table's live rows instead (a scan of every refresh token; issue 35)."""
 
 INSERT = f"INSERT INTO sessions ({cols.SESSIONS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
 BY_ID = f"SELECT {cols.SESSIONS} FROM sessions WHERE id = $1"

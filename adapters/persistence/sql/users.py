@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from adapters.persistence.sql import columns as cols
+from adapters.persistence.sql.paging import keyset
 
 INSERT = f"INSERT INTO users ({cols.USERS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
 """A new user: the values of ``cols.USERS``."""
@@ -23,10 +24,13 @@ UPDATE = (
     "UPDATE users SET email = $1, password_hash = $2, role = $3, org_id = $4,"
     " disabled = $5, email_verified = $6, mfa_enabled = $7 WHERE id = $8"
 )
-PAGE = (
-    f"SELECT {cols.USER_READ} FROM users WHERE ($1::text IS NULL OR org_id = $1)"
-    " AND ($2::text IS NULL OR id > $2) ORDER BY id LIMIT $3"
-)
-"""Up to ``$3`` users of org ``$1`` (NULL: all) after id ``$2`` (NULL: from the start)."""
+
+
+def page(*, by_org: bool, after: bool) -> str:
+    """A page of users, of one org when ``by_org``, after a cursor id when ``after``
+    (``paging.keyset``; arguments from ``paging.keyset_args``)."""
+    return keyset(f"SELECT {cols.USER_READ} FROM users", "org_id", "id", by_org=by_org, after=after)
+
+
 COUNT_ENABLED_WITH_ROLE = "SELECT count(*) FROM users WHERE role = $1 AND NOT disabled"
 DELETE = "DELETE FROM users WHERE id = $1"

@@ -7,6 +7,7 @@ import sqlite3
 from datetime import datetime
 
 from adapters.persistence.sql import groups, users
+from adapters.persistence.sql.paging import keyset_args
 from adapters.persistence.sqlite.audit import SqliteAuditLog
 from adapters.persistence.sqlite.clients import SqliteClientRepo
 from adapters.persistence.sqlite.email_tokens import SqliteEmailTokenStore
@@ -91,7 +92,10 @@ class SqliteUserRepo(SqlQueries, UserRepo):
 
     async def list_page(self, org_id: str | None, after: str | None, limit: int) -> list[User]:
         """Up to ``limit`` users with ``id > after`` ordered by id, of ``org_id`` (None = all)."""
-        rows = await self._all(users.PAGE, (org_id, after, max(0, limit)))
+        rows = await self._all(
+            users.page(by_org=org_id is not None, after=after is not None),
+            keyset_args(org_id, after, limit),
+        )
         return [user_row(r) for r in rows]
 
     async def count_by_role(self, role: Role) -> int:
@@ -142,7 +146,10 @@ class SqliteGroupRepo(SqlQueries, GroupRepo):
         self, org_id: str | None, after: str | None, limit: int
     ) -> list[GroupSummary]:
         """Up to ``limit`` groups with ``id > after`` ordered by id, of ``org_id`` (None = all)."""
-        rows = await self._all(groups.PAGE, (org_id, after, max(0, limit)))
+        rows = await self._all(
+            groups.page(by_org=org_id is not None, after=after is not None),
+            keyset_args(org_id, after, limit),
+        )
         return [summary_row(r) for r in rows]
 
     async def add_member(self, group_id: str, user_id: str, now: datetime) -> bool:
