@@ -137,8 +137,9 @@ def _session_rows(user_id: str, when: Any) -> tuple[list[tuple[Any, ...]], list[
     for n in range(MANY_SESSIONS):
         created = now - timedelta(days=30, seconds=-n * 60)
         sid = "scale" + secrets.token_hex(13)
-        sessions.append((sid, user_id, when(created), when(created), when(created
-                         + timedelta(days=90)), _AGENT, f"198.51.100.{n % 250 + 1}", None))  # fmt: skip
+        sessions.append((sid, user_id, when(created), when(created),
+                         when(created + timedelta(days=90)), _AGENT,
+                         f"198.51.100.{n % 250 + 1}", None))  # fmt: skip
         tokens.append((secrets.token_hex(32), user_id, sid, when(now + timedelta(days=20)),
                        when(created + timedelta(days=90)), when(created)))  # fmt: skip
     return sessions, tokens
