@@ -2,7 +2,7 @@
 
 Statements are module constants grouped by table (``users``, ``groups``, ``tokens``,
 ``sessions``, ``email_tokens``, ``mfa``, ``audit``, ``clients``, ``passkeys``,
-``login_attempts``), written with PostgreSQL's numbered placeholders ``$n`` (a placeholder may
+``login_attempts``, ``oidc``), written with PostgreSQL's numbered placeholders ``$n`` (a placeholder may
 carry a PostgreSQL type hint, ``$n::text``); ``dialect.render`` turns them into SQLite's
 numbered ``?n`` (the SQLite units of work render every statement they run). A placeholder used
 twice is one parameter in both dialects. Statements that really differ per dialect (an insert
