@@ -49,6 +49,7 @@ AUDIT_EVENT_TYPES = (
     "passkey.registered",
     "passkey.removed",
     "passkey.clone_suspected",
+    "oauth.consent_revoked",
 )
 """Every ``type`` an audit event can have (contract section 11), in the contract's order."""
 

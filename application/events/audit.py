@@ -23,6 +23,7 @@ import attrs
 
 import application.events.catalog as ev
 import application.events.clients as cev
+import application.events.consents as consent_events
 import application.events.passkeys as pev
 from application.ports import EventBus, Storage, UnitOfWork
 from domain.audit import AuditEvent, DetailValue, new_audit_id
@@ -192,6 +193,12 @@ _ROWS: dict[type[ev.Event], Callable[[Any], _Row | None]] = {
     ),
     cev.AccessTokenRevoked: lambda e: _Row(
         "token.revoked", e.client_id, None, e.org_id, {"client_id": e.client_id, "jti": e.jti}
+    ),
+    consent_events.ConsentRevoked: lambda e: _Row(
+        "oauth.consent_revoked",
+        e.user_id,
+        e.user_id,
+        details={"client_id": e.client_id, "sessions_ended": e.sessions_ended},
     ),
 }
 """Event class → its audit row. Events not here (``MfaChallenged``, ``EmailSent``,

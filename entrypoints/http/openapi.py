@@ -148,6 +148,25 @@ SCHEMAS: dict[str, Any] = {
         "properties": {"items": {"type": "array",
                                  "items": {"$ref": "#/components/schemas/Session"}}},
     },
+    "Consent": {
+        "type": "object",
+        "required": ["client_id", "client_name", "scopes", "granted_at"],
+        "properties": {
+            "client_id": {"type": "string"},
+            "client_name": {"type": ["string", "null"],
+                            "description": "null only for a client deleted meanwhile"},
+            "scopes": {"type": "array", "items": {"type": "string"},
+                       "description": "every scope granted to the client, in grant order"},
+            "granted_at": {"type": "string", "format": "date-time",
+                           "description": "the latest grant"},
+        },
+    },
+    "ConsentList": {
+        "type": "object",
+        "required": ["items"],
+        "properties": {"items": {"type": "array",
+                                 "items": {"$ref": "#/components/schemas/Consent"}}},
+    },
     "TokenPair": {
         "type": "object",
         "required": ["access_token", "refresh_token", "token_type", "expires_in",
