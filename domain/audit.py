@@ -54,6 +54,7 @@ AUDIT_EVENT_TYPES = (
     "oauth.consent_denied",
     "oauth.code_reused",
     "oidc.logout",
+    "oauth.consent_revoked",
 )
 """Every ``type`` an audit event can have (contract section 11), in the contract's order."""
 

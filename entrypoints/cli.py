@@ -1,7 +1,8 @@
 """The ``authsvc`` command line: ``serve``, ``migrate`` and the box operator's commands.
 
-``authsvc purge`` deletes expired refresh tokens and rotated-token records (contract section 12)
-and prints how many.
+``authsvc purge`` deletes expired refresh tokens and rotated-token records, ended sessions and
+the other expired records ``PurgeExpired`` names (contract section 12; the provider's codes and
+hosted sessions, section 15) and prints how many.
 
 Operator commands (contract section 3), each opening and closing the storage like ``migrate``:
 

@@ -24,6 +24,7 @@ import application.accounts.operator as operator
 import application.accounts.users as users
 import application.login.sessions as sessions
 import application.oauth.clients as clients
+import application.oauth.consents as consents
 import application.oauth.grants as oauth
 from adapters.clock import SystemClock
 from adapters.crypto.bcrypt_hasher import BcryptHasher
@@ -285,6 +286,9 @@ class Container(containers.DeclarativeContainer):
     rotate_client_secret = _use_case(
         telemetry, clients.RotateClientSecret, storage, bus, clock, oauth_settings
     )
+    # The consents a user gave OpenID Connect clients (contract section 15).
+    list_consents = _use_case(telemetry, consents.ListConsents, storage)
+    revoke_consent = _use_case(telemetry, consents.RevokeConsent, storage, bus, clock)
     # Passkeys (contract section 13).
     passkey_registration = _use_case(
         telemetry, PasskeyRegistration, storage, webauthn, bus, clock, auth_settings,

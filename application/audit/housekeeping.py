@@ -21,8 +21,10 @@ _Purge = Callable[[UnitOfWork, datetime, int], Awaitable[int]]
 class PurgeExpired:
     """Delete refresh tokens whose ``expires_at`` has passed, and the records of rotated tokens
     whose original expiry has passed (they are kept until then for reuse detection, RFC 9700
-    §4.14.2). A live token is never touched: only rows with ``expires_at <= now`` go. Then the
-    records of sessions that ended by time: past their absolute end, or left without a live token;
+    §4.14.2). A live token is never touched: only rows with ``expires_at <= now`` go. Then
+    the provider's hosted sessions (section 15) past their idle or absolute end; the records
+    of sessions that ended by time: past their absolute end, or left without a live token or
+    live hosted session; authorization codes past their ``expires_at`` (used or not);
     expired reset and verification tokens (contract section 9); and expired second steps of
     logins, ``mfa_token``s (section 10); revocations of client tokens that have expired
     (section 14); expired WebAuthn ceremonies (section 13); audit events older than
@@ -43,7 +45,9 @@ class PurgeExpired:
         now = self.clock.now()
         purges: list[_Purge] = [
             lambda uow, at, n: uow.tokens.purge_expired(at, n),
+            lambda uow, at, n: uow.hosted_sessions.purge_expired(at, n),
             lambda uow, at, n: uow.sessions.purge_expired(at, n),
+            lambda uow, at, n: uow.codes.purge_expired(at, n),
             lambda uow, at, n: uow.email_tokens.purge_expired(at, n),
             lambda uow, at, n: uow.mfa.purge_expired(at, n),
             lambda uow, at, n: uow.clients.purge_revoked(at, n),

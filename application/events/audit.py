@@ -219,6 +219,12 @@ _ROWS: dict[type[ev.Event], Callable[[Any], _Row | None]] = {
         e.user_id,
         details={"session_id": e.session_id, "client_id": e.client_id},
     ),
+    oev.ConsentRevoked: lambda e: _Row(
+        "oauth.consent_revoked",
+        e.user_id,
+        e.user_id,
+        details={"client_id": e.client_id, "sessions_ended": e.sessions_ended},
+    ),
 }
 """Event class → its audit row. Events not here (``MfaChallenged``, ``EmailSent``,
 ``RefreshFailed``, ``SigningKeysChanged``...) are not audited: each is part of, or a detail of,

@@ -7,7 +7,7 @@ import attrs
 
 from application.events.catalog import Event
 
-__all__ = ["Authorized", "CodeReused", "ConsentDecided", "OidcLogout"]
+__all__ = ["Authorized", "CodeReused", "ConsentDecided", "ConsentRevoked", "OidcLogout"]
 
 
 @attrs.frozen
@@ -49,3 +49,14 @@ class OidcLogout(Event):
     user_id: str
     session_id: str
     client_id: str | None
+
+
+@attrs.frozen
+class ConsentRevoked(Event):
+    """``user_id`` revoked its consent to the client ``client_id`` (DELETE
+    /me/consents/{client_id}); ``sessions_ended`` of the user's sessions that client started
+    ended with it (each also has its ``SessionEnded``, reason ``user``)."""
+
+    user_id: str
+    client_id: str
+    sessions_ended: int

@@ -15,6 +15,7 @@ import attrs
 from application.events.audit import record
 from application.events.catalog import SessionEnded
 from application.ports import Clock, EventBus, Storage
+from application.shared.clients import client_names
 from application.shared.steps import publish_all
 from application.shared.users import user_in_scope
 from domain import policy
@@ -22,7 +23,17 @@ from domain.errors import NotFound
 from domain.model import Session, SessionEndReason
 from domain.policy import Actor, Operation, Principal
 
-__all__ = ["EndOwnSession", "EndOwnSessions", "EndUserSessions", "ListSessions"]
+__all__ = ["EndOwnSession", "EndOwnSessions", "EndUserSessions", "ListSessions", "ListedSession"]
+
+
+@attrs.frozen
+class ListedSession:
+    """A session as the sessions lists show it: the record and, for one an OpenID Connect
+    client started (``Session.client_id``), that client's ``name`` (None for a JSON-API
+    session, or a client deleted while the list was read)."""
+
+    session: Session
+    client_name: str | None = None
 
 
 @attrs.frozen
@@ -30,15 +41,17 @@ class ListSessions:
     """GET /me/sessions (``user_id`` None: the caller's own, any role) and GET
     /users/{id}/sessions (org_admin of the user's organization, superadmin).
 
-    Returns the live sessions, newest first (``SessionStore.list_live``). Raises ``Forbidden``
-    (viewer, operator asking for another user), ``NotFound`` (no such user, or outside an
-    org_admin's organization).
+    Returns the live sessions, newest first (``SessionStore.list_live``), each with its
+    client's name. Raises ``Forbidden`` (viewer, operator asking for another user),
+    ``NotFound`` (no such user, or outside an org_admin's organization).
     """
 
     _storage: Storage
     _clock: Clock
 
-    async def __call__(self, principal: Principal, user_id: str | None = None) -> list[Session]:
+    async def __call__(
+        self, principal: Principal, user_id: str | None = None
+    ) -> list[ListedSession]:
         """The live sessions of ``user_id`` (None: of the caller)."""
         async with self._storage.read() as uow:
             if user_id is not None:
@@ -46,7 +59,13 @@ class ListSessions:
                 target = await user_in_scope(uow, principal, user_id)
                 policy.check_user_management(principal, target, Operation.LIST_USER_SESSIONS)
                 user_id = target.id
-            return await uow.sessions.list_live(user_id or principal.user_id, self._clock.now())
+            now = self._clock.now()
+            sessions = await uow.sessions.list_live(user_id or principal.user_id, now)
+            names = await client_names(uow, (s.client_id for s in sessions))
+        return [
+            ListedSession(s, None if s.client_id is None else names.get(s.client_id))
+            for s in sessions
+        ]
 
 
 @attrs.frozen

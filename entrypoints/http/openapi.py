@@ -131,7 +131,7 @@ SCHEMAS: dict[str, Any] = {
     "Session": {
         "type": "object",
         "required": ["id", "created_at", "last_used_at", "expires_at", "user_agent",
-                     "client_address"],
+                     "client_address", "client_id", "client_name"],
         "properties": {
             "id": {"type": "string"},
             "created_at": {"type": "string", "format": "date-time"},
@@ -140,6 +140,11 @@ SCHEMAS: dict[str, Any] = {
                            "description": "the session's absolute end"},
             "user_agent": {"type": ["string", "null"], "maxLength": 256},
             "client_address": {"type": ["string", "null"]},
+            "client_id": {"type": ["string", "null"],
+                          "description": "the OpenID Connect client that started it; null for"
+                                         " a JSON-API session"},
+            "client_name": {"type": ["string", "null"],
+                            "description": "that client's name; null for a JSON-API session"},
         },
     },
     "SessionList": {
@@ -147,6 +152,25 @@ SCHEMAS: dict[str, Any] = {
         "required": ["items"],
         "properties": {"items": {"type": "array",
                                  "items": {"$ref": "#/components/schemas/Session"}}},
+    },
+    "Consent": {
+        "type": "object",
+        "required": ["client_id", "client_name", "scopes", "granted_at"],
+        "properties": {
+            "client_id": {"type": "string"},
+            "client_name": {"type": ["string", "null"],
+                            "description": "null only for a client deleted meanwhile"},
+            "scopes": {"type": "array", "items": {"type": "string"},
+                       "description": "every scope granted to the client, in grant order"},
+            "granted_at": {"type": "string", "format": "date-time",
+                           "description": "the latest grant"},
+        },
+    },
+    "ConsentList": {
+        "type": "object",
+        "required": ["items"],
+        "properties": {"items": {"type": "array",
+                                 "items": {"$ref": "#/components/schemas/Consent"}}},
     },
     "TokenPair": {
         "type": "object",

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 from aiohttp import web
 
-from domain.model import Session
+from application.login.sessions import ListedSession
 from entrypoints.http.caller import authenticated, principal
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.requests import client_address, read_json
@@ -35,8 +35,8 @@ def _container(request: web.Request) -> Container:
     return request.app[CONTAINER]
 
 
-def _sessions_json(sessions: list[Session]) -> web.Response:
-    return json_response({"items": [session_json(s) for s in sessions]})
+def _sessions_json(sessions: list[ListedSession]) -> web.Response:
+    return json_response({"items": [session_json(s.session, s.client_name) for s in sessions]})
 
 
 async def list_my_sessions(request: web.Request) -> web.Response:

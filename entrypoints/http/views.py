@@ -65,9 +65,10 @@ def group_json(summary: GroupSummary) -> dict[str, Any]:
     }
 
 
-def session_json(session: Session) -> dict[str, Any]:
-    """Contract ``Session`` (section 7): id, created_at, last_used_at, expires_at, user_agent,
-    client_address. Never a token or a hash."""
+def session_json(session: Session, client_name: str | None = None) -> dict[str, Any]:
+    """Contract ``Session`` (sections 7 and 15): id, created_at, last_used_at, expires_at,
+    user_agent, client_address, client_id and client_name (of the OpenID Connect client that
+    started it; both null for a JSON-API session). Never a token or a hash."""
     return {
         "id": session.id,
         "created_at": iso(session.created_at),
@@ -75,6 +76,8 @@ def session_json(session: Session) -> dict[str, Any]:
         "expires_at": iso(session.expires_at),
         "user_agent": session.user_agent,
         "client_address": session.client_address,
+        "client_id": session.client_id,
+        "client_name": client_name,
     }
 
 

@@ -1,16 +1,19 @@
 """Housekeeping's bounded batches (contract section 12; issue 35), over every storage adapter: a
 purge with a ``limit`` deletes at most that many rows of each table, only expired ones, and the
 rest on the next call; ``PurgeExpired`` drains a backlog larger than its batch, one committed
-transaction per batch."""
+transaction per batch (refresh tokens, sessions, audit events, and the provider's authorization
+codes and hosted sessions)."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from application.audit.housekeeping import PurgeExpired
 from application.ports import Storage
 from application.shared.settings import AuditSettings, Live
 from domain.audit import AuditEvent, new_audit_id
+from domain.clients import Client
+from domain.oidc import AuthorizationCode, HostedSession
 from tests.contract.conftest import T0, Make
 from tests.fakes import FakeClock
 
@@ -93,4 +96,92 @@ async def test_housekeeping_drains_a_backlog_larger_than_its_batch(
     assert await purge() == 14  # seven live and seven rotated, in batches of three per table
     async with storage.read() as uow:
         assert await uow.tokens.find(survivor) is not None
+    assert await purge() == 0
+
+
+CLIENT = Client("c" * 32, "app", "org-a", ("openid",), (), False, False, T0, "")
+
+
+async def _alice(storage: Storage, make: Make) -> None:
+    async with storage.begin() as uow:
+        await uow.users.add(make.user(id="alice"))
+        await uow.clients.add(CLIENT)
+        await uow.commit()
+
+
+def _code(code_hash: str, expires_at: datetime) -> AuthorizationCode:
+    return AuthorizationCode(
+        code_hash, CLIENT.id, "alice", "https://app.example/cb", "x" * 43, None, ("openid",),
+        "fam-x", T0, ("pwd",), "1", T0, expires_at,
+    )  # fmt: skip
+
+
+async def _codes(storage: Storage, expired: int) -> str:
+    """``expired`` expired authorization codes of alice and a live one; the live one's hash."""
+    async with storage.begin() as uow:
+        for n in range(expired):
+            await uow.codes.add(_code(f"{n:064x}", NOW - timedelta(seconds=1)))
+        await uow.codes.add(_code("f" * 64, NOW + timedelta(seconds=1)))
+        await uow.commit()
+    return "f" * 64
+
+
+async def _hosted_sessions(storage: Storage, make: Make, expired: int) -> HostedSession:
+    """``expired`` hosted sessions of alice past their idle end at ``NOW`` and a live one, each
+    with its own ``sessions`` row (kept alive by the hosted session alone); the live one."""
+    async with storage.begin() as uow:
+        for n in range(expired + 1):
+            row = make.session("alice")
+            idle = NOW + timedelta(seconds=1 if n == expired else -1)
+            hosted = HostedSession(
+                f"{n:064x}", row.id, "alice", T0, ("pwd",), "1", idle, T0 + timedelta(days=1)
+            )
+            await uow.sessions.add(row)
+            await uow.hosted_sessions.add(hosted)
+        await uow.commit()
+    return hosted
+
+
+async def test_a_limited_code_purge_deletes_at_most_the_limit(storage: Storage, make: Make) -> None:
+    await _alice(storage, make)
+    live = await _codes(storage, expired=5)
+    deleted = []
+    for _ in range(4):
+        async with storage.begin() as uow:
+            deleted.append(await uow.codes.purge_expired(NOW, 2))
+            await uow.commit()
+    assert deleted == [2, 2, 1, 0]
+    async with storage.begin() as uow:
+        assert await uow.codes.take(live, NOW) is not None
+
+
+async def test_a_limited_hosted_session_purge_keeps_the_live_one(
+    storage: Storage, make: Make
+) -> None:
+    await _alice(storage, make)
+    live = await _hosted_sessions(storage, make, expired=3)
+    deleted = []
+    for _ in range(3):
+        async with storage.begin() as uow:
+            deleted.append(await uow.hosted_sessions.purge_expired(NOW, 2))
+            await uow.commit()
+    assert deleted == [2, 1, 0]
+    async with storage.read() as uow:
+        assert await uow.hosted_sessions.find(live.id_hash, NOW) == live
+
+
+async def test_housekeeping_drains_codes_and_hosted_sessions_in_batches(
+    storage: Storage, make: Make
+) -> None:
+    """Seven expired codes and seven expired hosted sessions, whose ``sessions`` rows end with
+    them, purged in batches of three; the live code, hosted session and its row stay."""
+    await _alice(storage, make)
+    live_code = await _codes(storage, expired=7)
+    live = await _hosted_sessions(storage, make, expired=7)
+    purge = PurgeExpired(storage, FakeClock(NOW), Live(AuditSettings()), batch=3)
+    assert await purge() == 7 + 7 + 7  # codes, hosted sessions, their sessions rows
+    async with storage.begin() as uow:
+        assert await uow.hosted_sessions.find(live.id_hash, NOW) == live
+        assert [s.id for s in await uow.sessions.list_live("alice", NOW)] == [live.session_id]
+        assert await uow.codes.take(live_code, NOW) is not None
     assert await purge() == 0

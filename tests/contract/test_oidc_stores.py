@@ -336,6 +336,27 @@ async def test_grant_upserts_the_union_of_the_scopes(storage: Storage, make: Mak
     assert found == Consent("alice", CLIENT, ("openid", "email", "profile"), later)
 
 
+async def test_concurrent_grants_keep_every_scope(
+    storage: Storage, open_peer: StorageFactory, make: Make
+) -> None:
+    """Grants racing from two pools (postgres) or two connections (sqlite), on no consent yet:
+    the stored scopes are the union of all of them (no grant overwrites another's)."""
+    peer = await open_peer()
+    await _setup(storage, make, "alice")
+    scopes = ("openid", "profile", "email", "offline_access")
+
+    async def grant(store: Storage, scope: str) -> None:
+        async with store.begin() as uow:
+            await uow.consents.grant(Consent("alice", CLIENT, (scope,), T0))
+            await asyncio.sleep(0.01)
+            await uow.commit()
+
+    await asyncio.gather(*(grant((storage, peer)[n % 2], s) for n, s in enumerate(scopes * 2)))
+    async with storage.read() as uow:
+        found = await uow.consents.get("alice", CLIENT)
+    assert found is not None and sorted(found.scopes) == sorted(scopes)
+
+
 async def test_grant_refuses_an_unknown_user_or_client(storage: Storage, make: Make) -> None:
     await _setup(storage, make, "alice")
     async with storage.begin() as uow:

@@ -168,7 +168,9 @@ async def snapshot(world: World) -> dict[str, Any]:
     c = world.container
     listed = (await c.list_users()(world.root, limit=200)).items
     users = {u.id: (u.email, u.role, u.org_id, u.disabled) for u in listed}
-    sessions = {u.id: [x.id for x in await c.list_sessions()(world.root, u.id)] for u in listed}
+    sessions = {
+        u.id: [x.session.id for x in await c.list_sessions()(world.root, u.id)] for u in listed
+    }
     groups = {}
     for summary in (await c.list_groups()(world.root, limit=200)).items:
         detail = await c.get_group()(world.root, summary.group.id)

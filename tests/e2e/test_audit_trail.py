@@ -17,6 +17,7 @@ from aiohttp.test_utils import TestClient
 
 from application.shared.steps import hash_token
 from domain.audit import AUDIT_EVENT_TYPES, AuditEvent, AuditQuery
+from domain.oidc import Consent
 from tests.e2e.conftest import ONE_PER_BACKEND, PASSWORD, MakeClient, bearer, container_of
 from tests.e2e.oidc_helpers import auth_params, code_via_browser, exchange, pkce, register_client
 from tests.e2e.test_oauth_http import basic
@@ -29,6 +30,7 @@ NEW_PASSWORD = "a brand new passphrase"
 RESET_PASSWORD = "the passphrase after reset"
 ROOT, ALICE, BOB, CAROL = (f"{n}@example.com" for n in ("root", "alice", "bob", "carol"))
 AGENT = "audit-trail-test/1.0"
+T_GRANT = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 @pytest.fixture(params=ONE_PER_BACKEND)
@@ -191,6 +193,11 @@ async def test_every_action_leaves_its_row_and_no_row_holds_a_secret(
     resp = await client.post("/oauth/token", data={"grant_type": "client_credentials"},
                              headers={**basic(svc["client_id"], "wrong"), "User-Agent": AGENT})  # fmt: skip
     assert resp.status == 401
+    async with container_of(client).storage().begin() as uow:  # granted by the provider's flow
+        await uow.consents.grant(Consent(alice["id"], svc["client_id"], ("openid",), T_GRANT))
+        await uow.commit()
+    access = (await w.login(ALICE, RESET_PASSWORD))["access_token"]
+    await w.call("DELETE", f"/me/consents/{svc['client_id']}", token=access, status=204)
     await w.call("PATCH", f"/oauth/clients/{svc['client_id']}", {"disabled": True}, root)
     await w.call("DELETE", f"/oauth/clients/{svc['client_id']}", token=root, status=204)
     _config(tmp_path / "authsvc.toml", 300)
@@ -214,6 +221,10 @@ async def test_every_action_leaves_its_row_and_no_row_holds_a_secret(
     hosted = [r for r in by_type["login.succeeded"] if r.details_dict().get("client_id")]
     assert [r.details_dict()["method"] for r in hosted] == ["password"]  # the hosted page
     assert by_type["config.changed"][0].details_dict() == {"changed": "auth"}
+    assert by_type["oauth.consent_revoked"][0].details_dict() == {
+        "client_id": svc["client_id"],
+        "sessions_ended": 0,
+    }
     assert by_type["client.updated"][0].details_dict() == {
         "client_id": svc["client_id"],
         "fields": "disabled",

@@ -4,12 +4,15 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import aiohttp
 import pytest
 from aiohttp.test_utils import TestClient
 
+from domain.clients import Client
+from domain.model import RefreshToken, Session
 from tests.e2e.conftest import (
     PASSWORD,
     MakeClient,
@@ -19,7 +22,8 @@ from tests.e2e.conftest import (
     register_and_login,
 )
 
-SESSION_KEYS = {"id", "created_at", "last_used_at", "expires_at", "user_agent", "client_address"}
+SESSION_KEYS = {"id", "created_at", "last_used_at", "expires_at", "user_agent", "client_address",
+                "client_id", "client_name"}  # fmt: skip
 ROOT = "root@example.com"
 
 
@@ -58,6 +62,7 @@ async def test_a_user_sees_its_sessions_and_ends_them(client: TestClient) -> Non
     assert [s["user_agent"][:10] for s in items] == ["Laptop/2.0", "Phone/1.0"]  # newest first
     assert len(items[0]["user_agent"]) == 256
     assert {s["client_address"] for s in items} == {"127.0.0.1"}
+    assert {(s["client_id"], s["client_name"]) for s in items} == {(None, None)}  # JSON API
     body = await resp.text()
     assert phone["refresh_token"] not in body and laptop["refresh_token"] not in body
 
@@ -82,6 +87,39 @@ async def test_a_user_sees_its_sessions_and_ends_them(client: TestClient) -> Non
     resp = await client.get("/me/sessions", headers=bearer(laptop["access_token"]))
     assert (await resp.json())["items"] == []
     await _refresh(client, bob["refresh_token"])  # bob's session is untouched
+
+
+async def test_a_session_an_oidc_client_started_names_the_client_in_both_views(
+    client: TestClient,
+) -> None:
+    """``client_id`` and ``client_name`` (contract sections 7 and 15) in GET /me/sessions and
+    in an administrator's GET /users/{id}/sessions; the session (started by the provider's
+    code flow) is seeded through the service's storage."""
+    root = await _root(client)
+    alice = await register_and_login(client)
+    user_id = (await _me(client, alice["access_token"]))["id"]
+    now = datetime.now(UTC)
+    app = Client("a" * 32, "Photo App", "default", ("openid",), (), False, False, now, "",
+                 grant_types=("authorization_code",), redirect_uris=("https://app.example/cb",),
+                 public=True, token_endpoint_auth_method="none")  # fmt: skip
+    session = Session("f" * 32, user_id, now + timedelta(seconds=1), now, now + timedelta(days=1),
+                      "Browser/1.0", "192.0.2.9", app.id)  # fmt: skip
+    async with container_of(client).storage().begin() as uow:
+        await uow.clients.add(app)
+        await uow.sessions.add(session)
+        await uow.tokens.add(RefreshToken("e" * 64, user_id, session.id, now + timedelta(hours=1),
+                                          session.expires_at, now))  # fmt: skip
+        await uow.commit()
+    for path, token in (("/me/sessions", alice["access_token"]),
+                        (f"/users/{user_id}/sessions", root)):  # fmt: skip
+        resp = await client.get(path, headers=bearer(token))
+        assert resp.status == 200, await resp.text()
+        items = (await resp.json())["items"]
+        assert [(s["id"], s["client_id"], s["client_name"]) for s in items] == [
+            (session.id, app.id, "Photo App"),  # newest first
+            (items[1]["id"], None, None),  # the JSON-API login
+        ]
+        assert all(set(s) == SESSION_KEYS for s in items)
 
 
 async def test_disable_refuses_login_and_bearer_and_enable_restores(client: TestClient) -> None:

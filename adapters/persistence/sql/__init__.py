@@ -2,11 +2,12 @@
 
 Statements are module constants grouped by table (``users``, ``groups``, ``tokens``,
 ``sessions``, ``email_tokens``, ``mfa``, ``audit``, ``clients``, ``passkeys``,
-``login_attempts``), written with PostgreSQL's numbered placeholders ``$n`` (a placeholder may
-carry a PostgreSQL type hint, ``$n::text``); ``dialect.render`` turns them into SQLite's
-numbered ``?n`` (the SQLite units of work render every statement they run). A placeholder used
-twice is one parameter in both dialects. Statements that really differ per dialect (an insert
-that checks its user first, a multi-row insert, advisory locks) stay in their backend.
+``login_attempts``, ``oidc``), written with PostgreSQL's numbered placeholders ``$n`` (a
+placeholder may carry a PostgreSQL type hint, ``$n::text``); ``dialect.render`` turns them into
+SQLite's numbered ``?n`` (the SQLite units of work render every statement they run). A
+placeholder used twice is one parameter in both dialects. Statements that really differ per
+dialect (an insert that checks its user first, a multi-row insert, advisory locks) stay in their
+backend.
 
 Only module constants (column lists, fixed clauses) are interpolated into these texts; values
 are always bound as parameters.

@@ -11,6 +11,9 @@ __all__ = [
     "EMAIL_TOKENS",
     "GROUP_SUMMARY",
     "MEMBERS",
+    "OIDC_CODES",
+    "OIDC_CONSENTS",
+    "OIDC_HOSTED",
     "ROTATED",
     "ROTATED_UPSERT",
     "SESSIONS",
@@ -89,3 +92,15 @@ AUDIT_EVENTS = (
     "id, type, occurred_at, actor_id, user_id, org_id, client_address, user_agent, details"
 )
 """The columns of ``audit_events`` in the order of ``AuditEvent``'s fields."""
+
+OIDC_CODES = (
+    "code_hash, client_id, user_id, redirect_uri, code_challenge, nonce, scopes, session_id,"
+    " auth_time, amr, acr, created_at, expires_at, used_at, family_id"
+)
+"""The columns of ``oidc_codes`` in the order of ``AuthorizationCode``'s fields."""
+
+OIDC_CONSENTS = "user_id, client_id, scopes, granted_at"
+"""The columns of ``oidc_consents`` in the order of ``Consent``'s fields."""
+
+OIDC_HOSTED = "id_hash, session_id, user_id, auth_time, amr, acr, idle_expires_at, expires_at"
+"""The columns of ``oidc_hosted_sessions`` in the order of ``HostedSession``'s fields."""

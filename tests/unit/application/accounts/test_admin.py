@@ -351,7 +351,8 @@ async def _run(world: World, op: Operation, me: Principal, org: str) -> None:
         await world.delete_user(me, user_id)
         assert await world.user(user_id) is None
     elif op is Operation.LIST_USER_SESSIONS:
-        assert [x.id for x in await world.list_sessions(me, user_id)] == [f"session-{org}"]
+        listed = await world.list_sessions(me, user_id)
+        assert [x.session.id for x in listed] == [f"session-{org}"]
     elif op is Operation.END_USER_SESSIONS:
         assert await world.end_user_sessions(me, user_id) == [f"session-{org}"]
         assert await world.list_sessions(me, user_id) == []

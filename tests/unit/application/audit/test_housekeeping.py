@@ -1,10 +1,13 @@
 """Housekeeping (contract section 12): purging expired tokens shrinks the tables, never touches a
-live token or a rotated-token record still needed for reuse detection, and runs on a timer."""
+live token or a rotated-token record still needed for reuse detection, purges the provider's
+expired codes and hosted sessions, and runs on a timer."""
 
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 
+import attrs
 import pytest
 
 from adapters.persistence.memory import MemoryStorage
@@ -12,7 +15,9 @@ from application.audit.housekeeping import PurgeExpired
 from application.login.auth import AuthService
 from application.login.tokens import hash_refresh_token as token_hash
 from application.shared.settings import AuthSettings, Live
+from domain.clients import Client
 from domain.errors import InvalidRefreshToken
+from domain.oidc import AuthorizationCode, HostedSession
 from entrypoints.http.app import purge_every
 from tests.contract.conftest import Make
 from tests.fakes import FakeClock
@@ -110,3 +115,38 @@ async def test_each_purge_batch_commits_on_its_own(clock: FakeClock) -> None:
     async with storage.read() as uow:
         left = [n for n in range(10) if await uow.tokens.find(f"{n:064x}") is not None]
     assert len(left) == 10 - 2 * 4
+
+
+async def test_purge_removes_expired_codes_and_hosted_sessions(
+    storage: MemoryStorage, clock: FakeClock
+) -> None:
+    """The provider's rows (contract section 15): an authorization code past ``expires_at``
+    and a hosted session past its idle end go, with the ``sessions`` row it alone kept alive;
+    a live code, a live hosted session and its row stay."""
+    make, t0 = Make(), clock.now()
+    client = Client("c" * 32, "app", "org-a", ("openid",), (), False, False, t0, "")
+    stale_row, live_row = make.session("alice"), make.session("alice")
+    stale = HostedSession("1" * 64, stale_row.id, "alice", t0, ("pwd",), "1",
+                          t0 + timedelta(hours=1), t0 + timedelta(days=30))  # fmt: skip
+    live = attrs.evolve(stale, id_hash="2" * 64, session_id=live_row.id,
+                        idle_expires_at=t0 + timedelta(hours=8))  # fmt: skip
+    code = AuthorizationCode("3" * 64, client.id, "alice", "https://app.example/cb", "x" * 43,
+                             None, ("openid",), live_row.id, t0, ("pwd",), "1", t0,
+                             t0 + timedelta(minutes=1))  # fmt: skip
+    later_code = attrs.evolve(code, code_hash="4" * 64, expires_at=t0 + timedelta(hours=3))
+    async with storage.begin() as uow:
+        await uow.users.add(make.user(id="alice"))
+        await uow.clients.add(client)
+        for row, hosted in ((stale_row, stale), (live_row, live)):
+            await uow.sessions.add(attrs.evolve(row, expires_at=t0 + timedelta(days=30)))
+            await uow.hosted_sessions.add(hosted)
+        await uow.codes.add(code)
+        await uow.codes.add(later_code)
+        await uow.commit()
+    clock.advance(2 * 3600)
+    assert await PurgeExpired(storage, clock)() == 3  # the stale hosted session, its row, a code
+    async with storage.begin() as uow:
+        assert await uow.hosted_sessions.find(live.id_hash, clock.now()) == live
+        assert await uow.sessions.get(stale_row.id) is None
+        assert await uow.codes.take(code.code_hash, clock.now()) is None
+        assert await uow.codes.take(later_code.code_hash, clock.now()) is not None

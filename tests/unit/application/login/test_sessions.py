@@ -3,6 +3,8 @@ adapters: the reuse interval, session records, disable / enable / delete, and th
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import attrs
 import pytest
 
@@ -19,9 +21,15 @@ from application.events.catalog import (
     UserEnabled,
 )
 from application.login.auth import AuthService
-from application.login.sessions import EndOwnSession, EndOwnSessions, ListSessions
+from application.login.sessions import (
+    EndOwnSession,
+    EndOwnSessions,
+    ListedSession,
+    ListSessions,
+)
 from application.shared.reauth import Reauthentication
 from application.shared.settings import AuthSettings, Live
+from domain.clients import Client
 from domain.errors import (
     AccountDisabled,
     Forbidden,
@@ -33,7 +41,7 @@ from domain.errors import (
     NotFound,
     ValidationFailed,
 )
-from domain.model import Role, User
+from domain.model import RefreshToken, Role, Session, User
 from domain.policy import CLI_OPERATOR, Principal
 from tests.fakes import FakeClock
 from tests.unit.conftest import Recorder
@@ -132,7 +140,8 @@ async def test_login_records_the_user_agent_cut_to_256_and_the_client_address(
     await service.refresh(login.refresh_token)
     sessions = await ListSessions(storage, clock)(_me(user))
     assert len(sessions) == 1
-    session = sessions[0]
+    session = sessions[0].session
+    assert sessions[0].client_name is None
     assert session.user_agent == "x" * 256 and session.client_address == "192.0.2.1"
     assert (session.last_used_at - session.created_at).total_seconds() == 60
 
@@ -146,14 +155,14 @@ async def test_a_user_ends_one_of_its_sessions_and_not_someone_elses(
     clock.advance(1)
     laptop = await service.login("a@example.com", PASSWORD, "10.0.0.2", "laptop")
     listed = await ListSessions(storage, clock)(_me(alice))
-    assert [s.user_agent for s in listed] == ["laptop", "phone"]  # newest first
+    assert [s.session.user_agent for s in listed] == ["laptop", "phone"]  # newest first
     with pytest.raises(NotFound):
-        await EndOwnSession(storage, bus, FakeClock())(_me(bob), listed[1].id)
-    await EndOwnSession(storage, bus, FakeClock())(_me(alice), listed[1].id)
+        await EndOwnSession(storage, bus, FakeClock())(_me(bob), listed[1].session.id)
+    await EndOwnSession(storage, bus, FakeClock())(_me(alice), listed[1].session.id)
     with pytest.raises(InvalidRefreshToken):
         await service.refresh(phone.refresh_token)
     await service.refresh(laptop.refresh_token)
-    assert await EndOwnSessions(storage, bus, FakeClock())(_me(alice)) == [listed[0].id]
+    assert await EndOwnSessions(storage, bus, FakeClock())(_me(alice)) == [listed[0].session.id]
     assert await ListSessions(storage, clock)(_me(alice)) == []
 
 
@@ -257,3 +266,29 @@ async def test_delete_own_account_needs_the_password(
     await delete(user, PASSWORD, CLIENT)
     async with storage.begin() as uow:
         assert await uow.users.get(user.id) is None
+
+
+async def test_a_listed_session_names_the_client_that_started_it(
+    service: AuthService, storage: MemoryStorage, clock: FakeClock
+) -> None:
+    """``ListedSession.client_name`` is the name of ``Session.client_id``'s client (contract
+    section 15); None for a JSON-API session."""
+    alice = await service.register("a@example.com", PASSWORD)
+    await service.login("a@example.com", PASSWORD, "10.0.0.1", "api")
+    now = clock.now()
+    started = Session("oidc-1", alice.id, now + timedelta(seconds=1), now,
+                      now + timedelta(days=1), "browser", None, "c" * 32)  # fmt: skip
+    async with storage.begin() as uow:
+        await uow.clients.add(
+            Client("c" * 32, "Photo App", "org-a", ("openid",), (), False, False, now, "")
+        )
+        await uow.sessions.add(started)
+        await uow.tokens.add(RefreshToken("h" * 64, alice.id, started.id,
+                                          now + timedelta(hours=1), started.expires_at, now))  # fmt: skip
+        await uow.commit()
+    listed = await ListSessions(storage, clock)(_me(alice))
+    assert [(s.session.client_id, s.client_name) for s in listed] == [
+        ("c" * 32, "Photo App"),
+        (None, None),
+    ]
+    assert listed[0] == ListedSession(started, "Photo App")
