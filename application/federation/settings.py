@@ -59,7 +59,9 @@ def _scopes(_: object, attribute: attrs.Attribute[tuple[str, ...]], value: tuple
         raise ValueError(f"'{attribute.name}' must be at most 32 scope tokens (RFC 6749 §3.3)")
 
 
-def _domains(_: object, attribute: attrs.Attribute[tuple[str, ...]], value: tuple[str, ...]) -> None:
+def _domains(
+    _: object, attribute: attrs.Attribute[tuple[str, ...]], value: tuple[str, ...]
+) -> None:
     for entry in value:
         if not _DOMAIN.fullmatch(entry):
             raise ValueError(

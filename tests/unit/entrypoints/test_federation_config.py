@@ -72,10 +72,14 @@ def _provider(**fields: str) -> str:
         (_provider(scopes='["a b"]'), "federation.providers[0].scopes"),
         (_provider(allowed_domains='["Example.COM"]'), "federation.providers[0].allowed_domains"),
         (_provider(extra="1"), "federation.providers[0].extra"),
-        (_provider(client_secret_file='"/nonexistent/secret"'),
-         "federation.providers[0].client_secret_file"),
-        (_provider(client_secret='"a"', client_secret_file='"/x"'),
-         "federation.providers[0].client_secret"),
+        (
+            _provider(client_secret_file='"/nonexistent/secret"'),
+            "federation.providers[0].client_secret_file",
+        ),
+        (
+            _provider(client_secret='"a"', client_secret_file='"/x"'),
+            "federation.providers[0].client_secret",
+        ),
         (_provider() + _provider(), "federation.providers"),
     ],
 )
