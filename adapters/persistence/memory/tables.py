@@ -31,8 +31,8 @@ class Tables:
     rotated token's hash to ``RotatedToken`` (the token, when it was rotated, how often reused);
     ``mfa_recovery`` maps a user id to the hashes of its unused recovery codes; ``revoked`` maps
     a revoked access token's ``jti`` to its client id and expiry; ``consents`` is keyed by
-    ``(user_id, client_id)``, ``codes`` by code hash, ``hosted`` by the hosted session's hash, ``identities`` by
-    ``(issuer, subject)``, ``flows`` by state hash.
+    ``(user_id, client_id)``, ``codes`` by code hash, ``hosted`` by the hosted session's hash,
+    ``identities`` by ``(issuer, subject)``, ``flows`` by state hash.
     """
 
     def __init__(self) -> None:
