@@ -69,7 +69,7 @@ def _domains(
             )
 
 
-def _kind_fields(instance: ProviderSettings, attribute: attrs.Attribute[str], value: str) -> None:
+def _kind_fields(instance: ProviderSettings, attribute: attrs.Attribute[bool], value: bool) -> None:
     """An OIDC provider needs its ``issuer``; ``client_secret`` and ``client_secret_file`` are
     exclusive (one of them for GitHub, whose token endpoint always authenticates the client)."""
     if instance.kind == OIDC and not instance.issuer:
