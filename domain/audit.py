@@ -54,6 +54,8 @@ AUDIT_EVENT_TYPES = (
     "oauth.consent_denied",
     "oauth.code_reused",
     "oidc.logout",
+    "identity.linked",
+    "identity.unlinked",
 )
 """Every ``type`` an audit event can have (contract section 11), in the contract's order."""
 
