@@ -13,11 +13,12 @@ whose ``sub`` must equal the ID token's (§5.3.4). GitHub: the OAuth 2.0 exchang
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import time
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 import aiohttp
 
@@ -132,15 +133,16 @@ class HttpUpstreamClient(UpstreamClient):
                 "code_verifier": code_verifier}  # fmt: skip
         secret = self._secret(provider)
         methods = doc.get("token_endpoint_auth_methods_supported") or ["client_secret_basic"]
-        auth = None
+        headers = {"Accept": "application/json"}
         if not secret:
             form["client_id"] = provider.client_id
-        elif "client_secret_basic" in methods:
-            auth = aiohttp.BasicAuth(provider.client_id, secret)
+        elif "client_secret_basic" in methods:  # RFC 6749 §2.3.1: each part form-encoded
+            pair = f"{quote(provider.client_id, safe='')}:{quote(secret, safe='')}"
+            headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
         else:
             form |= {"client_id": provider.client_id, "client_secret": secret}
         tokens = await self._json("POST", doc["token_endpoint"], "exchange_failed", data=form,
-                                  auth=auth, headers={"Accept": "application/json"})  # fmt: skip
+                                  headers=headers)  # fmt: skip
         id_token = tokens.get("id_token") if isinstance(tokens, dict) else None
         if not isinstance(id_token, str):
             raise FederationFailed("exchange_failed", "no id_token")
