@@ -64,7 +64,8 @@ async def _login(client: TestClient, login: str, return_to: str = "/ui/signed-in
 
 
 async def test_up01_happy_path_creates_a_user_and_signs_in(
-    fed_client: Any, upstream: dict[str, str],  # noqa: F811
+    fed_client: Any,
+    upstream: dict[str, str],  # noqa: F811
 ) -> None:
     """UP-01: the redirect carries S256, state and nonce; the upstream login makes a new user
     with a verified email and an identity (iss, sub); a hosted session; the audit rows."""
