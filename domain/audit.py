@@ -55,6 +55,8 @@ AUDIT_EVENT_TYPES = (
     "oauth.code_reused",
     "oidc.logout",
     "oauth.consent_revoked",
+    "identity.linked",
+    "identity.unlinked",
 )
 """Every ``type`` an audit event can have (contract section 11), in the contract's order."""
 

@@ -168,6 +168,35 @@ class PasskeyExists(DomainError):
     code = "passkey_exists"
 
 
+class FederationFailed(DomainError):
+    """A login at another identity provider failed a check of contract section 16 (state,
+    ``iss``, the code exchange, the ID token, userinfo) or the provider answered an error
+    (400 ``federation_failed``): one answer for every cause; nothing was created or linked."""
+
+    code = "federation_failed"
+
+
+class AccountExists(DomainError):
+    """The provider's email belongs to an account this provider may not link by itself: sign
+    in to that account first, then link the provider from it (409 ``account_exists``)."""
+
+    code = "account_exists"
+
+
+class FederationNotAllowed(DomainError):
+    """No account matches, and this provider may not create one for this email
+    (``create_users`` off, or a domain outside ``allowed_domains``; 403)."""
+
+    code = "federation_not_allowed"
+
+
+class LastLoginMethod(DomainError):
+    """Unlinking this identity would leave the account no way to sign in (no password, no
+    passkey, no other identity; 409 ``last_login_method``)."""
+
+    code = "last_login_method"
+
+
 class NotFound(DomainError):
     """The resource does not exist or lies outside the caller's organization."""
 

@@ -37,9 +37,12 @@ import attrs
 from domain.clients import Resource, check_resources_of_org
 from domain.errors import (
     AccountDisabled,
+    AccountExists,
     EmailNotVerified,
+    FederationNotAllowed,
     FieldError,
     Forbidden,
+    LastLoginMethod,
     LastSuperadmin,
     NotFound,
     ValidationFailed,
@@ -480,3 +483,46 @@ def check_client_resources(
     if isinstance(actor, CliOperator) or actor.is_superadmin:
         return
     check_resources_of_org(org_id, audience, scopes, resources, shared_audience)
+
+
+class FederatedOutcome(enum.Enum):
+    """What an unknown upstream identity does (contract section 16): link the account of its
+    email, or create a new user."""
+
+    LINK = "link"
+    CREATE = "create"
+
+
+def federated_account(
+    upstream_email: str | None,
+    upstream_email_verified: bool,
+    local: User | None,
+    trust_email: bool,
+    create_users: bool,
+    domain_allowed: bool,
+) -> FederatedOutcome:
+    """The linking rule of contract section 16 for an identity (issuer, sub) seen for the
+    first time; ``local`` is the user whose email equals the provider's (or None).
+
+    - An existing account is linked only when the provider has ``trust_email``, says
+      ``email_verified`` exactly true (``upstream_email_verified``), and the local email is
+      verified too; otherwise ``AccountExists`` (409 ``account_exists``: sign in, then link
+      from the account page). No automatic link ever rides on an unverified email, on either
+      side (research §4.2; the pre-hijacked account of UP-09 (e) is not linked).
+    - No account: a new user when ``create_users`` and the email's domain is allowed, else
+      ``FederationNotAllowed`` (403). A provider that gave no email creates nobody.
+    """
+    if local is not None:
+        if trust_email and upstream_email_verified and local.email_verified:
+            return FederatedOutcome.LINK
+        raise AccountExists("an account with this email exists: sign in to it, then link")
+    if upstream_email is None or not create_users or not domain_allowed:
+        raise FederationNotAllowed("this provider may not create an account for this email")
+    return FederatedOutcome.CREATE
+
+
+def check_unlink_leaves_a_login(user: User, other_identities: int) -> None:
+    """A user may unlink an identity only while another way to sign in is left: a password,
+    a passkey or another identity (contract section 16). Raises ``LastLoginMethod`` (409)."""
+    if not user.password_hash and user.passkeys == 0 and other_identities == 0:
+        raise LastLoginMethod("this is the last way to sign in to this account")

@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 
 from adapters.crypto.db_keystore import KeyEncryptionKeyError, read_key_encryption_key
+from application.federation.settings import FederationSettings
 from application.oauth.settings import OidcSettings
 from application.passkeys.settings import WebAuthnConfigError, WebAuthnSettings, relying_party
 from application.shared.settings import (
@@ -70,6 +71,7 @@ class Config:
     webauthn: WebAuthnSettings = attrs.Factory(WebAuthnSettings)
     oidc: OidcSettings = attrs.Factory(OidcSettings)
     ui: UiSettings = attrs.Factory(UiSettings)
+    federation: FederationSettings = attrs.Factory(FederationSettings)
 
     def prefixes(self) -> dict[str, Any]:
         """``{prefix: settings object}`` for every prefix."""
@@ -163,6 +165,22 @@ def check_oauth_resources(config: Config) -> None:
         )  # fmt: skip
 
 
+def check_federation(config: Config) -> None:
+    """Each ``client_secret_file`` of ``[[federation.providers]]`` names a readable, non-empty
+    file (read again on use, so a rotated secret needs no restart). Raises ``ConfigError``
+    naming ``federation.providers[i].client_secret_file``; the secret is never in the message."""
+    for number, provider in enumerate(config.federation.providers):
+        if not provider.client_secret_file:
+            continue
+        key = f"federation.providers[{number}].client_secret_file"
+        try:
+            text = Path(provider.client_secret_file).expanduser().read_text("utf-8").strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(key, f"cannot read the file: {exc}") from None
+        if not text:
+            raise ConfigError(key, "the file is empty")
+
+
 def key_store_of(config: Config) -> str:
     """The key store in force: ``auth.key_store``, with ``auto`` meaning ``database`` when
     ``storage.backend = "postgres"`` and ``file`` otherwise."""
@@ -203,7 +221,7 @@ def load_config(
 
     ``path`` (else ``$AUTHSVC_CONFIG``, else no file) is a TOML file with tables ``[auth]``,
     ``[storage]``, ``[server]``, ``[actuator]``, ``[telemetry]``, ``[events]``, ``[email]``,
-    ``[audit]``, ``[oauth]``, ``[webauthn]``;
+    ``[audit]``, ``[oauth]``, ``[webauthn]``, ``[oidc]``, ``[ui]``, ``[federation]``;
     ``environ`` (default ``os.environ``) overrides single keys. The key store's settings are checked
     (``check_key_store``). Raises ``ConfigError`` naming the first bad key.
     """
@@ -225,6 +243,7 @@ def load_config(
     check_workers(config.server.workers, config.storage.backend)
     check_oauth_resources(config)
     check_key_store(config)
+    check_federation(config)
     try:
         relying_party(config.auth.issuer, config.webauthn)
     except WebAuthnConfigError as exc:

@@ -34,6 +34,7 @@ from adapters.email_address import normalize_email
 from adapters.events.inprocess import InProcessEventBus
 from adapters.events.nats_bus import NatsEventBus
 from adapters.events.redis_bus import RedisEventBus
+from adapters.federation.client import HttpUpstreamClient
 from adapters.health import ReadinessState
 from adapters.mail.console import ConsoleEmailSender
 from adapters.mail.smtp import ConfiguredEmailSender, SmtpEmailSender
@@ -45,8 +46,10 @@ from adapters.persistence.sqlite import SqliteStorage
 from adapters.webauthn.py_webauthn import PyWebAuthn
 from application.audit.housekeeping import PurgeExpired
 from application.audit.query import ListAuditEvents
+from application.federation.identities import OwnIdentities
 from application.login.auth import AuthService
 from application.login.code_exchange import CodeFlowGrants
+from application.login.federated import FederatedLogin
 from application.login.hosted import HostedLogin
 from application.login.mfa_step import MfaLogin
 from application.login.passkey_step import PasskeyLogin
@@ -333,6 +336,20 @@ class Container(containers.DeclarativeContainer):
         telemetry, HostedLogin, storage, auth_service, mfa_login, passkey_login, bus, clock,
         oidc_settings,
     )  # fmt: skip
+
+    # Login with other identity providers (contract section 16).
+    federation_settings = providers.Singleton(
+        methodcaller("view", attrgetter("federation")), live_config
+    )
+    """``Live[FederationSettings]``: the ``federation`` prefix in force (a refresh re-reads
+    the provider list)."""
+    upstream_client = providers.Singleton(HttpUpstreamClient)
+    """The provider client (discovery and JWKS caches); closed with the app."""
+    federated_login = _use_case(
+        telemetry, FederatedLogin, storage, upstream_client, signer, bus, clock, auth_settings,
+        federation_settings, providers.Object(normalize_email),
+    )  # fmt: skip
+    own_identities = _use_case(telemetry, OwnIdentities, storage, bus, clock)
 
     # Housekeeping (contract section 12): by the server on a timer and by ``authsvc purge``.
     audit_settings = providers.Singleton(methodcaller("view", attrgetter("audit")), live_config)

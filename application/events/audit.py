@@ -23,6 +23,7 @@ import attrs
 
 import application.events.catalog as ev
 import application.events.clients as cev
+import application.events.federation as fev
 import application.events.oidc as oev
 import application.events.passkeys as pev
 from application.ports import EventBus, Storage, UnitOfWork
@@ -99,7 +100,8 @@ _ROWS: dict[type[ev.Event], Callable[[Any], _Row | None]] = {
         e.user_id,
         e.user_id,
         details={"session_id": e.family_id, "method": e.method}
-        | ({} if e.client_id is None else {"client_id": e.client_id}),
+        | ({} if e.client_id is None else {"client_id": e.client_id})
+        | ({} if e.provider is None else {"provider": e.provider}),
     ),
     ev.LoginFailed: _login_failed,
     ev.AccessTokenIssued: _issued,
@@ -212,6 +214,12 @@ _ROWS: dict[type[ev.Event], Callable[[Any], _Row | None]] = {
         None,
         e.user_id,
         details={"client_id": e.client_id, "session_id": e.family_id},
+    ),
+    fev.IdentityLinked: lambda e: _Row(
+        "identity.linked", e.user_id, e.user_id, details={"provider": e.provider, "how": e.how}
+    ),
+    fev.IdentityUnlinked: lambda e: _Row(
+        "identity.unlinked", e.user_id, e.user_id, details={"provider": e.provider}
     ),
     oev.OidcLogout: lambda e: _Row(
         "oidc.logout",

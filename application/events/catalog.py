@@ -73,6 +73,8 @@ class LoginSucceeded(Event):
     family_id: str
     method: str = "password"
     client_id: str | None = None
+    provider: str | None = None
+    """The identity provider of a ``federated`` login (contract section 16), else None."""
 
 
 @attrs.frozen

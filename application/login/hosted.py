@@ -51,6 +51,7 @@ AMR: dict[str, tuple[tuple[str, ...], str]] = {
     PASSKEY: (("hwk", "user"), "2"),
     PASSKEY_PRESENCE: (("hwk",), "1"),
     PASSKEY_SECOND_STEP: (("pwd", "hwk", "mfa"), "2"),
+    "federated": (("fed",), "1"),
 }
 """Login method → (``amr`` values of RFC 8176, ``acr``: ``"1"`` one factor, ``"2"`` two).
 A passkey with user verification is two factors (contract sections 13 and 15: possession and
@@ -77,6 +78,11 @@ class HostedLogin:
     _bus: EventBus
     _clock: Clock
     _oidc: Live[OidcSettings]
+
+    def start(self, user_agent: str | None, address: str, client_id: str | None) -> LoginStart[str]:
+        """The ``LoginStart`` that opens a hosted session (for the federated login of
+        ``application.login.federated``, which finds its user itself)."""
+        return self._start(user_agent, address, client_id)
 
     def _start(
         self, user_agent: str | None, address: str, client_id: str | None

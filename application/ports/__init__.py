@@ -35,6 +35,11 @@ from application.ports.crypto import (
     VerifiedAssertion,
     WebAuthn,
 )
+from application.ports.federation import (
+    FederatedIdentityRepo,
+    FederationFailed,
+    UpstreamClient,
+)
 from application.ports.oidc import AuthorizationCodeStore, ConsentStore, HostedSessionStore
 from application.ports.records import AuditLog, ClientRepo, GroupRepo, MfaStore, PasskeyRepo
 from application.ports.services import (
@@ -62,6 +67,8 @@ __all__ = [
     "EmailSender",
     "EmailTokenStore",
     "EventBus",
+    "FederatedIdentityRepo",
+    "FederationFailed",
     "GroupRepo",
     "Hasher",
     "HostedSessionStore",
@@ -78,6 +85,7 @@ __all__ = [
     "TokenStore",
     "Totp",
     "UnitOfWork",
+    "UpstreamClient",
     "UserRepo",
     "VerifiedAssertion",
     "WebAuthn",

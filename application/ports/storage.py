@@ -10,6 +10,7 @@ from typing import Protocol
 import attrs
 
 from application.ports.accounts import EmailTokenStore, SessionStore, TokenStore, UserRepo
+from application.ports.federation import FederatedIdentityRepo
 from application.ports.oidc import AuthorizationCodeStore, ConsentStore, HostedSessionStore
 from application.ports.records import AuditLog, ClientRepo, GroupRepo, MfaStore, PasskeyRepo
 
@@ -34,6 +35,7 @@ class UnitOfWork(Protocol):
     codes: AuthorizationCodeStore
     consents: ConsentStore
     hosted_sessions: HostedSessionStore
+    identities: FederatedIdentityRepo
 
     async def commit(self) -> None:
         """Make every change of this unit durable at once."""

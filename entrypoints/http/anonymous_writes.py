@@ -40,6 +40,7 @@ ANONYMOUS_WRITES: dict[tuple[str, str], AnonymousWrite] = {
     ("POST", "/login/mfa"): AnonymousWrite(give_back=True),
     ("POST", "/login/passkey/options"): AnonymousWrite(give_back=False),
     ("POST", "/login/passkey"): AnonymousWrite(give_back=True),
+    ("POST", "/login/federated"): AnonymousWrite(give_back=True),
     ("POST", "/password/forgot"): AnonymousWrite(give_back=False),
     ("POST", "/password/reset"): AnonymousWrite(give_back=True),
     ("POST", "/email/verify"): AnonymousWrite(give_back=True),

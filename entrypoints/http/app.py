@@ -21,6 +21,7 @@ from entrypoints.http import (
     client_routes,
     consent_routes,
     email_routes,
+    federation_routes,
     mfa_routes,
     oauth_routes,
     oidc_routes,
@@ -33,6 +34,7 @@ from entrypoints.http.keys import BODY_TIMEOUT, CONTAINER
 from entrypoints.http.openapi import ROUTE_SPECS
 from entrypoints.http.problems import problem_middleware
 from entrypoints.http.routing import RouteSpec, add_routes
+from entrypoints.http.ui import federation as ui_federation
 from entrypoints.http.ui import passkey_routes as ui_passkey_routes
 from entrypoints.http.ui import recovery as ui_recovery
 from entrypoints.http.ui import routes as ui_routes
@@ -71,6 +73,7 @@ async def _resources(app: web.Application) -> AsyncIterator[None]:
         if close is not None:
             await close()
         await storage.close()
+        await container.upstream_client().close()
         await asyncio.to_thread(container.telemetry().shutdown)
 
 
@@ -169,6 +172,7 @@ def create_app(container: Container) -> web.Application:
         *consent_routes.ROUTES,
         *mfa_routes.ROUTES,
         *passkey_routes.ROUTES,
+        *federation_routes.ROUTES,
         *admin_routes.ROUTES,
         *audit_routes.ROUTES,
         *client_routes.ROUTES,
@@ -177,6 +181,7 @@ def create_app(container: Container) -> web.Application:
         *ui_routes.ROUTES,
         *ui_recovery.ROUTES,
         *ui_passkey_routes.ROUTES,
+        *ui_federation.ROUTES,
         *wellknown_routes.ROUTES,
     ]
     setup_templates(app, config.ui.templates_dir)

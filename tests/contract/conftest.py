@@ -35,7 +35,8 @@ T0 = datetime(2026, 1, 2, 3, 4, 5, 123456, tzinfo=UTC)
 _TABLES = (
     "users, sessions, refresh_tokens, rotated_refresh_tokens, groups, group_members, login_failures,"
     " audit_events, oauth_clients, revoked_access_tokens, dpop_proofs, passkeys,"
-    " webauthn_user_handles, webauthn_ceremonies, oidc_codes, oidc_consents, oidc_hosted_sessions"
+    " webauthn_user_handles, webauthn_ceremonies, oidc_codes, oidc_consents, oidc_hosted_sessions,"
+    " federated_identities, federation_flows"
 )
 
 

@@ -28,6 +28,7 @@ ALL = [
     "0012_scale_indexes",
     "0013_client_signing_alg",
     "0015_oidc",
+    "0016_federated_identities",
 ]
 EXPECTED_TABLES = {
     "users",
@@ -48,6 +49,8 @@ EXPECTED_TABLES = {
     "oidc_codes",
     "oidc_consents",
     "oidc_hosted_sessions",
+    "federated_identities",
+    "federation_flows",
 }
 RUNNERS = 4
 

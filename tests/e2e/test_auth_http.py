@@ -370,7 +370,8 @@ async def test_openapi_describes_exactly_the_routes(client: TestClient) -> None:
         if r.method != "HEAD" and r.resource is not None
     }
     assert documented | pages == routed and not documented & pages
-    # Pages are for browsers (contract section 15): the hosted pages and the front channel.
-    assert all(p.startswith("/ui/") or p in ("/oauth/authorize", "/oauth/logout")
-               for _, p in pages)  # fmt: skip
+    # Pages are for browsers (contract section 15): the hosted pages and the front channel,
+    # and the federated login's start and callback (section 16).
+    assert all(p.startswith(("/ui/", "/federation/")) or p in ("/oauth/authorize",
+               "/oauth/logout") for _, p in pages)  # fmt: skip
     assert {("GET", "/oauth/userinfo"), ("GET", "/.well-known/openid-configuration")} <= documented

@@ -19,6 +19,7 @@ from datetime import datetime, timedelta
 from adapters.persistence.memory.audit import MemoryAuditLog
 from adapters.persistence.memory.clients import MemoryClientRepo
 from adapters.persistence.memory.email_tokens import MemoryEmailTokenStore
+from adapters.persistence.memory.identities import MemoryFederatedIdentityRepo
 from adapters.persistence.memory.mfa import MemoryMfaStore
 from adapters.persistence.memory.oidc import (
     MemoryAuthorizationCodeStore,
@@ -72,6 +73,7 @@ class MemoryUnitOfWork(UnitOfWork):
         self.codes = MemoryAuthorizationCodeStore(stage)
         self.consents = MemoryConsentStore(stage)
         self.hosted_sessions = MemoryHostedSessionStore(stage)
+        self.identities = MemoryFederatedIdentityRepo(stage)
 
     async def commit(self) -> None:
         """Publish every staged change at once."""

@@ -10,6 +10,7 @@ from adapters.persistence.memory.tables import RotatedToken, Stage
 from adapters.persistence.times import require_aware
 from application.ports import GroupRepo, UserRepo
 from domain.errors import Conflict, EmailTaken, NotFound
+from domain.federation import FederatedIdentity
 from domain.model import (
     EmailToken,
     Group,
@@ -90,19 +91,23 @@ class MemoryUserRepo(UserRepo):
 
     async def delete(self, user_id: str) -> bool:
         """Delete the user with its sessions, tokens, rotated records, email tokens, second
-        factors, passkeys, memberships, authorization codes, consents and hosted sessions."""
+        factors, passkeys, memberships, authorization codes, consents, hosted sessions and
+        federated identities (and the started logins linking to it)."""
         view = self._s.view
         if user_id not in view.users:
             return False
         del self._s.write("users")[user_id]
         for name in ("tokens", "rotated", "sessions", "email_tokens", "mfa_challenges", "passkeys",
-                     "codes", "consents", "hosted"):  # fmt: skip
+                     "codes", "consents", "hosted", "identities"):  # fmt: skip
             table = getattr(view, name)
             gone = [k for k, row in table.items() if _user_of(row) == user_id]
             if gone:
                 writable = self._s.write(name)
                 for k in gone:
                     del writable[k]
+        gone_flows = [k for k, f in view.flows.items() if f.link_user_id == user_id]
+        for k in gone_flows:
+            del self._s.write("flows")[k]
         for name in ("mfa_totp", "mfa_recovery", "user_handles"):
             if user_id in getattr(view, name):
                 del self._s.write(name)[user_id]
@@ -127,7 +132,8 @@ def _user_of(
     | Passkey
     | AuthorizationCode
     | Consent
-    | HostedSession,
+    | HostedSession
+    | FederatedIdentity,
 ) -> str:
     return row.token.user_id if isinstance(row, RotatedToken) else row.user_id
 

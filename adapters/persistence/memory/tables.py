@@ -10,6 +10,7 @@ import attrs
 
 from domain.audit import AuditEvent
 from domain.clients import Client
+from domain.federation import FederatedIdentity, FederationFlow
 from domain.model import (
     EmailToken,
     Group,
@@ -30,7 +31,8 @@ class Tables:
     rotated token's hash to ``RotatedToken`` (the token, when it was rotated, how often reused);
     ``mfa_recovery`` maps a user id to the hashes of its unused recovery codes; ``revoked`` maps
     a revoked access token's ``jti`` to its client id and expiry; ``consents`` is keyed by
-    ``(user_id, client_id)``, ``codes`` by code hash, ``hosted`` by the hosted session's hash.
+    ``(user_id, client_id)``, ``codes`` by code hash, ``hosted`` by the hosted session's hash,
+    ``identities`` by ``(issuer, subject)``, ``flows`` by state hash.
     """
 
     def __init__(self) -> None:
@@ -54,6 +56,8 @@ class Tables:
         self.codes: dict[str, AuthorizationCode] = {}
         self.consents: dict[tuple[str, str], Consent] = {}
         self.hosted: dict[str, HostedSession] = {}
+        self.identities: dict[tuple[str, str], FederatedIdentity] = {}
+        self.flows: dict[str, FederationFlow] = {}
 
 
 @attrs.frozen
@@ -72,7 +76,7 @@ class Stage:
     _TABLES = ("users", "tokens", "rotated", "sessions", "groups", "members", "email_tokens",
                "mfa_totp", "mfa_recovery", "mfa_challenges", "audit", "clients",
                "revoked", "dpop_proofs", "passkeys", "user_handles", "ceremonies", "codes",
-               "consents", "hosted")  # fmt: skip
+               "consents", "hosted", "identities", "flows")  # fmt: skip
 
     def __init__(self, base: Tables) -> None:
         self._base = base

@@ -10,6 +10,7 @@ import asyncpg
 from adapters.persistence.postgres.audit import PostgresAuditLog
 from adapters.persistence.postgres.clients import PostgresClientRepo
 from adapters.persistence.postgres.email_tokens import PostgresEmailTokenStore
+from adapters.persistence.postgres.identities import PostgresFederatedIdentityRepo
 from adapters.persistence.postgres.mfa import PostgresMfaStore
 from adapters.persistence.postgres.oidc import (
     PostgresAuthorizationCodeStore,
@@ -198,6 +199,7 @@ class PostgresUnitOfWork(UnitOfWork):
         self.codes = PostgresAuthorizationCodeStore(session)
         self.consents = PostgresConsentStore(session)
         self.hosted_sessions = PostgresHostedSessionStore(session)
+        self.identities = PostgresFederatedIdentityRepo(session)
 
     async def commit(self) -> None:
         """Make every change of this unit durable at once."""

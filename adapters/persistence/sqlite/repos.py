@@ -11,6 +11,7 @@ from adapters.persistence.sql.paging import keyset_args
 from adapters.persistence.sqlite.audit import SqliteAuditLog
 from adapters.persistence.sqlite.clients import SqliteClientRepo
 from adapters.persistence.sqlite.email_tokens import SqliteEmailTokenStore
+from adapters.persistence.sqlite.identities import SqliteFederatedIdentityRepo
 from adapters.persistence.sqlite.mfa import SqliteMfaStore
 from adapters.persistence.sqlite.oidc import (
     SqliteAuthorizationCodeStore,
@@ -201,6 +202,7 @@ class SqliteUnitOfWork(UnitOfWork):
         self.codes = SqliteAuthorizationCodeStore(unit)
         self.consents = SqliteConsentStore(unit)
         self.hosted_sessions = SqliteHostedSessionStore(unit)
+        self.identities = SqliteFederatedIdentityRepo(unit)
 
     async def commit(self) -> None:
         """Make every change of this unit durable at once."""

@@ -59,8 +59,17 @@ async def login_page(request: web.Request) -> web.Response:
         "email": request.query.get("login_hint", ""),
         "forgot_url": forgot_url(return_to),
         "passkeys": passkeys_alone(request),
+        "providers": provider_buttons(request, return_to),
     }
     return page(request, "login.html", context)
+
+
+def provider_buttons(request: web.Request, return_to: str) -> list[dict[str, str]]:
+    """The "Continue with {name}" buttons: ``{"name", "url"}`` per enabled identity provider
+    (contract section 16), each starting at ``/federation/{id}/start`` with ``return_to``."""
+    enabled = request.app[CONTAINER].federation_settings().current.enabled()
+    query = urlencode({"return_to": return_to})
+    return [{"name": p.name, "url": f"/federation/{p.id}/start?{query}"} for p in enabled]
 
 
 def forgot_url(return_to: str) -> str:
@@ -103,7 +112,8 @@ async def login(request: web.Request) -> web.Response:
             raise
         context = {"return_to": return_to, "email": form.get("email", ""), "error": LOGIN_FAILED,
                    "forgot_url": forgot_url(return_to),
-                   "passkeys": passkeys_alone(request)}  # fmt: skip
+                   "passkeys": passkeys_alone(request),
+                   "providers": provider_buttons(request, return_to)}  # fmt: skip
         return _refused(request, "login.html", context, e)
     return signed_in(request, return_to, cookie)
 
@@ -258,6 +268,9 @@ button.secondary { background: #fff; color: #111; border: 1px solid #555; }
 button:focus, input:focus, a:focus { outline: 3px solid #000; outline-offset: 2px; }
 .error { color: #a00; font-weight: 600; }
 a { color: #0645ad; }
+a.button { display: inline-block; margin-top: 1rem; padding: .6rem 1.2rem; border-radius: .25rem;
+           background: PRIMARY; color: #fff; text-decoration: none; }
+a.button.secondary { background: #fff; color: #111; border: 1px solid #555; }
 """
 
 _HTML = "HTML page"

@@ -1,0 +1,1 @@
+"""The upstream identity providers' client (contract section 16)."""

@@ -1,0 +1,28 @@
+"""Events of login with other identity providers (contract section 16). Ids and the provider
+only: never a token, a code or a secret."""
+
+from __future__ import annotations
+
+import attrs
+
+from application.events.catalog import Event
+
+__all__ = ["IdentityLinked", "IdentityUnlinked"]
+
+
+@attrs.frozen
+class IdentityLinked(Event):
+    """``user_id`` can now sign in with ``provider`` (``how``: ``created`` with a new user,
+    ``trusted_email`` by the provider's verified email, ``account`` from the account page)."""
+
+    user_id: str
+    provider: str
+    how: str
+
+
+@attrs.frozen
+class IdentityUnlinked(Event):
+    """``user_id`` removed its identity at ``provider``."""
+
+    user_id: str
+    provider: str

@@ -1,0 +1,346 @@
+"""Login with other identity providers (contract section 16; ADR 0034): the start and callback
+of the browser flow, the ID token of a native app, and linking from the account page.
+
+The use case lives in ``login/`` because it opens what every login opens — a hosted session or
+a token pair, through the same ``LoginStart`` callbacks as the password, MFA and passkey logins
+— and shares their rules: ``domain.policy.login_refusal``, the MFA step (a federated login is
+one factor), ``login.succeeded`` (``method = "federated"``, ``provider``). The provider client
+is the ``UpstreamClient`` port; the identities are ``uow.identities``; the provider list is the
+``federation`` prefix in force (a refresh changes it).
+
+The callback checks, in order: ``state`` (single use — taken from storage whatever comes next —
+at most ``federation.state_ttl`` old, bound to the browser by the SHA-256 of a cookie), the
+provider's ``error``, ``iss`` (RFC 9207) when sent or announced, then the code exchange with
+the PKCE verifier and the ID token and userinfo checks of the client. Any failure is one
+``FederationFailed`` (400 ``federation_failed``) with nothing created or linked.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import logging
+import secrets
+from collections.abc import Mapping
+from datetime import timedelta
+from typing import TypeVar
+
+import attrs
+
+from application.events.audit import publish_failure, record
+from application.events.catalog import (
+    Event,
+    LoginFailed,
+    LoginSucceeded,
+    MfaChallenged,
+    UserRegistered,
+)
+from application.events.federation import IdentityLinked
+from application.federation.settings import FederationSettings, ProviderSettings
+from application.login.auth import LoginStart
+from application.login.mfa_step import open_challenge
+from application.login.refusal import refuse_login
+from application.login.tokens import TokenIssuer, TokenPair
+from application.oauth.interaction import hosted_session_hash
+from application.ports import (
+    Clock,
+    EmailNormalizer,
+    EventBus,
+    FederationFailed,
+    Signer,
+    Storage,
+    UnitOfWork,
+    UpstreamClient,
+)
+from application.shared.settings import AuthSettings, Live
+from application.shared.steps import new_id, publish_all
+from domain import errors
+from domain.federation import FederatedIdentity, FederationFlow, UpstreamIdentity
+from domain.model import Role, User
+from domain.oidc import HostedSession
+from domain.policy import FederatedOutcome, federated_account, login_refusal
+
+__all__ = ["METHOD", "CallbackResult", "FederatedLogin", "LoginNeeded"]
+
+T = TypeVar("T")
+log = logging.getLogger("authsvc.federation")
+
+METHOD = "federated"
+"""``login.succeeded``'s ``details.method`` and the hosted session's login method."""
+
+
+class LoginNeeded(Exception):
+    """Linking needs a hosted login at most ``federation.link_max_age`` old: sign in first."""
+
+
+@attrs.frozen
+class CallbackResult:
+    """What a callback did: ``return_to`` (a path of this service), and ``started`` (the
+    ``LoginStart``'s result: the hosted session's cookie) or ``linked`` (a link from the
+    account page, no new session) or ``mfa_token`` (the user has MFA on: the second step
+    comes next, contract section 10)."""
+
+    return_to: str
+    started: str | None = None
+    linked: bool = False
+    mfa_token: str | None = None
+
+
+def _sha256(value: str) -> str:
+    return hashlib.sha256(value.encode()).hexdigest()
+
+
+def _s256(verifier: str) -> str:
+    digest = hashlib.sha256(verifier.encode("ascii")).digest()
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
+
+
+@attrs.frozen
+class FederatedLogin:
+    """See the module. ``begin`` → the provider's URL; ``callback_with`` → ``CallbackResult``;
+    ``native`` → a ``TokenPair``; ``signed_in`` → the hosted session's user."""
+
+    _storage: Storage
+    _client: UpstreamClient
+    _signer: Signer
+    _bus: EventBus
+    _clock: Clock
+    _auth: Live[AuthSettings]
+    _federation: Live[FederationSettings]
+    _normalize_email: EmailNormalizer
+
+    def provider(self, provider_id: str) -> ProviderSettings:
+        """The enabled provider; ``NotFound`` (404) for an unknown or disabled one."""
+        provider = self._federation.current.provider(provider_id)
+        if provider is None:
+            raise errors.NotFound("no such identity provider")
+        return provider
+
+    def redirect_uri(self, provider_id: str) -> str:
+        """``{auth.issuer}/federation/{provider}/callback``: the URI to register there."""
+        return f"{self._auth.current.issuer.rstrip('/')}/federation/{provider_id}/callback"
+
+    async def signed_in(self, cookie: str | None) -> tuple[User, HostedSession] | None:
+        """The user of the live hosted session ``cookie``, or None."""
+        if not cookie or len(cookie) > 128:
+            return None
+        async with self._storage.read() as uow:
+            hosted = await uow.hosted_sessions.find(hosted_session_hash(cookie), self._clock.now())
+            user = None if hosted is None else await uow.users.get(hosted.user_id)
+        if hosted is None or user is None or user.disabled:
+            return None
+        return user, hosted
+
+    async def begin(
+        self, provider_id: str, return_to: str, browser: str, link_cookie: str | None = None
+    ) -> str:
+        """Start a login (or, with ``link_cookie`` — the hosted session's — a link) at the
+        provider: store the state record bound to ``browser`` (the browser cookie's value) and
+        answer the URL to send the browser to. Raises ``NotFound`` (unknown provider),
+        ``LoginNeeded`` (linking without a recent enough hosted login), ``FederationFailed``
+        (the provider's discovery failed)."""
+        provider = self.provider(provider_id)
+        link_user: str | None = None
+        now = self._clock.now()
+        if link_cookie is not None:
+            found = await self.signed_in(link_cookie)
+            max_age = timedelta(seconds=self._federation.current.link_max_age)
+            if found is None or now - found[1].auth_time > max_age:
+                raise LoginNeeded
+            link_user = found[0].id
+        state, nonce = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
+        verifier = secrets.token_urlsafe(48)
+        try:
+            url = await self._client.authorization_url(
+                provider.upstream(), self.redirect_uri(provider_id), state, nonce, _s256(verifier)
+            )
+        except FederationFailed as exc:
+            log.warning("federation %s: start failed: %s", provider_id, exc)
+            raise errors.FederationFailed("the identity provider cannot be reached") from None
+        ttl = timedelta(seconds=self._federation.current.state_ttl)
+        flow = FederationFlow(_sha256(state), provider_id, _sha256(browser), nonce, verifier,
+                              return_to, link_user, now, now + ttl)  # fmt: skip
+        async with self._storage.begin() as uow:
+            await uow.identities.put_flow(flow)
+            await uow.commit()
+        return url
+
+    async def _fail(self, provider_id: str, reason: str, client: str) -> errors.FederationFailed:
+        log.info("federation %s: refused: %s", provider_id, reason)
+        failed = LoginFailed(None, client, reason, METHOD)
+        await publish_failure(self._storage, self._bus, self._clock.now(), failed)
+        return errors.FederationFailed("signing in with this provider failed")
+
+    async def callback_with(
+        self, provider_id: str, query: Mapping[str, str], browser: str | None, client: str,
+        start: LoginStart[str],
+    ) -> CallbackResult:  # fmt: skip
+        """Finish at the callback: the checks of the module, then log in (``start``) or link.
+        Raises ``NotFound`` (unknown provider), ``FederationFailed``, ``AccountExists``,
+        ``FederationNotAllowed``, ``AccountDisabled`` / ``EmailNotVerified``, ``Conflict``
+        (linking an identity another user has)."""
+        provider = self.provider(provider_id)
+        upstream = provider.upstream()
+        state = query.get("state", "")
+        if not state or len(state) > 512:
+            raise await self._fail(provider_id, "state_missing", client)
+        async with self._storage.begin() as uow:
+            flow = await uow.identities.take_flow(_sha256(state))
+            await uow.commit()
+        now = self._clock.now()
+        if flow is None or flow.provider != provider_id:
+            raise await self._fail(provider_id, "state_unknown", client)
+        if not browser or not hmac.compare_digest(flow.browser_hash, _sha256(browser)):
+            raise await self._fail(provider_id, "state_other_browser", client)
+        if flow.expires_at <= now:
+            raise await self._fail(provider_id, "state_expired", client)
+        if "error" in query:
+            raise await self._fail(provider_id, "provider_error", client)
+        try:
+            iss = query.get("iss")
+            if iss is not None and iss != upstream.issuer:
+                raise FederationFailed("iss_mismatch")
+            if iss is None and await self._client.announces_iss(upstream):
+                raise FederationFailed("iss_missing")
+            code = query.get("code", "")
+            if not code or len(code) > 2048:
+                raise FederationFailed("code_missing")
+            who = await self._client.redeem(
+                upstream, code, flow.code_verifier, self.redirect_uri(provider_id), flow.nonce
+            )
+        except FederationFailed as exc:
+            raise await self._fail(provider_id, exc.reason, client) from None
+        if flow.link_user_id is not None:
+            await self._link(flow.link_user_id, provider, who)
+            return CallbackResult(flow.return_to, linked=True)
+        try:
+            started = await self._login_with(provider, who, client, start)
+        except errors.MfaRequired as exc:
+            return CallbackResult(flow.return_to, mfa_token=exc.mfa_token)
+        return CallbackResult(flow.return_to, started=started)
+
+    async def native(
+        self, provider_id: str, id_token: str, nonce: str | None, client: str,
+        user_agent: str | None,
+    ) -> TokenPair:  # fmt: skip
+        """``POST /login/federated``: an ID token a native app got from the provider itself
+        (``nonce`` compared as given) → a token pair of the JSON API. Raises like
+        ``callback_with`` (``FederationFailed`` for a GitHub provider: no ID tokens)."""
+        provider = self.provider(provider_id)
+        try:
+            who = await self._client.verify_id_token(provider.upstream(), id_token, nonce)
+        except FederationFailed as exc:
+            raise await self._fail(provider_id, exc.reason, client) from None
+        issuer = TokenIssuer(self._signer, self._clock, self._auth)
+
+        async def start(uow: UnitOfWork, user: User, method: str) -> tuple[TokenPair, list[Event]]:
+            pair, issued = await issuer.issue_pair(
+                uow, user, "login", user_agent=user_agent, client_address=client
+            )
+            return pair, [LoginSucceeded(user.id, issued.family_id, method), issued]
+
+        return await self._login_with(provider, who, client, start)
+
+    def _email(self, who: UpstreamIdentity) -> str | None:
+        if who.email is None:
+            return None
+        try:
+            return self._normalize_email(who.email)
+        except errors.ValidationFailed:
+            return None
+
+    async def _login_with(
+        self, provider: ProviderSettings, who: UpstreamIdentity, client: str, start: LoginStart[T]
+    ) -> T:
+        """Find or make the account of ``who`` (the linking rules), then log it in."""
+        now = self._clock.now()
+        settings = self._auth.current
+        events: list[Event] = []
+        mfa_token = None
+        async with self._storage.begin() as uow:
+            known = await uow.identities.find(who.issuer, who.subject)
+            email = self._email(who)
+            if known is not None:
+                user = await uow.users.get(known.user_id)
+                if user is None:
+                    raise errors.FederationFailed("signing in with this provider failed")
+                await uow.identities.record_use(who.issuer, who.subject, email, now)
+            else:
+                user, events = await self._account(uow, provider, who, email)
+            refusal = login_refusal(user, settings.require_verified_email)
+            if refusal is None and user.mfa_enabled:
+                mfa_token = await open_challenge(uow, user, self._clock, settings)
+                await record(uow, events, now)
+                await uow.commit()
+            elif refusal is None:
+                started, opened = await start(uow, user, METHOD)
+                opened = [
+                    attrs.evolve(e, provider=provider.id) if isinstance(e, LoginSucceeded) else e
+                    for e in opened
+                ]
+                events = [*opened, *events]
+                await record(uow, events, now)
+                await uow.commit()
+        if refusal is not None:  # nothing of this login was committed
+            await refuse_login(self._storage, self._bus, now, user.id, client, refusal, METHOD)
+        await publish_all(self._bus, events)
+        if mfa_token is not None:
+            await self._bus.publish(MfaChallenged(user_id=user.id, client=client))
+            raise errors.MfaRequired(mfa_token)
+        return started
+
+    async def _account(
+        self, uow: UnitOfWork, provider: ProviderSettings, who: UpstreamIdentity,
+        email: str | None,
+    ) -> tuple[User, list[Event]]:  # fmt: skip
+        """The account of an identity seen for the first time (``federated_account``), with
+        the identity stored; raises ``AccountExists`` / ``FederationNotAllowed``."""
+        now = self._clock.now()
+        local = None if email is None else await uow.users.get_by_email(email)
+        outcome = federated_account(
+            email, who.email_verified, local, provider.trust_email, provider.create_users,
+            email is not None and provider.allows_domain(email),
+        )  # fmt: skip
+        events: list[Event] = []
+        if outcome is FederatedOutcome.LINK and local is not None:
+            user, how = local, "trusted_email"
+        else:
+            org = provider.org_id or self._auth.current.default_org_id
+            assert email is not None  # federated_account creates only with an email
+            user = User(id=new_id(), email=email, password_hash="", role=Role.VIEWER, org_id=org,
+                        created_at=now, email_verified=who.email_verified)  # fmt: skip
+            try:
+                await uow.users.add(user)
+            except errors.EmailTaken:  # registered meanwhile
+                raise errors.AccountExists("an account with this email exists") from None
+            events.append(UserRegistered(user.id, org))
+            how = "created"
+        identity = FederatedIdentity(who.issuer, who.subject, provider.id, user.id, email, now,
+                                     now)  # fmt: skip
+        try:
+            await uow.identities.add(identity)
+        except errors.Conflict:
+            raise errors.AccountExists(
+                "this account has another identity of this provider"
+            ) from None
+        events.append(IdentityLinked(user.id, provider.id, how))
+        return user, events
+
+    async def _link(self, user_id: str, provider: ProviderSettings, who: UpstreamIdentity) -> None:
+        """Link ``who`` to the signed-in ``user_id`` (the account page). Raises ``Conflict``
+        when another user has this identity or this user has one of the provider."""
+        now = self._clock.now()
+        async with self._storage.begin() as uow:
+            known = await uow.identities.find(who.issuer, who.subject)
+            if known is not None and known.user_id == user_id:
+                return
+            if known is not None:
+                raise errors.Conflict("this identity is linked to another account")
+            identity = FederatedIdentity(who.issuer, who.subject, provider.id, user_id,
+                                         self._email(who), now)  # fmt: skip
+            await uow.identities.add(identity)  # Conflict: one of this provider already
+            event = IdentityLinked(user_id, provider.id, "account")
+            await record(uow, [event], now)
+            await uow.commit()
+        await self._bus.publish(event)

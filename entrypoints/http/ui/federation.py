@@ -1,0 +1,201 @@
+"""Login with other identity providers, the browser's side (contract section 16):
+``/federation/{provider}/start`` and ``/callback``, and the account page ``/ui/account`` with
+its "Link …" and "Unlink" buttons.
+
+The start binds its state to this browser with the ``federation`` cookie (256 bits, HttpOnly,
+SameSite=Lax so that the provider's redirect back carries it; only its SHA-256 is stored).
+A failure of any check shows the login page with one message; nothing was created or linked.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+from urllib.parse import urlencode
+
+from aiohttp import web
+
+from application.login.federated import LoginNeeded
+from domain.errors import AccountExists, DomainError, FederationNotAllowed, NotFound
+from entrypoints.http.keys import CONTAINER
+from entrypoints.http.requests import client_address, user_agent
+from entrypoints.http.routing import RouteSpec
+from entrypoints.http.ui.routes import forgot_url, passkeys_alone, provider_buttons, signed_in
+from entrypoints.http.ui.web import (
+    cookie_name,
+    csrf_ok,
+    csrf_refused,
+    error_page,
+    page,
+    read_page_form,
+    safe_return_to,
+    see_other,
+    session_cookie,
+    set_cookie,
+)
+
+FAILED = "Signing in with {name} did not work. Try again, or sign in another way."
+EXISTS = ("An account with this email already exists. Sign in with your password or passkey, "
+          "then link {name} from your account page.")  # fmt: skip
+NOT_ALLOWED = "{name} cannot be used to create an account for this email here."
+_BROWSER = "federation"
+
+
+def login_page_with(request: web.Request, message: str, status: int,
+                    return_to: str = "/ui/signed-in") -> web.Response:  # fmt: skip
+    context: dict[str, Any] = {
+        "return_to": return_to, "email": "", "error": message,
+        "forgot_url": forgot_url(return_to), "passkeys": passkeys_alone(request),
+        "providers": provider_buttons(request, return_to),
+    }  # fmt: skip
+    return page(request, "login.html", context, status=status)
+
+
+def _name(request: web.Request, provider_id: str) -> str:
+    provider = request.app[CONTAINER].federation_settings().current.provider(provider_id)
+    return provider.name if provider is not None else "this provider"
+
+
+async def start(request: web.Request) -> web.Response:
+    """GET /federation/{provider}/start?return_to=<path>[&link=1] → 303 to the provider (the
+    browser cookie set); linking without a recent hosted login → 303 to /ui/login and back;
+    404 for an unknown or disabled provider."""
+    container = request.app[CONTAINER]
+    provider_id = request.match_info["provider"][:64]
+    return_to = safe_return_to(request.query.get("return_to")) or "/ui/signed-in"
+    link = request.query.get("link") == "1"
+    browser = request.cookies.get(cookie_name(request, _BROWSER), "")
+    if len(browser) != 43:
+        browser = secrets.token_urlsafe(32)
+    try:
+        url = await container.federated_login().begin(
+            provider_id, "/ui/account" if link and return_to == "/ui/signed-in" else return_to,
+            browser, (session_cookie(request) or "") if link else None,
+        )  # fmt: skip
+    except NotFound:
+        return error_page(request, "There is no such sign-in provider.", 404)
+    except LoginNeeded:
+        again = urlencode({"link": "1", "return_to": return_to})
+        back = f"/federation/{provider_id}/start?{again}"
+        return see_other(request, "/ui/login?" + urlencode({"return_to": back}))
+    except DomainError as e:
+        if e.code == "storage_unavailable":
+            raise
+        return login_page_with(request, FAILED.format(name=_name(request, provider_id)), 400,
+                               return_to)  # fmt: skip
+    response = see_other(request, url)
+    ttl = container.federation_settings().current.state_ttl
+    set_cookie(response, request, _BROWSER, browser, max_age=ttl)
+    return response
+
+
+async def callback(request: web.Request) -> web.Response:
+    """GET /federation/{provider}/callback?code&state&iss (or error) → 303 to ``return_to``
+    signed in (or linked), 303 to the second step for a user with MFA on; the login page
+    with one message on any failure; 404 for an unknown or disabled provider."""
+    container = request.app[CONTAINER]
+    provider_id = request.match_info["provider"][:64]
+    query = {k: request.query.get(k, "") for k in ("code", "state", "iss", "error")
+             if k in request.query}  # fmt: skip
+    address = client_address(request, container.config().server.trusted_proxies)
+    browser = request.cookies.get(cookie_name(request, _BROWSER))
+    hosted = container.hosted_login()
+    name = _name(request, provider_id)
+    try:
+        result = await container.federated_login().callback_with(
+            provider_id, query, browser, address, hosted.start(user_agent(request), address, None)
+        )
+    except NotFound:
+        return error_page(request, "There is no such sign-in provider.", 404)
+    except AccountExists:
+        return login_page_with(request, EXISTS.format(name=name), 409)
+    except FederationNotAllowed:
+        return login_page_with(request, NOT_ALLOWED.format(name=name), 403)
+    except DomainError as e:
+        if e.code == "storage_unavailable":
+            raise
+        return login_page_with(request, FAILED.format(name=name), 400)
+    if result.mfa_token is not None:
+        response = see_other(request, "/ui/login/mfa?" + urlencode({"return_to": result.return_to}))
+        ttl = container.auth_settings().current.mfa_token_ttl
+        set_cookie(response, request, "mfa", result.mfa_token, max_age=ttl)
+        return response
+    if result.started is not None:
+        return signed_in(request, result.return_to, result.started)
+    return see_other(request, result.return_to)
+
+
+async def account_page(request: web.Request) -> web.Response:
+    """GET /ui/account → the signed-in user's page (identities with Link / Unlink, passkeys,
+    MFA); 303 to /ui/login without a hosted session."""
+    return await _account(request)
+
+
+async def _account(request: web.Request, error: str | None = None,
+                   status: int = 200) -> web.Response:  # fmt: skip
+    container = request.app[CONTAINER]
+    found = await container.federated_login().signed_in(session_cookie(request))
+    if found is None:
+        return see_other(request, "/ui/login?" + urlencode({"return_to": "/ui/account"}))
+    user = found[0]
+    linked = await container.own_identities().list(user.id)
+    names = {p.id: p.name for p in container.federation_settings().current.providers}
+    mine = {i.provider for i in linked}
+    context = {
+        "email": user.email, "mfa_enabled": user.mfa_enabled, "passkeys": user.passkeys,
+        "identities": [{"provider": i.provider, "name": names.get(i.provider, i.provider),
+                        "email": i.email or ""} for i in linked],
+        "linkable": [{"name": p.name, "url": f"/federation/{p.id}/start?link=1&return_to="
+                      "%2Fui%2Faccount"}
+                     for p in container.federation_settings().current.enabled()
+                     if p.id not in mine],
+        "error": error,
+    }  # fmt: skip
+    return page(request, "account.html", context, status=status)
+
+
+async def unlink(request: web.Request) -> web.Response:
+    """POST /ui/account/unlink ``provider``, ``csrf_token`` → 303 to /ui/account; 409 the page
+    with a message when it is the last way to sign in."""
+    form = await read_page_form(request)
+    if form is None or not csrf_ok(request, form):
+        return csrf_refused(request)
+    container = request.app[CONTAINER]
+    found = await container.federated_login().signed_in(session_cookie(request))
+    if found is None:
+        return see_other(request, "/ui/login?" + urlencode({"return_to": "/ui/account"}))
+    try:
+        await container.own_identities().unlink(found[0].id, form.get("provider", "")[:64])
+    except DomainError as e:
+        if e.code == "storage_unavailable":
+            raise
+        message = (
+            ("This is the last way to sign in to your account: add a password or a passkey first.")
+            if e.code == "last_login_method"
+            else "Nothing to unlink."
+        )
+        return await _account(request, message, 409 if e.code == "last_login_method" else 404)
+    return see_other(request, "/ui/account")
+
+
+_HTML = "HTML page"
+_PROVIDER = ({"name": "provider", "in": "path", "required": True,
+              "schema": {"type": "string", "minLength": 1}},)  # fmt: skip
+
+ROUTES = [
+    RouteSpec("GET", "/federation/{provider}/start", start,
+              "Start signing in (or linking) with an identity provider",
+              {303: "See other (303)", 400: _HTML, 404: _HTML}, parameters=_PROVIDER,
+              tag="ui", page=True),
+    RouteSpec("GET", "/federation/{provider}/callback", callback,
+              "The identity provider's redirect back",
+              {303: "See other (303)", 400: _HTML, 403: _HTML, 404: _HTML, 409: _HTML},
+              parameters=_PROVIDER, tag="ui", page=True),
+    RouteSpec("GET", "/ui/account", account_page, "The signed-in user's account page",
+              {200: _HTML, 303: "See other (303)"}, tag="ui", page=True),
+    RouteSpec("POST", "/ui/account/unlink", unlink, "Unlink an identity provider",
+              {303: "See other (303)", 403: _HTML, 409: _HTML},
+              request={"type": "object", "properties": {}},
+              media_type="application/x-www-form-urlencoded", tag="ui", page=True),
+]  # fmt: skip
+"""The browser routes of contract section 16."""

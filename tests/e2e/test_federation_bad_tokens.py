@@ -1,0 +1,215 @@
+"""Bad ID tokens from a misbehaving provider (contract section 16; UP-05, UP-06, UP-12): a small
+fake OpenID provider (aiohttp, in the test) signs each token with PyJWT; every one is refused
+(400 ``federation_failed``) with nothing created."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import jwt
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestClient, TestServer
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+from tests.e2e.conftest import ONE_PER_BACKEND, MakeClient, container_of
+from tests.e2e.federation_helpers import callback, start
+
+CLIENT_ID = "fake-client"
+
+
+@pytest.fixture(params=ONE_PER_BACKEND)
+def deployment(request: pytest.FixtureRequest) -> tuple[str, str]:
+    return request.param  # type: ignore[no-any-return]
+
+
+class FakeIdp:
+    """Discovery, JWKS (keys ``k1``, ``k2``), a token endpoint answering ``self.id_token``,
+    and userinfo answering ``self.userinfo_sub``; counts JWKS fetches."""
+
+    def __init__(self) -> None:
+        self.keys = {k: rsa.generate_private_key(public_exponent=65537, key_size=2048)
+                     for k in ("k1", "k2", "rogue")}  # fmt: skip
+        self.published = ["k1", "k2"]
+        self.issuer = ""
+        self.jwks_fetches = 0
+        self.claims_override: dict[str, Any] = {}
+        self.header: dict[str, Any] = {"kid": "k1"}
+        self.sign_with = "k1"
+        self.userinfo_sub: str | None = None
+        self.nonce = ""
+
+    def app(self) -> web.Application:
+        app = web.Application()
+        app.router.add_get("/.well-known/openid-configuration", self.discovery)
+        app.router.add_get("/jwks", self.jwks)
+        app.router.add_post("/token", self.token)
+        app.router.add_get("/userinfo", self.userinfo)
+        return app
+
+    async def discovery(self, _: web.Request) -> web.Response:
+        return web.json_response({
+            "issuer": self.issuer, "authorization_endpoint": f"{self.issuer}/authorize",
+            "token_endpoint": f"{self.issuer}/token", "jwks_uri": f"{self.issuer}/jwks",
+            "userinfo_endpoint": f"{self.issuer}/userinfo",
+            "id_token_signing_alg_values_supported": ["RS256"],
+        })  # fmt: skip
+
+    async def jwks(self, _: web.Request) -> web.Response:
+        self.jwks_fetches += 1
+        keys = []
+        for kid in self.published:
+            jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(self.keys[kid].public_key()))
+            keys.append({**jwk, "kid": kid, "use": "sig", "alg": "RS256"})
+        return web.json_response({"keys": keys})
+
+    def id_token(self, nonce: str | None = None) -> str:
+        now = int(time.time())
+        claims = {"iss": self.issuer, "sub": "fake-sub", "aud": CLIENT_ID, "iat": now,
+                  "exp": now + 300, "email": "fake@example.com", "email_verified": True}  # fmt: skip
+        if nonce is not None:
+            claims["nonce"] = nonce
+        claims.update(self.claims_override)
+        claims = {k: v for k, v in claims.items() if v is not None}
+        if self.header.get("alg") == "none":
+            return jwt.encode(claims, None, algorithm="none")
+        return jwt.encode(claims, self.keys[self.sign_with], algorithm="RS256",
+                          headers={k: v for k, v in self.header.items() if v is not None})  # fmt: skip
+
+    async def token(self, request: web.Request) -> web.Response:
+        return web.json_response({"access_token": "at", "token_type": "Bearer",
+                                  "id_token": self.id_token(self.nonce)})  # fmt: skip
+
+    async def userinfo(self, _: web.Request) -> web.Response:
+        return web.json_response({"sub": self.userinfo_sub or "fake-sub",
+                                  "email": "fake@example.com"})  # fmt: skip
+
+
+@pytest.fixture
+async def fake(make_client: MakeClient, tmp_path: Path) -> Any:
+    idp = FakeIdp()
+    server = TestServer(idp.app(), host="127.0.0.1")
+    await server.start_server()
+    idp.issuer = str(server.make_url("")).rstrip("/")
+    path = tmp_path / "authsvc.toml"
+    path.write_text(
+        "[[federation.providers]]\n"
+        f'id = "test"\nname = "Fake"\nissuer = "{idp.issuer}"\nclient_id = "{CLIENT_ID}"\n'
+        'client_secret = "s"\n'
+    )
+    client = await make_client(config_path=str(path))
+    yield idp, client
+    await server.close()
+
+
+async def _users(client: TestClient) -> list[Any]:
+    async with container_of(client).storage().read() as uow:
+        return await uow.users.list_page(None, None, 100)
+
+
+async def _native(client: TestClient, token: str, nonce: str | None = "n-1") -> Any:
+    body = {"provider": "test", "id_token": token}
+    if nonce is not None:
+        body["nonce"] = nonce
+    return await client.post("/login/federated", json=body)
+
+
+async def test_a_good_token_signs_in(fake: Any) -> None:
+    """The fake provider's good token works (so the negatives below fail for their cause)."""
+    idp, client = fake
+    resp = await _native(client, idp.id_token("n-1"))
+    assert resp.status == 200, await resp.text()
+    assert "access_token" in await resp.json()
+
+
+BAD = {
+    "wrong iss": ({"iss": "https://evil.example"}, {}),
+    "wrong aud": ({"aud": "someone-else"}, {}),
+    "several aud without azp": ({"aud": [CLIENT_ID, "other"]}, {}),
+    "azp of another client": ({"azp": "other"}, {}),
+    "expired": ({"exp": int(time.time()) - 600, "iat": int(time.time()) - 900}, {}),
+    "issued in the future": ({"iat": int(time.time()) + 600, "exp": int(time.time()) + 900}, {}),
+    "missing iat": ({"iat": None}, {}),
+    "missing sub": ({"sub": None}, {}),
+    "wrong nonce": ({"nonce": "other"}, {}),
+    "alg none": ({}, {"alg": "none"}),
+    "unknown kid": ({}, {"kid": "rogue", "sign": "rogue"}),
+    "bad signature": ({}, {"kid": "k1", "sign": "k2"}),
+    "kid absent with several keys": ({}, {"kid": None}),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD))
+async def test_up05_each_bad_id_token_is_refused_with_nothing_created(fake: Any, case: str) -> None:
+    """UP-05: wrong iss, aud, azp, nonce, expired, future iat, missing iat or sub, alg none,
+    unknown kid, bad signature, absent kid with several keys: 400, no user."""
+    idp, client = fake
+    claims, header = BAD[case]
+    idp.claims_override = dict(claims)
+    idp.sign_with = header.pop("sign", "k1") if "sign" in header else "k1"
+    idp.header = {"kid": "k1", **{k: v for k, v in header.items()}}
+    if header.get("alg") == "none":
+        idp.header = {"alg": "none"}
+    resp = await _native(client, idp.id_token("n-1"))
+    assert resp.status == 400, (case, await resp.text())
+    assert (await resp.json())["code"] == "federation_failed"
+    assert await _users(client) == []
+
+
+async def test_up05_kid_absent_with_a_single_key_is_accepted(fake: Any) -> None:
+    """UP-05: kid absent and one key in the set → accepted."""
+    idp, client = fake
+    idp.published = ["k1"]
+    idp.header = {"kid": None}
+    assert (await _native(client, idp.id_token("n-1"))).status == 200
+
+
+async def test_nonce_given_as_is(fake: Any) -> None:
+    """/login/federated: a token with a nonce and none given, or the reverse → 400."""
+    idp, client = fake
+    assert (await _native(client, idp.id_token("n-1"), nonce=None)).status == 400
+    assert (await _native(client, idp.id_token(None), nonce="n-1")).status == 400
+    assert (await _native(client, idp.id_token(None), nonce=None)).status == 200
+
+
+async def test_up12_an_unknown_kid_storm_fetches_the_key_set_rarely(fake: Any) -> None:
+    """UP-12: unknown kids refetch the JWK Set at most once per interval."""
+    idp, client = fake
+    idp.header, idp.sign_with = {"kid": "rogue"}, "rogue"
+    for _ in range(10):
+        assert (await _native(client, idp.id_token("n-1"))).status == 400
+    assert idp.jwks_fetches <= 2
+
+
+async def test_up06_a_userinfo_sub_differing_is_refused(fake: Any) -> None:
+    """UP-06: in the browser flow, userinfo's sub differing from the ID token's → refused."""
+    idp, client = fake
+    location = await start(client)
+    from urllib.parse import parse_qs, urlsplit
+
+    params = {k: v[0] for k, v in parse_qs(urlsplit(location).query).items()}
+    idp.nonce = params["nonce"]
+    idp.userinfo_sub = "someone-else"
+    resp = await callback(client, {"code": "c", "state": params["state"]})
+    assert resp.status == 400
+    assert await _users(client) == []
+    # and the same flow with userinfo agreeing signs in (the refusal was the sub)
+    location = await start(client)
+    params = {k: v[0] for k, v in parse_qs(urlsplit(location).query).items()}
+    idp.nonce, idp.userinfo_sub = params["nonce"], None
+    resp = await callback(client, {"code": "c", "state": params["state"]})
+    assert resp.status == 303, await resp.text()
+
+
+async def test_up04_a_discovery_issuer_mismatch_cannot_start(fake: Any) -> None:
+    """UP-04: a discovery document naming another issuer → the provider cannot be used."""
+    idp, client = fake
+    real = idp.issuer
+    idp.issuer = "https://other.example"
+    container_of(client).upstream_client()._discovery.clear()
+    resp = await client.get("/federation/test/start", allow_redirects=False)
+    assert resp.status == 400
+    idp.issuer = real
