@@ -25,8 +25,13 @@ UPDATE = (
 )
 PAGE = (
     f"SELECT {cols.USER_READ} FROM users WHERE ($1::text IS NULL OR org_id = $1)"
-    " AND ($2::text IS NULL OR id > $2) ORDER BY id LIMIT $3"
+    " AND ($2::text IS NULL OR id > $2)"
+    " AND ($4::text IS NULL OR substr(email, 1, length($4)) = $4) ORDER BY id LIMIT $3"
 )
-"""Up to ``$3`` users of org ``$1`` (NULL: all) after id ``$2`` (NULL: from the start)."""
+"""Up to ``$3`` users of org ``$1`` (NULL: all) after id ``$2`` (NULL: from the start) whose
+(lower-cased) email starts with ``$4`` (NULL: any); a prefix compared with ``substr``, so no
+``LIKE`` wildcard or escape applies."""
+COUNT = "SELECT count(*) FROM users WHERE ($1::text IS NULL OR org_id = $1)"
+"""How many users org ``$1`` (NULL: every org) holds."""
 COUNT_ENABLED_WITH_ROLE = "SELECT count(*) FROM users WHERE role = $1 AND NOT disabled"
 DELETE = "DELETE FROM users WHERE id = $1"

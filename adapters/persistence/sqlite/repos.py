@@ -89,10 +89,18 @@ class SqliteUserRepo(SqlQueries, UserRepo):
         if n == 0:
             raise NotFound(f"user {user.id} not found")
 
-    async def list_page(self, org_id: str | None, after: str | None, limit: int) -> list[User]:
-        """Up to ``limit`` users with ``id > after`` ordered by id, of ``org_id`` (None = all)."""
-        rows = await self._all(users.PAGE, (org_id, after, max(0, limit)))
+    async def list_page(
+        self, org_id: str | None, after: str | None, limit: int, email_prefix: str | None = None
+    ) -> list[User]:
+        """Up to ``limit`` users with ``id > after`` ordered by id, of ``org_id`` (None = all),
+        whose email starts with ``email_prefix`` (lower-case; None = any)."""
+        rows = await self._all(users.PAGE, (org_id, after, max(0, limit), email_prefix))
         return [user_row(r) for r in rows]
+
+    async def count(self, org_id: str | None) -> int:
+        """How many users ``org_id`` holds (None: every organization)."""
+        row = await self._one(users.COUNT, (org_id,))
+        return int(row[0])
 
     async def count_by_role(self, role: Role) -> int:
         """How many enabled users hold ``role``."""
