@@ -351,3 +351,28 @@ async def test_dashboard_counts(client: TestClient) -> None:
     assert logins is not None and int(logins.group(1)) >= 3
     sessions = re.search(r'id="stat-sessions">(\d+)<', html)
     assert sessions is not None and int(sessions.group(1)) >= 3
+
+
+@pytest.mark.parametrize("malformed", ["%00", "not-an-id", "0" * 32, "%E2%98%83", "x" * 300])
+async def test_malformed_ids_on_every_console_route_are_404_pages(
+    client: TestClient, malformed: str
+) -> None:
+    """Ids are opaque (contract section 1): on every console route with an id, a malformed or
+    unknown one is the 404 page for a superadmin (never a 500), the 403 page for a viewer."""
+    from entrypoints.http.ui.admin_routes import ROUTES
+
+    world = await make_world(client)
+    routes = [r for r in ROUTES if "{id}" in r.path]
+    assert len(routes) == 17
+    for role, status in (("superadmin", 404), ("viewer", 403)):
+        await console_as(world, role)
+        for spec in routes:
+            path = re.sub(r"\{\w+\}", malformed, spec.path)
+            if spec.method == "GET":
+                resp = await client.get(path, allow_redirects=False)
+            else:
+                resp = await post(
+                    client, path, {"disabled": "true", "name": "x", "user": "x", "role": "viewer"}
+                )
+            assert resp.status == status, f"{role} {spec.method} {spec.path}: {resp.status}"
+            assert resp.headers["Content-Type"].startswith("text/html")
