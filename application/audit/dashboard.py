@@ -87,13 +87,17 @@ class Dashboard:
             )
             for start in (first + timedelta(hours=i) for i in range(HOURS))
         ]
-        keys = None
-        if policy.can(actor, Operation.VIEW_SIGNING_KEYS):
-            keys = [
-                SigningKey(str(k.get("kid", "")), str(k.get("alg", "")), str(k.get("kty", "")))
-                for k in self._signer.jwks().get("keys", [])
-            ]
+        keys = self.signing_keys(actor) if policy.can(actor, Operation.VIEW_SIGNING_KEYS) else None
         return DashboardView(hours, sessions, users, keys, capped_ok or capped_ko)
+
+    def signing_keys(self, actor: Actor) -> list[SigningKey]:
+        """The keys of the JWKS (the active ones first), for a superadmin; ``Forbidden`` for
+        anyone else (``VIEW_SIGNING_KEYS``)."""
+        policy.require(actor, Operation.VIEW_SIGNING_KEYS)
+        return [
+            SigningKey(str(k.get("kid", "")), str(k.get("alg", "")), str(k.get("kty", "")))
+            for k in self._signer.jwks().get("keys", [])
+        ]
 
 
 async def _times(uow: UnitOfWork, query: AuditQuery) -> tuple[list[datetime], bool]:
