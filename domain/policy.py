@@ -97,7 +97,9 @@ class Operation(enum.Enum):
     ``UPDATE_CLIENT`` PATCH, ``DELETE_CLIENT`` DELETE /oauth/clients/{id},
     ``ROTATE_CLIENT_SECRET`` POST /oauth/clients/{id}/secret; passkeys (contract section 13):
     ``LIST_USER_PASSKEYS`` GET /users/{id}/passkeys, ``DELETE_USER_PASSKEY`` DELETE
-    /users/{id}/passkeys/{pid}.
+    /users/{id}/passkeys/{pid}; the admin console (contract section 18): ``USE_ADMIN_CONSOLE``
+    any page of /ui/admin, ``VIEW_DASHBOARD`` its dashboard's counts, ``VIEW_SIGNING_KEYS`` the
+    dashboard's signing keys and their algorithms.
     """
 
     LIST_USERS = "list_users"
@@ -125,6 +127,9 @@ class Operation(enum.Enum):
     ROTATE_CLIENT_SECRET = "rotate_client_secret"  # noqa: S105 - an operation name
     LIST_USER_PASSKEYS = "list_user_passkeys"
     DELETE_USER_PASSKEY = "delete_user_passkey"
+    USE_ADMIN_CONSOLE = "use_admin_console"
+    VIEW_DASHBOARD = "view_dashboard"
+    VIEW_SIGNING_KEYS = "view_signing_keys"
 
 
 REQUIRED_ROLE: Mapping[Operation, Role] = MappingProxyType(
@@ -154,6 +159,9 @@ REQUIRED_ROLE: Mapping[Operation, Role] = MappingProxyType(
         Operation.ROTATE_CLIENT_SECRET: Role.ORG_ADMIN,
         Operation.LIST_USER_PASSKEYS: Role.ORG_ADMIN,
         Operation.DELETE_USER_PASSKEY: Role.ORG_ADMIN,
+        Operation.USE_ADMIN_CONSOLE: Role.ORG_ADMIN,
+        Operation.VIEW_DASHBOARD: Role.ORG_ADMIN,
+        Operation.VIEW_SIGNING_KEYS: Role.SUPERADMIN,
     }
 )
 """The lowest role allowed each operation (seed.md part 5 table; contract section 3 "Who").

@@ -44,11 +44,14 @@ from adapters.persistence.memory import MemoryLoginAttempts, MemoryStorage
 from adapters.persistence.postgres import PostgresStorage
 from adapters.persistence.sqlite import SqliteStorage
 from adapters.webauthn.py_webauthn import PyWebAuthn
+from application.accounts.search import SearchUsers
+from application.audit.dashboard import Dashboard
 from application.audit.housekeeping import PurgeExpired
 from application.audit.query import ListAuditEvents
 from application.federation.identities import OwnIdentities
 from application.login.auth import AuthService
 from application.login.code_exchange import CodeFlowGrants
+from application.login.console import ConsoleCaller
 from application.login.federated import FederatedLogin
 from application.login.hosted import HostedLogin
 from application.login.mfa_step import MfaLogin
@@ -264,6 +267,8 @@ class Container(containers.DeclarativeContainer):
     end_own_session = _use_case(telemetry, sessions.EndOwnSession, storage, bus, clock)
     end_own_sessions = _use_case(telemetry, sessions.EndOwnSessions, storage, bus, clock)
     end_user_sessions = _use_case(telemetry, sessions.EndUserSessions, storage, bus, clock)
+    end_user_session = _use_case(telemetry, sessions.EndUserSession, storage, bus, clock)
+    search_users = _use_case(telemetry, SearchUsers, storage)
     list_groups = _use_case(telemetry, groups.ListGroups, storage)
     get_group = _use_case(telemetry, groups.GetGroup, storage)
     create_group = _use_case(telemetry, groups.CreateGroup, storage, bus, clock)
@@ -350,6 +355,9 @@ class Container(containers.DeclarativeContainer):
         federation_settings, providers.Object(normalize_email),
     )  # fmt: skip
     own_identities = _use_case(telemetry, OwnIdentities, storage, bus, clock)
+    # The admin console (contract section 18): its caller from the hosted session; its dashboard.
+    console_caller = providers.Singleton(ConsoleCaller, storage, clock, oidc_settings)
+    dashboard = _use_case(telemetry, Dashboard, storage, signer, clock)
 
     # Housekeeping (contract section 12): by the server on a timer and by ``authsvc purge``.
     audit_settings = providers.Singleton(methodcaller("view", attrgetter("audit")), live_config)

@@ -25,7 +25,7 @@ from application.shared.pagination import Listing
 from application.shared.steps import publish_all
 from application.shared.users import UserRef, load_user, user_in_scope
 from domain import policy
-from domain.model import Role, User
+from domain.model import GroupSummary, Role, User
 from domain.policy import Actor, Operation, Principal
 
 __all__ = ["GetUser", "ListUsers", "SetRole", "change_role", "move_to_org"]
@@ -101,6 +101,18 @@ class GetUser:
         policy.require(principal, Operation.VIEW_USER)
         async with self._storage.begin() as uow:
             return await user_in_scope(uow, principal, user_id)
+
+    async def with_groups(
+        self, principal: Principal, user_id: str
+    ) -> tuple[User, list[GroupSummary]]:
+        """The user ``user_id`` and the groups it belongs to (by name), under the same rules
+        (the admin console's user page, contract section 18)."""
+        policy.require(principal, Operation.VIEW_USER)
+        async with self._storage.begin() as uow:
+            user = await user_in_scope(uow, principal, user_id)
+            found = [await uow.groups.get(g) for g in await uow.groups.groups_of(user.id)]
+        groups = [g for g in found if g is not None]
+        return user, sorted(groups, key=lambda g: g.group.name)
 
 
 @attrs.frozen

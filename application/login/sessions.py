@@ -23,7 +23,14 @@ from domain.errors import NotFound
 from domain.model import Session, SessionEndReason
 from domain.policy import Actor, Operation, Principal
 
-__all__ = ["EndOwnSession", "EndOwnSessions", "EndUserSessions", "ListSessions", "ListedSession"]
+__all__ = [
+    "EndOwnSession",
+    "EndOwnSessions",
+    "EndUserSession",
+    "EndUserSessions",
+    "ListSessions",
+    "ListedSession",
+]
 
 
 @attrs.frozen
@@ -142,3 +149,34 @@ class EndUserSessions:
             await uow.commit()
         await publish_all(self._bus, events)
         return ended
+
+
+@attrs.frozen
+class EndUserSession:
+    """DELETE /users/{id}/sessions/{sid}: an administrator ends one session of a user
+    (``SessionEnded``, reason ``admin``).
+
+    Rules (``domain.policy.check_user_management`` with ``END_USER_SESSIONS``, as
+    ``EndUserSessions``): viewer/operator → ``Forbidden``; a user missing or outside an
+    org_admin's organization → ``NotFound``; an org_admin on a superadmin → ``Forbidden``; a
+    session that is not that user's (or is gone) → ``NotFound``.
+    """
+
+    _storage: Storage
+    _bus: EventBus
+    _clock: Clock
+
+    async def __call__(self, actor: Actor, user_id: str, session_id: str) -> None:
+        """End the session ``session_id`` of ``user_id``."""
+        policy.require(actor, Operation.END_USER_SESSIONS)
+        async with self._storage.begin() as uow:
+            target = await user_in_scope(uow, actor, user_id)
+            policy.check_user_management(actor, target, Operation.END_USER_SESSIONS)
+            session = await uow.sessions.get(session_id)
+            if session is None or session.user_id != target.id:
+                raise NotFound("session not found")
+            await uow.sessions.end(session_id)
+            ended = SessionEnded(target.id, session_id, SessionEndReason.ADMIN, actor.actor_id)
+            await record(uow, [ended], self._clock.now())
+            await uow.commit()
+        await self._bus.publish(ended)

@@ -56,12 +56,20 @@ class UserRepo(Protocol):
         """
         ...
 
-    async def list_page(self, org_id: str | None, after: str | None, limit: int) -> list[User]:
+    async def list_page(
+        self, org_id: str | None, after: str | None, limit: int, email_prefix: str | None = None
+    ) -> list[User]:
         """Keyset page: up to ``limit`` users with ``id > after`` (all if None), ordered by id.
 
-        ``org_id`` None means every organization. Raises ``ValidationFailed`` if a value cannot be
-        stored or looked up by the backend.
+        ``org_id`` None means every organization; ``email_prefix`` (lower-case, as emails are
+        stored) keeps the users whose email starts with it, character for character (no
+        wildcard). Raises ``ValidationFailed`` if a value cannot be stored or looked up by the
+        backend.
         """
+        ...
+
+    async def count(self, org_id: str | None) -> int:
+        """How many users (enabled or not) ``org_id`` holds; None: every organization."""
         ...
 
     async def count_by_role(self, role: Role) -> int:
@@ -168,6 +176,11 @@ class SessionStore(Protocol):
         whose ``expires_at`` is after ``now`` and that hold a live refresh token unexpired at
         ``now``, or a hosted session (``HostedSessionStore``) live at ``now``. Raises
         ``ValidationFailed`` if the id cannot be looked up by the backend."""
+        ...
+
+    async def count_live(self, org_id: str | None, now: datetime) -> int:
+        """How many sessions live at ``now`` (the rule of ``list_live``) belong to users of
+        ``org_id`` (None: every organization)."""
         ...
 
     async def end(self, session_id: str) -> int:

@@ -34,6 +34,7 @@ from entrypoints.http.keys import BODY_TIMEOUT, CONTAINER
 from entrypoints.http.openapi import ROUTE_SPECS
 from entrypoints.http.problems import problem_middleware
 from entrypoints.http.routing import RouteSpec, add_routes
+from entrypoints.http.ui import admin_routes as ui_admin_routes
 from entrypoints.http.ui import federation as ui_federation
 from entrypoints.http.ui import passkey_routes as ui_passkey_routes
 from entrypoints.http.ui import recovery as ui_recovery
@@ -182,6 +183,7 @@ def create_app(container: Container) -> web.Application:
         *ui_recovery.ROUTES,
         *ui_passkey_routes.ROUTES,
         *ui_federation.ROUTES,
+        *ui_admin_routes.ROUTES,
         *wellknown_routes.ROUTES,
     ]
     setup_templates(app, config.ui.templates_dir)

@@ -75,6 +75,17 @@ async def end_user_sessions(request: web.Request) -> web.Response:
     return web.Response(status=204)
 
 
+async def end_user_session(request: web.Request) -> web.Response:
+    """DELETE /users/{id}/sessions/{sid} → 204; 403 below org_admin and for an org_admin on a
+    superadmin, 404 for a user missing or outside an org_admin's organization, or a session
+    that is not that user's."""
+    caller = await principal(request)
+    await _container(request).end_user_session()(
+        caller, path_id(request, "id"), path_id(request, "sid")
+    )
+    return web.Response(status=204)
+
+
 async def delete_me(request: web.Request) -> web.Response:
     """DELETE /me ``{"password"}`` → 204; 403 ``invalid_old_password`` for a wrong password
     (429 past the login throttle), 409 ``last_superadmin``."""
@@ -111,6 +122,11 @@ ROUTES = [
               "End every session of a user (org_admin: own organization, not a superadmin)",
               {204: "No Content", 401: _P, 403: _P, 404: _P},
               bearer=True, parameters=(_USER_ID,), tag="sessions"),
+    RouteSpec("DELETE", "/users/{id}/sessions/{sid}", end_user_session,
+              "End one session of a user (org_admin: own organization, not a superadmin)",
+              {204: "No Content", 401: _P, 403: _P, 404: _P},
+              bearer=True, parameters=(_USER_ID, id_parameter("sid", "session id")),
+              tag="sessions"),
     RouteSpec("DELETE", "/me", delete_me, "Delete the caller's account (needs its password)",
               {204: "No Content", 400: _P, 401: _P, 403: _P, 409: _P, 413: _P, 422: _P,
                429: _P},

@@ -267,3 +267,24 @@ async def test_concurrent_claims_through_two_stores_never_pass_the_cap(
     stores = [storage, peer] * 6
     won = await asyncio.gather(*(_claim_in_own_unit(s, token.token_hash, 2) for s in stores))
     assert sum(won) == 2
+
+
+async def test_count_live_counts_the_live_sessions_of_an_org_or_of_every_org(
+    storage: Storage, make: Make
+) -> None:
+    """The admin dashboard's count (contract section 18): the rule of ``list_live``, over the
+    users of one organization (None: all)."""
+    alice = await _user(storage, make, "alice", org_id="org-a")
+    bob = await _user(storage, make, "bob", org_id="org-b")
+    now = T0 + timedelta(minutes=30)
+    live = make.session(alice, created_at=T0)
+    idle = make.session(alice, created_at=T0 + timedelta(minutes=1))  # its token expired
+    theirs = make.session(bob, created_at=T0 + timedelta(minutes=2))
+    await _login(storage, make, live, make.token(alice, live.id))
+    await _login(storage, make, idle, make.token(alice, idle.id, expires_at=now))
+    await _login(storage, make, theirs, make.token(bob, theirs.id))
+    async with storage.read() as uow:
+        assert await uow.sessions.count_live("org-a", now) == 1
+        assert await uow.sessions.count_live("org-b", now) == 1
+        assert await uow.sessions.count_live("org-c", now) == 0
+        assert await uow.sessions.count_live(None, now) == 2

@@ -201,3 +201,42 @@ async def test_get_with_groups_reads_the_user_and_its_sorted_groups(
         assert await uow.users.get_with_groups(alone.id) == (alone, [])
         assert await uow.users.get_with_groups(member.id) == (member, sorted(g.id for g in groups))
         assert await uow.users.get_with_groups("nobody") is None
+
+
+async def test_list_page_by_email_prefix_is_exact_lower_case_and_keyset(
+    storage: Storage, make: Make
+) -> None:
+    """The admin console's search (contract section 18): a prefix of the lower-cased email,
+    no wildcard (``%`` and ``_`` are characters), inside the organization, paged by id."""
+    emails = ["ann@example.com", "anna@example.com", "Annie@Example.com", "bob@example.com",
+              "a_n@example.com", "a%n@example.com"]  # fmt: skip
+    async with storage.begin() as uow:
+        for i, email in enumerate(emails):
+            await uow.users.add(make.user(id=f"u{i}", email=email))
+        await uow.users.add(make.user(id="u9", email="ann@other.example", org_id="org-b"))
+        await uow.commit()
+    async with storage.read() as uow:
+        found = await uow.users.list_page("org-a", None, 10, "ann")
+        assert [u.email for u in found] == ["ann@example.com", "anna@example.com",
+                                            "annie@example.com"]  # fmt: skip
+        assert [u.id for u in await uow.users.list_page(None, None, 10, "ann")] == [
+            "u0", "u1", "u2", "u9"
+        ]  # fmt: skip
+        assert [u.id for u in await uow.users.list_page("org-a", "u0", 1, "ann")] == ["u1"]
+        assert [u.id for u in await uow.users.list_page("org-a", None, 10, "a_")] == ["u4"]
+        assert [u.id for u in await uow.users.list_page("org-a", None, 10, "a%")] == ["u5"]
+        assert await uow.users.list_page("org-a", None, 10, "%") == []
+        assert len(await uow.users.list_page("org-a", None, 10, None)) == 6
+
+
+async def test_count_is_per_organization_or_total(storage: Storage, make: Make) -> None:
+    async with storage.begin() as uow:
+        await uow.users.add(make.user(org_id="org-a"))
+        await uow.users.add(make.user(org_id="org-a"))
+        await uow.users.add(make.user(org_id="org-b"))
+        await uow.commit()
+    async with storage.read() as uow:
+        assert await uow.users.count("org-a") == 2
+        assert await uow.users.count("org-b") == 1
+        assert await uow.users.count("nowhere") == 0
+        assert await uow.users.count(None) == 3

@@ -84,6 +84,7 @@ class OrgFixture:
     member: str
     oauth_client: str
     passkey: str = MISSING_ID
+    session: str = MISSING_ID
 
 
 @attrs.define
@@ -145,7 +146,10 @@ async def make_world(client: TestClient) -> World:
         await container.add_member()(principal, group.group.id, member)
         made = await container.create_client()(principal, f"svc-{org}", ["read"], org_id=org)
         passkey = await add_passkey(client, target)
-        orgs[scope] = OrgFixture(org, target, group.group.id, member, made.client.id, passkey)
+        session = (await container.list_sessions()(principal, target))[0].id
+        orgs[scope] = OrgFixture(
+            org, target, group.group.id, member, made.client.id, passkey, session
+        )
     orgs["missing"] = OrgFixture(NOWHERE, MISSING_ID, MISSING_ID, MISSING_ID, MISSING_ID)
     world = World(client, principal, orgs)
     world.tokens["superadmin"] = (await login(client, ROOT))["access_token"]
@@ -197,6 +201,7 @@ ENDPOINTS: dict[str, tuple[str, str, dict[str, Any] | None]] = {
     "delete_user": ("DELETE", "/users/{user}", None),
     "list_user_sessions": ("GET", "/users/{user}/sessions", None),
     "end_user_sessions": ("DELETE", "/users/{user}/sessions", None),
+    "end_user_session": ("DELETE", "/users/{user}/sessions/{session}", None),
     "list_groups": ("GET", "/groups?org_id={org}", None),
     "get_group": ("GET", "/groups/{group}", None),
     "create_group": ("POST", "/groups", {"name": "new team", "org_id": "{org}"}),
@@ -236,6 +241,7 @@ disable_user    403 403 403   403 403 403   200 404 404   200 200 404
 delete_user     403 403 403   403 403 403   204 404 404   204 204 404
 list_user_sessions 403 403 403 403 403 403  200 404 404   200 200 404
 end_user_sessions 403 403 403 403 403 403   204 404 404   204 204 404
+end_user_session 403 403 403 403 403 403    204 404 404   204 204 404
 list_groups     200 404 404   200 404 404   200 404 404   200 200 200
 get_group       200 404 404   200 404 404   200 404 404   200 200 404
 create_group    403 403 403   403 403 403   201 404 404   201 201 201
@@ -277,7 +283,8 @@ _CODES = {403: "forbidden", 404: "not_found"}
 
 def _fill(template: Any, org: OrgFixture) -> Any:
     values = {"user": org.target, "group": org.group, "member": org.member, "org": org.org_id,
-              "client": org.oauth_client, "passkey": org.passkey}  # fmt: skip
+              "client": org.oauth_client, "passkey": org.passkey,
+              "session": org.session}  # fmt: skip
     if isinstance(template, str):
         return template.format(**values)
     if isinstance(template, dict):
@@ -331,7 +338,7 @@ async def test_permission_matrix(
         assert after["sessions"][org.target] == []  # disabling ended its session
     elif endpoint == "delete_user":
         assert org.target not in after["users"]
-    elif endpoint == "end_user_sessions":
+    elif endpoint in ("end_user_sessions", "end_user_session"):
         assert after["sessions"][org.target] == [] != before["sessions"][org.target]
     elif endpoint == "create_group":
         assert len(after["groups"]) == len(before["groups"]) + 1

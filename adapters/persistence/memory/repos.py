@@ -75,15 +75,24 @@ class MemoryUserRepo(UserRepo):
             raise EmailTaken()
         self._s.write("users")[user.id] = user
 
-    async def list_page(self, org_id: str | None, after: str | None, limit: int) -> list[User]:
-        """Up to ``limit`` users with ``id > after`` ordered by id, of ``org_id`` (None = all)."""
+    async def list_page(
+        self, org_id: str | None, after: str | None, limit: int, email_prefix: str | None = None
+    ) -> list[User]:
+        """Up to ``limit`` users with ``id > after`` ordered by id, of ``org_id`` (None = all),
+        whose email starts with ``email_prefix`` (lower-case; None = any)."""
         rows = [
             u
             for u in self._s.view.users.values()
-            if (org_id is None or u.org_id == org_id) and (after is None or u.id > after)
+            if (org_id is None or u.org_id == org_id)
+            and (after is None or u.id > after)
+            and (email_prefix is None or u.email.startswith(email_prefix))
         ]
         rows.sort(key=lambda u: u.id)
         return [counted(self._s, u) for u in rows[: max(0, limit)]]
+
+    async def count(self, org_id: str | None) -> int:
+        """How many users ``org_id`` holds (None: every organization)."""
+        return sum(1 for u in self._s.view.users.values() if org_id is None or u.org_id == org_id)
 
     async def count_by_role(self, role: Role) -> int:
         """How many enabled users hold ``role``."""

@@ -111,6 +111,17 @@ class MemorySessionStore(SessionStore):
             )
         )
 
+    async def count_live(self, org_id: str | None, now: datetime) -> int:
+        """How many sessions of ``org_id``'s users (None: every org) are live at ``now``."""
+        require_aware(now)
+        users = self._s.view.users
+        return sum(
+            1
+            for s in self._s.view.sessions.values()
+            if self._live(s, now)
+            and (org_id is None or (s.user_id in users and users[s.user_id].org_id == org_id))
+        )
+
     async def list_live(self, user_id: str, now: datetime) -> list[Session]:
         """The user's live sessions, newest first."""
         require_aware(now)

@@ -26,6 +26,11 @@ LIVE = (
     + " ORDER BY created_at DESC, id DESC"
 )
 """User ``$1``'s sessions live at ``$2``, newest first."""
+COUNT_LIVE = (
+    "SELECT count(*) FROM sessions JOIN users u ON u.id = sessions.user_id"
+    " WHERE ($1::text IS NULL OR u.org_id = $1) AND " + _LIVE.format(now="$2")
+)
+"""How many sessions of org ``$1``'s users (NULL: every org) are live at ``$2``."""
 DEAD = "NOT (" + _LIVE.format(now="$1") + ")"
 """The purge condition: past ``expires_at``, or without a live token or hosted session at
 ``$1``."""

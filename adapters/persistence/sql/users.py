@@ -26,11 +26,15 @@ UPDATE = (
 )
 
 
-def page(*, by_org: bool, after: bool) -> str:
-    """A page of users, of one org when ``by_org``, after a cursor id when ``after``
-    (``paging.keyset``; arguments from ``paging.keyset_args``)."""
-    return keyset(f"SELECT {cols.USER_READ} FROM users", "org_id", "id", by_org=by_org, after=after)
+def page(*, by_org: bool, after: bool, by_prefix: bool = False) -> str:
+    """A page of users, of one org when ``by_org``, whose (lower-cased) email starts with a
+    prefix when ``by_prefix``, after a cursor id when ``after`` (``paging.keyset``; arguments
+    from ``paging.keyset_args``)."""
+    return keyset(f"SELECT {cols.USER_READ} FROM users", "org_id", "id", by_org=by_org,
+                  after=after, prefix_column="email" if by_prefix else None)  # fmt: skip
 
 
+COUNT = "SELECT count(*) FROM users WHERE ($1::text IS NULL OR org_id = $1)"
+"""How many users org ``$1`` (NULL: every org) holds."""
 COUNT_ENABLED_WITH_ROLE = "SELECT count(*) FROM users WHERE role = $1 AND NOT disabled"
 DELETE = "DELETE FROM users WHERE id = $1"

@@ -91,13 +91,21 @@ class SqliteUserRepo(SqlQueries, UserRepo):
         if n == 0:
             raise NotFound(f"user {user.id} not found")
 
-    async def list_page(self, org_id: str | None, after: str | None, limit: int) -> list[User]:
-        """Up to ``limit`` users with ``id > after`` ordered by id, of ``org_id`` (None = all)."""
-        rows = await self._all(
-            users.page(by_org=org_id is not None, after=after is not None),
-            keyset_args(org_id, after, limit),
+    async def list_page(
+        self, org_id: str | None, after: str | None, limit: int, email_prefix: str | None = None
+    ) -> list[User]:
+        """Up to ``limit`` users with ``id > after`` ordered by id, of ``org_id`` (None = all),
+        whose email starts with ``email_prefix`` (lower-case; None = any)."""
+        statement = users.page(
+            by_org=org_id is not None, after=after is not None, by_prefix=email_prefix is not None
         )
+        rows = await self._all(statement, keyset_args(org_id, after, limit, email_prefix))
         return [user_row(r) for r in rows]
+
+    async def count(self, org_id: str | None) -> int:
+        """How many users ``org_id`` holds (None: every organization)."""
+        row = await self._one(users.COUNT, (org_id,))
+        return int(row[0])
 
     async def count_by_role(self, role: Role) -> int:
         """How many enabled users hold ``role``."""

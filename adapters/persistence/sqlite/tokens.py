@@ -114,6 +114,11 @@ class SqliteSessionStore(SqlQueries, SessionStore):
         rows = await self._all(sessions.LIVE, (user_id, to_micros(now)))
         return [session_row(r) for r in rows]
 
+    async def count_live(self, org_id: str | None, now: datetime) -> int:
+        """How many sessions of ``org_id``'s users (None: every org) are live at ``now``."""
+        row = await self._one(sessions.COUNT_LIVE, (org_id, to_micros(now)))
+        return 0 if row is None else int(row[0])
+
     async def end(self, session_id: str) -> int:
         """Delete the session and its live tokens; returns how many tokens went."""
         revoked = await self._count(tokens.END_FAMILY, (session_id,))

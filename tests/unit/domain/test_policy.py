@@ -73,6 +73,12 @@ list_user_passkeys same  403     403       ok         ok
 list_user_passkeys other 403     403       404        ok
 delete_user_passkey same 403     403       ok         ok
 delete_user_passkey other 403    403       404        ok
+use_admin_console same   403     403       ok         ok
+use_admin_console other  403     403       404        ok
+view_dashboard  same     403     403       ok         ok
+view_dashboard  other    403     403       404        ok
+view_signing_keys same   403     403       403        ok
+view_signing_keys other  403     403       403        ok
 """
 
 CALLER_ORG = "acme"

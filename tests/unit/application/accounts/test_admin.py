@@ -32,6 +32,7 @@ from application.accounts.groups import (
 from application.accounts.lifecycle import DeleteUser, UpdateUser
 from application.accounts.operator import CreateSuperadmin, OperatorCommand
 from application.accounts.users import GetUser, ListUsers, SetRole
+from application.audit.dashboard import Dashboard
 from application.audit.query import ListAuditEvents
 from application.events.catalog import (
     Event,
@@ -42,6 +43,7 @@ from application.events.catalog import (
     UserMoved,
     UserRegistered,
 )
+from application.login.console import ConsoleCaller
 from application.login.sessions import EndUserSessions, ListSessions
 from application.mfa.totp import ResetUserMfa
 from application.oauth.clients import (
@@ -141,6 +143,13 @@ def normalize_email(email: str) -> str:
     return email.lower()
 
 
+class KeysOnly:
+    """The signer's JWKS, for the dashboard."""
+
+    def jwks(self) -> dict[str, Any]:
+        return {"keys": [{"kid": "k1", "alg": "RS256", "kty": "RSA"}]}
+
+
 class World:
     """One in-memory backend, a bus that records every event (and whether a unit was open when
     it was published), a fake clock, and every admin use case wired to them."""
@@ -182,6 +191,7 @@ class World:
         )
         self.delete_client = DeleteClient(storage, bus, clock)
         self.rotate_client_secret = RotateClientSecret(storage, bus, clock, Live(OAuthSettings()))
+        self.dashboard = Dashboard(storage, KeysOnly(), clock)  # type: ignore[arg-type]
         self.settings = Live(AuthSettings(bcrypt_rounds=4))
         self.hasher = BcryptHasher(self.settings)
         self.create_superadmin = CreateSuperadmin(
@@ -406,6 +416,16 @@ async def _run(world: World, op: Operation, me: Principal, org: str) -> None:
     elif op is Operation.DELETE_USER_PASSKEY:
         await world.passkey_admin.delete(me, user_id, f"pk-{user_id}")
         assert await world.passkeys_of(user_id) == []
+    elif op is Operation.USE_ADMIN_CONSOLE:  # the console's home page for that organization
+        ConsoleCaller.admit(me)
+        assert (await world.dashboard(me, org_id=org)).users == (3 if org == me.org_id else 2)
+    elif op is Operation.VIEW_DASHBOARD:
+        view = await world.dashboard(me, org_id=org)
+        assert view.users == (3 if org == me.org_id else 2)  # the caller counts in its org
+        assert view.active_sessions == 1 and len(view.hours) == 24
+        assert (view.signing_keys is None) is not me.is_superadmin
+    elif op is Operation.VIEW_SIGNING_KEYS:
+        assert [k.alg for k in world.dashboard.signing_keys(me)] == ["RS256"]
     else:  # pragma: no cover - a new Operation needs a line here
         raise AssertionError(op)
 

@@ -1,0 +1,33 @@
+"""The admin console's routes (contract section 18), registered by ``create_app`` as pages
+(``RouteSpec(page=True)``: listed under ``x-authsvc-pages`` in /openapi.json), and the route
+of the vendored static files (htmx, the console's stylesheet)."""
+
+from __future__ import annotations
+
+from entrypoints.http.routing import RouteSpec
+from entrypoints.http.ui import admin_audit, admin_clients, admin_groups, admin_users
+from entrypoints.http.ui.console import static_file
+
+_HTML = "HTML page"
+_FORM = "application/x-www-form-urlencoded"
+_GET = {200: _HTML, 303: "See other (303): sign in first", 403: _HTML, 404: _HTML, 422: _HTML}
+_POST = {303: "See other (303)", 403: _HTML, 404: _HTML, 409: _HTML, 422: _HTML}
+
+ROUTES = [
+    RouteSpec(method, path, handler, (handler.__doc__ or path).split("→")[0].strip()[:120],
+              _GET if method == "GET" else _POST,
+              request=None if method == "GET" else {"type": "object", "properties": {}},
+              media_type="application/json" if method == "GET" else _FORM,
+              tag="admin console", page=True)
+    for method, path, handler in (
+        *admin_audit.ROUTES_TABLE,
+        *admin_users.ROUTES_TABLE,
+        *admin_groups.ROUTES_TABLE,
+        *admin_clients.ROUTES_TABLE,
+    )
+] + [
+    RouteSpec("GET", "/ui/static/{name}", static_file,
+              "A vendored static file of the admin console (htmx, stylesheet)",
+              {200: "JavaScript or CSS", 404: "Not found"}, tag="ui", page=True),
+]  # fmt: skip
+"""The pages of contract section 18."""

@@ -1,0 +1,146 @@
+"""The admin console's users (contract section 18): search by email prefix with paging, one
+user's page (role, organization, groups, sessions, MFA, passkeys) and its actions — set the
+role, disable / enable, delete, end one or every session, turn MFA off, delete a passkey.
+
+Each handler calls the JSON API's use case for the action (``SearchUsers``, ``GetUser``,
+``SetRole``, ``UpdateUser``, ``DeleteUser``, ``ListSessions``, ``EndUserSession(s)``,
+``ResetUserMfa``, ``PasskeyAdmin``): ``domain.policy`` decides, through them, what the caller
+may see and do; a refusal is a page of the same status (``console.failed``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from domain.errors import FieldError, Forbidden, ValidationFailed
+from domain.model import Role
+from domain.policy import Principal
+from entrypoints.http.keys import CONTAINER
+from entrypoints.http.routing import path_id
+from entrypoints.http.ui.console import console_page, done, render
+
+__all__ = ["ROUTES_TABLE", "org_filter"]
+
+PAGE_SIZE = 25
+ROLES = [r.value for r in Role]
+
+
+def org_filter(request: web.Request) -> str | None:
+    """The ``org_id`` filter of a listing (a superadmin's choice; the use case refuses another
+    organization to anyone else with its 404)."""
+    return request.query.get("org_id") or None
+
+
+@console_page
+async def users_page(request: web.Request, me: Principal, _: dict[str, str]) -> web.Response:
+    """GET /ui/admin/users?email=&org_id=&cursor= → the users whose email starts with
+    ``email`` (any case), ``PAGE_SIZE`` a page."""
+    email = request.query.get("email", "")
+    page = await request.app[CONTAINER].search_users()(
+        me, email=email, limit=PAGE_SIZE, cursor=request.query.get("cursor") or None,
+        org_id=org_filter(request),
+    )  # fmt: skip
+    context = {"users": page.items, "next_cursor": page.next_cursor, "email": email,
+               "org_id": request.query.get("org_id", "")}  # fmt: skip
+    return render(request, me, "admin/users.html", context)
+
+
+async def _optional(call: Any) -> Any:
+    """A part of the user page the caller may not see (an org_admin's own passkeys: /me
+    only) is left out: the use case's ``Forbidden`` becomes None."""
+    try:
+        return await call
+    except Forbidden:
+        return None
+
+
+@console_page
+async def user_page(request: web.Request, me: Principal, _: dict[str, str]) -> web.Response:
+    """GET /ui/admin/users/{id} → the user, its groups, live sessions and passkeys."""
+    container = request.app[CONTAINER]
+    user_id = path_id(request, "id")
+    user, groups = await container.get_user().with_groups(me, user_id)
+    sessions = await _optional(container.list_sessions()(me, user_id))
+    passkeys = await _optional(container.passkey_admin().list(me, user_id))
+    context = {"user": user, "groups": groups, "sessions": sessions, "passkeys": passkeys,
+               "roles": ROLES}  # fmt: skip
+    return render(request, me, "admin/user.html", context)
+
+
+def _back(user_id: str) -> str:
+    return f"/ui/admin/users/{user_id}"
+
+
+@console_page
+async def set_role(request: web.Request, me: Principal, form: dict[str, str]) -> web.Response:
+    """POST /ui/admin/users/{id}/role ``role`` → ``SetRole`` (the escalation rules apply)."""
+    user_id = path_id(request, "id")
+    await request.app[CONTAINER].set_role()(me, user_id, form.get("role", ""))
+    return done(request, _back(user_id), "role")
+
+
+@console_page
+async def set_disabled(request: web.Request, me: Principal, form: dict[str, str]) -> web.Response:
+    """POST /ui/admin/users/{id}/disabled ``disabled`` (``true`` | ``false``) → ``UpdateUser``
+    (disabling ends every session)."""
+    user_id = path_id(request, "id")
+    value = form.get("disabled")
+    if value not in ("true", "false"):
+        raise ValidationFailed([FieldError("disabled", "must be true or false")])
+    await request.app[CONTAINER].update_user()(me, user_id, disabled=value == "true")
+    return done(request, _back(user_id), "disabled" if value == "true" else "enabled")
+
+
+@console_page
+async def delete_user(request: web.Request, me: Principal, _: dict[str, str]) -> web.Response:
+    """POST /ui/admin/users/{id}/delete → ``DeleteUser``; back to the list."""
+    await request.app[CONTAINER].delete_user()(me, path_id(request, "id"))
+    return done(request, "/ui/admin/users", "deleted")
+
+
+@console_page
+async def end_sessions(request: web.Request, me: Principal, _: dict[str, str]) -> web.Response:
+    """POST /ui/admin/users/{id}/sessions/end → ``EndUserSessions`` (every session)."""
+    user_id = path_id(request, "id")
+    await request.app[CONTAINER].end_user_sessions()(me, user_id)
+    return done(request, _back(user_id), "sessions")
+
+
+@console_page
+async def end_session(request: web.Request, me: Principal, _: dict[str, str]) -> web.Response:
+    """POST /ui/admin/users/{id}/sessions/{sid}/end → ``EndUserSession`` (that one)."""
+    user_id = path_id(request, "id")
+    await request.app[CONTAINER].end_user_session()(me, user_id, path_id(request, "sid"))
+    return done(request, _back(user_id), "session")
+
+
+@console_page
+async def reset_mfa(request: web.Request, me: Principal, _: dict[str, str]) -> web.Response:
+    """POST /ui/admin/users/{id}/mfa/off → ``ResetUserMfa``."""
+    user_id = path_id(request, "id")
+    await request.app[CONTAINER].reset_user_mfa()(me, user_id)
+    return done(request, _back(user_id), "mfa")
+
+
+@console_page
+async def delete_passkey(request: web.Request, me: Principal, _: dict[str, str]) -> web.Response:
+    """POST /ui/admin/users/{id}/passkeys/{pid}/delete → ``PasskeyAdmin.delete``."""
+    user_id = path_id(request, "id")
+    await request.app[CONTAINER].passkey_admin().delete(me, user_id, path_id(request, "pid"))
+    return done(request, _back(user_id), "passkey")
+
+
+ROUTES_TABLE: list[tuple[str, str, Any]] = [
+    ("GET", "/ui/admin/users", users_page),
+    ("GET", "/ui/admin/users/{id}", user_page),
+    ("POST", "/ui/admin/users/{id}/role", set_role),
+    ("POST", "/ui/admin/users/{id}/disabled", set_disabled),
+    ("POST", "/ui/admin/users/{id}/delete", delete_user),
+    ("POST", "/ui/admin/users/{id}/sessions/end", end_sessions),
+    ("POST", "/ui/admin/users/{id}/sessions/{sid}/end", end_session),
+    ("POST", "/ui/admin/users/{id}/mfa/off", reset_mfa),
+    ("POST", "/ui/admin/users/{id}/passkeys/{pid}/delete", delete_passkey),
+]
+"""(method, path, handler) of the users pages."""

@@ -1,0 +1,143 @@
+"""The admin console's plumbing (contract section 18): who is at the console, the rules every
+/ui/admin page follows, and the static files it loads.
+
+``console_page`` wraps each handler: a POST is first checked like every hosted page's
+(``read_page_form`` + ``csrf_ok``: a foreign ``Origin`` or a missing token → 403 page); the
+hosted session's cookie becomes the caller (``ConsoleCaller``: no live session → 303 to
+``/ui/login?return_to=<this page>``); ``ConsoleCaller.admit`` asks ``domain.policy`` whether
+that role may use the console (viewer, operator → 403 page). The handler then calls the same
+use cases as the JSON API, and their ``DomainError`` becomes a page of the same status
+(``STATUS_BY_ERROR``: 403, 404 — another organization's user reads as missing — 409, 422).
+Handlers decide no access themselves.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+from aiohttp import web
+
+from domain.errors import DomainError, ValidationFailed
+from domain.policy import Principal
+from entrypoints.http.keys import CONTAINER
+from entrypoints.http.problems import STATUS_BY_ERROR
+from entrypoints.http.ui.web import (
+    PAGE_HEADERS,
+    csrf_ok,
+    csrf_refused,
+    page,
+    read_page_form,
+    see_other,
+    session_cookie,
+)
+
+__all__ = ["DONE", "ConsoleHandler", "console_page", "done", "failed", "render", "static_file"]
+
+ConsoleHandler = Callable[[web.Request, Principal, dict[str, str]], Awaitable[web.StreamResponse]]
+"""A console handler: the request, the admitted caller and the posted form (``{}`` on GET)."""
+STATIC = Path(__file__).parent / "static"
+_STATIC_TYPES = {"htmx.min.js": "text/javascript", "admin.css": "text/css"}
+_LONG_CACHE = "public, max-age=31536000, immutable"
+_MESSAGES = {
+    403: "You may not do this.",
+    404: "There is no such item, or it is not yours to see.",
+    409: "This change conflicts with the current state.",
+}
+DONE = {
+    "role": "The role is changed.",
+    "disabled": "The user is disabled; its sessions ended.",
+    "enabled": "The user is enabled.",
+    "deleted": "The user is deleted.",
+    "session": "The session ended.",
+    "sessions": "Every session of the user ended.",
+    "mfa": "Two-step verification is turned off.",
+    "passkey": "The passkey is deleted.",
+    "group": "The group is created.",
+    "renamed": "The group is renamed.",
+    "group_deleted": "The group is deleted.",
+    "member_added": "The member is added.",
+    "member_removed": "The member is removed.",
+    "client": "The client is registered.",
+    "rotated": "A new secret is made.",
+    "client_updated": "The client is changed.",
+    "client_deleted": "The client is deleted.",
+}
+"""What a ``?done=`` key says on the page a change goes back to (unknown keys: nothing)."""
+NAV = (
+    ("/ui/admin", "Dashboard"),
+    ("/ui/admin/users", "Users"),
+    ("/ui/admin/groups", "Groups"),
+    ("/ui/admin/clients", "OAuth clients"),
+    ("/ui/admin/audit", "Audit log"),
+)
+
+
+def console_page(handler: ConsoleHandler) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+    """The aiohttp handler running ``handler`` under the console's rules (module docstring)."""
+
+    @functools.wraps(handler)
+    async def run(request: web.Request) -> web.StreamResponse:
+        form: dict[str, str] = {}
+        if request.method == "POST":
+            posted = await read_page_form(request)
+            if posted is None or not csrf_ok(request, posted):
+                return csrf_refused(request)
+            form = posted
+        caller = request.app[CONTAINER].console_caller()
+        principal = await caller(session_cookie(request))
+        if principal is None:
+            back = request.path_qs if request.method == "GET" else "/ui/admin"
+            return see_other(request, "/ui/login?" + urlencode({"return_to": back}))
+        try:
+            caller.admit(principal)
+            return await handler(request, principal, form)
+        except DomainError as e:
+            if e.code == "storage_unavailable":
+                raise
+            return failed(request, principal, e)
+
+    return run
+
+
+def failed(request: web.Request, principal: Principal, error: DomainError) -> web.Response:
+    """The page for a refused or failed action: the use case's status and a plain message
+    (the fields of a ``ValidationFailed``; never another organization's data)."""
+    status = STATUS_BY_ERROR.get(type(error), 400)
+    if isinstance(error, ValidationFailed):
+        status = 422
+        message = "; ".join(f"{e.field}: {e.message}" for e in error.errors) or error.detail
+    else:
+        message = error.detail if status in (409, 422) else _MESSAGES.get(status, error.detail)
+    return render(request, principal, "admin/error.html", {"message": message}, status=status)
+
+
+def render(request: web.Request, principal: Principal, template: str, context: dict[str, Any],
+           status: int = 200) -> web.Response:  # fmt: skip
+    """A console page: ``template`` with the navigation, the caller and ``context``."""
+    full = {"nav": NAV, "me": principal, "path": request.path,
+            "done": DONE.get(request.query.get("done", "")), **context}  # fmt: skip
+    return page(request, template, full, status=status)
+
+
+def done(request: web.Request, location: str, key: str) -> web.Response:
+    """303 to ``location`` saying what was done (``?done=`` a key of ``DONE``, never data)."""
+    joiner = "&" if "?" in location else "?"
+    return see_other(request, f"{location}{joiner}{urlencode({'done': key})}")
+
+
+async def static_file(request: web.Request) -> web.Response:
+    """GET /ui/static/{name} → a vendored file (htmx, the console's stylesheet), cached a
+    year (the name changes with the content)."""
+    name = request.match_info["name"]
+    kind = _STATIC_TYPES.get(name)
+    if kind is None:
+        raise web.HTTPNotFound()
+    return web.Response(
+        body=(STATIC / name).read_bytes(),
+        content_type=kind,
+        headers={**PAGE_HEADERS, "Cache-Control": _LONG_CACHE},
+    )
