@@ -146,7 +146,7 @@ async def make_world(client: TestClient) -> World:
         await container.add_member()(principal, group.group.id, member)
         made = await container.create_client()(principal, f"svc-{org}", ["read"], org_id=org)
         passkey = await add_passkey(client, target)
-        session = (await container.list_sessions()(principal, target))[0].id
+        session = (await container.list_sessions()(principal, target))[0].session.id
         orgs[scope] = OrgFixture(
             org, target, group.group.id, member, made.client.id, passkey, session
         )
