@@ -35,6 +35,7 @@ from adapters.events.inprocess import InProcessEventBus
 from adapters.events.nats_bus import NatsEventBus
 from adapters.events.redis_bus import RedisEventBus
 from adapters.federation.client import HttpUpstreamClient
+from adapters.federation.health import FederationHealth
 from adapters.health import ReadinessState
 from adapters.mail.console import ConsoleEmailSender
 from adapters.mail.smtp import ConfiguredEmailSender, SmtpEmailSender
@@ -350,6 +351,9 @@ class Container(containers.DeclarativeContainer):
     the provider list)."""
     upstream_client = providers.Singleton(HttpUpstreamClient)
     """The provider client (discovery and JWKS caches); closed with the app."""
+    federation_health = providers.Singleton(FederationHealth, upstream_client, federation_settings)
+    """Readiness component ``federation``: the providers' discovery probed in the background
+    (at start, then at most once a minute); always UP (contract section 16)."""
     federated_login = _use_case(
         telemetry, FederatedLogin, storage, upstream_client, signer, bus, clock, auth_settings,
         federation_settings, providers.Object(normalize_email),
@@ -419,6 +423,7 @@ class Container(containers.DeclarativeContainer):
         metrics_registry,
         readiness_state,
         bus,
+        federation_health,
     )
 
 

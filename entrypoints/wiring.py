@@ -9,6 +9,7 @@ from typing import Any
 from adapters.crypto.db_keystore import DatabaseKeyStore
 from adapters.crypto.key_records import SigningKeyStore
 from adapters.crypto.sealer import AesGcmSealer
+from adapters.federation.health import FederationHealth
 from adapters.health import DatabaseHealth, EventsHealth, ReadinessState, SigningKeyHealth
 from application.ports import Storage
 from application.shared.settings import AuthSettings, Live
@@ -27,9 +28,11 @@ def build_actuator(
     registry: object,
     readiness_state: ReadinessState,
     bus: Any,
+    federation: FederationHealth,
 ) -> Actuator:
     """The actuator of contract section 4 (distribution ``authsvc``; readiness: db, signingKey,
-    readinessState; ``events`` counts for ``/actuator/health`` only). Its settings are read per
+    readinessState, federation — always UP, it lists providers unreachable, contract section
+    16; ``events`` counts for ``/actuator/health`` only). Its settings are read per
     request from ``live_config`` (the ``actuator`` prefix in force); who may see details, read
     metrics or refresh is ``domain.policy``'s call (``authorize_actuator``), and the caller it
     allowed to refresh is the ``actor_id`` of the ``config.changed`` row (``REFRESH_CALLER``).
@@ -44,6 +47,7 @@ def build_actuator(
             DatabaseHealth(storage, config.storage.backend),
             SigningKeyHealth(signer),
             readiness_state,
+            federation,
         ],
         info_contributors=[ServiceInfo(live_config, config, signer)],
         authorizer=authorize_actuator,

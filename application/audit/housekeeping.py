@@ -27,7 +27,8 @@ class PurgeExpired:
     live hosted session; authorization codes past their ``expires_at`` (used or not);
     expired reset and verification tokens (contract section 9); and expired second steps of
     logins, ``mfa_token``s (section 10); revocations of client tokens that have expired
-    (section 14); expired WebAuthn ceremonies (section 13); audit events older than
+    (section 14); expired WebAuthn ceremonies (section 13); started federated logins
+    (``federation_flows``) past their ``expires_at`` (section 16); audit events older than
     ``audit.retention_days`` days (section 11; with ``audit`` settings given).
 
     Called every ``storage.purge_interval`` seconds by the server and by ``authsvc purge``.
@@ -52,6 +53,7 @@ class PurgeExpired:
             lambda uow, at, n: uow.mfa.purge_expired(at, n),
             lambda uow, at, n: uow.clients.purge_revoked(at, n),
             lambda uow, at, n: uow.passkeys.purge_expired(at, n),
+            lambda uow, at, n: uow.identities.purge_expired(at, n),
         ]
         if self.audit is not None:
             retention = timedelta(days=self.audit.current.retention_days)

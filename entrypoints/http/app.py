@@ -102,8 +102,11 @@ async def purge_every(purge: Callable[[], Awaitable[int]], interval: float) -> N
 async def _housekeeping(app: web.Application) -> AsyncIterator[None]:
     """Purge expired tokens every ``storage.purge_interval`` seconds (0: never) while serving;
     keep the signing keys in step with the key store and rotate them on schedule
-    (``entrypoints.cluster.maintain_keys``)."""
+    (``entrypoints.cluster.maintain_keys``); probe the identity providers once at start
+    (readiness component ``federation``: an unreachable one is logged and listed, not fatal)."""
     container = app[CONTAINER]
+    federation = container.federation_health()
+    federation.probe_soon()
     interval = container.config().storage.purge_interval
     tasks = [
         asyncio.create_task(
@@ -113,6 +116,7 @@ async def _housekeeping(app: web.Application) -> AsyncIterator[None]:
     if interval:
         tasks.append(asyncio.create_task(purge_every(container.purge_expired(), interval)))
     yield
+    await federation.close()
     for task in tasks:
         task.cancel()
     for task in tasks:

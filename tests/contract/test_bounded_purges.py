@@ -2,7 +2,7 @@
 purge with a ``limit`` deletes at most that many rows of each table, only expired ones, and the
 rest on the next call; ``PurgeExpired`` drains a backlog larger than its batch, one committed
 transaction per batch (refresh tokens, sessions, audit events, and the provider's authorization
-codes and hosted sessions)."""
+codes and hosted sessions, and the started federated logins)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from application.ports import Storage
 from application.shared.settings import AuditSettings, Live
 from domain.audit import AuditEvent, new_audit_id
 from domain.clients import Client
+from domain.federation import FederationFlow
 from domain.oidc import AuthorizationCode, HostedSession
 from tests.contract.conftest import T0, Make
 from tests.fakes import FakeClock
@@ -185,3 +186,36 @@ async def test_housekeeping_drains_codes_and_hosted_sessions_in_batches(
         assert [s.id for s in await uow.sessions.list_live("alice", NOW)] == [live.session_id]
         assert await uow.codes.take(live_code, NOW) is not None
     assert await purge() == 0
+
+
+def _flow(n: int, expires_at: datetime, link_user_id: str | None = None) -> FederationFlow:
+    return FederationFlow(f"{n:064x}", "test", "b" * 64, "nonce", "v" * 43, "/ui/account",
+                          link_user_id, T0, expires_at)  # fmt: skip
+
+
+async def test_housekeeping_drains_expired_federation_flows_in_batches(
+    storage: Storage, make: Make
+) -> None:
+    """Contract section 16 (UP-03's ``state`` records): seven started federated logins past
+    their ``expires_at`` (one of them a link by alice): a purge limited to two deletes two, then
+    housekeeping the other five in batches of three; the live one
+    stays and can still be taken once."""
+    async with storage.begin() as uow:
+        await uow.users.add(make.user(id="alice"))
+        for n in range(7):
+            await uow.identities.put_flow(
+                _flow(n, NOW - timedelta(seconds=1), "alice" if n == 0 else None)
+            )
+        await uow.identities.put_flow(_flow(99, NOW + timedelta(seconds=1)))
+        await uow.commit()
+    async with storage.begin() as uow:  # the port's limit bounds one statement
+        assert await uow.identities.purge_expired(NOW, 2) == 2
+        await uow.commit()
+    purge = PurgeExpired(storage, FakeClock(NOW), Live(AuditSettings()), batch=3)
+    assert await purge() == 5
+    assert await purge() == 0
+    async with storage.begin() as uow:
+        assert await uow.identities.take_flow(f"{0:064x}") is None
+        live = await uow.identities.take_flow(f"{99:064x}")
+        await uow.commit()
+    assert live == _flow(99, NOW + timedelta(seconds=1))

@@ -7,6 +7,7 @@ import json
 import re
 import subprocess
 from collections.abc import Iterator
+from contextlib import contextmanager
 from html import unescape
 from pathlib import Path
 from typing import Any
@@ -22,21 +23,30 @@ REDIRECT = f"{ISSUER}/federation/test/callback"
 _ACTION = re.compile(r'<form[^>]*action="([^"]+)"')
 
 
-@pytest.fixture(scope="session")
-def upstream(node_modules: Path) -> Iterator[dict[str, str]]:
-    """A running oidc-provider: ``{"issuer", "client_id", "client_secret"}``."""
+@contextmanager
+def upstream_process(node_modules: Path, redirect_uri: str) -> Iterator[dict[str, str]]:
+    """``upstream_op.mjs`` (oidc-provider) registered with ``redirect_uri``, on an ephemeral
+    loopback port: ``{"issuer", "client_id", "client_secret"}``; stopped on exit."""
     proc = subprocess.Popen(
         ["node", str(node_modules / "upstream_op.mjs")], cwd=node_modules,
-        env={"PATH": "/usr/bin:/bin", "REDIRECT_URI": REDIRECT},
+        env={"PATH": "/usr/bin:/bin", "REDIRECT_URI": redirect_uri},
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     )  # fmt: skip
     assert proc.stdout is not None
-    line = proc.stdout.readline()
     try:
+        line = proc.stdout.readline()
+        assert line, "upstream_op.mjs exited before it listened"
         yield json.loads(line)
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def upstream(node_modules: Path) -> Iterator[dict[str, str]]:
+    """A running oidc-provider for the in-process apps (``ISSUER``'s callback)."""
+    with upstream_process(node_modules, REDIRECT) as up:
+        yield up
 
 
 def provider_toml(up: dict[str, str], **extra: Any) -> str:

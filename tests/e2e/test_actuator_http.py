@@ -106,7 +106,9 @@ async def test_health_is_up_with_db_and_signing_key_for_a_superadmin(
     assert resp.headers["Cache-Control"] == "no-store"
     body = await resp.json()
     assert body["status"] == "UP"
-    assert set(body["components"]) == {"db", "signingKey", "readinessState", "events"}
+    assert set(body["components"]) == {"db", "signingKey", "readinessState", "events", "federation"}
+    # No identity provider configured: the component is UP and lists none (contract section 16).
+    assert body["components"]["federation"] == {"status": "UP", "details": {"providers": {}}}
     assert body["components"]["readinessState"] == {
         "status": "UP",
         "details": {"state": "ACCEPTING_TRAFFIC"},
@@ -132,6 +134,7 @@ async def test_health_details_by_role_when_authorized(client: TestClient) -> Non
         "signingKey",
         "readinessState",
         "events",
+        "federation",
     }
     for headers in ({}, bearer(viewer), bearer(operator), bearer("not.a.token")):
         resp = await client.get("/actuator/health", headers=headers)
@@ -148,7 +151,7 @@ async def test_liveness_and_readiness(client: TestClient) -> None:
     body = await ready.json()
     assert body["status"] == "UP"
     # The event bus is not a readiness indicator: serving tokens does not need the broker.
-    assert set(body["components"]) == {"db", "signingKey", "readinessState"}
+    assert set(body["components"]) == {"db", "signingKey", "readinessState", "federation"}
     assert (await client.get("/actuator/health/ready")).status == 200
 
 

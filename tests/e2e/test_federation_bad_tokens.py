@@ -147,7 +147,7 @@ async def test_up05_each_bad_id_token_is_refused_with_nothing_created(fake: Any,
     """UP-05: wrong iss, aud, azp, nonce, expired, future iat, missing iat or sub, alg none,
     unknown kid, bad signature, absent kid with several keys: 400, no user."""
     idp, client = fake
-    claims, header = BAD[case]
+    claims, header = BAD[case][0], dict(BAD[case][1])  # a copy: "sign" is popped below
     idp.claims_override = dict(claims)
     idp.sign_with = header.pop("sign", "k1") if "sign" in header else "k1"
     idp.header = {"kid": "k1", **{k: v for k, v in header.items()}}

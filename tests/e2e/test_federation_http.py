@@ -4,12 +4,14 @@ SQLite and PostgreSQL; UP-xx are the research file's checks (§6, work item B)."
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from aiohttp.test_utils import TestClient
+from dependency_injector import providers
 
 from domain.audit import AuditQuery
 from tests.e2e.conftest import ONE_PER_BACKEND, PASSWORD, MakeClient, bearer, container_of
@@ -21,6 +23,7 @@ from tests.e2e.federation_helpers import (
     upstream_login,
 )
 from tests.e2e.oidc_helpers import ORIGIN, csrf_of, register_user, sign_in
+from tests.fakes import FakeClock
 from tests.interop.conftest import node_modules  # noqa: F401 - fixture
 
 pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
@@ -115,6 +118,30 @@ async def test_up03_state_checks_create_nothing(fed_client: Any) -> None:
     client.session.cookie_jar.update_cookies({c.key: c.value for c in cookies})
     assert (await callback(client, query)).status == 400  # replayed: taken already
     assert await _users(client) == []
+
+
+async def test_up03_an_expired_state_is_refused(fed_client: Any) -> None:
+    """UP-03: a state older than ``federation.state_ttl`` (default 600 s) is refused, and
+    creates nothing; the same callback 590 s after its start still works (the clock of the
+    app is moved, not waited for)."""
+    client = await fed_client()
+    clock = FakeClock(datetime.now(UTC).replace(microsecond=0))
+    container_of(client).clock.override(providers.Object(clock))
+    try:
+        in_time = await upstream_login(await start(client), "quinn@example.com")
+        clock.advance(590)
+        assert (await callback(client, in_time)).status == 303
+        late = await upstream_login(await start(client), "rosa@example.com")
+        clock.advance(601)
+        resp = await callback(client, late)
+        assert resp.status == 400 and "did not work" in await resp.text()
+        assert [u.email for u in await _users(client)] == ["quinn@example.com"]
+        async with container_of(client).storage().read() as uow:
+            page = await uow.audit.list_page(AuditQuery(), None, 200)
+        failed = [e for e in page if e.type == "login.failed"]
+        assert [e.details.get("reason") for e in failed] == ["state_expired"], failed
+    finally:
+        container_of(client).clock.reset_override()
 
 
 async def test_up04_a_different_iss_is_refused(fed_client: Any) -> None:
