@@ -8,16 +8,24 @@ Concurrent starts are safe. yoyo's own lock is a row in ``yoyo_lock``, but creat
 its probe of transactional DDL race on a fresh database, so each function first takes a lock of
 its own for the whole run: an exclusive ``flock`` on ``<db>.migrate-lock`` for SQLite (across
 processes and threads), ``pg_advisory_lock`` on a dedicated connection for PostgreSQL.
+
+yoyo prints the result table of any migration statement that has result columns on
+``sys.stdout`` (SQLite's ``ALTER TABLE … ADD COLUMN`` with a ``NOT NULL`` or ``CHECK``
+constraint has one); that table goes to this module's log at DEBUG instead, so that a command's
+output (``authsvc clients create`` on a fresh database) is its own.
 """
 
 from __future__ import annotations
 
 import fcntl
+import io
+import logging
 import os
 import re
 import sqlite3
+import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stdout
 from pathlib import Path
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
@@ -37,6 +45,10 @@ MIGRATIONS_DIR = Path(__file__).with_name("migrations")
 _PG_LOCK_KEY = 0x6175746873766331  # "authsvc1": the advisory lock id of migration runs
 _SCHEMA_RE = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _LOCK_TIMEOUT_S = 60
+_STDOUT = threading.Lock()
+"""Held while yoyo's stdout is redirected: ``redirect_stdout`` swaps the process-wide
+``sys.stdout``, and two overlapping swaps in two threads would leave the wrong one behind."""
+log = logging.getLogger(__name__)
 
 
 def prepare_sqlite_path(path: str) -> Path:
@@ -65,7 +77,8 @@ def _file_lock(lock_path: Path) -> Iterator[None]:
 
 def apply_from(uri: str, source: Path) -> list[str]:
     """Apply the pending migrations of the folder ``source`` to the database at ``uri`` (a
-    yoyo URI) and return the ids applied, in order. Raises yoyo's and the driver's errors."""
+    yoyo URI) and return the ids applied, in order; nothing is printed (yoyo's result tables
+    go to the log at DEBUG). Raises yoyo's and the driver's errors."""
     from yoyo import get_backend, read_migrations
 
     backend = get_backend(uri)
@@ -73,7 +86,11 @@ def apply_from(uri: str, source: Path) -> list[str]:
         migrations = read_migrations(str(source))
         with backend.lock(timeout=_LOCK_TIMEOUT_S):
             pending = backend.to_apply(migrations)
-            backend.apply_migrations(pending)
+            printed = io.StringIO()
+            with _STDOUT, redirect_stdout(printed):
+                backend.apply_migrations(pending)
+        if printed.getvalue():
+            log.debug("migration output:\n%s", printed.getvalue())
         return [m.id for m in pending]
     finally:
         backend.connection.close()

@@ -91,11 +91,16 @@ def _pg_tables(dsn: str, schema: str) -> set[str]:
 # --- SQLite ---------------------------------------------------------------------------------
 
 
-def test_sqlite_migrations_apply_once_then_do_nothing(tmp_path: Path) -> None:
+def test_sqlite_migrations_apply_once_then_do_nothing(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
     db = tmp_path / "a" / "b.db"
     assert apply_sqlite_migrations(str(db)) == ALL
     assert apply_sqlite_migrations(str(db)) == []
     assert EXPECTED_TABLES <= _sqlite_tables(db)
+    # Nothing on stdout: yoyo's result tables (0015's ALTER TABLE … ADD COLUMN … CHECK has
+    # result columns under SQLite) would end up in a command's output.
+    assert capfd.readouterr().out == ""
 
 
 def test_sqlite_file_and_folder_are_private_and_in_wal_mode(tmp_path: Path) -> None:
@@ -159,10 +164,13 @@ async def test_sqlite_open_applies_migrations(tmp_path: Path) -> None:
 
 
 @pytest.mark.postgres
-def test_postgres_migrations_apply_once_then_do_nothing(dsn: str, fresh_pg_schema: str) -> None:
+def test_postgres_migrations_apply_once_then_do_nothing(
+    dsn: str, fresh_pg_schema: str, capfd: pytest.CaptureFixture[str]
+) -> None:
     assert apply_postgres_migrations(dsn, fresh_pg_schema) == ALL
     assert apply_postgres_migrations(dsn, fresh_pg_schema) == []
     assert EXPECTED_TABLES <= _pg_tables(dsn, fresh_pg_schema)
+    assert capfd.readouterr().out == ""
 
 
 @pytest.mark.postgres

@@ -1,6 +1,8 @@
 """``authsvc clients …`` (contract section 14) run in-process through ``entrypoints.cli.main``
 over a SQLite database: create prints the secret once (the stored hash matches it), list,
-rotate-secret, disable, enable and delete change the registry, with audit rows by ``cli``."""
+rotate-secret, disable, enable and delete change the registry, with audit rows by ``cli``;
+create takes the code-flow options of contract section 15 (a public client, a confidential
+code-flow client) and refuses a bad one naming the field."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import pytest
 from application.shared.steps import hash_token
 from domain.audit import AuditQuery
 from domain.clients import Client
-from tests.e2e.test_cli import env, run, with_container
+from tests.e2e.test_cli import env, one_error_line, run, with_container
 
 __all__ = ["env"]  # the fixture, for pytest
 
@@ -80,3 +82,144 @@ def test_the_operator_names_any_audience_and_a_bad_resource_exits_2(
     monkeypatch.setenv("AUTHSVC_OAUTH__RESOURCES", '[{audience = "two words"}]')
     assert run("clients", "list") == 2
     assert capsys.readouterr().err.startswith("authsvc: invalid configuration: oauth.resources")
+
+
+# ------------------------------------------------------------------------------ the code flow
+# Contract section 15: "authsvc clients create takes the same options" as POST /oauth/clients.
+
+
+def _created(out: str) -> tuple[str, str | None]:
+    """The ``client_id`` and ``client_secret`` (None: none printed) of a create's stdout."""
+    client_id = re.search(r"^client_id: ([0-9a-f]{32})$", out, re.M)
+    secret = re.search(r"^client_secret: (\S+)$", out, re.M)
+    assert client_id is not None, out
+    return client_id.group(1), secret.group(1) if secret else None
+
+
+def test_a_public_code_flow_client(env: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    """``--public`` with the code-flow grants, a loopback and a private-use redirect URI and a
+    post-logout URI: no secret is printed or kept, the method is ``none``, consent is asked."""
+    assert run("clients", "create", "spa", "--public",
+               "--grant-type", "authorization_code", "--grant-type", "refresh_token",
+               "--redirect-uri", "http://127.0.0.1/cb", "--redirect-uri", "com.example.app:/cb",
+               "--post-logout-redirect-uri", "http://127.0.0.1/signed-out") == 0  # fmt: skip
+    captured = capsys.readouterr()
+    client_id, secret = _created(captured.out)
+    assert secret is None and "client_secret" not in captured.out
+    assert "a public client: no secret" in captured.err
+    stored = _client(client_id)
+    assert stored is not None
+    assert (stored.public, stored.secret_hash, stored.token_endpoint_auth_method) == (
+        True,
+        "",
+        "none",
+    )
+    assert stored.grant_types == ("authorization_code", "refresh_token")
+    assert stored.redirect_uris == ("http://127.0.0.1/cb", "com.example.app:/cb")
+    assert stored.post_logout_redirect_uris == ("http://127.0.0.1/signed-out",)
+    assert stored.skip_consent is False
+    # --public alone: the code grant by default (it then needs a redirect URI).
+    assert (
+        run("clients", "create", "app", "--public", "--redirect-uri", "https://a.example/cb") == 0
+    )
+    only = _client(_created(capsys.readouterr().out)[0])
+    assert only is not None and only.grant_types == ("authorization_code",)
+
+
+def test_a_confidential_code_flow_client(
+    env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A first-party server app: its secret printed once (the stored hash matches), every
+    code-flow option kept as given, the grants in canonical order; audited as by ``cli``."""
+    assert run("clients", "create", "portal", "--scope", "read",
+               "--grant-type", "refresh_token", "--grant-type", "authorization_code",
+               "--redirect-uri", "https://portal.example.com/cb",
+               "--post-logout-redirect-uri", "https://portal.example.com/bye",
+               "--token-endpoint-auth-method", "client_secret_post", "--skip-consent",
+               "--logo-uri", "https://portal.example.com/logo.png",
+               "--policy-uri", "https://portal.example.com/privacy",
+               "--tos-uri", "https://portal.example.com/terms",
+               "--id-token-signed-response-alg", "RS256") == 0  # fmt: skip
+    client_id, secret = _created(capsys.readouterr().out)
+    stored = _client(client_id)
+    assert stored is not None and secret is not None
+    assert stored.secret_hash == hash_token(secret) and stored.public is False
+    assert stored.grant_types == ("authorization_code", "refresh_token")
+    assert stored.redirect_uris == ("https://portal.example.com/cb",)
+    assert stored.post_logout_redirect_uris == ("https://portal.example.com/bye",)
+    assert (stored.token_endpoint_auth_method, stored.skip_consent) == ("client_secret_post", True)
+    assert (stored.logo_uri, stored.policy_uri, stored.tos_uri) == (
+        "https://portal.example.com/logo.png", "https://portal.example.com/privacy",
+        "https://portal.example.com/terms",
+    )  # fmt: skip
+    assert (stored.id_token_signed_response_alg, stored.scopes) == ("RS256", ("read",))
+    # Without the options: a machine client as before (client credentials, basic, consent).
+    assert run("clients", "create", "batch", "--scope", "read") == 0
+    plain = _client(_created(capsys.readouterr().out)[0])
+    assert plain is not None
+    assert (plain.grant_types, plain.redirect_uris, plain.token_endpoint_auth_method,
+            plain.skip_consent) == (("client_credentials",), (), "client_secret_basic", False)  # fmt: skip
+
+    async def rows(container):  # type: ignore[no-untyped-def]
+        async with container.storage().begin() as uow:
+            return await uow.audit.list_page(AuditQuery(), None, 100)
+
+    created = [r for r in with_container(rows) if r.type == "client.created"]
+    assert {r.actor_id for r in created} == {"cli"} and secret not in str(created)
+
+
+@pytest.mark.parametrize(
+    ("options", "field"),
+    [
+        pytest.param(["--grant-type", "authorization_code", "--redirect-uri",
+                      "http://app.example.com/cb"], "redirect_uris", id="http-not-loopback"),
+        pytest.param(["--grant-type", "authorization_code", "--redirect-uri",
+                      "https://app.example.com/cb#frag"], "redirect_uris", id="fragment"),
+        pytest.param(["--grant-type", "authorization_code", "--redirect-uri", "/cb"],
+                     "redirect_uris", id="relative"),
+        pytest.param(["--grant-type", "authorization_code"], "redirect_uris",
+                     id="code-grant-without-redirect-uri"),
+        pytest.param(["--public"], "redirect_uris", id="public-without-redirect-uri"),
+        pytest.param(["--grant-type", "authorization_code", "--redirect-uri",
+                      "https://app.example.com/cb", "--post-logout-redirect-uri",
+                      "http://app.example.com/out"], "post_logout_redirect_uris",
+                     id="post-logout-http"),
+        pytest.param(["--grant-type", "implicit"], "grant_types", id="unknown-grant"),
+        pytest.param(["--grant-type", "refresh_token"], "grant_types",
+                     id="refresh-without-code"),
+        pytest.param(["--public", "--grant-type", "client_credentials"], "grant_types",
+                     id="public-client-credentials"),
+        pytest.param(["--public", "--redirect-uri", "https://app.example.com/cb",
+                      "--token-endpoint-auth-method", "client_secret_basic"],
+                     "token_endpoint_auth_method", id="public-with-a-secret-method"),
+        pytest.param(["--grant-type", "authorization_code", "--redirect-uri",
+                      "https://app.example.com/cb", "--token-endpoint-auth-method", "none"],
+                     "token_endpoint_auth_method", id="confidential-with-none"),
+        pytest.param(["--logo-uri", "ftp://app.example.com/logo.png"], "logo_uri", id="logo"),
+        pytest.param(["--tos-uri", "http://app.example.com/terms"], "tos_uri", id="tos-http"),
+        pytest.param(["--id-token-signed-response-alg", "HS256"],
+                     "id_token_signed_response_alg", id="alg-not-configured"),
+    ],
+)  # fmt: skip
+def test_a_bad_code_flow_option_exits_1_naming_the_field(
+    env: dict[str, str], capsys: pytest.CaptureFixture[str], options: list[str], field: str
+) -> None:
+    """A refused option: exit status 1, one line ``authsvc: <field>: …`` on stderr, nothing
+    on stdout and no client registered."""
+    assert run("clients", "create", "app", *options) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert one_error_line(captured.err).startswith(f"authsvc: {field}: "), captured.err
+    assert run("clients", "list") == 0 and capsys.readouterr().out == ""
+
+
+def test_an_unknown_auth_method_is_a_usage_error(
+    env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--token-endpoint-auth-method`` takes only the three methods: argparse's usage error
+    (exit status 2) names the option and the choices."""
+    with pytest.raises(SystemExit) as exited:
+        run("clients", "create", "app", "--token-endpoint-auth-method", "private_key_jwt")
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert "--token-endpoint-auth-method" in err and "client_secret_basic" in err

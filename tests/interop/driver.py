@@ -92,6 +92,10 @@ class UserAgent:
     stops: tuple[str, ...]
     trail: list[str] = field(default_factory=list)
     _landed: str | None = None
+    _earlier: set[str] = field(default_factory=set)
+    """The stop URLs of earlier visits: a request event of a past navigation can arrive late,
+    during the next visit (seen with several flows in one event loop), and must not count as
+    that visit's landing. Every real landing is a new URL (a fresh ``code`` or ``state``)."""
 
     @classmethod
     async def open(cls, browser: Browser, steps: LoginSteps, stops: tuple[str, ...]) -> UserAgent:
@@ -103,7 +107,7 @@ class UserAgent:
         return agent
 
     def _land(self, url: str) -> None:
-        if self._landed is None and url.startswith(self.stops):
+        if self._landed is None and url.startswith(self.stops) and url not in self._earlier:
             self._landed = url
 
     async def _route(self, route: Route) -> None:
@@ -148,6 +152,7 @@ class UserAgent:
             self.trail.append(f"  stuck on {self.page.url}: {text[:300]!r}")
             return self.page.url
         self.trail.append(f"  landed {self._landed}")
+        self._earlier.add(self._landed)
         return self._landed
 
     async def close(self) -> None:

@@ -11,20 +11,24 @@ The same scripts first run against panva's ``oidc-provider`` 9.13.3, a certified
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
+from playwright.async_api import Browser
 
+from tests.brokers import new_kek
 from tests.e2e.servers import ROOT, Server, free_port
 from tests.interop.driver import (
     DevInteractions,
     HostedPages,
+    LoginSteps,
     ScriptRun,
     UserAgent,
     chromium_browser,
@@ -32,6 +36,7 @@ from tests.interop.driver import (
     run_script,
 )
 from tests.interop.rp_authlib import authlib_flow
+from tests.pg import PG_SKIP_REASON, drop_pg_schema, new_schema_name, pg_dsn
 
 REDIRECT_URI = "http://127.0.0.1:8765/cb"
 """Registered for every test client; the browser step answers it, nothing listens there (a
@@ -117,7 +122,8 @@ async def test_harness_self_test_against_oidc_provider(node_modules: Path, chrom
 
 
 # ---------------------------------------------------------------------------------------------
-# (b) The same scripts against a real ``authsvc serve`` (SQLite), the login on /ui/login.
+# (b) The same scripts against a real ``authsvc serve`` on SQLite, and on PostgreSQL when
+# AUTHSVC_TEST_POSTGRES_DSN is set; the login on /ui/login.
 
 ADMIN, USER, PASSWORD = "root@example.com", "alice@example.com", "correct horse battery"
 CLIENTS: dict[str, dict[str, Any]] = {
@@ -132,14 +138,36 @@ CLIENTS: dict[str, dict[str, Any]] = {
 }  # fmt: skip
 
 
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def storage(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[dict[str, str]]:
+    """The storage settings of the server under test: a SQLite file in ``tmp_path``, or a fresh
+    schema of the test PostgreSQL (``AUTHSVC_TEST_POSTGRES_DSN``; dropped afterwards) with the
+    signing keys in the database, encrypted under a fresh key-encryption key (as
+    ``tests/e2e/conftest.py`` gives each e2e server its own schema)."""
+    if request.param == "sqlite":
+        yield {"AUTHSVC_STORAGE__BACKEND": "sqlite",
+               "AUTHSVC_STORAGE__SQLITE_PATH": str(tmp_path / "authsvc.db")}  # fmt: skip
+        return
+    dsn = pg_dsn()
+    if dsn is None:
+        pytest.skip(PG_SKIP_REASON)
+    schema = new_schema_name("authsvc_interop")
+    try:
+        yield {"AUTHSVC_STORAGE__BACKEND": "postgres", "AUTHSVC_STORAGE__POSTGRES_DSN": dsn,
+               "AUTHSVC_STORAGE__POSTGRES_SCHEMA": schema,
+               "AUTHSVC_AUTH__KEY_ENCRYPTION_KEY": new_kek()}  # fmt: skip
+    finally:
+        drop_pg_schema(dsn, schema)
+
+
 @pytest.fixture
-def authsvc(tmp_path: Path) -> Iterator[Server]:
-    """``authsvc serve`` on SQLite with ``auth.issuer`` = its loopback address, and a
-    superadmin created by ``authsvc create-superadmin`` as an operator would."""
+def authsvc(tmp_path: Path, storage: dict[str, str]) -> Iterator[Server]:
+    """``authsvc serve`` on SQLite or PostgreSQL (``storage``) with ``auth.issuer`` = its
+    loopback address, and a superadmin created by ``authsvc create-superadmin`` as an operator
+    would."""
     port = free_port()
     env = {
-        "AUTHSVC_STORAGE__BACKEND": "sqlite",
-        "AUTHSVC_STORAGE__SQLITE_PATH": str(tmp_path / "authsvc.db"),
+        **storage,
         "AUTHSVC_AUTH__KEY_DIR": str(tmp_path / "keys"),
         "AUTHSVC_AUTH__BCRYPT_ROUNDS": "4",
         "AUTHSVC_AUTH__ISSUER": f"http://127.0.0.1:{port}",
@@ -191,38 +219,51 @@ async def registered(base: str) -> tuple[str, dict[str, dict[str, str]]]:
         return user["id"], clients
 
 
+async def in_browser(browser: Browser, steps: LoginSteps,
+                     flow: Callable[[UserAgent], Awaitable[ScriptRun]]) -> tuple[ScriptRun, UserAgent]:  # fmt: skip
+    """Run ``flow`` in a fresh browser profile (one user's browser: its own cookies, so its own
+    hosted session); the agent is returned for its trail."""
+    agent = await UserAgent.open(browser, steps, STOPS)
+    try:
+        return await flow(agent), agent
+    finally:
+        await agent.close()
+
+
 async def test_independent_clients_against_authsvc(
     node_modules: Path, chromium: str, authsvc: Server
 ) -> None:
     """openid-client (confidential, public, DPoP), oauth4webapi (public) and authlib
-    (confidential) complete the code flow against authsvc, Chromium logging in on /ui/login and consenting on /ui/consent."""
+    (confidential) complete the code flow against authsvc, Chromium logging in on /ui/login and
+    consenting on /ui/consent. The five flows run at once, each in its own browser profile
+    (its own hosted session: one flow's logout ends no other's)."""
     user_id, clients = await registered(authsvc.base)
     steps = HostedPages(USER, PASSWORD)
+    base = authsvc.base
+
+    def script(name: str, mode: str) -> Callable[[UserAgent], Awaitable[ScriptRun]]:
+        env = flow_env(base, clients["public" if name == "rp_o4w.mjs" else mode], mode)
+        return lambda agent: run_script(node_modules, name, env, agent)
+
     async with chromium_browser(chromium) as browser:
-        for mode in MODES:
-            agent = await UserAgent.open(browser, steps, STOPS)
-            env = flow_env(authsvc.base, clients[mode], mode)
-            run = await run_script(node_modules, "rp_flow.mjs", env, agent)
-            await agent.close()
-            dpop = {"dpop_binding"} if mode == "dpop" else set()
-            assert_all_passed(run, agent, FLOW_CHECKS | dpop, authsvc)
-            seen = run.result
-            assert seen["callback_params"] == ["code", "iss", "state"]
-            claims = seen["id_token_claims"]
-            # Contract section 15: sub is the user id, azp the client, a password login.
-            assert claims["sub"] == user_id and claims["azp"] == clients[mode]["client_id"]
-            assert claims["amr"] == ["pwd"] and claims["acr"] == "1" and claims["sid"]
-            assert seen["userinfo"]["email"] == USER and seen["refresh_rotated"] is True
-            consented = any("/ui/consent" in step for step in agent.trail)
-            assert consented is not CLIENTS[mode]["skip_consent"], agent.trail
-        agent = await UserAgent.open(browser, steps, STOPS)
-        env = flow_env(authsvc.base, clients["public"], "public")
-        run = await run_script(node_modules, "rp_o4w.mjs", env, agent)
-        await agent.close()
-        assert_all_passed(run, agent, O4W_CHECKS, authsvc)
-        assert run.result["id_token_claims"]["sub"] == user_id
-        agent = await UserAgent.open(browser, steps, STOPS)
-        run = await authlib_flow(authsvc.base, clients["confidential"], REDIRECT_URI, agent.visit)
-        await agent.close()
-        assert_all_passed(run, agent, AUTHLIB_CHECKS, authsvc)
+        *flows, o4w, authlib = await asyncio.gather(
+            *(in_browser(browser, steps, script("rp_flow.mjs", mode)) for mode in MODES),
+            in_browser(browser, steps, script("rp_o4w.mjs", "public")),
+            in_browser(browser, steps, lambda agent: authlib_flow(
+                base, clients["confidential"], REDIRECT_URI, agent.visit)),
+        )  # fmt: skip
+    for mode, (run, agent) in zip(MODES, flows, strict=True):
+        dpop = {"dpop_binding"} if mode == "dpop" else set()
+        assert_all_passed(run, agent, FLOW_CHECKS | dpop, authsvc)
+        seen = run.result
+        assert seen["callback_params"] == ["code", "iss", "state"]
+        claims = seen["id_token_claims"]
+        # Contract section 15: sub is the user id, azp the client, a password login.
+        assert claims["sub"] == user_id and claims["azp"] == clients[mode]["client_id"]
+        assert claims["amr"] == ["pwd"] and claims["acr"] == "1" and claims["sid"]
+        assert seen["userinfo"]["email"] == USER and seen["refresh_rotated"] is True
+        consented = any("/ui/consent" in step for step in agent.trail)
+        assert consented is not CLIENTS[mode]["skip_consent"], agent.trail
+    for (run, agent), checks in ((o4w, O4W_CHECKS), (authlib, AUTHLIB_CHECKS)):
+        assert_all_passed(run, agent, checks, authsvc)
         assert run.result["id_token_claims"]["sub"] == user_id
