@@ -118,7 +118,8 @@ async def test_u0000_in_a_query_parameter_is_422(client: TestClient, param: str)
 MALFORMED_IDS = ["%00", "not-an-id", "A" * 32, "0" * 33, "%E2%98%83", "x" * 2000]
 VIEWER_ROUTES = {("GET", "/groups/{id}"), ("PATCH", "/me/passkeys/{id}"),
                  ("DELETE", "/me/passkeys/{id}"), ("DELETE", "/me/sessions/{id}"),
-                 ("DELETE", "/me/consents/{client_id}")}  # fmt: skip
+                 ("DELETE", "/me/consents/{client_id}"),
+                 ("DELETE", "/me/identities/{provider}")}  # fmt: skip
 """Routes with a path id that a viewer may call (on its own or its organization's resources)."""
 ANY_BODY = {"role": "viewer", "disabled": False, "name": "n", "password": PASSWORD}
 """One body every route with a path id takes (each reads its own members, ignores the rest)."""
