@@ -41,7 +41,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import aiohttp
 
-from bench.http_load import PASSWORD, cpu_seconds, free_port, wait_ready
+from bench.http_load import PASSWORD, cpu_seconds, free_port, stop_server, wait_ready
 
 ISSUER = "http://localhost"
 REDIRECT = "https://app.example.com/cb"
@@ -210,13 +210,7 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                                         len(tokens)))  # fmt: skip
         return figures
     finally:
-        proc.terminate()
-        proc.wait(timeout=15)
-        if args.backend == "postgres":
-            import psycopg
-
-            with psycopg.connect(args.dsn, autocommit=True) as conn:
-                conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+        stop_server(proc, args.backend, args.dsn, schema)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -101,6 +101,17 @@ def _family(pid: int) -> list[int]:
     return found
 
 
+def stop_server(proc: subprocess.Popen[bytes], backend: str, dsn: str | None, schema: str) -> None:
+    """Stop the server under test (SIGTERM, 15 s) and, on PostgreSQL, drop its schema."""
+    proc.terminate()
+    proc.wait(timeout=15)
+    if backend == "postgres":
+        import psycopg
+
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU seconds of process ``pid`` and of its worker processes (``/proc``:
     ``utime``/``stime`` in clock ticks)."""
@@ -328,13 +339,7 @@ async def run(args: argparse.Namespace) -> list[Figures]:
         print(f"server RSS after the run: {rss} MiB (the parent, then each worker)")
         return figures
     finally:
-        proc.terminate()
-        proc.wait(timeout=15)
-        if args.backend == "postgres":
-            import psycopg
-
-            with psycopg.connect(args.dsn, autocommit=True) as conn:
-                conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+        stop_server(proc, args.backend, args.dsn, schema)
 
 
 def main(argv: list[str] | None = None) -> None:

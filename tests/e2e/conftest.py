@@ -13,8 +13,7 @@ from entrypoints.config import load_config
 from entrypoints.container import Container, build_container
 from entrypoints.http.app import create_app
 from entrypoints.http.keys import CONTAINER
-from tests.brokers import new_kek
-from tests.pg import PG_SKIP_REASON, drop_pg_schema, new_schema_name, pg_dsn
+from tests.pg import server_storage
 
 ALGORITHMS = ["RS256", "ML-DSA-65", "ML-DSA-87"]
 
@@ -73,20 +72,7 @@ def storage_env(backend: str, tmp_path: Path) -> Iterator[dict[str, str]]:
     ``tmp_path``, or a fresh schema of the test PostgreSQL (dropped afterwards) — where the
     signing keys live in the database too (``auth.key_store`` defaults to ``database`` on
     PostgreSQL), encrypted under a fresh key-encryption key."""
-    if backend == "sqlite":
-        yield {"AUTHSVC_STORAGE__BACKEND": "sqlite",
-               "AUTHSVC_STORAGE__SQLITE_PATH": str(tmp_path / "authsvc.db")}  # fmt: skip
-        return
-    dsn = pg_dsn()
-    if dsn is None:
-        pytest.skip(PG_SKIP_REASON)
-    schema = new_schema_name("authsvc_e2e")
-    try:
-        yield {"AUTHSVC_STORAGE__BACKEND": "postgres", "AUTHSVC_STORAGE__POSTGRES_DSN": dsn,
-               "AUTHSVC_STORAGE__POSTGRES_SCHEMA": schema,
-               "AUTHSVC_AUTH__KEY_ENCRYPTION_KEY": new_kek()}  # fmt: skip
-    finally:
-        drop_pg_schema(dsn, schema)
+    yield from server_storage(backend, tmp_path, "authsvc_e2e")
 
 
 @pytest.fixture

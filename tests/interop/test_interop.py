@@ -23,7 +23,6 @@ import aiohttp
 import pytest
 from playwright.async_api import Browser
 
-from tests.brokers import new_kek
 from tests.e2e.servers import ROOT, Server, free_port
 from tests.interop.driver import (
     DevInteractions,
@@ -36,7 +35,7 @@ from tests.interop.driver import (
     run_script,
 )
 from tests.interop.rp_authlib import authlib_flow
-from tests.pg import PG_SKIP_REASON, drop_pg_schema, new_schema_name, pg_dsn
+from tests.pg import server_storage
 
 REDIRECT_URI = "http://127.0.0.1:8765/cb"
 """Registered for every test client; the browser step answers it, nothing listens there (a
@@ -151,20 +150,7 @@ def storage(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[dict[str
     schema of the test PostgreSQL (``AUTHSVC_TEST_POSTGRES_DSN``; dropped afterwards) with the
     signing keys in the database, encrypted under a fresh key-encryption key (as
     ``tests/e2e/conftest.py`` gives each e2e server its own schema)."""
-    if request.param == "sqlite":
-        yield {"AUTHSVC_STORAGE__BACKEND": "sqlite",
-               "AUTHSVC_STORAGE__SQLITE_PATH": str(tmp_path / "authsvc.db")}  # fmt: skip
-        return
-    dsn = pg_dsn()
-    if dsn is None:
-        pytest.skip(PG_SKIP_REASON)
-    schema = new_schema_name("authsvc_interop")
-    try:
-        yield {"AUTHSVC_STORAGE__BACKEND": "postgres", "AUTHSVC_STORAGE__POSTGRES_DSN": dsn,
-               "AUTHSVC_STORAGE__POSTGRES_SCHEMA": schema,
-               "AUTHSVC_AUTH__KEY_ENCRYPTION_KEY": new_kek()}  # fmt: skip
-    finally:
-        drop_pg_schema(dsn, schema)
+    yield from server_storage(request.param, tmp_path, "authsvc_interop")
 
 
 @pytest.fixture
