@@ -26,12 +26,10 @@ import argparse
 import asyncio
 import base64
 import hashlib
-import os
 import secrets
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -41,7 +39,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import aiohttp
 
-from bench.http_load import PASSWORD, cpu_seconds, free_port, stop_server, wait_ready
+from bench.http_load import PASSWORD, cpu_seconds, start_server, stop_server, wait_ready
 
 ISSUER = "http://localhost"
 REDIRECT = "https://app.example.com/cb"
@@ -122,31 +120,9 @@ async def _count(
 
 async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     """Start a server with ``args``, measure the three scenarios; returns their figures."""
-    tmp = tempfile.mkdtemp(prefix="authsvc-bench-")
-    port = free_port()
-    env = {
-        **os.environ,
-        "AUTHSVC_AUTH__ALGORITHM": args.algorithm,
-        "AUTHSVC_AUTH__KEY_DIR": os.path.join(tmp, "keys"),
-        "AUTHSVC_AUTH__BCRYPT_ROUNDS": str(args.bcrypt_rounds),
-        "AUTHSVC_AUTH__LOGIN_MAX_FAILURES": "1000000",
-        "AUTHSVC_SERVER__ANONYMOUS_WRITE_RATE": "0",  # one client address stands for many users
-        "AUTHSVC_STORAGE__BACKEND": args.backend,
-        "AUTHSVC_STORAGE__SQLITE_PATH": os.path.join(tmp, "authsvc.db"),
-        "AUTHSVC_SERVER__PORT": str(port),
-        "AUTHSVC_SERVER__WORKERS": str(args.workers),
-        "AUTHSVC_AUTH__ISSUER": ISSUER,
-        "AUTHSVC_EMAIL__BACKEND": "none",
-    }
-    schema = f"bench_{uuid.uuid4().hex[:12]}"
-    if args.backend == "postgres":
-        env["AUTHSVC_STORAGE__POSTGRES_DSN"] = args.dsn
-        env["AUTHSVC_STORAGE__POSTGRES_SCHEMA"] = schema
-        env["AUTHSVC_AUTH__KEY_ENCRYPTION_KEY"] = (
-            base64.urlsafe_b64encode(os.urandom(32)).rstrip(b"=").decode()
-        )
-    proc = subprocess.Popen([sys.executable, "-m", "entrypoints.cli", "serve"], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    proc, port, schema, env = start_server(
+        args, {"AUTHSVC_AUTH__ISSUER": ISSUER, "AUTHSVC_EMAIL__BACKEND": "none"}
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         await wait_ready(base, proc)

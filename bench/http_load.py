@@ -101,11 +101,50 @@ def _family(pid: int) -> list[int]:
     return found
 
 
+def start_server(
+    args: argparse.Namespace, extra: dict[str, str]
+) -> tuple[subprocess.Popen[bytes], int, str, dict[str, str]]:
+    """Start ``authsvc serve`` for a benchmark: ``args.algorithm``, ``args.bcrypt_rounds``,
+    ``args.backend`` (SQLite in a temporary folder, or a fresh schema of ``args.dsn`` with the
+    keys in the database), ``args.workers``, the login throttle and the limit on writes from
+    anyone off (one client address stands for many users), plus ``extra`` settings. Returns the
+    process, its port, the PostgreSQL schema name (for ``stop_server``) and its environment
+    (for command-line calls on the same storage)."""
+    tmp = tempfile.mkdtemp(prefix="authsvc-bench-")
+    port = free_port()
+    env = {
+        **os.environ,
+        "AUTHSVC_AUTH__ALGORITHM": args.algorithm,
+        "AUTHSVC_AUTH__KEY_DIR": os.path.join(tmp, "keys"),
+        "AUTHSVC_AUTH__BCRYPT_ROUNDS": str(args.bcrypt_rounds),
+        "AUTHSVC_AUTH__LOGIN_MAX_FAILURES": "1000000",
+        "AUTHSVC_SERVER__ANONYMOUS_WRITE_RATE": "0",
+        "AUTHSVC_STORAGE__BACKEND": args.backend,
+        "AUTHSVC_STORAGE__SQLITE_PATH": os.path.join(tmp, "authsvc.db"),
+        "AUTHSVC_SERVER__PORT": str(port),
+        "AUTHSVC_SERVER__WORKERS": str(args.workers),
+        **extra,
+    }
+    schema = f"bench_{uuid.uuid4().hex[:12]}"  # a fresh one, dropped after the run
+    if args.backend == "postgres":
+        env["AUTHSVC_STORAGE__POSTGRES_DSN"] = args.dsn
+        env["AUTHSVC_STORAGE__POSTGRES_SCHEMA"] = schema
+        kek = base64.urlsafe_b64encode(os.urandom(32)).rstrip(b"=").decode()
+        env["AUTHSVC_AUTH__KEY_ENCRYPTION_KEY"] = kek  # keys live in the database there
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "entrypoints.cli", "serve"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    return proc, port, schema, env
+
+
 def stop_server(proc: subprocess.Popen[bytes], backend: str, dsn: str | None, schema: str) -> None:
     """Stop the server under test (SIGTERM, 15 s) and, on PostgreSQL, drop its schema."""
     proc.terminate()
     proc.wait(timeout=15)
-    if backend == "postgres":
+    if backend == "postgres" and dsn is not None:
         import psycopg
 
         with psycopg.connect(dsn, autocommit=True) as conn:
@@ -205,33 +244,8 @@ def client_credentials(env: dict[str, str]) -> dict[str, str]:
 
 async def run(args: argparse.Namespace) -> list[Figures]:
     """Start a server with ``args`` and measure each scenario; returns the figures."""
-    tmp = tempfile.mkdtemp(prefix="authsvc-bench-")
-    port = free_port()
-    env = {
-        **os.environ,
-        "AUTHSVC_AUTH__ALGORITHM": args.algorithm,
-        "AUTHSVC_AUTH__KEY_DIR": os.path.join(tmp, "keys"),
-        "AUTHSVC_AUTH__BCRYPT_ROUNDS": str(args.bcrypt_rounds),
-        "AUTHSVC_AUTH__LOGIN_MAX_FAILURES": "1000000",
-        "AUTHSVC_SERVER__ANONYMOUS_WRITE_RATE": "0",  # one client address stands for many users
-        "AUTHSVC_STORAGE__BACKEND": args.backend,
-        "AUTHSVC_STORAGE__SQLITE_PATH": os.path.join(tmp, "authsvc.db"),
-        "AUTHSVC_SERVER__PORT": str(port),
-        "AUTHSVC_SERVER__WORKERS": str(args.workers),
-        "AUTHSVC_AUTH__ISSUER": "http://localhost",
-        "AUTHSVC_WEBAUTHN__ORIGINS": ORIGIN,
-    }
-    schema = f"bench_{uuid.uuid4().hex[:12]}"  # a fresh one, dropped after the run
-    if args.backend == "postgres":
-        env["AUTHSVC_STORAGE__POSTGRES_DSN"] = args.dsn
-        env["AUTHSVC_STORAGE__POSTGRES_SCHEMA"] = schema
-        kek = base64.urlsafe_b64encode(os.urandom(32)).rstrip(b"=").decode()
-        env["AUTHSVC_AUTH__KEY_ENCRYPTION_KEY"] = kek  # keys live in the database there
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "entrypoints.cli", "serve"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+    proc, port, schema, env = start_server(
+        args, {"AUTHSVC_AUTH__ISSUER": "http://localhost", "AUTHSVC_WEBAUTHN__ORIGINS": ORIGIN}
     )
     base = f"http://127.0.0.1:{port}"
     n, secs = args.concurrency, args.seconds
