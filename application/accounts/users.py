@@ -25,10 +25,11 @@ from application.shared.pagination import Listing
 from application.shared.steps import publish_all
 from application.shared.users import UserRef, load_user, user_in_scope
 from domain import policy
+from domain.federation import FederatedIdentity
 from domain.model import GroupSummary, Role, User
 from domain.policy import Actor, Operation, Principal
 
-__all__ = ["GetUser", "ListUsers", "SetRole", "change_role", "move_to_org"]
+__all__ = ["GetUser", "ListUsers", "SetRole", "UserDetail", "change_role", "move_to_org"]
 
 
 async def change_role(
@@ -87,6 +88,16 @@ class ListUsers(Listing[User]):
 
 
 @attrs.frozen
+class UserDetail:
+    """One user as the admin console shows it: the ``User``, its ``groups`` (sorted by name)
+    and its ``identities`` at other providers (contract sections 16 and 18)."""
+
+    user: User
+    groups: list[GroupSummary]
+    identities: list[FederatedIdentity]
+
+
+@attrs.frozen
 class GetUser:
     """GET /users/{id} (contract section 3): org_admin and superadmin.
 
@@ -102,17 +113,17 @@ class GetUser:
         async with self._storage.begin() as uow:
             return await user_in_scope(uow, principal, user_id)
 
-    async def with_groups(
-        self, principal: Principal, user_id: str
-    ) -> tuple[User, list[GroupSummary]]:
-        """The user ``user_id`` and the groups it belongs to (by name), under the same rules
-        (the admin console's user page, contract section 18)."""
+    async def detail(self, principal: Principal, user_id: str) -> UserDetail:
+        """The user ``user_id``, the groups it belongs to (by name) and its identities at other
+        providers (oldest link first), under the same rules, read in one unit of work (the admin
+        console's user page, contract section 18)."""
         policy.require(principal, Operation.VIEW_USER)
         async with self._storage.begin() as uow:
             user = await user_in_scope(uow, principal, user_id)
             found = [await uow.groups.get(g) for g in await uow.groups.groups_of(user.id)]
+            identities = await uow.identities.list_for_user(user.id)
         groups = [g for g in found if g is not None]
-        return user, sorted(groups, key=lambda g: g.group.name)
+        return UserDetail(user, sorted(groups, key=lambda g: g.group.name), identities)
 
 
 @attrs.frozen

@@ -13,12 +13,14 @@ import base64
 import csv
 import io
 import re
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from aiohttp.test_utils import TestClient
 
+from domain.federation import FederatedIdentity
 from domain.model import Role
 from tests.e2e.conftest import ONE_PER_BACKEND, bearer
 from tests.e2e.oidc_helpers import ORIGIN, csrf_of, sign_in
@@ -293,6 +295,76 @@ async def test_superadmin_acts_in_every_org(client: TestClient) -> None:
     assert 'id="keys"' in html and "RS256" in html
 
 
+async def test_superadmin_moves_a_user_to_another_org(client: TestClient) -> None:
+    """The move form (superadmin only) changes what PATCH /users/{id} ``org_id`` changes: the
+    organization, and the memberships of the old organization's groups are gone."""
+    world = await make_world(client)
+    same = world.orgs["same"]
+    await console_as(world, "org_admin")
+    assert 'id="new-org"' not in await (await client.get(f"/ui/admin/users/{same.member}")).text()
+    resp = await post(client, f"/ui/admin/users/{same.member}/org", {"org_id": OTHER})
+    assert resp.status == 403
+    root = world.tokens["superadmin"]
+    assert (await api(client, root, f"/users/{same.member}"))["org_id"] == HOME
+
+    await console_as(world, "superadmin")
+    assert 'id="new-org"' in await (await client.get(f"/ui/admin/users/{same.member}")).text()
+    resp = await post(client, f"/ui/admin/users/{same.member}/org", {"org_id": " acme"})
+    assert resp.status == 422 and "org_id" in await resp.text()
+    assert (await api(client, root, f"/users/{same.member}"))["org_id"] == HOME
+    resp = await post(client, f"/ui/admin/users/{same.member}/org", {"org_id": OTHER})
+    assert done_of(resp) == (f"/ui/admin/users/{same.member}", "moved")
+    assert (await api(client, root, f"/users/{same.member}"))["org_id"] == OTHER
+    assert (await api(client, root, f"/groups/{same.group}"))["members"] == []
+
+
+async def test_deletes_ask_first_and_change_nothing_until_confirmed(client: TestClient) -> None:
+    """GET of a delete's path is a confirmation page (its form POSTs there; nothing deleted);
+    another organization's item is the 404 page, not a confirmation."""
+    world = await make_world(client)
+    token = await console_as(world, "org_admin")
+    same, other = world.orgs["same"], world.orgs["other"]
+    for path, api_path, shown in (
+        (f"/ui/admin/users/{same.target}", f"/users/{same.target}", "target@default.example"),
+        (f"/ui/admin/groups/{same.group}", f"/groups/{same.group}", f"team-{HOME}"),
+        (f"/ui/admin/clients/{same.oauth_client}", f"/oauth/clients/{same.oauth_client}",
+         f"svc-{HOME}"),
+    ):  # fmt: skip
+        detail = await (await client.get(path)).text()
+        assert f'<form method="get" action="{path}/delete">' in detail
+        resp = await client.get(f"{path}/delete")
+        html = await resp.text()
+        assert resp.status == 200 and shown in html and "cannot be undone" in html
+        assert f'<form method="post" action="{path}/delete">' in html
+        assert f'<a href="{path}">Cancel' in html
+        await api(client, token, api_path)  # still there
+    for path in (f"/ui/admin/users/{other.target}/delete", f"/ui/admin/groups/{other.group}/delete",
+                 f"/ui/admin/clients/{other.oauth_client}/delete"):  # fmt: skip
+        resp = await client.get(path)
+        assert resp.status == 404 and "cannot be undone" not in await resp.text(), path
+
+
+async def test_the_user_page_lists_identities_at_other_providers(client: TestClient) -> None:
+    """Identities linked at other providers (contract section 16) are on the user page, the
+    provider's text escaped; an org_admin sees none of another organization's."""
+    world = await make_world(client)
+    same = world.orgs["same"]
+    linked = datetime(2026, 1, 2, 3, 4, tzinfo=UTC)
+    async with world.container.storage().begin() as uow:
+        await uow.identities.add(FederatedIdentity(
+            "https://idp.example", "sub-<b>1</b>", "corp", same.target, "t@corp.example", linked
+        ))  # fmt: skip
+        await uow.commit()
+    await console_as(world, "org_admin")
+    html = await (await client.get(f"/ui/admin/users/{same.target}")).text()
+    table = html.split('id="identities"')[1].split("</table>")[0]
+    assert "corp" in table and "t@corp.example" in table and "2026-01-02 03:04" in table
+    assert "sub-&lt;b&gt;1&lt;/b&gt;" in table and "<b>" not in table
+    assert "1 other provider" in html
+    other = await (await client.get(f"/ui/admin/users/{same.member}")).text()
+    assert "None linked." in other
+
+
 async def test_search_is_a_case_insensitive_prefix_and_pages(client: TestClient) -> None:
     world = await make_world(client)
     await console_as(world, "org_admin")
@@ -363,7 +435,7 @@ async def test_malformed_ids_on_every_console_route_are_404_pages(
 
     world = await make_world(client)
     routes = [r for r in ROUTES if "{id}" in r.path]
-    assert len(routes) == 17
+    assert len(routes) == 21
     for role, status in (("superadmin", 404), ("viewer", 403)):
         await console_as(world, role)
         for spec in routes:
@@ -371,8 +443,8 @@ async def test_malformed_ids_on_every_console_route_are_404_pages(
             if spec.method == "GET":
                 resp = await client.get(path, allow_redirects=False)
             else:
-                resp = await post(
-                    client, path, {"disabled": "true", "name": "x", "user": "x", "role": "viewer"}
-                )
+                form = {"disabled": "true", "name": "x", "user": "x", "role": "viewer",
+                        "org_id": "acme"}  # fmt: skip
+                resp = await post(client, path, form)
             assert resp.status == status, f"{role} {spec.method} {spec.path}: {resp.status}"
             assert resp.headers["Content-Type"].startswith("text/html")

@@ -1,8 +1,9 @@
-"""The admin console's OAuth clients (contract section 18; the registry of sections 14–15):
-list, register (the secret shown once), rotate the secret, disable / enable, edit the redirect
-URIs and ``skip_consent``, delete. Through the JSON API's use cases (``ListClients``,
-``GetClient``, ``CreateClient``, ``UpdateClient``, ``RotateClientSecret``, ``DeleteClient``):
-``domain.policy`` decides, through them, which organization's clients the caller manages.
+"""The admin console's OAuth clients (contract section 18; the registry of sections 14–15): list,
+register (the secret shown once), rotate the secret, disable / enable, edit the redirect URIs
+and ``skip_consent``, delete (after a confirmation page). Through the JSON API's use cases
+(``ListClients``, ``GetClient``, ``CreateClient``, ``UpdateClient``, ``RotateClientSecret``,
+``DeleteClient``): ``domain.policy`` decides, through them, which organization's clients the
+caller manages.
 
 A new secret is shown once: the POST answers 303 (as every hosted-page POST) and hands the
 secret to the next page in a cookie sealed for that client (``SecretSealer``, AES-GCM, two
@@ -23,7 +24,7 @@ from domain.policy import Principal
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.routing import path_id
 from entrypoints.http.ui.admin_users import org_filter
-from entrypoints.http.ui.console import console_page, done, render
+from entrypoints.http.ui.console import confirm, console_page, done, render
 from entrypoints.http.ui.web import clear_cookie, cookie_name, set_cookie
 
 __all__ = ["ROUTES_TABLE"]
@@ -137,6 +138,16 @@ async def update(request: web.Request, me: Principal, form: dict[str, str]) -> w
 
 
 @console_page
+async def confirm_delete(request: web.Request, me: Principal, _: dict[str, str]) -> web.Response:
+    """GET /ui/admin/clients/{id}/delete → the confirmation page (``GetClient`` first)."""
+    client = await request.app[CONTAINER].get_client()(me, path_id(request, "id"))
+    return confirm(request, me, title="Delete this client", what=f"The client {client.name} "
+                   f"({client.id}) of organization {client.org_id}.",
+                   consequence="Its live tokens stop working at once.",
+                   cancel=f"/ui/admin/clients/{client.id}")  # fmt: skip
+
+
+@console_page
 async def delete(request: web.Request, me: Principal, _: dict[str, str]) -> web.Response:
     """POST /ui/admin/clients/{id}/delete → ``DeleteClient``; back to the list."""
     await request.app[CONTAINER].delete_client()(me, path_id(request, "id"))
@@ -149,6 +160,7 @@ ROUTES_TABLE: list[tuple[str, str, Any]] = [
     ("GET", "/ui/admin/clients/{id}", client_page),
     ("POST", "/ui/admin/clients/{id}/secret", rotate),
     ("POST", "/ui/admin/clients/{id}/update", update),
+    ("GET", "/ui/admin/clients/{id}/delete", confirm_delete),
     ("POST", "/ui/admin/clients/{id}/delete", delete),
 ]
 """(method, path, handler) of the clients pages."""

@@ -1,9 +1,9 @@
-"""The admin console's groups and members (contract section 18): list, create, rename and
-delete groups; add a member (by email or id) and remove one. Through the JSON API's use cases
-(``ListGroups``, ``GetGroup``, ``CreateGroup``, ``RenameGroup``, ``DeleteGroup``, ``AddMember``,
-``RemoveMember``; a member named by email is found with ``SearchUsers``), so ``domain.policy``
-decides: an org_admin's groups are its organization's; a member must belong to the group's
-organization (422)."""
+"""The admin console's groups and members (contract section 18): list, create, rename and delete
+groups (after a confirmation page); add a member (by email or id) and remove one. Through the
+JSON API's use cases (``ListGroups``, ``GetGroup``, ``CreateGroup``, ``RenameGroup``,
+``DeleteGroup``, ``AddMember``, ``RemoveMember``; a member named by email is found with
+``SearchUsers``), so ``domain.policy`` decides: an org_admin's groups are its organization's; a
+member must belong to the group's organization (422)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from domain.policy import Principal
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.routing import path_id
 from entrypoints.http.ui.admin_users import org_filter
-from entrypoints.http.ui.console import console_page, done, render
+from entrypoints.http.ui.console import confirm, console_page, done, render
 
 __all__ = ["ROUTES_TABLE"]
 
@@ -57,6 +57,17 @@ async def rename_group(request: web.Request, me: Principal, form: dict[str, str]
     group_id = path_id(request, "id")
     await request.app[CONTAINER].rename_group()(me, group_id, form.get("name", ""))
     return done(request, f"/ui/admin/groups/{group_id}", "renamed")
+
+
+@console_page
+async def confirm_delete_group(request: web.Request, me: Principal, _: Any) -> web.Response:
+    """GET /ui/admin/groups/{id}/delete → the confirmation page (``GetGroup`` first)."""
+    detail = await request.app[CONTAINER].get_group()(me, path_id(request, "id"))
+    g = detail.summary.group
+    return confirm(request, me, title="Delete this group", what=f"The group {g.name} of "
+                   f"organization {g.org_id}, with {detail.summary.member_count} member(s).",
+                   consequence="Its members stay; only their membership goes.",
+                   cancel=f"/ui/admin/groups/{g.id}")  # fmt: skip
 
 
 @console_page
@@ -101,6 +112,7 @@ ROUTES_TABLE: list[tuple[str, str, Any]] = [
     ("POST", "/ui/admin/groups", create_group),
     ("GET", "/ui/admin/groups/{id}", group_page),
     ("POST", "/ui/admin/groups/{id}/rename", rename_group),
+    ("GET", "/ui/admin/groups/{id}/delete", confirm_delete_group),
     ("POST", "/ui/admin/groups/{id}/delete", delete_group),
     ("POST", "/ui/admin/groups/{id}/members", add_member),
     ("POST", "/ui/admin/groups/{id}/members/{user_id}/remove", remove_member),

@@ -1,11 +1,14 @@
 """The admin console's users (contract section 18): search by email prefix with paging, one
-user's page (role, organization, groups, sessions, MFA, passkeys) and its actions — set the
-role, disable / enable, delete, end one or every session, turn MFA off, delete a passkey.
+user's page (role, organization, groups, sessions, MFA, passkeys, identities at other
+providers) and its actions — set the role, move to another organization (superadmin), disable /
+enable, delete (after a confirmation page), end one or every session, turn MFA off, delete a
+passkey.
 
 Each handler calls the JSON API's use case for the action (``SearchUsers``, ``GetUser``,
 ``SetRole``, ``UpdateUser``, ``DeleteUser``, ``ListSessions``, ``EndUserSession(s)``,
 ``ResetUserMfa``, ``PasskeyAdmin``): ``domain.policy`` decides, through them, what the caller
-may see and do; a refusal is a page of the same status (``console.failed``).
+may see and do; a refusal is a page of the same status (``console.failed``). Whether the move
+form is offered is ``policy.can``'s answer for the caller, never the template's.
 """
 
 from __future__ import annotations
@@ -14,12 +17,13 @@ from typing import Any
 
 from aiohttp import web
 
+from domain import policy
 from domain.errors import FieldError, Forbidden, ValidationFailed
 from domain.model import Role
-from domain.policy import Principal
+from domain.policy import Operation, Principal
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.routing import path_id
-from entrypoints.http.ui.console import console_page, done, render
+from entrypoints.http.ui.console import confirm, console_page, done, render
 
 __all__ = ["ROUTES_TABLE", "org_filter"]
 
@@ -58,14 +62,16 @@ async def _optional(call: Any) -> Any:
 
 @console_page
 async def user_page(request: web.Request, me: Principal, _: dict[str, str]) -> web.Response:
-    """GET /ui/admin/users/{id} → the user, its groups, live sessions and passkeys."""
+    """GET /ui/admin/users/{id} → the user, its groups, identities, live sessions and
+    passkeys."""
     container = request.app[CONTAINER]
     user_id = path_id(request, "id")
-    user, groups = await container.get_user().with_groups(me, user_id)
+    detail = await container.get_user().detail(me, user_id)
     sessions = await _optional(container.list_sessions()(me, user_id))
     passkeys = await _optional(container.passkey_admin().list(me, user_id))
-    context = {"user": user, "groups": groups, "sessions": sessions, "passkeys": passkeys,
-               "roles": ROLES}  # fmt: skip
+    context = {"user": detail.user, "groups": detail.groups, "identities": detail.identities,
+               "sessions": sessions, "passkeys": passkeys, "roles": ROLES,
+               "can_move": policy.can(me, Operation.MOVE_USER)}  # fmt: skip
     return render(request, me, "admin/user.html", context)
 
 
@@ -91,6 +97,25 @@ async def set_disabled(request: web.Request, me: Principal, form: dict[str, str]
         raise ValidationFailed([FieldError("disabled", "must be true or false")])
     await request.app[CONTAINER].update_user()(me, user_id, disabled=value == "true")
     return done(request, _back(user_id), "disabled" if value == "true" else "enabled")
+
+
+@console_page
+async def move_user(request: web.Request, me: Principal, form: dict[str, str]) -> web.Response:
+    """POST /ui/admin/users/{id}/org ``org_id`` → ``UpdateUser`` (superadmin; the user leaves
+    its old organization's groups)."""
+    user_id = path_id(request, "id")
+    await request.app[CONTAINER].update_user()(me, user_id, org_id=form.get("org_id", ""))
+    return done(request, _back(user_id), "moved")
+
+
+@console_page
+async def confirm_delete_user(request: web.Request, me: Principal, _: Any) -> web.Response:
+    """GET /ui/admin/users/{id}/delete → the confirmation page (``GetUser`` first)."""
+    user = await request.app[CONTAINER].get_user()(me, path_id(request, "id"))
+    return confirm(request, me, title="Delete this user", what=f"The user {user.email} of "
+                   f"organization {user.org_id}.", consequence="Its sessions, refresh tokens, "
+                   "passkeys and group memberships go with it; its email may register again.",
+                   cancel=_back(user.id))  # fmt: skip
 
 
 @console_page
@@ -137,6 +162,8 @@ ROUTES_TABLE: list[tuple[str, str, Any]] = [
     ("GET", "/ui/admin/users/{id}", user_page),
     ("POST", "/ui/admin/users/{id}/role", set_role),
     ("POST", "/ui/admin/users/{id}/disabled", set_disabled),
+    ("POST", "/ui/admin/users/{id}/org", move_user),
+    ("GET", "/ui/admin/users/{id}/delete", confirm_delete_user),
     ("POST", "/ui/admin/users/{id}/delete", delete_user),
     ("POST", "/ui/admin/users/{id}/sessions/end", end_sessions),
     ("POST", "/ui/admin/users/{id}/sessions/{sid}/end", end_session),

@@ -35,7 +35,16 @@ from entrypoints.http.ui.web import (
     session_cookie,
 )
 
-__all__ = ["DONE", "ConsoleHandler", "console_page", "done", "failed", "render", "static_file"]
+__all__ = [
+    "DONE",
+    "ConsoleHandler",
+    "confirm",
+    "console_page",
+    "done",
+    "failed",
+    "render",
+    "static_file",
+]
 
 ConsoleHandler = Callable[[web.Request, Principal, dict[str, str]], Awaitable[web.StreamResponse]]
 """A console handler: the request, the admitted caller and the posted form (``{}`` on GET)."""
@@ -52,6 +61,7 @@ DONE = {
     "disabled": "The user is disabled; its sessions ended.",
     "enabled": "The user is enabled.",
     "deleted": "The user is deleted.",
+    "moved": "The user is moved; it left the groups of its old organization.",
     "session": "The session ended.",
     "sessions": "Every session of the user ended.",
     "mfa": "Two-step verification is turned off.",
@@ -121,6 +131,17 @@ def render(request: web.Request, principal: Principal, template: str, context: d
     full = {"nav": NAV, "me": principal, "path": request.path,
             "done": DONE.get(request.query.get("done", "")), **context}  # fmt: skip
     return page(request, template, full, status=status)
+
+
+def confirm(request: web.Request, principal: Principal, *, title: str, what: str,
+            consequence: str, cancel: str) -> web.Response:  # fmt: skip
+    """The confirmation page a delete asks for first (GET of the delete's own path): ``what``
+    goes, ``consequence`` follows; its form POSTs to this path, ``cancel`` leads back. Call it
+    after the use case that shows the item, so a refused or missing item is that use case's
+    403 or 404 page, never a confirmation."""
+    context = {"title": title, "what": what, "consequence": consequence, "cancel": cancel,
+               "action": request.path, "confirm_label": title}  # fmt: skip
+    return render(request, principal, "admin/confirm.html", context)
 
 
 def done(request: web.Request, location: str, key: str) -> web.Response:
