@@ -271,6 +271,7 @@ a { color: #0645ad; }
 a.button { display: inline-block; margin-top: 1rem; padding: .6rem 1.2rem; border-radius: .25rem;
            background: PRIMARY; color: #fff; text-decoration: none; }
 a.button.secondary { background: #fff; color: #111; border: 1px solid #555; }
+@media (max-width: 28rem) { main { margin: 1rem; padding: 1.25rem; } }
 """
 
 _HTML = "HTML page"
