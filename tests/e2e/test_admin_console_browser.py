@@ -89,6 +89,8 @@ SELECTS = ("#new-role", "#type")  # the console's <select> fields
 EMAILS = {"org_admin": f"org_admin@{HOME}.example", "superadmin": "root@example.com",
           "viewer": f"viewer@{HOME}.example", "operator": f"operator@{HOME}.example"}  # fmt: skip
 
+pytestmark = pytest.mark.asyncio(loop_scope="module")  # one browser for the module's tests
+
 
 @pytest.fixture
 def deployment() -> tuple[str, str]:
@@ -100,9 +102,6 @@ def deployment() -> tuple[str, str]:
 def base_env(base_env: dict[str, str], shared_key_dir: Path) -> dict[str, str]:
     """conftest's environment with the module's one key directory."""
     return {**base_env, "AUTHSVC_AUTH__KEY_DIR": str(shared_key_dir)}
-
-
-pytestmark = pytest.mark.asyncio(loop_scope="module")  # one browser for the module's tests
 
 
 @pytest.fixture(scope="module")
