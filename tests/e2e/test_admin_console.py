@@ -171,6 +171,9 @@ async def test_org_admin_manages_its_own_org_only(client: TestClient) -> None:
     await login(client, "target@default.example")  # a second session
     sessions = (await api(client, token, f"/users/{same.target}/sessions"))["items"]
     assert len(sessions) == 2
+    html = await (await client.get(f"/ui/admin/users/{same.target}")).text()
+    labels = re.findall(r'aria-label="(End the session[^"]*)"', html)
+    assert len(labels) == 2 and labels[0] != labels[1]  # told apart by a screen reader
     resp = await post(client, f"/ui/admin/users/{same.target}/sessions/{sessions[0]['id']}/end")
     assert done_of(resp)[1] == "session"
     left = (await api(client, token, f"/users/{same.target}/sessions"))["items"]
@@ -285,6 +288,8 @@ async def test_superadmin_acts_in_every_org(client: TestClient) -> None:
     resp = await post(client, f"/ui/admin/users/{other.target}/disabled", {"disabled": "true"})
     assert done_of(resp)[1] == "disabled"
     assert (await api(client, token, f"/users/{other.target}"))["disabled"] is True
+    html = await (await client.get("/ui/admin/groups", params={"org_id": OTHER})).text()
+    assert f'id="group-org" name="org_id" value="{OTHER}"' in html  # the filter's org
     resp = await post(client, "/ui/admin/groups", {"name": "acme-ops", "org_id": OTHER})
     group_id = done_of(resp)[0].rsplit("/", 1)[1]
     assert (await api(client, token, f"/groups/{group_id}"))["org_id"] == OTHER

@@ -114,7 +114,8 @@ async def confirm_delete_user(request: web.Request, me: Principal, _: Any) -> we
     user = await request.app[CONTAINER].get_user()(me, path_id(request, "id"))
     return confirm(request, me, title="Delete this user", what=f"The user {user.email} of "
                    f"organization {user.org_id}.", consequence="Its sessions, refresh tokens, "
-                   "passkeys and group memberships go with it; its email may register again.",
+                   "passkeys, group memberships and identities at other providers go with it; "
+                   "its email may register again.",
                    cancel=_back(user.id))  # fmt: skip
 
 
