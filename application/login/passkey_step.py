@@ -224,6 +224,8 @@ class PasskeyLogin:
             passkey = None if raw is None else await uow.passkeys.by_credential_id(raw)
             owner = None if handle is None else await uow.passkeys.user_for_handle(handle)
         if challenge is None or user is None or challenge.is_expired(now):
+            failed = MfaFailed(None, client, "invalid_mfa_token")
+            await publish_failure(self._storage, self._bus, now, failed)
             raise InvalidMfaCode(_MFA_INVALID)
         try:  # counted first, on the throttle and the mfa_token, then checked
             attempt = await self._throttle.attempt(user.email, client)
@@ -234,6 +236,8 @@ class PasskeyLogin:
         number = await claim_code_attempt(self._storage, token_hash, now)
         if number is None:  # voided, used or expired since: nothing is evaluated
             await self._throttle.release(attempt)
+            failed = MfaFailed(user.id, client, "invalid_mfa_token")
+            await publish_failure(self._storage, self._bus, now, failed)
             raise InvalidMfaCode(_MFA_INVALID)
         if (
             passkey is None
@@ -359,17 +363,18 @@ class PasskeyLogin:
         of ``mfa_token_hash`` in the same transaction, when given), storing ``seen``'s counter
         by compare-and-set against the one it was checked with; reset the throttle of ``key``
         and ``client``; ``(started,)``. None (nothing changed) when the user is gone or the
-        compare-and-set lost: the caller refuses it as a failed check. Raises
-        ``login_refusal``'s refusal (recorded as ``login.failed``, method ``passkey``; the
-        throttle's ``attempt`` is released first: a valid proof is no failure) and
-        ``InvalidMfaCode`` for an ``mfa_token`` used meanwhile."""
+        compare-and-set lost, or the ``mfa_token`` was voided or used by a concurrent request
+        since the claim: the caller refuses it as a failed check (recorded, as the MFA step
+        records a code tried on a token taken meanwhile). Raises ``login_refusal``'s refusal
+        (recorded as ``login.failed``, method ``passkey``; the throttle's ``attempt`` is
+        released first: a valid proof is no failure)."""
         now = self._clock.now()
         verified_only = self._auth.current.require_verified_email
         used = attrs.evolve(passkey, sign_count=seen.sign_count, backed_up=seen.backed_up,
                             last_used_at=now)  # fmt: skip
         async with self._storage.begin() as uow:
             if mfa_token_hash is not None and await uow.mfa.take_challenge(mfa_token_hash) is None:
-                raise InvalidMfaCode(_MFA_INVALID)  # used by a concurrent request
+                return None  # voided or used by a concurrent request: nothing changes
             user = await uow.users.get(passkey.user_id)
             refusal = None if user is None else login_refusal(user, verified_only)
             stored = (

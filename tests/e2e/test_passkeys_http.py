@@ -11,6 +11,9 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestClient
 
+from application.events.catalog import Event, MfaFailed
+from application.login.passkey_step import PasskeyLogin
+from application.shared.steps import hash_token
 from tests.e2e.conftest import (
     ONE_PER_BACKEND,
     PASSWORD,
@@ -293,3 +296,45 @@ async def test_a_passkey_answers_mfa_required(client: TestClient) -> None:
     assert (await passkey_login(client, device, handle)).status == 200
     resp = await client.post("/login/passkey/options", json={"mfa_token": "unknown"})
     await assert_problem(resp, 401, "invalid_mfa_code")
+
+
+async def test_an_mfa_token_taken_meanwhile_refuses_the_passkey_and_is_recorded(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A concurrent request that uses the ``mfa_token`` between this try's claim and its login
+    (simulated: the token is taken while the passkey's signature is checked) leaves this try
+    refused like a wrong passkey — 401 ``invalid_mfa_code``, no tokens, the passkey's counter
+    unchanged — and recorded as ``mfa.failed`` (as the TOTP step records it)."""
+    import pyotp
+
+    token, device, handle = await enrolled(client)
+    enrolment = await (await client.post("/me/mfa/totp", json={"password": PASSWORD},
+                                         headers=bearer(token))).json()  # fmt: skip
+    code = pyotp.TOTP(enrolment["secret"]).now()
+    resp = await client.post("/me/mfa/totp/confirm", json={"code": code}, headers=bearer(token))
+    assert resp.status == 200
+    login = {"email": "alice@example.com", "password": PASSWORD}
+    mfa_token = (await assert_problem(await client.post("/login", json=login), 401,
+                                      "mfa_required"))["mfa_token"]  # fmt: skip
+    started = await (await client.post("/login/passkey/options",
+                                       json={"mfa_token": mfa_token})).json()  # fmt: skip
+    answer = device.assert_(started["options"], ORIGIN, user_handle=handle)
+    container = container_of(client)
+    events: list[Event] = []
+    container.bus().subscribe(Event, events.append)
+    checked = PasskeyLogin._verified  # the seam where a concurrent request lands
+
+    async def taken_meanwhile(self: PasskeyLogin, *args: Any) -> Any:
+        seen = await checked(self, *args)
+        async with container.storage().begin() as uow:  # the concurrent request's take
+            assert await uow.mfa.take_challenge(hash_token(mfa_token)) is not None
+            await uow.commit()
+        return seen
+
+    monkeypatch.setattr(PasskeyLogin, "_verified", taken_meanwhile)
+    body = {"mfa_token": mfa_token, "ceremony_id": started["ceremony_id"], "credential": answer}
+    await assert_problem(await client.post("/login/mfa", json=body), 401, "invalid_mfa_code")
+    failed = [e for e in events if isinstance(e, MfaFailed)]
+    assert [(e.reason, e.user_id is not None) for e in failed] == [("wrong_passkey", True)]
+    listed = (await (await client.get("/me/passkeys", headers=bearer(token))).json())["items"]
+    assert listed[0]["last_used_at"] is None  # the refused try stored nothing
