@@ -124,15 +124,6 @@ class LoginAttempts(Protocol):
         failure after all); nothing if it is gone (a ``reset`` took it)."""
         ...
 
-    async def failures_since(self, key: str, since: datetime) -> list[datetime]:
-        """Times of the failures recorded for ``key`` at or after ``since``, oldest first."""
-        ...
-
-    async def record_failure(self, key: str, at: datetime) -> None:
-        """Record one failure for ``key`` at ``at``; failures older than the adapter's
-        ``max_age`` may be forgotten. Raises ``ValueError`` if ``at`` is naive."""
-        ...
-
     async def reset(self, key: str) -> None:
         """Forget every failure of ``key`` (after a successful login)."""
         ...

@@ -32,6 +32,18 @@ BACKENDS = [
 T0 = datetime(2026, 1, 2, 3, 4, 5, 123456, tzinfo=UTC)
 """A reference time with microseconds, to check that adapters round-trip them."""
 
+
+async def counted(attempts: LoginAttempts, key: str, since: datetime) -> list[datetime]:
+    """The records of ``key`` at or after ``since``, oldest first, read through
+    ``LoginAttempts.claim`` with a limit of 0 (which records nothing)."""
+    return list((await attempts.claim(key, since, since, 0)).counted)
+
+
+async def record(attempts: LoginAttempts, key: str, at: datetime) -> None:
+    """One record of ``key`` at ``at``: a claim whose limit no test reaches."""
+    assert (await attempts.claim(key, at, at, 1_000_000)).admitted
+
+
 _TABLES = (
     "users, sessions, refresh_tokens, rotated_refresh_tokens, groups, group_members, login_failures,"
     " audit_events, oauth_clients, revoked_access_tokens, dpop_proofs, passkeys,"

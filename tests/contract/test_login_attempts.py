@@ -11,46 +11,48 @@ from adapters.persistence.memory import MemoryLoginAttempts
 from adapters.persistence.postgres import PostgresStorage
 from adapters.persistence.sqlite import SqliteStorage
 from application.ports import AttemptClaim, LoginAttempts, Storage
-from tests.contract.conftest import T0, StorageFactory
+from tests.contract.conftest import T0, StorageFactory, counted, record
 
 
-async def test_no_failures_for_an_unknown_key(login_attempts: LoginAttempts) -> None:
-    assert await login_attempts.failures_since("a@example.com|1.2.3.4", T0) == []
+async def test_no_records_for_an_unknown_key(login_attempts: LoginAttempts) -> None:
+    assert await counted(login_attempts, "a@example.com|1.2.3.4", T0) == []
 
 
-async def test_failures_since_is_inclusive_and_oldest_first(login_attempts: LoginAttempts) -> None:
+async def test_counted_records_are_inclusive_and_oldest_first(
+    login_attempts: LoginAttempts,
+) -> None:
     key = "a@example.com|1.2.3.4"
     times = [T0 + timedelta(seconds=s, microseconds=3) for s in (30, 10, 20)]
     for t in times:
-        await login_attempts.record_failure(key, t)
-    got = await login_attempts.failures_since(key, times[1])  # exactly the oldest: included
+        await record(login_attempts, key, t)
+    got = await counted(login_attempts, key, times[1])  # exactly the oldest: included
     assert got == sorted(times)
     assert all(t.utcoffset() == timedelta(0) for t in got)
-    later = await login_attempts.failures_since(key, T0 + timedelta(seconds=15))
+    later = await counted(login_attempts, key, T0 + timedelta(seconds=15))
     assert later == sorted(times)[1:]
 
 
 async def test_keys_are_independent(login_attempts: LoginAttempts) -> None:
-    await login_attempts.record_failure("a|1.1.1.1", T0)
-    await login_attempts.record_failure("a|2.2.2.2", T0)
-    await login_attempts.record_failure("a|2.2.2.2", T0 + timedelta(seconds=1))
-    assert len(await login_attempts.failures_since("a|1.1.1.1", T0)) == 1
-    assert len(await login_attempts.failures_since("a|2.2.2.2", T0)) == 2
+    await record(login_attempts, "a|1.1.1.1", T0)
+    await record(login_attempts, "a|2.2.2.2", T0)
+    await record(login_attempts, "a|2.2.2.2", T0 + timedelta(seconds=1))
+    assert len(await counted(login_attempts, "a|1.1.1.1", T0)) == 1
+    assert len(await counted(login_attempts, "a|2.2.2.2", T0)) == 2
 
 
 async def test_reset_forgets_only_that_key(login_attempts: LoginAttempts) -> None:
-    await login_attempts.record_failure("k1", T0)
-    await login_attempts.record_failure("k2", T0)
+    await record(login_attempts, "k1", T0)
+    await record(login_attempts, "k2", T0)
     await login_attempts.reset("k1")
     await login_attempts.reset("never-seen")
-    assert await login_attempts.failures_since("k1", T0) == []
-    assert await login_attempts.failures_since("k2", T0) == [T0]
+    assert await counted(login_attempts, "k1", T0) == []
+    assert await counted(login_attempts, "k2", T0) == [T0]
 
 
-async def test_same_instant_failures_are_all_counted(login_attempts: LoginAttempts) -> None:
+async def test_same_instant_records_are_all_counted(login_attempts: LoginAttempts) -> None:
     for _ in range(3):
-        await login_attempts.record_failure("k", T0)
-    assert await login_attempts.failures_since("k", T0) == [T0, T0, T0]
+        await record(login_attempts, "k", T0)
+    assert await counted(login_attempts, "k", T0) == [T0, T0, T0]
 
 
 WINDOW = timedelta(seconds=900)
@@ -74,14 +76,14 @@ async def test_claim_records_until_the_limit_then_refuses_without_recording(
     refused = await _claim(login_attempts, "k", T0 + timedelta(seconds=4))
     assert not refused.admitted and refused.attempt_id is None
     assert refused.counted == tuple(times)  # for Retry-After: the oldest leaves first
-    assert await login_attempts.failures_since("k", T0) == times  # nothing more recorded
+    assert await counted(login_attempts, "k", T0) == times  # nothing more recorded
 
 
-async def test_claim_counts_only_the_window_and_records_counted_by_record_failure(
+async def test_claim_counts_only_the_window_and_earlier_records(
     login_attempts: LoginAttempts,
 ) -> None:
-    await login_attempts.record_failure("k", T0)
-    await login_attempts.record_failure("k", T0 + timedelta(seconds=1))
+    await record(login_attempts, "k", T0)
+    await record(login_attempts, "k", T0 + timedelta(seconds=1))
     later = T0 + WINDOW + timedelta(microseconds=1)  # T0 has left the window
     claimed = await _claim(login_attempts, "k", later)
     assert claimed.admitted and claimed.counted == (T0 + timedelta(seconds=1), later)
@@ -98,10 +100,10 @@ async def test_release_forgets_one_attempt_and_reset_every_one(
     assert first.attempt_id is not None and second.attempt_id is not None
     await login_attempts.release("k", first.attempt_id)
     await login_attempts.release("other", second.attempt_id)  # another key's id: no change
-    assert await login_attempts.failures_since("k", T0) == [T0 + timedelta(seconds=1)]
+    assert await counted(login_attempts, "k", T0) == [T0 + timedelta(seconds=1)]
     await login_attempts.reset("k")
     await login_attempts.release("k", second.attempt_id)  # gone already: nothing happens
-    assert await login_attempts.failures_since("k", T0) == []
+    assert await counted(login_attempts, "k", T0) == []
 
 
 async def test_claim_refuses_a_naive_time(login_attempts: LoginAttempts) -> None:
@@ -124,7 +126,7 @@ async def test_of_many_concurrent_claims_through_two_stores_at_most_the_limit_wi
         *(_claim(stores[n % 2], "k", T0 + timedelta(microseconds=n), limit=5) for n in range(40))
     )
     assert sum(r.admitted for r in results) == 5
-    assert len(await stores[1].failures_since("k", T0)) == 5
+    assert len(await counted(stores[1], "k", T0)) == 5
 
 
 def _attempts_of(storage: Storage) -> LoginAttempts:

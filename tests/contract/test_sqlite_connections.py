@@ -19,7 +19,7 @@ import pytest
 from adapters.persistence.sqlite import SqliteStorage
 from adapters.persistence.sqlite import storage as sqlite_storage
 from domain.errors import StorageFault
-from tests.contract.conftest import Make
+from tests.contract.conftest import Make, counted, record
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -73,12 +73,12 @@ async def test_a_unit_waits_for_another_writer_off_the_loop(lite: SqliteStorage)
         await asyncio.sleep(0)  # running
         started = loop.time()
         attempts = lite.login_attempts()
-        await attempts.record_failure("k", T0)  # waits for the lock, then commits
+        await record(attempts, "k", T0)  # waits for the lock, then commits
         waited = loop.time() - started
         await releaser
         assert waited >= 0.25  # it did wait for the other writer ...
         assert longest_gap() < 0.15, longest_gap()  # ... and the loop ran all along
-    assert await attempts.failures_since("k", T0) == [T0]
+    assert await counted(attempts, "k", T0) == [T0]
     other.close()
 
 
@@ -89,11 +89,11 @@ async def test_a_writer_held_past_the_busy_timeout_is_a_fault(tmp_path: Path) ->
     other.execute("BEGIN IMMEDIATE")
     try:
         with pytest.raises(StorageFault):
-            await lite.login_attempts().record_failure("k", T0)
+            await record(lite.login_attempts(), "k", T0)
     finally:
         other.execute("ROLLBACK")
         other.close()
-    await lite.login_attempts().record_failure("k", T0)  # the unit after it works
+    await record(lite.login_attempts(), "k", T0)  # the unit after it works
     await lite.close()
 
 
@@ -119,7 +119,7 @@ async def test_the_wal_is_checkpointed_by_the_storage(
     wal = Path(lite.path + "-wal")
     sizes = []
     for i in range(400):
-        await attempts.record_failure(f"key-{i}-" + "x" * 2000, T0 + timedelta(seconds=i))
+        await record(attempts, f"key-{i}-" + "x" * 2000, T0 + timedelta(seconds=i))
         sizes.append(wal.stat().st_size)
     # Without checkpoints the WAL holds every commit's pages (400 commits: megabytes); with
     # one every 10 commits it is reset and stays a few dozen pages.

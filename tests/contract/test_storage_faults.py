@@ -18,7 +18,7 @@ from adapters.persistence.sqlite import SqliteStorage
 from application.ports import Storage, UnitOfWork
 from domain.errors import StorageFault
 from domain.model import User
-from tests.contract.conftest import T0, Make
+from tests.contract.conftest import T0, Make, counted, record
 from tests.faults import (
     SQLITE_NO_PAGE_LIMIT,
     TcpProxy,
@@ -110,8 +110,8 @@ async def test_dead_pooled_connections_are_never_handed_out(
             async with pg.begin() as uow:
                 assert await uow.users.get(user.id) == user
         attempts = pg.login_attempts()
-        await attempts.record_failure("k", T0)
-        assert await attempts.failures_since("k", T0) == [T0]
+        await record(attempts, "k", T0)
+        assert await counted(attempts, "k", T0) == [T0]
         await attempts.reset("k")
     await pg.ping()
 
@@ -133,7 +133,7 @@ async def test_a_server_that_refuses_connections_is_a_fault_until_it_is_back(
                 async with storage.begin() as uow:
                     await uow.users.get(user.id)
             with pytest.raises(StorageFault):
-                await storage.login_attempts().failures_since("k", T0)
+                await counted(storage.login_attempts(), "k", T0)
         with pytest.raises(OSError):  # the health check says why (refused)
             await storage.ping()
         await proxy.restore()
@@ -211,7 +211,7 @@ async def test_sqlite_lock_held_past_the_busy_timeout_is_a_fault(
                 await uow.users.get("x")
         assert "locked" in info.value.detail and info.value.retry_after == 1
         with pytest.raises(StorageFault):
-            await lite.login_attempts().record_failure("k", T0)
+            await record(lite.login_attempts(), "k", T0)
         await lite.ping()  # contention is not an outage: readiness stays UP
     finally:
         other.execute("ROLLBACK")

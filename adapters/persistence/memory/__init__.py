@@ -131,14 +131,6 @@ class MemoryLoginAttempts(LoginAttempts):
         self._ids = itertools.count(1)
         self._records_since_sweep = 0
 
-    async def failures_since(self, key: str, since: datetime) -> list[datetime]:
-        """Failures of ``key`` at or after ``since``, oldest first."""
-        return sorted(t for _, t in self._failures.get(key, ()) if t >= since)
-
-    async def record_failure(self, key: str, at: datetime) -> None:
-        """Record one failure of ``key`` at ``at`` (timezone-aware)."""
-        self._record(key, at)
-
     async def claim(self, key: str, at: datetime, since: datetime, limit: int) -> AttemptClaim:
         """Count ``key``'s records since ``since``; below ``limit``, record one at ``at``."""
         require_aware(since)

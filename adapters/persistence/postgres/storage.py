@@ -174,33 +174,6 @@ class PostgresLoginAttempts(LoginAttempts):
         self._storage = storage
         self._max_age = timedelta(seconds=max_age)
 
-    async def failures_since(self, key: str, since: datetime) -> list[datetime]:
-        """Failures of ``key`` at or after ``since``, oldest first. Raises ``StorageFault``."""
-        require_aware(since)
-        async with self._storage._session(transactional=False) as session:
-            rows = await session.run(
-                lambda c: c.fetch(
-                    login_attempts.SINCE,
-                    key,
-                    since,
-                ),
-                write=False,
-            )
-        return [r[0] for r in rows]
-
-    async def record_failure(self, key: str, at: datetime) -> None:
-        """Record one failure of ``key`` at ``at``; forget failures older than ``max_age``.
-        Raises ``StorageFault``."""
-        require_aware(at)
-
-        async def op(conn: Any) -> None:
-            async with conn.transaction():
-                await conn.execute(login_attempts.INSERT, key, at)
-                await conn.execute(login_attempts.FORGET_BEFORE, at - self._max_age)
-
-        async with self._storage._session(transactional=False) as session:
-            await session.run(op, write=True)
-
     async def claim(self, key: str, at: datetime, since: datetime, limit: int) -> AttemptClaim:
         """Count ``key``'s records since ``since`` and, below ``limit``, insert one at ``at`` —
         in one transaction holding a transaction-scoped advisory lock on the key, so claims

@@ -212,23 +212,6 @@ class SqliteLoginAttempts(LoginAttempts):
         self._storage = storage
         self._max_age = timedelta(seconds=max_age)
 
-    async def failures_since(self, key: str, since: datetime) -> list[datetime]:
-        """Failures of ``key`` at or after ``since``, oldest first."""
-        async with self._storage._write_unit() as unit:
-            rows = await unit.fetchall(
-                login_attempts.SINCE,
-                (key, to_micros(since)),
-            )
-        return [from_micros(r[0]) for r in rows]
-
-    async def record_failure(self, key: str, at: datetime) -> None:
-        """Record one failure of ``key`` at ``at``; forget failures older than ``max_age``."""
-        require_aware(at)
-        async with self._storage._write_unit() as unit:
-            await unit.count(login_attempts.INSERT, (key, to_micros(at)))
-            await unit.count(login_attempts.FORGET_BEFORE, (to_micros(at - self._max_age),))
-            await unit.commit()
-
     async def claim(self, key: str, at: datetime, since: datetime, limit: int) -> AttemptClaim:
         """Count ``key``'s records since ``since`` and, below ``limit``, insert one at ``at`` —
         in one write transaction (``begin()`` takes SQLite's write lock first, so claims from
