@@ -125,13 +125,13 @@ async def test_a_good_token_signs_in(fake: Any) -> None:
     assert "access_token" in await resp.json()
 
 
-BAD = {
+BAD = {  # (claims, header); "relative": the claims are seconds from when the test runs
     "wrong iss": ({"iss": "https://evil.example"}, {}),
     "wrong aud": ({"aud": "someone-else"}, {}),
     "several aud without azp": ({"aud": [CLIENT_ID, "other"]}, {}),
     "azp of another client": ({"azp": "other"}, {}),
-    "expired": ({"exp": int(time.time()) - 600, "iat": int(time.time()) - 900}, {}),
-    "issued in the future": ({"iat": int(time.time()) + 600, "exp": int(time.time()) + 900}, {}),
+    "expired": ({"exp": -600, "iat": -900}, {"relative": True}),
+    "issued in the future": ({"iat": 600, "exp": 900}, {"relative": True}),
     "missing iat": ({"iat": None}, {}),
     "missing sub": ({"sub": None}, {}),
     "wrong nonce": ({"nonce": "other"}, {}),
@@ -148,6 +148,9 @@ async def test_up05_each_bad_id_token_is_refused_with_nothing_created(fake: Any,
     unknown kid, bad signature, absent kid with several keys: 400, no user."""
     idp, client = fake
     claims, header = BAD[case][0], dict(BAD[case][1])  # a copy: "sign" is popped below
+    if header.pop("relative", False):  # times from now, not from when the module was imported
+        now = int(time.time())
+        claims = {name: now + offset for name, offset in claims.items()}
     idp.claims_override = dict(claims)
     idp.sign_with = header.pop("sign", "k1") if "sign" in header else "k1"
     idp.header = {"kid": "k1", **{k: v for k, v in header.items()}}
