@@ -260,7 +260,9 @@ async def test_a_disabled_user_is_refused(client: TestClient) -> None:
     await assert_problem(await passkey_login(client, device, handle), 403, "account_disabled")
 
 
-async def test_a_passkey_answers_mfa_required(client: TestClient) -> None:
+async def with_totp_at_login(client: TestClient) -> tuple[str, SoftAuthenticator, bytes, str]:
+    """alice with a passkey and a confirmed TOTP, past the password step: her access token, the
+    device, the user handle and the ``mfa_token`` of ``401 mfa_required``."""
     import pyotp
 
     token, device, handle = await enrolled(client)
@@ -272,6 +274,11 @@ async def test_a_passkey_answers_mfa_required(client: TestClient) -> None:
     login = {"email": "alice@example.com", "password": PASSWORD}
     mfa_token = (await assert_problem(await client.post("/login", json=login), 401,
                                       "mfa_required"))["mfa_token"]  # fmt: skip
+    return token, device, handle, mfa_token
+
+
+async def test_a_passkey_answers_mfa_required(client: TestClient) -> None:
+    _, device, handle, mfa_token = await with_totp_at_login(client)
     started = await (await client.post("/login/passkey/options",
                                        json={"mfa_token": mfa_token})).json()  # fmt: skip
     assert [c["id"] for c in started["options"]["allowCredentials"]] == [
@@ -305,17 +312,7 @@ async def test_an_mfa_token_taken_meanwhile_refuses_the_passkey_and_is_recorded(
     (simulated: the token is taken while the passkey's signature is checked) leaves this try
     refused like a wrong passkey — 401 ``invalid_mfa_code``, no tokens, the passkey's counter
     unchanged — and recorded as ``mfa.failed`` (as the TOTP step records it)."""
-    import pyotp
-
-    token, device, handle = await enrolled(client)
-    enrolment = await (await client.post("/me/mfa/totp", json={"password": PASSWORD},
-                                         headers=bearer(token))).json()  # fmt: skip
-    code = pyotp.TOTP(enrolment["secret"]).now()
-    resp = await client.post("/me/mfa/totp/confirm", json={"code": code}, headers=bearer(token))
-    assert resp.status == 200
-    login = {"email": "alice@example.com", "password": PASSWORD}
-    mfa_token = (await assert_problem(await client.post("/login", json=login), 401,
-                                      "mfa_required"))["mfa_token"]  # fmt: skip
+    token, device, handle, mfa_token = await with_totp_at_login(client)
     started = await (await client.post("/login/passkey/options",
                                        json={"mfa_token": mfa_token})).json()  # fmt: skip
     answer = device.assert_(started["options"], ORIGIN, user_handle=handle)
