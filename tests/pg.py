@@ -31,27 +31,136 @@ def drop_pg_schema(dsn: str, schema: str) -> None:
         conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
 
 
+def _postgres_migration_ids() -> frozenset[str]:
+    """The ids of every PostgreSQL migration the service ships (its file names)."""
+    from adapters.persistence.migrate import MIGRATIONS_DIR
+
+    return frozenset(
+        p.stem for p in (MIGRATIONS_DIR / "postgres").glob("*.sql") if ".rollback" not in p.name
+    )
+
+
+class _SchemaPool:
+    """Migrated PostgreSQL schemas of this test process, emptied after use and handed out
+    again: a fresh schema costs its 20-odd migrations (about a second), an emptied one a
+    ``TRUNCATE``. A schema goes back to the pool only when it holds exactly the tables and the
+    applied migration ids it had when first migrated; anything else is dropped."""
+
+    def __init__(self) -> None:
+        self._free: list[str] = []
+        self._shape: tuple[frozenset[str], frozenset[str]] | None = None
+
+    def take(self, prefix: str) -> str:
+        """A migrated, empty schema of this process, or a new name (the app migrates it)."""
+        return self._free.pop() if self._free else new_schema_name(prefix)
+
+    def give_back(self, dsn: str, schema: str) -> None:
+        """Empty ``schema`` and keep it for the next test, or drop it (see the class)."""
+        import psycopg
+        from psycopg import sql
+
+        try:
+            with psycopg.connect(dsn, autocommit=True) as conn:
+                conn.execute("SET lock_timeout = '5s'")
+                tables = frozenset(
+                    row[0]
+                    for row in conn.execute(
+                        "SELECT tablename FROM pg_tables WHERE schemaname = %s", (schema,)
+                    )
+                )
+                if "_yoyo_migration" not in tables:
+                    raise LookupError("not migrated")
+                applied = frozenset(
+                    row[0]
+                    for row in conn.execute(
+                        sql.SQL("SELECT migration_id FROM {}._yoyo_migration").format(
+                            sql.Identifier(schema)
+                        )
+                    )
+                )
+                if applied != _postgres_migration_ids():
+                    raise LookupError("not fully migrated, or rolled back")
+                shape = (tables, applied)
+                if self._shape is None:
+                    self._shape = shape
+                if shape != self._shape:
+                    raise LookupError("changed by its test")
+                data = sorted(t for t in tables if not t.startswith(("_yoyo", "yoyo")))
+                conn.execute(
+                    sql.SQL("TRUNCATE {} RESTART IDENTITY CASCADE").format(
+                        sql.SQL(", ").join(sql.Identifier(schema, t) for t in data)
+                    )
+                )
+        except (psycopg.Error, LookupError):
+            drop_pg_schema(dsn, schema)
+            return
+        self._free.append(schema)
+
+    def drop_all(self, dsn: str) -> None:
+        """Drop every schema still in the pool (at the end of the test session)."""
+        while self._free:
+            drop_pg_schema(dsn, self._free.pop())
+
+
+SCHEMA_POOL = _SchemaPool()
+"""This process's reusable schemas (``server_storage``); ``tests/conftest.py`` drops them at
+the end of the session."""
+
+
+class _SqliteTemplate:
+    """A SQLite database file migrated once per test process; each server under test starts
+    from a copy of it (owner-only, as the service creates its file), so its start applies no
+    migration. The migrations themselves are tested from an empty file in
+    ``tests/contract/test_migrations.py``."""
+
+    def __init__(self) -> None:
+        self._path: Path | None = None
+
+    def copy_to(self, target: Path) -> None:
+        """Write a migrated, empty database to ``target`` (mode 0600)."""
+        if self._path is None:
+            import atexit
+            import shutil
+            import tempfile
+
+            from adapters.persistence.migrate import apply_sqlite_migrations
+
+            folder = Path(tempfile.mkdtemp(prefix="authsvc_sqlite_template_"))
+            atexit.register(shutil.rmtree, folder, True)
+            apply_sqlite_migrations(str(folder / "template.db"))
+            self._path = folder / "template.db"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as out:
+            out.write(self._path.read_bytes())
+
+
+SQLITE_TEMPLATE = _SqliteTemplate()
+
+
 def server_storage(backend: str, tmp_path: Path, prefix: str) -> Iterator[dict[str, str]]:
     """The storage environment of a server under test (a generator for a fixture to yield
-    from): a SQLite file in ``tmp_path``, or a fresh ``<prefix>_…`` schema of the test
-    PostgreSQL (dropped afterwards) where the signing keys live in the database too
-    (``auth.key_store`` defaults to ``database`` on PostgreSQL), encrypted under a fresh
-    key-encryption key. Skips with ``PG_SKIP_REASON`` without a DSN."""
+    from): a SQLite file in ``tmp_path`` (a copy of this process's migrated template), or an
+    empty migrated schema of the test PostgreSQL from this process's pool (a new
+    ``<prefix>_…`` one when the pool is empty; emptied and kept afterwards), where the signing
+    keys live in the database too (``auth.key_store`` defaults to ``database`` on PostgreSQL),
+    encrypted under a fresh key-encryption key. Skips with ``PG_SKIP_REASON`` without a DSN."""
     import pytest
 
     from tests.brokers import new_kek
 
     if backend == "sqlite":
+        SQLITE_TEMPLATE.copy_to(tmp_path / "authsvc.db")
         yield {"AUTHSVC_STORAGE__BACKEND": "sqlite",
                "AUTHSVC_STORAGE__SQLITE_PATH": str(tmp_path / "authsvc.db")}  # fmt: skip
         return
     dsn = pg_dsn()
     if dsn is None:
         pytest.skip(PG_SKIP_REASON)
-    schema = new_schema_name(prefix)
+    schema = SCHEMA_POOL.take(prefix)
     try:
         yield {"AUTHSVC_STORAGE__BACKEND": "postgres", "AUTHSVC_STORAGE__POSTGRES_DSN": dsn,
                "AUTHSVC_STORAGE__POSTGRES_SCHEMA": schema,
                "AUTHSVC_AUTH__KEY_ENCRYPTION_KEY": new_kek()}  # fmt: skip
     finally:
-        drop_pg_schema(dsn, schema)
+        SCHEMA_POOL.give_back(dsn, schema)
