@@ -91,7 +91,8 @@ class SessionEndReason(enum.StrEnum):
     4.14.2); ``password`` the password changed; ``disabled`` the account was disabled;
     ``password_reset`` the password was reset by an emailed link (contract section 9);
     ``revoked`` the OAuth client revoked its refresh token (RFC 7009); ``replaced`` a newer
-    login in the same browser ended the hosted session (contract section 15)."""
+    login in the same browser ended the hosted session
+    (docs/adr/0032-openid-connect-provider.md)."""
 
     LOGOUT = "logout"
     USER = "user"

@@ -207,8 +207,8 @@ class HostedLogin:
 async def _end_previous(uow: UnitOfWork, previous: str | None, now: datetime) -> list[Event]:
     """End the hosted session of the cookie ``previous`` (the browser's, when it signs in
     again) with its ``sessions`` row, so the codes issued under it die with it (OIDC Core
-    §3.1.2.1; contract section 15: a login in a browser that already holds a hosted session
-    ends the old one). ``SessionEnded`` (reason ``replaced``) when it was live; nothing for a
+    §3.1.2.1; ADR 0032: a login in a browser that already holds a hosted session ends the
+    old one). ``SessionEnded`` (reason ``replaced``) when it was live; nothing for a
     missing or unknown cookie."""
     if not previous or len(previous) > 128:
         return []

@@ -1,6 +1,6 @@
 """What a client may learn of a token, and how it ends one: revocation (RFC 7009) and
-introspection (RFC 7662) for the tokens of both grants, the client credentials grant's (contract
-section 14) and the code flow's (its access tokens carry ``sid``, the family, and ``sub``, the
+introspection (RFC 7662) for the tokens of both grants, the client credentials grant's (RFC 6749
+§4.4) and the code flow's (its access tokens carry ``sid``, the family, and ``sub``, the
 user; its refresh tokens are stored hashed with their family).
 
 A code-flow access token stands while ``domain.policy.user_token_live`` says so: its family
@@ -69,7 +69,7 @@ async def live_user_of(
 
 @attrs.frozen
 class Revocation:
-    """POST /oauth/revoke ``token`` (RFC 7009; contract sections 14 and 15).
+    """POST /oauth/revoke ``token`` (RFC 7009; docs/adr/0032-openid-connect-provider.md).
 
     The caller authenticates with its secret (``client_secret_basic`` or ``client_secret_post``
     through ``ClientAuthenticator``) or, a public client, with its ``client_id`` alone
@@ -138,7 +138,7 @@ class Revocation:
 
 @attrs.frozen
 class Introspection:
-    """POST /oauth/introspect ``token`` (RFC 7662; contract sections 14 and 15). After
+    """POST /oauth/introspect ``token`` (RFC 7662; docs/adr/0032-openid-connect-provider.md). After
     ``ClientAuthenticator``: ``{"active": true, "scope", "client_id", "sub", "exp", "iat",
     "iss", "aud", "token_type", "org_id"}`` (and ``cnf`` for a DPoP-bound token) for a valid,
     unexpired, unrevoked access token whose client still exists, is enabled and belongs to the
