@@ -34,7 +34,8 @@ name                                           labels                     from e
 ``authsvc_sessions_ended_total``               ``reason`` = logout |      ``SessionEnded``
                                                user | admin | reuse |
                                                password | disabled |
-                                               password_reset
+                                               password_reset |
+                                               revoked | replaced
 ``authsvc_emails_sent_total``                  ``kind`` = verify | reset, ``EmailSent``
                                                ``outcome`` = sent |
                                                failed | skipped

@@ -89,7 +89,10 @@ class SessionEndReason(enum.StrEnum):
     ``logout`` POST /logout; ``user`` the user ended it (DELETE /me/sessions...); ``admin`` an
     administrator ended it; ``reuse`` a rotated refresh token came back (RFC 9700 section
     4.14.2); ``password`` the password changed; ``disabled`` the account was disabled;
-    ``password_reset`` the password was reset by an emailed link (contract section 9)."""
+    ``password_reset`` the password was reset by an emailed link (contract section 9);
+    ``revoked`` the OAuth client revoked its refresh token (RFC 7009); ``replaced`` a newer
+    login in the same browser ended the hosted session
+    (docs/adr/0032-openid-connect-provider.md)."""
 
     LOGOUT = "logout"
     USER = "user"
@@ -98,6 +101,8 @@ class SessionEndReason(enum.StrEnum):
     PASSWORD = "password"  # noqa: S105 - a reason's name, not a secret
     DISABLED = "disabled"
     PASSWORD_RESET = "password_reset"  # noqa: S105 - a reason's name, not a secret
+    REVOKED = "revoked"
+    REPLACED = "replaced"
 
 
 class EmailTokenPurpose(enum.StrEnum):

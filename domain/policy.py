@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
+from datetime import datetime
 from types import MappingProxyType
 from typing import TypeAlias
 
@@ -47,7 +48,7 @@ from domain.errors import (
     NotFound,
     ValidationFailed,
 )
-from domain.model import Group, Role, User
+from domain.model import Group, Role, Session, User
 
 __all__ = [
     "ACTUATOR_REQUIRED_ROLE",
@@ -70,6 +71,7 @@ __all__ = [
     "check_member_org",
     "check_role_change",
     "check_user_management",
+    "code_login_live",
     "in_scope",
     "list_scope",
     "login_refusal",
@@ -77,6 +79,7 @@ __all__ = [
     "require_in_scope",
     "required_role",
     "target_org",
+    "user_token_live",
 ]
 
 
@@ -368,6 +371,47 @@ def login_refusal(user: User, require_verified_email: bool) -> LoginRefusal | No
     if require_verified_email and not user.email_verified:
         return EmailNotVerified("confirm your email address first: see the message we sent")
     return None
+
+
+def user_token_live(
+    client_id: object,
+    user_id: str,
+    family: Session | None,
+    user: User | None,
+    revoked: bool,
+    now: datetime,
+) -> bool:
+    """Does a user's access token of the code flow still stand? ``client_id`` and
+    ``user_id`` are its ``client_id`` and ``sub`` claims, ``family`` the session its ``sid``
+    names (None once ended), ``user`` its user (None once deleted), ``revoked`` whether its
+    ``jti`` was revoked (RFC 7009).
+
+    True only while the family lives (not ended by a logout, a password change, a disable, a
+    consent revoked, a code reused or a revocation, and before its ``expires_at``), belongs to
+    that user and was started by that client, the user exists and is enabled, and the token
+    was not revoked. The one rule of ``/oauth/userinfo`` (RFC 6750 §3.1 ``invalid_token``)
+    and ``/oauth/introspect`` (RFC 7662 §2.2: a revoked token is ``active: false``).
+    """
+    return (
+        family is not None
+        and family.user_id == user_id
+        and family.client_id is not None
+        and family.client_id == client_id
+        and family.expires_at > now
+        and user is not None
+        and not user.disabled
+        and not revoked
+    )
+
+
+def code_login_live(user_id: str, login: Session | None, now: datetime) -> bool:
+    """May an authorization code of ``user_id`` still be redeemed, given ``login``, the
+    hosted session's ``sessions`` row it was issued under (None once that login ended: its
+    logout, a password change, a disable, the user's deletion, or a newer login in that
+    browser)? True while that row lives, is the user's and is before its ``expires_at``
+    (OIDC Core §3.1.2.1; the code is bound to the login it came from). The caller answers
+    ``invalid_grant`` otherwise (RFC 6749 §5.2)."""
+    return login is not None and login.user_id == user_id and login.expires_at > now
 
 
 def check_keeps_a_superadmin(target: User, superadmin_count: int, change: str) -> None:

@@ -26,6 +26,7 @@ import application.login.sessions as sessions
 import application.oauth.clients as clients
 import application.oauth.consents as consents
 import application.oauth.grants as oauth
+import application.oauth.token_status as token_status
 from adapters.clock import SystemClock
 from adapters.crypto.bcrypt_hasher import BcryptHasher
 from adapters.crypto.dpop import JwtDpopVerifier
@@ -316,13 +317,17 @@ class Container(containers.DeclarativeContainer):
         telemetry, oauth.ClientCredentialsGrant, storage, bus, clock, signer, auth_settings,
         oauth_settings, client_authenticator, dpop_verifier, secret_sealer,
     )  # fmt: skip
+    code_client_authenticator = providers.Singleton(
+        CodeClientAuthenticator, storage, bus, clock, client_authenticator
+    )
     revocation = _use_case(
-        telemetry, oauth.Revocation, storage, bus, clock, signer, auth_settings,
-        client_authenticator,
+        telemetry, token_status.Revocation, storage, bus, clock, signer, auth_settings,
+        client_authenticator, code_client_authenticator,
     )  # fmt: skip
     introspection = _use_case(
-        telemetry, oauth.Introspection, storage, signer, auth_settings, client_authenticator, clock
-    )
+        telemetry, token_status.Introspection, storage, signer, auth_settings,
+        client_authenticator, clock,
+    )  # fmt: skip
 
     # The OpenID Connect provider (contract section 15).
     oidc_settings = providers.Singleton(methodcaller("view", attrgetter("oidc")), live_config)
@@ -331,9 +336,6 @@ class Container(containers.DeclarativeContainer):
         telemetry, Authorize, storage, signer, secret_sealer, bus, clock, auth_settings,
         oidc_settings,
     )  # fmt: skip
-    code_client_authenticator = providers.Singleton(
-        CodeClientAuthenticator, storage, bus, clock, client_authenticator
-    )
     code_flow_grants = _use_case(
         telemetry, CodeFlowGrants, storage, signer, bus, clock, auth_settings, oidc_settings
     )

@@ -161,10 +161,10 @@ class GroupMembershipChanged(Event):
 class SessionEnded(Event):
     """The session ``session_id`` (a refresh-token family) of ``user_id`` ended: its refresh
     tokens fail from now on (contract section 7). ``reason`` is a ``SessionEndReason`` value:
-    ``logout``, ``user``, ``admin``, ``reuse``, ``password``, ``disabled`` or ``password_reset``;
-    ``actor_id`` is who
-    ended it (the user itself, an administrator, ``"cli"``), None when nobody acted (reuse,
-    logout by refresh token)."""
+    ``logout``, ``user``, ``admin``, ``reuse``, ``password``, ``disabled``, ``password_reset``,
+    ``revoked`` or ``replaced``; ``actor_id`` is who ended it (the user itself, an
+    administrator, ``"cli"``, the OAuth client that revoked its refresh token), None when
+    nobody acted (reuse, logout by refresh token, a newer login in the browser)."""
 
     user_id: str
     session_id: str

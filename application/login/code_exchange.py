@@ -35,6 +35,7 @@ from domain.clients import Client
 from domain.errors import InvalidRefreshToken
 from domain.model import USER_AGENT_MAX_LENGTH, Session, User
 from domain.oidc import AuthorizationCode, pkce_s256_matches
+from domain.policy import code_login_live
 
 __all__ = ["CodeFlowGrants", "CodeFlowTokens"]
 
@@ -124,9 +125,11 @@ class CodeFlowGrants:
     ) -> CodeFlowTokens:
         """Exchange ``code`` (OAuth 2.1 §4.1.3): it must be the client's, unexpired, for this
         ``redirect_uri``, and ``verifier`` must match its PKCE challenge — else
-        ``invalid_grant`` and nothing changes. A second use of a code that passes those checks
-        is ``invalid_grant`` and ends the family its first use started (``oauth.code_reused``,
-        RFC 9700 §4.2.4)."""
+        ``invalid_grant`` and nothing changes. So is a code whose login ended meanwhile (the
+        hosted session's ``sessions`` row gone: logout, password change, disable, delete, a
+        newer login in that browser; ``domain.policy.code_login_live``) or whose user is
+        disabled. A second use of a code that passes those checks is ``invalid_grant`` and
+        ends the family its first use started (``oauth.code_reused``, RFC 9700 §4.2.4)."""
         if "authorization_code" not in client.grant_types:
             raise OAuthError("unauthorized_client", "this client may not use this grant")
         now = self._clock.now()
@@ -152,8 +155,13 @@ class CodeFlowGrants:
             else:
                 reused_event = None
                 user = await uow.users.get(found.user_id)
-                if user is None or user.disabled:
-                    raise _invalid_grant("the user may no longer sign in")
+                login_row = await uow.sessions.get(found.session_id)
+                if (
+                    user is None
+                    or user.disabled
+                    or not code_login_live(found.user_id, login_row, now)
+                ):  # no commit: the take is undone
+                    raise _invalid_grant("the login this code came from has ended")
                 login = _Login(
                     int(found.auth_time.timestamp()), found.amr, found.acr, found.session_id,
                     found.scopes, jkt if client.public else None,

@@ -5,18 +5,19 @@ A hosted session is a ``sessions`` row (one of the user's sessions of section 7,
 refresh tokens; it ends with them: logout, password change, disable, delete) and a
 ``HostedSession`` keyed by the SHA-256 of the cookie's opaque value (256 bits), with the
 login's ``auth_time``, ``amr`` (RFC 8176) and ``acr``, an idle end (``oidc.session_idle_ttl``)
-and an absolute end (``oidc.session_ttl``). The password and MFA steps are the JSON API's own
-(``AuthService.login_with``, ``MfaLogin.complete_with``): same throttle, same answers for an
-unknown email and a wrong password, same audit (``login.succeeded`` with ``details.method`` and
-``details.client_id``). A passkey (alone, or as the second step) goes through ``PasskeyLogin``'s
-``finish_with`` / ``answer_mfa_with`` alike (ADR 0033).
+and an absolute end (``oidc.session_ttl``). A login in a browser that holds a hosted session
+ends the old one (with its pending authorization codes). The password and MFA steps are the
+JSON API's own (``AuthService.login_with``, ``MfaLogin.complete_with``): same throttle, same
+answers for an unknown email and a wrong password, same audit (``login.succeeded`` with
+``details.method`` and ``details.client_id``). A passkey (alone, or as the second step) goes
+through ``PasskeyLogin``'s ``finish_with`` / ``answer_mfa_with`` alike (ADR 0033).
 """
 
 from __future__ import annotations
 
 import secrets
 from collections.abc import Mapping
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import attrs
@@ -79,18 +80,30 @@ class HostedLogin:
     _clock: Clock
     _oidc: Live[OidcSettings]
 
-    def start(self, user_agent: str | None, address: str, client_id: str | None) -> LoginStart[str]:
+    def start(
+        self,
+        user_agent: str | None,
+        address: str,
+        client_id: str | None,
+        previous: str | None = None,
+    ) -> LoginStart[str]:
         """The ``LoginStart`` that opens a hosted session (for the federated login of
-        ``application.login.federated``, which finds its user itself)."""
-        return self._start(user_agent, address, client_id)
+        ``application.login.federated``, which finds its user itself); ``previous``: the
+        browser's current hosted-session cookie, ended by this login."""
+        return self._start(user_agent, address, client_id, previous)
 
     def _start(
-        self, user_agent: str | None, address: str, client_id: str | None
+        self,
+        user_agent: str | None,
+        address: str,
+        client_id: str | None,
+        previous: str | None = None,
     ) -> LoginStart[str]:
         async def start(uow: UnitOfWork, user: User, method: str) -> tuple[str, list[Event]]:
             settings = self._oidc.current
             clear = secrets.token_urlsafe(COOKIE_BYTES)
             now = self._clock.now()
+            events = await _end_previous(uow, previous, now)
             expires_at = now + timedelta(seconds=settings.session_ttl)
             session = Session(
                 id=new_id(), user_id=user.id, created_at=now, last_used_at=now,
@@ -106,7 +119,7 @@ class HostedLogin:
             )
             await uow.hosted_sessions.add(hosted)
             audited = AUDIT_METHOD.get(method, method)
-            return clear, [LoginSucceeded(user.id, session.id, audited, client_id)]
+            return clear, [LoginSucceeded(user.id, session.id, audited, client_id), *events]
 
         return start
 
@@ -117,10 +130,12 @@ class HostedLogin:
         client: str,
         user_agent: str | None,
         client_id: str | None,
+        previous: str | None = None,
     ) -> str:
         """A hosted session for the right ``email`` and ``password`` (``client``: the client
-        address; ``client_id``: the OAuth client the login is for, if any)."""
-        start = self._start(user_agent, client, client_id)
+        address; ``client_id``: the OAuth client the login is for, if any; ``previous``: the
+        browser's hosted-session cookie, which this login ends)."""
+        start = self._start(user_agent, client, client_id, previous)
         return await self._auth.login_with(email, password, client, start)
 
     async def mfa(
@@ -130,9 +145,10 @@ class HostedLogin:
         client: str,
         user_agent: str | None,
         client_id: str | None,
+        previous: str | None = None,
     ) -> str:
         """A hosted session after the second step (a TOTP or recovery ``code``)."""
-        start = self._start(user_agent, client, client_id)
+        start = self._start(user_agent, client, client_id, previous)
         return await self._mfa.complete_with(mfa_token, code, client, start)
 
     async def passkey(
@@ -142,11 +158,12 @@ class HostedLogin:
         client: str,
         user_agent: str | None,
         client_id: str | None,
+        previous: str | None = None,
     ) -> str:
         """A hosted session for a passkey assertion (``credential``, AuthenticationResponseJSON)
         answering the ceremony ``ceremony_id`` of ``/login/passkey/options``; raises what
         ``PasskeyLogin.finish`` raises."""
-        start = self._start(user_agent, client, client_id)
+        start = self._start(user_agent, client, client_id, previous)
         return await self._passkeys.finish_with(ceremony_id, credential, client, start)
 
     async def passkey_mfa(
@@ -157,10 +174,11 @@ class HostedLogin:
         client: str,
         user_agent: str | None,
         client_id: str | None,
+        previous: str | None = None,
     ) -> str:
         """A hosted session after the second step answered with a passkey (a ceremony bound to
         ``mfa_token``); raises what ``PasskeyLogin.answer_mfa`` raises."""
-        start = self._start(user_agent, client, client_id)
+        start = self._start(user_agent, client, client_id, previous)
         return await self._passkeys.answer_mfa_with(
             mfa_token, ceremony_id, credential, client, start
         )
@@ -184,3 +202,19 @@ class HostedLogin:
             await uow.commit()
         await publish_all(self._bus, events)
         return True
+
+
+async def _end_previous(uow: UnitOfWork, previous: str | None, now: datetime) -> list[Event]:
+    """End the hosted session of the cookie ``previous`` (the browser's, when it signs in
+    again) with its ``sessions`` row, so the codes issued under it die with it (OIDC Core
+    §3.1.2.1; ADR 0032: a login in a browser that already holds a hosted session ends the
+    old one). ``SessionEnded`` (reason ``replaced``) when it was live; nothing for a
+    missing or unknown cookie."""
+    if not previous or len(previous) > 128:
+        return []
+    id_hash = hosted_session_hash(previous)
+    old = await uow.hosted_sessions.find(id_hash, now)
+    ended = await uow.hosted_sessions.end(id_hash)
+    if old is None or ended is None:
+        return []
+    return [SessionEnded(old.user_id, ended, SessionEndReason.REPLACED)]

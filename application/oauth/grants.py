@@ -1,5 +1,6 @@
 """OAuth 2.1 for machines (contract section 14): the client credentials grant (RFC 6749 §4.4)
-with RFC 9068 access tokens, revocation (RFC 7009) and introspection (RFC 7662).
+with RFC 9068 access tokens (revocation, RFC 7009, and introspection, RFC 7662, are in
+``application.oauth.token_status``).
 
 Every endpoint first authenticates the calling client (``client_secret_basic`` or
 ``client_secret_post``, RFC 6749 §2.3.1; the HTTP driver hands over the id and secret): the
@@ -20,7 +21,6 @@ import attrs
 
 from application.events.audit import publish_failure, record
 from application.events.clients import (
-    AccessTokenRevoked,
     ClientAuthFailed,
     ClientTokenIssued,
     DpopProofRefused,
@@ -37,15 +37,13 @@ from application.ports import (
 from application.shared.settings import AuthSettings, Live, OAuthSettings
 from application.shared.steps import hash_token, new_id
 from domain.clients import Client
-from domain.errors import InvalidDpopProof, InvalidToken
+from domain.errors import InvalidDpopProof
 
 __all__ = [
     "CLIENT_TOKEN_TYPE",
     "ClientAuthenticator",
     "ClientCredentialsGrant",
-    "Introspection",
     "OAuthError",
-    "Revocation",
     "TokenResponse",
 ]
 
@@ -274,86 +272,3 @@ class ClientCredentialsGrant:
     async def _refuse(self, client: Client, reason: str) -> NoReturn:
         await self._bus.publish(DpopProofRefused(client.id, reason))
         raise OAuthError("invalid_dpop_proof", f"the DPoP proof was refused ({reason})")
-
-
-async def _client_token(signer: Signer, auth: AuthSettings, token: str) -> dict[str, Any] | None:
-    """The claims of a valid, unexpired client access token of ours (any audience), or None."""
-    try:
-        claims = await signer.verify(
-            token, issuer=auth.issuer, audience=None, leeway=auth.leeway, typ=CLIENT_TOKEN_TYPE
-        )
-    except InvalidToken:
-        return None
-    return claims if isinstance(claims.get("client_id"), str) else None
-
-
-@attrs.frozen
-class Revocation:
-    """POST /oauth/revoke ``token`` (RFC 7009; contract section 14). After
-    ``ClientAuthenticator``: a valid access token issued to the calling client is recorded as
-    revoked until its ``exp`` (introspection answers inactive at once), with its
-    ``token.revoked`` row; any other token (another client's, a user's, an unknown or expired
-    one) changes nothing. Never an error for the token itself."""
-
-    _storage: Storage
-    _bus: EventBus
-    _clock: Clock
-    _signer: Signer
-    _auth: Live[AuthSettings]
-    _authenticator: ClientAuthenticator
-
-    async def __call__(self, client_id: str, secret: str, token: str) -> None:
-        """Revoke ``token`` if it is the calling client's."""
-        client = await self._authenticator.authenticate(client_id, secret)
-        claims = await _client_token(self._signer, self._auth.current, token)
-        if claims is None or claims["client_id"] != client.id:
-            return
-        now = self._clock.now()
-        revoked = AccessTokenRevoked(client.id, client.org_id, claims["jti"])
-        expires = datetime.fromtimestamp(int(claims["exp"]), tz=UTC)
-        async with self._storage.begin() as uow:
-            await uow.clients.revoke(claims["jti"], client.id, expires)
-            await record(uow, [revoked], now)
-            await uow.commit()
-        await self._bus.publish(revoked)
-
-
-@attrs.frozen
-class Introspection:
-    """POST /oauth/introspect ``token`` (RFC 7662; contract section 14). After
-    ``ClientAuthenticator``: ``{"active": true, "scope", "client_id", "sub", "exp", "iat",
-    "iss", "aud", "token_type", "org_id"}`` for a valid, unexpired, unrevoked client token whose
-    client still exists, is enabled and belongs to the caller's organization; ``{"active":
-    false}`` for anything else (user tokens included).
-
-    No leeway past ``exp``: a token is inactive from its ``exp`` on (RFC 7519 §4.1.4 "on or
-    after"), by this service's clock, whatever ``auth.leeway`` says (the leeway still covers
-    an ``iat`` a little ahead, from another instance's clock). ``scope`` is the token's scopes
-    that the client still holds now, in the token's order (space-separated; ``""`` when none
-    is left): reducing a client's scopes narrows its live tokens at once."""
-
-    _storage: Storage
-    _signer: Signer
-    _auth: Live[AuthSettings]
-    _authenticator: ClientAuthenticator
-    _clock: Clock
-
-    async def __call__(self, client_id: str, secret: str, token: str) -> dict[str, Any]:
-        """What the caller may know of ``token``."""
-        caller = await self._authenticator.authenticate(client_id, secret)
-        claims = await _client_token(self._signer, self._auth.current, token)
-        if claims is None or int(claims["exp"]) <= self._clock.now().timestamp():
-            return {"active": False}
-        async with self._storage.read() as uow:
-            owner = await uow.clients.get(claims["client_id"])
-            revoked = await uow.clients.is_revoked(claims["jti"])
-        if owner is None or owner.disabled or owner.org_id != caller.org_id or revoked:
-            return {"active": False}
-        keys = ("scope", "client_id", "sub", "exp", "iat", "iss", "aud")
-        answer: dict[str, Any] = {k: claims[k] for k in keys if k in claims}
-        held = set(owner.scopes)
-        answer["scope"] = " ".join(s for s in str(claims.get("scope", "")).split(" ") if s in held)
-        kind = "Bearer"
-        if isinstance(claims.get("cnf"), dict):
-            answer["cnf"], kind = claims["cnf"], "DPoP"
-        return {"active": True, **answer, "token_type": kind, "org_id": owner.org_id}

@@ -9,6 +9,7 @@ from typing import Any
 import attrs
 
 from application.oauth.grants import CLIENT_TOKEN_TYPE, DPOP_WINDOW
+from application.oauth.token_status import is_user_token, live_user_of
 from application.ports import Clock, DpopVerifier, Signer, Storage
 from application.shared.settings import AuthSettings, Live
 from domain.errors import InvalidDpopProof, InvalidToken
@@ -33,11 +34,12 @@ class UserInfo:
     """``await userinfo(scheme, token, proof, method, urls)`` → ``{"sub", ...}``: ``sub``
     always; ``preferred_username`` with ``profile``; ``email`` and ``email_verified`` with
     ``email``; ``org_id``, ``role``, ``groups`` with ``authsvc``. The token must be an access
-    token of the code flow (``at+jwt`` with ``sid``) holding ``openid``, its family live and
-    its user enabled; a DPoP-bound token (``cnf.jkt``) only with ``scheme`` ``DPoP`` and a
-    proof of that key for this request (``ath`` included), whose ``jti`` is claimed once in the
-    shared replay store (``ClientRepo.claim_proof_jti``, like the token endpoint): a replayed
-    proof is ``invalid_dpop_proof``."""
+    token of the code flow (``at+jwt`` with ``sid``) holding ``openid``, its family live, its
+    user enabled and its ``jti`` not revoked (RFC 7009; ``token_status.live_user_of``); a
+    DPoP-bound token (``cnf.jkt``) only with ``scheme`` ``DPoP`` and a proof of that key for
+    this request (``ath`` included), whose ``jti`` is claimed once in the shared replay store
+    (``ClientRepo.claim_proof_jti``, like the token endpoint): a replayed proof is
+    ``invalid_dpop_proof``."""
 
     _storage: Storage
     _signer: Signer
@@ -56,24 +58,15 @@ class UserInfo:
             )
         except InvalidToken:
             raise UserInfoError(401, "invalid_token", "the access token is not valid") from None
-        sid, sub = claims.get("sid"), claims.get("sub")
-        if not isinstance(sid, str) or not isinstance(sub, str) or sub == claims.get("client_id"):
+        if not is_user_token(claims):
             raise UserInfoError(401, "invalid_token", "not an access token of a user")
         await self._check_binding(scheme, token, proof, method, urls, claims)
         scopes = str(claims.get("scope", "")).split(" ")
         if "openid" not in scopes:
             raise UserInfoError(403, "insufficient_scope", "the token lacks the openid scope")
-        now = self._clock.now()
         async with self._storage.read() as uow:
-            session = await uow.sessions.get(sid)
-            found = await uow.users.get_with_groups(sub)
-        if (
-            session is None
-            or session.client_id != claims.get("client_id")
-            or session.expires_at <= now
-            or found is None
-            or found[0].disabled
-        ):
+            found = await live_user_of(uow, claims, self._clock.now())
+        if found is None:
             raise UserInfoError(401, "invalid_token", "the access token was revoked")
         user, groups = found
         answer: dict[str, Any] = {"sub": user.id}

@@ -4,9 +4,10 @@
 Requests are ``application/x-www-form-urlencoded`` (RFC 6749 §3.2; a parameter given twice is
 ``invalid_request``). The client authenticates with HTTP Basic (``client_secret_basic``: id and
 secret form-urlencoded, then base64) or with ``client_id`` and ``client_secret`` in the form
-(``client_secret_post``), not both. Errors are RFC 6749 §5.2 JSON ``{"error",
-"error_description"}`` with ``Cache-Control: no-store`` (401 ``invalid_client`` also with
-``WWW-Authenticate: Basic realm="authsvc"``), not problem+json.
+(``client_secret_post``), not both; at ``/oauth/token`` (code flow) and ``/oauth/revoke`` a
+public client sends its ``client_id`` alone (``none``, RFC 7009 §2.1). Errors are RFC 6749
+§5.2 JSON ``{"error", "error_description"}`` with ``Cache-Control: no-store`` (401
+``invalid_client`` also with ``WWW-Authenticate: Basic realm="authsvc"``), not problem+json.
 """
 
 from __future__ import annotations
@@ -198,9 +199,10 @@ async def code_flow_token(request: web.Request, form: dict[str, str], grant: str
 @_oauth
 async def revoke(request: web.Request) -> None:
     """POST /oauth/revoke ``token`` [``token_type_hint``] → 200 (also for a token that is not
-    the caller's, unknown or expired)."""
+    the caller's, unknown or expired). The client authenticates with its secret (Basic or
+    form) or, a public client, with ``client_id`` alone (RFC 7009 §2.1)."""
     form = await read_form(request)
-    client_id, secret = client_credentials(request, form)
+    client_id, secret, _ = code_flow_client(request, form)
     if "token" not in form:
         raise OAuthError("invalid_request", "token is required")
     await request.app[CONTAINER].revocation()(client_id, secret, form["token"])
@@ -245,7 +247,7 @@ def endpoint_metadata(request: web.Request) -> dict[str, Any]:
         "authorization_response_iss_parameter_supported": True,
         "scopes_supported": list(OIDC_SCOPES),
         "token_endpoint_auth_methods_supported": [*methods, "none"],
-        "revocation_endpoint_auth_methods_supported": methods,
+        "revocation_endpoint_auth_methods_supported": [*methods, "none"],
         "introspection_endpoint_auth_methods_supported": methods,
         "access_token_signing_alg_values_supported": algs,
         "dpop_signing_alg_values_supported": list(container.dpop_verifier().algorithms),
@@ -281,7 +283,8 @@ ROUTES = [
               "Client credentials grant: an RFC 9068 access token for a client",
               {200: "OAuth token response (RFC 6749 §5.1)", 400: _E, 401: _E, 413: "Problem"},
               request=_TOKEN_FORM, media_type=_FORM, tag="oauth-protocol"),
-    RouteSpec("POST", "/oauth/revoke", revoke, "Revoke a client's access token (RFC 7009)",
+    RouteSpec("POST", "/oauth/revoke", revoke,
+              "Revoke a client's access token or refresh token (RFC 7009)",
               {200: "Revoked (or nothing to revoke)", 400: _E, 401: _E, 413: "Problem"},
               request=_TOKEN_ONLY, media_type=_FORM, tag="oauth-protocol"),
     RouteSpec("POST", "/oauth/introspect", introspect,

@@ -103,8 +103,9 @@ async def callback(request: web.Request) -> web.Response:
     name = _name(request, provider_id)
     try:
         result = await container.federated_login().callback_with(
-            provider_id, query, browser, address, hosted.start(user_agent(request), address, None)
-        )
+            provider_id, query, browser, address,
+            hosted.start(user_agent(request), address, None, session_cookie(request)),
+        )  # fmt: skip
     except NotFound:
         return error_page(request, "There is no such sign-in provider.", 404)
     except AccountExists:

@@ -37,6 +37,7 @@ from entrypoints.http.ui.web import (
     cookie_name,
     csrf_ok,
     safe_return_to,
+    session_cookie,
     set_cookie,
 )
 from entrypoints.http.views import json_response
@@ -98,8 +99,9 @@ async def login_passkey(request: web.Request) -> web.Response:
     address = client_address(request, container.config().server.trusted_proxies)
     try:
         cookie = await container.hosted_login().passkey(
-            body.ceremony_id, body.credential, address, user_agent(request), client_of(return_to)
-        )
+            body.ceremony_id, body.credential, address, user_agent(request), client_of(return_to),
+            previous=session_cookie(request),
+        )  # fmt: skip
     except DomainError as e:
         _raise_fault(e)
         return _problem(401, "invalid_passkey", LOGIN_FAILED)
@@ -143,7 +145,7 @@ async def mfa_passkey(request: web.Request) -> web.Response:
     try:
         cookie = await container.hosted_login().passkey_mfa(
             _mfa_token(request), body.ceremony_id, body.credential, address,
-            user_agent(request), client_of(return_to),
+            user_agent(request), client_of(return_to), previous=session_cookie(request),
         )  # fmt: skip
     except DomainError as e:
         _raise_fault(e)

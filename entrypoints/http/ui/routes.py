@@ -101,6 +101,7 @@ async def login(request: web.Request) -> web.Response:
             address,
             user_agent(request),
             client_of(return_to),
+            previous=session_cookie(request),
         )
     except MfaRequired as e:
         response = see_other(request, "/ui/login/mfa?" + urlencode({"return_to": return_to}))
@@ -160,8 +161,9 @@ async def mfa(request: web.Request) -> web.Response:
     address = client_address(request, container.config().server.trusted_proxies)
     try:
         cookie = await container.hosted_login().mfa(
-            token, form.get("code", ""), address, user_agent(request), client_of(return_to)
-        )
+            token, form.get("code", ""), address, user_agent(request), client_of(return_to),
+            previous=session_cookie(request),
+        )  # fmt: skip
     except DomainError as e:
         if e.code == "storage_unavailable":
             raise
