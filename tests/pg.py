@@ -129,7 +129,7 @@ class _SqliteTemplate:
             atexit.register(shutil.rmtree, folder, True)
             apply_sqlite_migrations(str(folder / "template.db"))
             self._path = folder / "template.db"
-        target.parent.mkdir(parents=True, exist_ok=True)
+        target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "wb") as out:
             out.write(self._path.read_bytes())

@@ -21,7 +21,13 @@ from adapters.persistence.postgres import PostgresStorage
 from adapters.persistence.sqlite import SqliteStorage
 from application.ports import LoginAttempts, Storage
 from domain.model import Group, RefreshToken, Role, Session, User
-from tests.pg import PG_SKIP_REASON, drop_pg_schema, new_schema_name, pg_dsn
+from tests.pg import (
+    PG_SKIP_REASON,
+    SQLITE_TEMPLATE,
+    drop_pg_schema,
+    new_schema_name,
+    pg_dsn,
+)
 
 BACKENDS = [
     "memory",
@@ -116,7 +122,10 @@ async def store(
                 return opened[0]
             storage = MemoryStorage()
         elif backend == "sqlite":
-            storage = SqliteStorage(str(tmp_path / "db" / "authsvc.db"))
+            path = tmp_path / "db" / "authsvc.db"
+            if not path.exists():  # migrated from empty in test_migrations.py
+                SQLITE_TEMPLATE.copy_to(path)
+            storage = SqliteStorage(str(path))
         else:
             schema = request.getfixturevalue("pg_schema")
             storage = PostgresStorage(pg_dsn() or "", 1, 5, schema=schema)
