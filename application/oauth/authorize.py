@@ -106,9 +106,12 @@ class AuthorizeRequest:
 
 def with_query(uri: str, params: Iterable[tuple[str, str]]) -> str:
     """``uri`` with ``params`` added to its query (RFC 6749 §3.1.2: a registered query is
-    kept)."""
+    kept; with no ``params``, ``uri`` unchanged, never a trailing ``?``)."""
+    pairs = list(params)
+    if not pairs:
+        return uri
     joiner = "&" if "?" in uri else "?"
-    return uri + joiner + urlencode(list(params))
+    return uri + joiner + urlencode(pairs)
 
 
 def error_redirect(error: AuthorizeRedirectError, issuer: str) -> str:
