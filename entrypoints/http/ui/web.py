@@ -27,6 +27,9 @@ PAGE_HEADERS = {
 }
 """Every hosted page's headers (contract section 15; OAuth 2.1 §7.11 clickjacking)."""
 _FORM = "application/x-www-form-urlencoded"
+MAX_RETURN_TO = 16_384
+"""The longest ``return_to`` followed (characters): an authorization request carrying an
+ML-DSA-87 ``id_token_hint`` (about 6.7 kB) and its other parameters."""
 _MAX_PARAMS = 32
 _NEW_CSRF: web.RequestKey[str] = web.RequestKey("new_csrf", str)
 
@@ -123,7 +126,7 @@ def safe_return_to(value: str | None) -> str | None:
     scheme or host, no control character); else None (ignored, never followed)."""
     if not value or not value.startswith("/") or value.startswith(("//", "/\\")):
         return None
-    if any(ord(c) < 0x20 or c == "\\" for c in value) or len(value) > 8192:
+    if any(ord(c) < 0x20 or c == "\\" for c in value) or len(value) > MAX_RETURN_TO:
         return None
     parts = urlsplit(value)
     return value if not parts.scheme and not parts.netloc else None
