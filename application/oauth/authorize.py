@@ -10,7 +10,8 @@ by the caller; None when unknown). Errors:
   repeated or unregistered ``redirect_uri`` (RFC 6749 §4.1.2.1): the user agent gets an HTML
   error page (400) and is never redirected.
 - ``AuthorizeRedirectError``: every other error, sent back to the (now trusted) ``redirect_uri``
-  with ``error``, ``error_description``, ``state`` and ``iss`` (RFC 9207): ``invalid_request``,
+  with ``error``, ``error_description``, ``state`` and ``iss`` (RFC 9207): ``invalid_request``
+  (also for a ``response_mode`` other than ``query``, OAuth 2.0 Multiple Response Types §2.1),
   ``unsupported_response_type``, ``invalid_scope``, ``unauthorized_client``,
   ``request_not_supported``, ``request_uri_not_supported``.
 
@@ -217,6 +218,9 @@ def parse_authorize(pairs: list[tuple[str, str]], client: Client | None) -> Auth
         fail("invalid_request", "response_type is required")
     elif response_type != "code":
         fail("unsupported_response_type", "only response_type=code is supported")
+    response_mode = values.get("response_mode")
+    if response_mode is not None and response_mode != "query":
+        fail("invalid_request", "only response_mode=query is supported")
     if AUTHORIZATION_CODE not in client.grant_types:
         fail("unauthorized_client", "this client may not use the authorization code grant")
     scopes = _scopes(client, values.get("scope"), fail)
