@@ -7,6 +7,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import secrets
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -34,13 +35,36 @@ _MAX_PARAMS = 32
 _NEW_CSRF: web.RequestKey[str] = web.RequestKey("new_csrf", str)
 
 
-def setup_templates(app: web.Application, templates_dir: str) -> None:
-    """Templates from ``templates_dir`` (when set) first, then the shipped ones; autoescaped."""
-    loaders: list[jinja2.BaseLoader] = []
-    if templates_dir:
-        loaders.append(jinja2.FileSystemLoader(str(Path(templates_dir).expanduser())))
-    loaders.append(jinja2.FileSystemLoader(str(Path(__file__).parent / "templates")))
-    aiohttp_jinja2.setup(app, loader=jinja2.ChoiceLoader(loaders), autoescape=True)
+class LiveTemplatesLoader(jinja2.BaseLoader):
+    """Templates from the folder ``templates_dir()`` names now (when set) first, then the
+    shipped ones. A template loaded before ``templates_dir()`` changed is out of date, so a
+    configuration refresh of ``ui.templates_dir`` is in force at the next page (Jinja's
+    ``auto_reload``; the overrides' own changes too)."""
+
+    def __init__(self, templates_dir: Callable[[], str]) -> None:
+        self._templates_dir = templates_dir
+        self._shipped = jinja2.FileSystemLoader(str(Path(__file__).parent / "templates"))
+
+    def get_source(
+        self, environment: jinja2.Environment, template: str
+    ) -> tuple[str, str | None, Callable[[], bool] | None]:
+        """Jinja's loader protocol: (source, file name, uptodate)."""
+        chosen = self._templates_dir()
+        loaders: list[jinja2.BaseLoader] = [self._shipped]
+        if chosen:
+            loaders.insert(0, jinja2.FileSystemLoader(str(Path(chosen).expanduser())))
+        source, filename, uptodate = jinja2.ChoiceLoader(loaders).get_source(environment, template)
+
+        def fresh() -> bool:
+            return self._templates_dir() == chosen and (uptodate is None or uptodate())
+
+        return source, filename, fresh
+
+
+def setup_templates(app: web.Application, templates_dir: Callable[[], str]) -> None:
+    """Templates from ``templates_dir()`` (the ``ui.templates_dir`` in force, when set)
+    first, then the shipped ones (``LiveTemplatesLoader``); autoescaped."""
+    aiohttp_jinja2.setup(app, loader=LiveTemplatesLoader(templates_dir), autoescape=True)
 
 
 def is_loopback_http(issuer: str) -> bool:
@@ -100,9 +124,10 @@ def csrf_token(request: web.Request) -> str:
 
 def page(request: web.Request, template: str, context: dict[str, Any],
          status: int = 200) -> web.Response:  # fmt: skip
-    """Render ``template`` with the branding and ``csrf_token``; the page headers; the CSRF
-    cookie set when new."""
-    ui = request.app[CONTAINER].config().ui
+    """Render ``template`` with the branding in force (``ui``, read per page: a configuration
+    refresh shows at once) and ``csrf_token``; the page headers; the CSRF cookie set when
+    new."""
+    ui = request.app[CONTAINER].live_config().current.ui
     token = csrf_token(request)
     full = {"ui": ui, "csrf_token": token, **context}
     response: web.Response = aiohttp_jinja2.render_template(template, request, full, status=status)
