@@ -414,6 +414,14 @@ def code_login_live(user_id: str, login: Session | None, now: datetime) -> bool:
     return login is not None and login.user_id == user_id and login.expires_at > now
 
 
+def hint_ends_session(hint_sub: object, hint_sid: object, user_id: str, session_id: str) -> bool:
+    """May an RP-initiated logout end the browser's session (of ``user_id``, ``sessions`` row
+    ``session_id``) without asking? Only when the ``id_token_hint``'s ``sub`` is that user and
+    its ``sid``, when present, that session (RP-Initiated Logout 1.0 §2: otherwise the OP asks
+    the user, so anyone's own ID token cannot sign a victim out; docs/adr/0032)."""
+    return hint_sub == user_id and (hint_sid is None or hint_sid == session_id)
+
+
 def check_keeps_a_superadmin(target: User, superadmin_count: int, change: str) -> None:
     """The last enabled superadmin cannot be demoted, disabled or deleted (contract sections 3
     and 8): someone must be able to act across organizations.

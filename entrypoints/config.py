@@ -214,6 +214,27 @@ def read_kek(auth: AuthSettings) -> bytes:
         raise ConfigError(exc.key, exc.message) from None
 
 
+def derived_defaults(config: Config, given: Mapping[str, Any]) -> Config:
+    """``config`` with the defaults that follow other keys, for those not in ``given`` (the
+    merged file and environment tables): ``auth.issuer`` = ``http://localhost:{server.port}``
+    (so a changed port moves discovery, tokens, mail links and the WebAuthn origin with it);
+    ``email.verify_url`` / ``email.reset_url`` = ``{auth.issuer}/ui/verify?token={token}`` /
+    ``{auth.issuer}/ui/reset?token={token}`` (the hosted pages: a link clicked in a mail client
+    opens a page; RFC 8414 §2 for the issuer). Raises ``ValueError`` from the settings'
+    validators."""
+    auth, email = given.get("auth", {}), given.get("email", {})
+    if "issuer" not in auth:
+        issuer = f"http://localhost:{config.server.port}"
+        config = attrs.evolve(config, auth=attrs.evolve(config.auth, issuer=issuer))
+    base = config.auth.issuer.rstrip("/").replace("{", "{{").replace("}", "}}")
+    verify = email.get("verify_url", f"{base}/ui/verify?token={{token}}")
+    reset = email.get("reset_url", f"{base}/ui/reset?token={{token}}")
+    if (verify, reset) != (config.email.verify_url, config.email.reset_url):
+        links = attrs.evolve(config.email, verify_url=verify, reset_url=reset)
+        config = attrs.evolve(config, email=links)
+    return config
+
+
 def load_config(
     path: str | os.PathLike[str] | None = None, environ: Mapping[str, str] | None = None
 ) -> Config:
@@ -222,7 +243,8 @@ def load_config(
     ``path`` (else ``$AUTHSVC_CONFIG``, else no file) is a TOML file with tables ``[auth]``,
     ``[storage]``, ``[server]``, ``[actuator]``, ``[telemetry]``, ``[events]``, ``[email]``,
     ``[audit]``, ``[oauth]``, ``[webauthn]``, ``[oidc]``, ``[ui]``, ``[federation]``;
-    ``environ`` (default ``os.environ``) overrides single keys. The key store's settings are checked
+    ``environ`` (default ``os.environ``) overrides single keys; defaults that follow other keys
+    are filled in (``derived_defaults``). The key store's settings are checked
     (``check_key_store``). Raises ``ConfigError`` naming the first bad key.
     """
     env = os.environ if environ is None else environ
@@ -234,7 +256,7 @@ def load_config(
     for prefix, table in _from_env(env).items():
         data.setdefault(prefix, {}).update(table)
     try:
-        config = structure(_converter, data, Config)
+        config = derived_defaults(structure(_converter, data, Config), data)
     except ValidationFailed as exc:
         first = exc.errors[0]
         raise ConfigError(first.field or "(root)", first.message) from None

@@ -18,6 +18,8 @@ prefix         step
                signer's key (``JwtSigner.apply``, which changes nothing if it refuses); commit has
                nothing left to do
 ``actuator``   no step: the actuator reads ``live_config.current.actuator`` per request
+``ui``         no step: the hosted pages read ``live_config.current.ui`` per page, the templates'
+               loader the ``templates_dir`` in force (``LiveTemplatesLoader``)
 ``storage``,   no step: reported under ``restart_required``; take effect at the next start —
 ``server``     except ``server.anonymous_write_*``, read per request (``LIVE_KEYS``)
 =============  =================================================================================

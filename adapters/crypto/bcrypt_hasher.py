@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import secrets
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -20,6 +21,8 @@ from application.ports import Hasher
 from application.shared.settings import AuthSettings, Live
 
 T = TypeVar("T")
+_BCRYPT_HASH = re.compile(r"\$2[abxy]?\$(0[4-9]|[12][0-9]|3[01])\$[./A-Za-z0-9]{53}")
+"""A modular-crypt bcrypt hash (60 characters): anything else is checked as no hash at all."""
 
 
 class BcryptHasher(Hasher):
@@ -56,10 +59,13 @@ class BcryptHasher(Hasher):
         return hashed.decode("ascii")
 
     async def verify(self, password: str, password_hash: str | None) -> bool:
-        """True iff ``password`` matches ``password_hash``; False for None, a malformed hash or
-        a password bcrypt cannot take (over 72 bytes), after spending one check's time."""
+        """True iff ``password`` matches ``password_hash``; False for None, an empty or
+        malformed hash (a user created by federation has none) or a password bcrypt cannot
+        take (over 72 bytes), after spending one check's time: a hash that is not a bcrypt
+        hash is checked against the dummy one, like an unknown email (OWASP Authentication
+        Cheat Sheet, "Authentication Responses")."""
         data = password.encode("utf-8")
-        if password_hash is None:
+        if password_hash is None or not _BCRYPT_HASH.fullmatch(password_hash):
             rounds = self._auth.current.bcrypt_rounds
             await self._run(lambda: self._check(data, self._dummy_hash(rounds)))
             return False

@@ -415,7 +415,8 @@ class JwtSigner(Signer):
     def jwks(self) -> dict[str, Any]:
         """``{"keys": [JWK, ...]}`` (RFC 7517): every public key that may still verify a live
         token, the active key first. RSA keys as ``{"kty": "RSA", "n", "e", "kid", "alg":
-        "RS256", "use": "sig"}``; ML-DSA keys as ``{"kty": "AKP", "alg", "pub", "kid"}``."""
+        "RS256", "use": "sig"}``; ML-DSA keys as ``{"kty": "AKP", "alg", "pub", "kid", "use":
+        "sig"}`` (RFC 7517 §4.2)."""
         return {"keys": [dict(k.jwk) for k in self.verification_keys()]}
 
     def health(self) -> dict[str, Any]:

@@ -117,7 +117,7 @@ def load_signing_key(alg: str, material: bytes, backend: Callable[[], MLDSABacke
         mpublic = mprivate.public_key()
         jwk = MLDSAAlgorithm.to_jwk(mpublic, as_dict=True)
         kid = jwk_thumbprint(jwk)
-        jwk["kid"] = kid
+        jwk.update({"kid": kid, "use": "sig"})
         return SigningKey(alg, kid, mprivate, mpublic, jwk)
     raise KeyStoreError(f"unknown algorithm {alg!r}")
 

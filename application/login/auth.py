@@ -172,9 +172,11 @@ class AuthService:
         login page: a hosted session, section 15); returns what it returns, and records and
         publishes the events it returns (its ``LoginSucceeded`` first) after the commit.
 
-        An unknown email spends one bcrypt check against a dummy hash, so the answer and its
-        timing are the same as for a wrong password. Raises ``RateLimited`` (429) when this email
-        from this ``client`` address is throttled, else ``InvalidCredentials`` (401); with the
+        An unknown email, and a user without a password (created by a federated login) or
+        with a hash that cannot be read, spends one bcrypt check against a dummy hash (the
+        ``Hasher``), so the answer and its timing are the same as for a wrong password.
+        Raises ``RateLimited`` (429) when this email from this ``client`` address is
+        throttled, else ``InvalidCredentials`` (401); with the
         right password to a disabled account, ``AccountDisabled`` (403) — only after the
         password check, so nothing is learned without the password (contract section 8); with
         ``auth.require_verified_email`` on and the email unverified, ``EmailNotVerified`` (403),

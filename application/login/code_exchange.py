@@ -26,9 +26,14 @@ from application.events.audit import record
 from application.events.oidc import CodeReused
 from application.login.tokens import AccessMinter, SessionRotation, TokenIssuer
 from application.oauth.grants import CLIENT_TOKEN_TYPE, OAuthError
-from application.oauth.id_tokens import ID_TOKEN_TYPE, id_token_alg, id_token_claims
+from application.oauth.id_tokens import (
+    ID_TOKEN_TYPE,
+    authsvc_claims,
+    id_token_alg,
+    id_token_claims,
+)
 from application.oauth.settings import OidcSettings
-from application.ports import Clock, EventBus, Signer, Storage
+from application.ports import Clock, EventBus, Signer, Storage, UserRepo
 from application.shared.settings import AuthSettings, Live
 from application.shared.steps import hash_token, new_id
 from domain.clients import Client
@@ -209,7 +214,9 @@ class CodeFlowGrants:
             access, expires_in, refresh = pair.access_token, pair.expires_in, pair.refresh_token
         else:
             access, _, expires_in = await minter(user, [], now, family_id)
-        id_token = await self._id_token(client, user.id, login, code.nonce, now)
+        id_token = await self._id_token(
+            client, user.id, login, code.nonce, now, login.scopes, uow.users
+        )
         return CodeFlowTokens(
             access, "DPoP" if jkt else "Bearer", expires_in, " ".join(login.scopes),
             id_token, refresh,
@@ -246,7 +253,9 @@ class CodeFlowGrants:
         id_token = None
         if "openid" in scopes:
             user_id = await self._subject(pair.access_token)
-            id_token = await self._id_token(client, user_id, login, None, self._clock.now())
+            id_token = await self._id_token(
+                client, user_id, login, None, self._clock.now(), scopes, None
+            )
         return CodeFlowTokens(
             pair.access_token, "DPoP" if bound_jkt else "Bearer", pair.expires_in,
             " ".join(scopes), id_token, pair.refresh_token,
@@ -283,8 +292,11 @@ class CodeFlowGrants:
         return mint
 
     async def _id_token(
-        self, client: Client, user_id: str, login: _Login, nonce: str | None, now: datetime
-    ) -> str | None:
+        self, client: Client, user_id: str, login: _Login, nonce: str | None, now: datetime,
+        scopes: tuple[str, ...], users: UserRepo | None,
+    ) -> str | None:  # fmt: skip
+        """The ID token, with the ``authsvc`` scope's claims when ``scopes`` hold it (read
+        through ``users``, the caller's unit of work, or a read of its own when None)."""
         if "openid" not in login.scopes:
             return None
         cfg = self._auth.current
@@ -294,5 +306,13 @@ class CodeFlowGrants:
             auth_time=datetime.fromtimestamp(login.auth_time).astimezone(),
             sid=login.sid, amr=login.amr, acr=login.acr, nonce=nonce,
         )  # fmt: skip
+        if "authsvc" in scopes:
+            if users is None:
+                async with self._storage.read() as uow:
+                    found = await uow.users.get_with_groups(user_id)
+            else:
+                found = await users.get_with_groups(user_id)
+            if found is not None:
+                claims.update(authsvc_claims(*found))
         alg = self._signer.signing_algorithm(id_token_alg(cfg, client))
         return await self._signer.sign(claims, typ=ID_TOKEN_TYPE, alg=alg)

@@ -40,6 +40,7 @@ from application.shared.settings import Live
 from application.shared.steps import new_id, publish_all
 from domain.model import USER_AGENT_MAX_LENGTH, Session, SessionEndReason, User
 from domain.oidc import HostedSession
+from domain.policy import hint_ends_session
 
 __all__ = ["AMR", "AUDIT_METHOD", "HostedLogin"]
 
@@ -186,12 +187,30 @@ class HostedLogin:
     async def logout(self, cookie: str | None, client_id: str | None) -> bool:
         """End the hosted session of ``cookie`` and its ``sessions`` row (``oidc.logout`` and
         ``session.ended``); False when there is none."""
+        return await self._end(cookie, client_id, None) is True
+
+    async def logout_with_hint(
+        self, cookie: str | None, client_id: str, hint_sub: object, hint_sid: object
+    ) -> bool:
+        """RP-initiated logout with a valid ``id_token_hint`` of ``client_id`` (its ``sub`` and
+        ``sid`` claims): end the hosted session of ``cookie`` only when the hint names it
+        (``domain.policy.hint_ends_session``) → True; True too when there is no hosted session
+        (nothing to end); False when the hint names another user or session: the caller asks
+        the user first (RP-Initiated Logout 1.0 §2)."""
+        return await self._end(cookie, client_id, (hint_sub, hint_sid)) is not False
+
+    async def _end(
+        self, cookie: str | None, client_id: str | None, hint: tuple[object, object] | None
+    ) -> bool | None:
+        """True: ended; None: no hosted session; False: the hint does not name it."""
         if not cookie or len(cookie) > 128:
-            return False
+            return None
         now = self._clock.now()
         async with self._storage.begin() as uow:
             hosted = await uow.hosted_sessions.find(hosted_session_hash(cookie), now)
             if hosted is None:
+                return None
+            if hint is not None and not hint_ends_session(*hint, hosted.user_id, hosted.session_id):
                 return False
             await uow.hosted_sessions.end(hosted.id_hash)
             events: list[Event] = [

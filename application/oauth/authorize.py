@@ -10,7 +10,8 @@ by the caller; None when unknown). Errors:
   repeated or unregistered ``redirect_uri`` (RFC 6749 §4.1.2.1): the user agent gets an HTML
   error page (400) and is never redirected.
 - ``AuthorizeRedirectError``: every other error, sent back to the (now trusted) ``redirect_uri``
-  with ``error``, ``error_description``, ``state`` and ``iss`` (RFC 9207): ``invalid_request``,
+  with ``error``, ``error_description``, ``state`` and ``iss`` (RFC 9207): ``invalid_request``
+  (also for a ``response_mode`` other than ``query``, OAuth 2.0 Multiple Response Types §2.1),
   ``unsupported_response_type``, ``invalid_scope``, ``unauthorized_client``,
   ``request_not_supported``, ``request_uri_not_supported``.
 
@@ -46,6 +47,9 @@ MAX_AGE_LIMIT = 10**9
 """The largest ``max_age`` taken (seconds, about 31 years); a larger one is ``invalid_request``."""
 _MAX_VALUE = 4096
 """The longest parameter value taken (characters); ``state`` and ``nonce`` are opaque to us."""
+MAX_ID_TOKEN_HINT = 16_384
+"""The longest ``id_token_hint`` taken (characters): an ID token signed with ML-DSA-87 (RFC
+9964; a 4,627-byte signature) runs to about 6.7 kB, ML-DSA-65 to 4.9 kB."""
 AUTHORIZATION_CODE = "authorization_code"
 
 
@@ -106,9 +110,12 @@ class AuthorizeRequest:
 
 def with_query(uri: str, params: Iterable[tuple[str, str]]) -> str:
     """``uri`` with ``params`` added to its query (RFC 6749 §3.1.2: a registered query is
-    kept)."""
+    kept; with no ``params``, ``uri`` unchanged, never a trailing ``?``)."""
+    pairs = list(params)
+    if not pairs:
+        return uri
     joiner = "&" if "?" in uri else "?"
-    return uri + joiner + urlencode(list(params))
+    return uri + joiner + urlencode(pairs)
 
 
 def error_redirect(error: AuthorizeRedirectError, issuer: str) -> str:
@@ -174,6 +181,10 @@ def _max_age(raw: str | None, fail: _Fail) -> int | None:
     return int(raw)
 
 
+def _limit(name: str) -> int:
+    return MAX_ID_TOKEN_HINT if name == "id_token_hint" else _MAX_VALUE
+
+
 class _Fail:
     """Raises ``AuthorizeRedirectError`` to the trusted redirect URI with the request's state."""
 
@@ -195,7 +206,7 @@ def parse_authorize(pairs: list[tuple[str, str]], client: Client | None) -> Auth
     repeated = sorted({k for k in names if names.count(k) > 1})
     if repeated:
         fail("invalid_request", f"the parameter {repeated[0]} is repeated")
-    if any("\x00" in v or len(v) > _MAX_VALUE for _, v in pairs):
+    if any("\x00" in v or len(v) > _limit(k) for k, v in pairs):
         fail("invalid_request", "a parameter holds a NUL character or is too long")
     values = dict(pairs)
     if "request" in values:
@@ -207,6 +218,9 @@ def parse_authorize(pairs: list[tuple[str, str]], client: Client | None) -> Auth
         fail("invalid_request", "response_type is required")
     elif response_type != "code":
         fail("unsupported_response_type", "only response_type=code is supported")
+    response_mode = values.get("response_mode")
+    if response_mode is not None and response_mode != "query":
+        fail("invalid_request", "only response_mode=query is supported")
     if AUTHORIZATION_CODE not in client.grant_types:
         fail("unauthorized_client", "this client may not use the authorization code grant")
     scopes = _scopes(client, values.get("scope"), fail)

@@ -12,8 +12,15 @@ from application.shared.settings import AuthSettings
 from application.shared.steps import new_id
 from domain.clients import Client
 from domain.errors import InvalidToken
+from domain.model import User
 
-__all__ = ["ID_TOKEN_TYPE", "id_token_alg", "id_token_claims", "verify_id_token_hint"]
+__all__ = [
+    "ID_TOKEN_TYPE",
+    "authsvc_claims",
+    "id_token_alg",
+    "id_token_claims",
+    "verify_id_token_hint",
+]
 
 ID_TOKEN_TYPE = "JWT"  # noqa: S105 - a media type, not a secret
 """The JWS ``typ`` of an ID token (OIDC Core §2 recommends none or ``JWT``)."""
@@ -55,6 +62,13 @@ def id_token_claims(
     if nonce is not None:
         claims["nonce"] = nonce
     return claims
+
+
+def authsvc_claims(user: User, groups: Sequence[str]) -> dict[str, Any]:
+    """The claims of the ``authsvc`` scope, in the ID token and at userinfo alike (OIDC Core
+    §5.4 leaves other scopes' claims to the provider; docs/adr/0032): ``org_id``, ``role``
+    (its name) and ``groups`` (group ids)."""
+    return {"org_id": user.org_id, "role": user.role.value, "groups": list(groups)}
 
 
 async def verify_id_token_hint(

@@ -6,7 +6,9 @@ Interaction state travels in the URL (ADR 0032): the login page gets ``return_to
 ``/oauth/authorize?<the same parameters>`` and sends the browser back there, where every check
 runs again. A forced login (``prompt=login``, ``max_age`` exceeded) adds
 ``authsvc_login_after=<unix s>.<MAC>`` so that the fresh login satisfies the request instead of
-asking again; the MAC (``SecretSealer.mac``) binds it to the client and makes it unforgeable.
+asking again; the MAC (``SecretSealer.mac``) binds it to that authorization request (its client
+and every other parameter) and makes it unforgeable: a marker fetched for one request does not
+turn the forced login of another into a no-op.
 The consent page posts its decision here (``decide``), which issues the code itself, so
 ``prompt=consent`` does not loop either.
 """
@@ -19,6 +21,7 @@ import re
 import secrets
 from datetime import datetime, timedelta
 from typing import Any
+from urllib.parse import urlencode
 
 import attrs
 
@@ -176,8 +179,12 @@ class Authorize:
             user = None if hosted is None else await uow.users.get(hosted.user_id)
         return None if user is None or user.disabled else hosted
 
-    def _login_marker(self, client_id: str, at: int) -> str:
-        mac = self._sealer.mac(f"authsvc login after {at} {client_id}".encode())
+    def _login_marker(self, request: AuthorizeRequest, at: int) -> str:
+        """``<at>.<MAC>``: the MAC binds ``at`` to this very request (every parameter but the
+        marker, so its ``state``, ``nonce`` and PKCE challenge), not to the client alone."""
+        asked = sorted((k, v) for k, v in request.params if k != LOGIN_AFTER)
+        digest = hash_token(urlencode(asked))
+        mac = self._sealer.mac(f"authsvc login after {at} {request.client.id} {digest}".encode())
         return f"{at}.{base64.urlsafe_b64encode(mac).rstrip(b'=').decode('ascii')}"
 
     def _login_after(self, request: AuthorizeRequest, pairs: list[tuple[str, str]]) -> int | None:
@@ -186,7 +193,7 @@ class Authorize:
         at, _, _ = marker.partition(".")
         if not (at.isascii() and at.isdigit() and len(at) < 12):
             return None
-        expected = self._login_marker(request.client.id, int(at))
+        expected = self._login_marker(request, int(at))
         now = self._clock.now().timestamp()
         fresh = now - int(at) <= self._oidc.current.interaction_ttl
         return int(at) if fresh and hmac.compare_digest(marker, expected) else None
@@ -220,7 +227,7 @@ class Authorize:
         extra: dict[str, str] = {}
         if why == "forced" or "login" in request.prompt or request.max_age is not None:
             now = int(self._clock.now().timestamp())
-            extra[LOGIN_AFTER] = self._login_marker(request.client.id, now)
+            extra[LOGIN_AFTER] = self._login_marker(request, now)
         return LoginNeeded(AUTHORIZE_PATH + "?" + request.query(**extra), request.login_hint)
 
     async def _decide_step(

@@ -165,6 +165,9 @@ class AuthSettings:
     issuer: str = attrs.field(
         default="http://localhost:8080", validator=url_validator("http", "https")
     )
+    """The tokens' ``iss`` and the base of every URL the service names (RFC 8414 §2); read from
+    a configuration it defaults to ``http://localhost:{server.port}``
+    (``entrypoints.config.derived_defaults``)."""
     audience: str = attrs.field(default="authsvc", validator=v.min_len(1))
     access_token_ttl: int = attrs.field(default=900, validator=_positive)
     refresh_token_ttl: int = attrs.field(default=2_592_000, validator=_positive)
@@ -378,7 +381,9 @@ class EmailSettings:
     written to the service's log) | ``smtp`` (``smtp_host``, ``smtp_port``, ``smtp_username`` and
     ``smtp_password`` (both or neither), ``smtp_starttls``, ``smtp_timeout`` seconds) | ``none``
     (nothing is sent). ``from_address`` is the sender; ``verify_url`` and ``reset_url`` are the
-    links in the messages, templates holding ``{token}`` that the front end serves;
+    links in the messages, templates holding ``{token}`` (read from a configuration, they
+    default to the hosted pages ``{auth.issuer}/ui/verify?token={token}`` and
+    ``{auth.issuer}/ui/reset?token={token}``: ``entrypoints.config.derived_defaults``);
     ``verify_subject`` and ``reset_subject`` the subjects. ``smtp_password`` is never shown or
     logged.
     """
@@ -392,10 +397,10 @@ class EmailSettings:
     smtp_timeout: float = attrs.field(default=10.0, validator=[v.gt(0), v.le(300)])
     from_address: str = attrs.field(default="authsvc@localhost", validator=_address)
     verify_url: str = attrs.field(
-        default="http://localhost:8080/email/verify?token={token}", validator=_link_template
+        default="http://localhost:8080/ui/verify?token={token}", validator=_link_template
     )
     reset_url: str = attrs.field(
-        default="http://localhost:8080/password/reset?token={token}", validator=_link_template
+        default="http://localhost:8080/ui/reset?token={token}", validator=_link_template
     )
     verify_subject: str = attrs.field(
         default="Confirm your email address", validator=[v.min_len(1), v.max_len(200)]

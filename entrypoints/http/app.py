@@ -190,7 +190,8 @@ def create_app(container: Container) -> web.Application:
         *ui_admin_routes.ROUTES,
         *wellknown_routes.ROUTES,
     ]
-    setup_templates(app, config.ui.templates_dir)
+    live = container.live_config()
+    setup_templates(app, lambda: live.current.ui.templates_dir)
     add_routes(app, specs)
     setup_actuator(app, container.actuator())
     app[ROUTE_SPECS] = [*specs, *actuator_routes.route_specs(app)]

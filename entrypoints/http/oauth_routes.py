@@ -245,7 +245,7 @@ def endpoint_metadata(request: web.Request) -> dict[str, Any]:
         "response_modes_supported": ["query"],
         "code_challenge_methods_supported": ["S256"],
         "authorization_response_iss_parameter_supported": True,
-        "scopes_supported": list(OIDC_SCOPES),
+        "scopes_supported": [*OIDC_SCOPES, "authsvc"],
         "token_endpoint_auth_methods_supported": [*methods, "none"],
         "revocation_endpoint_auth_methods_supported": [*methods, "none"],
         "introspection_endpoint_auth_methods_supported": methods,

@@ -119,11 +119,12 @@ async def userinfo(request: web.Request) -> web.Response:
 
 
 async def logout(request: web.Request) -> web.Response:
-    """GET or POST /oauth/logout (RP-Initiated Logout 1.0): with a valid ``id_token_hint`` of
-    ours, end the hosted session and 303 to a ``post_logout_redirect_uri`` registered for the
-    hint's client (+ ``state``), or show the signed-out page without one; with no valid hint,
-    or an unregistered URI, ask for confirmation first (a page posting to /ui/logout). A
-    ``client_id`` other than the hint's is an error page."""
+    """GET or POST /oauth/logout (RP-Initiated Logout 1.0 §2): with a valid ``id_token_hint``
+    of ours whose ``sub`` (and ``sid``, when present) is the browser's hosted session, end it
+    and 303 to a ``post_logout_redirect_uri`` registered for the hint's client (+ ``state``;
+    nothing added without one), or show the signed-out page without one; with no valid hint,
+    a hint of another user or session, or an unregistered URI, ask for confirmation first (a
+    page posting to /ui/logout). A ``client_id`` other than the hint's is an error page."""
     container = request.app[CONTAINER]
     pairs = await _pairs(request)
     if pairs is None or len({k for k, _ in pairs}) != len(pairs):
@@ -144,7 +145,11 @@ async def logout(request: web.Request) -> web.Response:
     client = await container.authorize().client(client_id)
     if uri is not None and (client is None or uri not in client.post_logout_redirect_uris):
         return page(request, "logout.html", {})
-    await container.hosted_login().logout(session_cookie(request), client_id)
+    ended = await container.hosted_login().logout_with_hint(
+        session_cookie(request), client_id, claims.get("sub"), claims.get("sid")
+    )
+    if not ended:
+        return page(request, "logout.html", {})
     if uri is None:
         response = page(request, "message.html", signed_out())
     else:

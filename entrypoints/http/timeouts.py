@@ -32,6 +32,12 @@ LINGERING_TIME = 0.5
 before it closes (its default is 10): a client cut off by ``body_timeout`` is gone within
 ``body_timeout`` + this."""
 
+MAX_LINE_SIZE = 16_384
+"""The longest request line (and ``MAX_FIELD_SIZE`` the longest header line) taken, in bytes
+(aiohttp's default is 8,190): an ``/oauth/authorize`` GET with an ML-DSA-87 ``id_token_hint``
+(RFC 9964; about 6.7 kB), the login page's ``return_to`` carrying it, and its ``Referer``."""
+MAX_FIELD_SIZE = 16_384
+
 _HEADER_TIMEOUT_BODY = problem_body(
     408, "request_timeout", "the request headers did not arrive within server.header_timeout"
 )
@@ -166,6 +172,8 @@ class ServingRunner(web.AppRunner):
             shutdown_timeout=server.shutdown_timeout,
             keepalive_timeout=server.keepalive_timeout,
             lingering_time=LINGERING_TIME,
+            max_line_size=MAX_LINE_SIZE,
+            max_field_size=MAX_FIELD_SIZE,
         )
         self._header_timeout = server.header_timeout
 

@@ -149,8 +149,8 @@ async def test_jwks_shape(env: Env) -> None:
         assert len(b64url_decode(jwk["n"])) * 8 >= 3072
         members = {"e": jwk["e"], "kty": "RSA", "n": jwk["n"]}
     else:
-        assert set(jwk) == {"kty", "alg", "pub", "kid"}
-        assert (jwk["kty"], jwk["alg"]) == ("AKP", env.settings.algorithm)
+        assert set(jwk) == {"kty", "alg", "pub", "kid", "use"}
+        assert (jwk["kty"], jwk["alg"], jwk["use"]) == ("AKP", env.settings.algorithm, "sig")
         size = {"ML-DSA-65": 1952, "ML-DSA-87": 2592}[env.settings.algorithm]
         assert len(b64url_decode(jwk["pub"])) == size
         members = {"alg": jwk["alg"], "kty": "AKP", "pub": jwk["pub"]}

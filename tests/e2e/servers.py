@@ -43,13 +43,19 @@ def free_port() -> int:
 class Server:
     """One ``python -m entrypoints.cli serve`` child process on its own port."""
 
-    def __init__(self, env: dict[str, str], port: int | None = None) -> None:
-        """``port``: one the caller chose (to name it in ``auth.issuer``); default a free one."""
+    def __init__(
+        self, env: dict[str, str], port: int | None = None, *, port_issuer: bool = False
+    ) -> None:
+        """``port``: one the caller chose (to name it in ``auth.issuer``); default a free one.
+        The instances of a test stand for one deployment behind one address: their
+        ``auth.issuer`` is ``http://localhost:8080`` whatever their ports, unless ``env`` sets
+        one, or ``port_issuer`` leaves it to its default (``http://localhost:<port>``)."""
         self.port = port or free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         # No limit on writes from anyone unless the test sets one: every client here is
         # 127.0.0.1, standing for many users.
-        full_env = {**os.environ, "AUTHSVC_SERVER__ANONYMOUS_WRITE_RATE": "0", **env,
+        issuer = {} if port_issuer else {"AUTHSVC_AUTH__ISSUER": "http://localhost:8080"}
+        full_env = {**os.environ, "AUTHSVC_SERVER__ANONYMOUS_WRITE_RATE": "0", **issuer, **env,
                     "AUTHSVC_SERVER__PORT": str(self.port)}  # fmt: skip
         # A file, not a pipe: a pipe nobody reads fills up (64 KiB of log lines) and blocks the
         # server mid-request.

@@ -362,7 +362,7 @@ async def test_console_backend_logs_a_link_that_verifies(
             if r.name == "authsvc.email" and ALICE in r.getMessage() and "token=" in r.getMessage()
         ]  # fmt: skip
     assert found, caplog.text
-    assert "http://localhost:8080/email/verify?token=" in found[0]
+    assert "http://localhost:8080/ui/verify?token=" in found[0]
     match = LINK_TOKEN.search(found[0])
     assert match is not None
     assert (await verify(client, match.group(1))).status == 204

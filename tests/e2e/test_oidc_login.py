@@ -13,6 +13,7 @@ import pytest
 from aiohttp import ClientResponse
 from aiohttp.test_utils import TestClient
 
+from application.oauth.authorize import parse_authorize
 from tests.e2e.conftest import ONE_PER_BACKEND, PASSWORD, MakeClient, bearer, container_of
 from tests.e2e.oidc_helpers import (
     ORIGIN,
@@ -138,8 +139,10 @@ async def test_expired_interactions_get_pages_not_errors(make_client: MakeClient
     assert resp.status == 303 and resp.headers["Location"].startswith("/ui/login?")
 
     authorize_uc = container_of(client).authorize()
-    stale = authorize_uc._login_marker(app.id, int(time.time()) - 7200)
-    params = {**auth_params(app, challenge, prompt="login"), "authsvc_login_after": stale}
+    forced = auth_params(app, challenge, prompt="login")
+    request = parse_authorize(list(forced.items()), app.record)
+    stale = authorize_uc._login_marker(request, int(time.time()) - 7200)
+    params = {**forced, "authsvc_login_after": stale}
     resp = await authorize(client, params)
     assert resp.status == 303 and resp.headers["Location"].startswith("/ui/login?")
     assert stale not in query_of(resp.headers["Location"])["return_to"]

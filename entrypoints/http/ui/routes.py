@@ -233,8 +233,10 @@ async def signed_in_page(request: web.Request) -> web.Response:
 
 
 async def stylesheet(request: web.Request) -> web.Response:
-    """GET /ui/style.css → the pages' stylesheet in the ``ui.primary_color``."""
-    color = request.app[CONTAINER].config().ui.primary_color
+    """GET /ui/style.css[?c=<colour>] → the pages' stylesheet in the ``ui.primary_color`` in
+    force; the pages link it with their colour as ``c``, so a cached copy of another colour is
+    never used after a refresh changes it."""
+    color = request.app[CONTAINER].live_config().current.ui.primary_color
     css = STYLE.replace("PRIMARY", color)
     return web.Response(
         text=css,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import secrets
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -27,17 +28,43 @@ PAGE_HEADERS = {
 }
 """Every hosted page's headers (contract section 15; OAuth 2.1 §7.11 clickjacking)."""
 _FORM = "application/x-www-form-urlencoded"
+MAX_RETURN_TO = 16_384
+"""The longest ``return_to`` followed (characters): an authorization request carrying an
+ML-DSA-87 ``id_token_hint`` (about 6.7 kB) and its other parameters."""
 _MAX_PARAMS = 32
 _NEW_CSRF: web.RequestKey[str] = web.RequestKey("new_csrf", str)
 
 
-def setup_templates(app: web.Application, templates_dir: str) -> None:
-    """Templates from ``templates_dir`` (when set) first, then the shipped ones; autoescaped."""
-    loaders: list[jinja2.BaseLoader] = []
-    if templates_dir:
-        loaders.append(jinja2.FileSystemLoader(str(Path(templates_dir).expanduser())))
-    loaders.append(jinja2.FileSystemLoader(str(Path(__file__).parent / "templates")))
-    aiohttp_jinja2.setup(app, loader=jinja2.ChoiceLoader(loaders), autoescape=True)
+class LiveTemplatesLoader(jinja2.BaseLoader):
+    """Templates from the folder ``templates_dir()`` names now (when set) first, then the
+    shipped ones. A template loaded before ``templates_dir()`` changed is out of date, so a
+    configuration refresh of ``ui.templates_dir`` is in force at the next page (Jinja's
+    ``auto_reload``; the overrides' own changes too)."""
+
+    def __init__(self, templates_dir: Callable[[], str]) -> None:
+        self._templates_dir = templates_dir
+        self._shipped = jinja2.FileSystemLoader(str(Path(__file__).parent / "templates"))
+
+    def get_source(
+        self, environment: jinja2.Environment, template: str
+    ) -> tuple[str, str | None, Callable[[], bool] | None]:
+        """Jinja's loader protocol: (source, file name, uptodate)."""
+        chosen = self._templates_dir()
+        loaders: list[jinja2.BaseLoader] = [self._shipped]
+        if chosen:
+            loaders.insert(0, jinja2.FileSystemLoader(str(Path(chosen).expanduser())))
+        source, filename, uptodate = jinja2.ChoiceLoader(loaders).get_source(environment, template)
+
+        def fresh() -> bool:
+            return self._templates_dir() == chosen and (uptodate is None or uptodate())
+
+        return source, filename, fresh
+
+
+def setup_templates(app: web.Application, templates_dir: Callable[[], str]) -> None:
+    """Templates from ``templates_dir()`` (the ``ui.templates_dir`` in force, when set)
+    first, then the shipped ones (``LiveTemplatesLoader``); autoescaped."""
+    aiohttp_jinja2.setup(app, loader=LiveTemplatesLoader(templates_dir), autoescape=True)
 
 
 def is_loopback_http(issuer: str) -> bool:
@@ -97,9 +124,10 @@ def csrf_token(request: web.Request) -> str:
 
 def page(request: web.Request, template: str, context: dict[str, Any],
          status: int = 200) -> web.Response:  # fmt: skip
-    """Render ``template`` with the branding and ``csrf_token``; the page headers; the CSRF
-    cookie set when new."""
-    ui = request.app[CONTAINER].config().ui
+    """Render ``template`` with the branding in force (``ui``, read per page: a configuration
+    refresh shows at once) and ``csrf_token``; the page headers; the CSRF cookie set when
+    new."""
+    ui = request.app[CONTAINER].live_config().current.ui
     token = csrf_token(request)
     full = {"ui": ui, "csrf_token": token, **context}
     response: web.Response = aiohttp_jinja2.render_template(template, request, full, status=status)
@@ -123,7 +151,7 @@ def safe_return_to(value: str | None) -> str | None:
     scheme or host, no control character); else None (ignored, never followed)."""
     if not value or not value.startswith("/") or value.startswith(("//", "/\\")):
         return None
-    if any(ord(c) < 0x20 or c == "\\" for c in value) or len(value) > 8192:
+    if any(ord(c) < 0x20 or c == "\\" for c in value) or len(value) > MAX_RETURN_TO:
         return None
     parts = urlsplit(value)
     return value if not parts.scheme and not parts.netloc else None

@@ -157,7 +157,7 @@ def test_unreadable_or_invalid_file_names_the_file(tmp_path: Path) -> None:
 def test_changed_prefixes() -> None:
     base = load_config(None, environ={})
     other = load_config(None, environ={"AUTHSVC_AUTH__LEEWAY": "5", "AUTHSVC_SERVER__PORT": "9000"})
-    assert base.changed_prefixes(other) == ["auth", "server"]
+    assert base.changed_prefixes(other) == ["auth", "email", "server"]  # links follow the port
     assert base.changed_prefixes(base) == []
 
 
@@ -192,3 +192,26 @@ def test_oauth_resources_from_the_file_and_the_environment(tmp_path: Path) -> No
     env = {"AUTHSVC_OAUTH__RESOURCES": '[{audience = "urn:x", scopes = ["a"]}]'}
     assert load_config(environ=env).oauth.resources[0].audience == "urn:x"
     assert load_config(environ={}).oauth.resources == ()
+
+
+def test_the_issuer_and_mail_links_follow_the_port_unless_set() -> None:
+    """auth.issuer defaults to http://localhost:{server.port}; email.verify_url and reset_url
+    to the hosted pages under the issuer in force; whatever is set is kept."""
+    config = load_config(None, environ={"AUTHSVC_SERVER__PORT": "9000"})
+    assert config.auth.issuer == "http://localhost:9000"
+    assert config.email.verify_url == "http://localhost:9000/ui/verify?token={token}"
+    assert config.email.reset_url == "http://localhost:9000/ui/reset?token={token}"
+    config = load_config(None, environ={"AUTHSVC_SERVER__PORT": "9000",
+                                        "AUTHSVC_AUTH__ISSUER": "https://id.example.com/",
+                                        "AUTHSVC_EMAIL__RESET_URL": "https://app.example/r/{token}"})  # fmt: skip
+    assert config.auth.issuer == "https://id.example.com/"
+    assert config.email.verify_url == "https://id.example.com/ui/verify?token={token}"
+    assert config.email.reset_url == "https://app.example/r/{token}"
+
+
+def test_a_bad_port_or_issuer_is_still_refused_naming_the_key() -> None:
+    for environ, key in (({"AUTHSVC_SERVER__PORT": "70000"}, "server.port"),
+                         ({"AUTHSVC_AUTH__ISSUER": "ftp://x"}, "auth.issuer")):  # fmt: skip
+        with pytest.raises(ConfigError) as caught:
+            load_config(None, environ=environ)
+        assert caught.value.key == key

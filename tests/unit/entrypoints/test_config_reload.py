@@ -89,8 +89,9 @@ async def test_a_change_is_put_in_force_with_one_event(setup) -> None:
         "[server]\nport = 9999\n"
     )
     result = await reload()
-    assert result == RefreshResult(["actuator", "auth", "server"], ["server"])
-    assert recorder.events == [ConfigChanged(changed=("actuator", "auth", "server"))]
+    # the default issuer and mail links follow server.port
+    assert result == RefreshResult(["actuator", "auth", "email", "server"], ["server"])
+    assert recorder.events == [ConfigChanged(changed=("actuator", "auth", "email", "server"))]
     assert live.current.auth.access_token_ttl == 60
     assert live.current.actuator.show_details == "always"
 

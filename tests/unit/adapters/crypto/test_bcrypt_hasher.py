@@ -61,6 +61,24 @@ async def test_malformed_hash_is_false_not_an_error(hasher: BcryptHasher) -> Non
     assert await hasher.verify("pw", "") is False
 
 
+async def test_empty_or_malformed_hash_spends_a_dummy_check(
+    hasher: BcryptHasher, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A user without a password (federation) costs a check at the configured cost, like an
+    unknown email: the checked hash is the dummy one, never the empty one."""
+    checked: list[bytes] = []
+    real = bcrypt.checkpw
+
+    def spy(password: bytes, hashed: bytes) -> bool:
+        checked.append(hashed)
+        return real(password, hashed)
+
+    monkeypatch.setattr(bcrypt, "checkpw", spy)
+    for stored in ("", "not-a-bcrypt-hash", None):
+        assert await hasher.verify("pw", stored) is False
+    assert len(checked) == 3 and all(h.startswith(b"$2b$04$") for h in checked)
+
+
 async def test_password_over_72_bytes(hasher: BcryptHasher) -> None:
     h = await hasher.hash("x" * 72)
     assert not await hasher.verify("x" * 73, h)  # never silently truncated to a match

@@ -48,7 +48,7 @@ def test_compose_fills_the_link_template_subject_and_both_bodies() -> None:
     assert f"https://app.example/reset#t={TOKEN}&amp;x=&lt;b&gt;" in message.html
     assert "<b>" not in message.html.replace("<p>", "")
     verify = _message(EmailSettings(), "verify")
-    assert verify.link == f"http://localhost:8080/email/verify?token={TOKEN}"
+    assert verify.link == f"http://localhost:8080/ui/verify?token={TOKEN}"
     assert verify.subject == EmailSettings().verify_subject
 
 

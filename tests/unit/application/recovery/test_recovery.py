@@ -110,7 +110,7 @@ async def test_registration_sends_a_verification_link_that_verifies_once(
     assert (message.kind, message.to) == ("verify", "alice@example.com")
     assert message.subject == EmailSettings().verify_subject
     [token] = world.sender.tokens("verify")
-    assert message.link == f"http://localhost:8080/email/verify?token={token}"
+    assert message.link == f"http://localhost:8080/ui/verify?token={token}"
     assert message.link in message.text and message.link in message.html
     await world.verification.verify(token)
     async with world.storage.begin() as uow:
@@ -172,7 +172,7 @@ async def test_forgot_for_a_known_email_sends_a_reset_link_and_for_an_unknown_on
     await world.settle()
     [message] = [m for m in world.sender.sent if m.kind == "reset"]
     assert message.to == "alice@example.com"
-    assert message.link.startswith("http://localhost:8080/password/reset?token=")
+    assert message.link.startswith("http://localhost:8080/ui/reset?token=")
     assert recorder.of(PasswordResetRequested) == [
         PasswordResetRequested(user_id=user_id, client=CLIENT),
         PasswordResetRequested(user_id=None, client=CLIENT),
