@@ -6,7 +6,7 @@ UV := .tools/bin/uv
 export UV_PYTHON_DOWNLOADS := never
 export UV_PYTHON := $(PYTHON)
 
-.PHONY: run test lint typecheck imports unit wheel-check bench bench-code-flow bench-scale migrate fuzz clean
+.PHONY: run test docs lint typecheck imports unit wheel-check bench bench-code-flow bench-scale migrate fuzz clean
 
 $(UV):
 	$(PYTHON) -m venv .tools
@@ -35,6 +35,11 @@ typecheck: .venv/.synced
 imports: .venv/.synced
 	$(UV) run --frozen --no-sync lint-imports
 
+# The documentation site (mkdocs.yml, docs/) into site/ (gitignored); --strict fails on a broken
+# link or anchor, or a page left out of the nav.
+docs: .venv/.synced
+	NO_MKDOCS_2_WARNING=1 $(UV) run --frozen --no-sync mkdocs build --strict -d site
+
 # Independent suites in parallel: one pytest-xdist worker per core.
 unit: .venv/.synced
 	$(UV) run --frozen --no-sync pytest -q -n auto
@@ -43,7 +48,7 @@ unit: .venv/.synced
 wheel-check: $(UV)
 	bash scripts/wheel-check.sh
 
-test: lint typecheck imports unit wheel-check
+test: lint typecheck imports docs unit wheel-check
 
 # A long schemathesis run (every operation, every role, SQLite and PostgreSQL when
 # AUTHSVC_TEST_POSTGRES_DSN is set): FUZZ_EXAMPLES examples per operation.
@@ -68,4 +73,4 @@ bench-scale: .venv/.synced
 	$(UV) run --frozen --no-sync python -m bench.scale --housekeeping $(BENCH_SCALE_HK_ARGS)
 
 clean:
-	rm -rf .venv .tools dist .pytest_cache .mypy_cache .ruff_cache
+	rm -rf .venv .tools dist site .pytest_cache .mypy_cache .ruff_cache
