@@ -1,9 +1,9 @@
 """Run the README's curl walk-through against a running authsvc and check every step's status.
 
 Usage: ``python3 scripts/readme_walkthrough.py README.md PORT``. Standard library only (it runs
-before any virtual environment exists). The ``sh`` block under "## Walk-through (curl)" is taken
-as it is written; only ``localhost:8080`` becomes ``localhost:PORT`` and ``/tmp/`` a private
-folder. Each ``# comment`` names the status its ``curl`` must answer (the first three-digit
+before any virtual environment exists). The ``sh`` block under the "Walk-through (curl)" heading
+(``##`` or ``###``: the README's five-minute tour) is taken as it is written; only
+``localhost:8080`` becomes ``localhost:PORT`` and ``/tmp/`` a private folder. Each ``# comment`` names the status its ``curl`` must answer (the first three-digit
 number in it); ``curl`` is wrapped to record every status. Exit status 0 when every step answered
 as the README says, 1 otherwise (with what differed).
 """
@@ -16,16 +16,19 @@ import sys
 import tempfile
 from pathlib import Path
 
-HEADING = "## Walk-through (curl)"
+HEADING = re.compile(r"^#{2,3} Walk-through \(curl\)$", re.M)
 STATUS = re.compile(r"\b([1-5][0-9][0-9])\b")
 
 
 def walkthrough_block(readme: str) -> str:
     """The first ```sh block after the walk-through heading."""
-    section = readme.split(HEADING, 1)[1]
+    parts = HEADING.split(readme, maxsplit=1)
+    if len(parts) < 2:
+        raise SystemExit(f"no heading matching {HEADING.pattern!r}")
+    section = parts[1]
     match = re.search(r"```sh\n(.*?)```", section, re.S)
     if match is None:
-        raise SystemExit(f"no ```sh block under {HEADING!r}")
+        raise SystemExit(f"no ```sh block under {HEADING.pattern!r}")
     return match.group(1)
 
 
