@@ -3,9 +3,10 @@
 Usage: ``python3 scripts/readme_walkthrough.py README.md PORT``. Standard library only (it runs
 before any virtual environment exists). The ``sh`` block under the "Walk-through (curl)" heading
 (``##`` or ``###``: the README's five-minute tour) is taken as it is written; only
-``localhost:8080`` becomes ``localhost:PORT`` and ``/tmp/`` a private folder. Each ``# comment`` names the status its ``curl`` must answer (the first three-digit
-number in it); ``curl`` is wrapped to record every status. Exit status 0 when every step answered
-as the README says, 1 otherwise (with what differed).
+``localhost:8080`` becomes ``localhost:PORT`` and ``/tmp/`` a private folder. Each ``# comment``
+names the status its ``curl`` must answer (the first three-digit number in it); ``curl`` is
+wrapped to record every status. Exit status 0 when every step answered as the README says, 1
+otherwise (with what differed).
 """
 
 from __future__ import annotations
