@@ -42,7 +42,7 @@ docs: .venv/.synced
 
 # Independent suites in parallel: one pytest-xdist worker per core.
 unit: .venv/.synced
-	$(UV) run --frozen --no-sync pytest -q -n auto
+	$(UV) run --frozen --no-sync pytest -q -n auto --dist worksteal
 
 # Build the wheel and install it into a fresh environment outside the checkout.
 wheel-check: $(UV)

@@ -33,8 +33,6 @@ from adapters.crypto.dpop import JwtDpopVerifier
 from adapters.crypto.jwt_signer import JwtSigner
 from adapters.email_address import normalize_email
 from adapters.events.inprocess import InProcessEventBus
-from adapters.events.nats_bus import NatsEventBus
-from adapters.events.redis_bus import RedisEventBus
 from adapters.federation.client import HttpUpstreamClient
 from adapters.federation.health import FederationHealth
 from adapters.health import ReadinessState
@@ -94,6 +92,21 @@ def _client_token_ttl(live: Live[Config]) -> Callable[[], int]:
     return lambda: live.current.oauth.client_token_ttl
 
 
+def _nats_bus(url: str, channel: str) -> Any:
+    """A ``NatsEventBus`` (its client library is imported only when ``events.backend`` is
+    ``nats``: a start without it loads no NATS code)."""
+    from adapters.events.nats_bus import NatsEventBus
+
+    return NatsEventBus(url, channel)
+
+
+def _redis_bus(url: str, channel: str) -> Any:
+    """A ``RedisEventBus`` (redis-py imported only when ``events.backend`` is ``redis``)."""
+    from adapters.events.redis_bus import RedisEventBus
+
+    return RedisEventBus(url, channel)
+
+
 class Container(containers.DeclarativeContainer):
     """Wires the service. Every provider is a singleton per container (one per process)."""
 
@@ -116,10 +129,10 @@ class Container(containers.DeclarativeContainer):
         providers.Callable(attrgetter("events.backend"), config),
         memory=providers.Singleton(InProcessEventBus),
         nats=providers.Singleton(
-            NatsEventBus, config.provided.events.nats_url, config.provided.events.channel
+            _nats_bus, config.provided.events.nats_url, config.provided.events.channel
         ),
         redis=providers.Singleton(
-            RedisEventBus, config.provided.events.redis_url, config.provided.events.channel
+            _redis_bus, config.provided.events.redis_url, config.provided.events.channel
         ),
     )
     """The event bus (``events.backend``): in-process, or NATS / Redis carrying shared events to

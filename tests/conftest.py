@@ -89,3 +89,11 @@ def pooled_schemas() -> Iterator[None]:
     dsn = pg_dsn()
     if dsn is not None:
         SCHEMA_POOL.drop_all(dsn)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run the tests marked ``slow`` (server processes, browsers, the schemathesis run: up to
+    three minutes each) first, so that pytest-xdist's workers share them out at the start
+    instead of one worker finishing the run alone while the others idle. Order within each
+    group is kept."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
