@@ -12,7 +12,7 @@ MAX_EMAIL_LENGTH = 254
 
 def normalize_email(raw: str) -> str:
     """The canonical form of ``raw``: syntax-checked (no DNS lookups), then lower-cased whole,
-    so emails are stored and compared case-insensitively (contract section 2).
+    so emails are stored and compared case-insensitively (docs/reference/tokens-and-sessions.md).
 
     Raises ``ValidationFailed`` naming the field ``email`` with the library's reason.
     """

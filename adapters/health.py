@@ -1,5 +1,5 @@
-"""Health indicators of the service (contract section 4): the database, the signing key, the
-readiness state and the event bus.
+"""Health indicators of the service (docs/reference/operations.md): the database, the signing key,
+the readiness state and the event bus.
 
 Each satisfies ``service_actuator.HealthIndicator`` (``name`` plus ``check()``); the container
 registers all but ``events`` as readiness indicators, so they count for ``/actuator/health`` and
@@ -25,7 +25,8 @@ class DatabaseHealth:
     unreadable file, ``StorageFault`` while SQLite cannot write), which the actuator reports as
     DOWN. The storage keeps its ping short (PostgreSQL: its own connection, 1 s per step), so
     readiness turns DOWN within about a second of an outage and UP within one of its end
-    (contract section 12); the actuator's ``indicator_timeout`` (default 2 s) bounds it too.
+    (docs/reference/operations.md); the actuator's ``indicator_timeout`` (default 2 s) bounds it
+    too.
     """
 
     name = "db"
@@ -76,7 +77,7 @@ class SupportsEventsHealth(Protocol):
 
 
 class EventsHealth:
-    """Component ``events`` (contract section 12): the event bus and its broker connection.
+    """Component ``events`` (docs/reference/operations.md): the event bus and its broker connection.
 
     ``check()`` returns the bus's ``health()``: ``{"backend": "memory"}``, or for NATS and Redis
     ``{"backend", "channel", "broker"}`` (URL without credentials) plus ``"status": "DOWN"`` and
@@ -98,8 +99,8 @@ class EventsHealth:
 
 class ReadinessState:
     """Component ``readinessState`` (Spring Boot's availability state): UP while the service
-    accepts traffic, DOWN from the moment a graceful shutdown begins (contract section 12), so
-    a load balancer stops sending requests while those in flight still finish.
+    accepts traffic, DOWN from the moment a graceful shutdown begins (docs/reference/operations.md),
+    so a load balancer stops sending requests while those in flight still finish.
 
     ``check()`` returns ``{"state": "ACCEPTING_TRAFFIC"}``, or ``{"status": "DOWN", "state":
     "REFUSING_TRAFFIC"}`` after ``refuse_traffic()``.

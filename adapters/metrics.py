@@ -1,4 +1,4 @@
-"""Service metrics (contract section 4), recorded by subscribing to application events.
+"""Service metrics (docs/reference/operations.md), recorded by subscribing to application events.
 
 Metric families (Prometheus names; counters are exposed with the ``_total`` suffix):
 
@@ -40,7 +40,7 @@ name                                           labels                     from e
                                                ``outcome`` = sent |
                                                failed | skipped
 ``authsvc_audit_write_failures_total``         ``type`` (an audit type,   ``AuditWriteFailed``
-                                               contract section 11)
+                                               docs/reference/operations.md)
 =============================================  =========================  =======================
 
 HTTP request counts and latencies come from ``service_actuator.aiohttp.metrics_middleware``.
@@ -86,8 +86,8 @@ EMAIL_OUTCOMES = ("sent", "failed", "skipped")
 REFRESH_OUTCOMES = ("success", "invalid", "reuse")
 GRANTS = ("login", "refresh", "client_credentials")
 TOKEN_KINDS = ("access", "client_credentials")
-"""The ``kind`` label of ``authsvc_tokens_issued_total`` (contract section 17; ``id`` joins
-with the ID tokens of section 15)."""
+"""The ``kind`` label of ``authsvc_tokens_issued_total`` (docs/reference/tokens-and-sessions.md;
+``id`` joins with the ID tokens of section 15)."""
 CLIENT_AUTH_REASONS = ("unknown_client", "wrong_secret", "disabled")
 DPOP_REASONS = ("missing", "malformed", "typ", "alg", "jwk", "signature", "htm", "htu", "iat",
                 "jti", "replay", "nonce", "ath", "jkt")  # fmt: skip

@@ -1,5 +1,5 @@
-"""Authorization-code flows per second (issue 31 point 5; contract section 15), beside /login
-and /refresh measured in the same sitting.
+"""Authorization-code flows per second (issue 31 point 5; docs/reference/oauth-and-oidc.md), beside
+/login and /refresh measured in the same sitting.
 
 Starts ``authsvc serve`` in a subprocess (temporary key dir and SQLite database unless told
 otherwise), registers a confidential code-flow client (``authsvc clients create

@@ -1,4 +1,4 @@
-"""Domain exceptions. Each carries the contract's problem ``code`` (contract section 1).
+"""Domain exceptions. Each carries the contract's problem ``code`` (docs/reference/operations.md).
 
 The HTTP driver maps each class to a status in exactly one middleware; the CLI prints them.
 """
@@ -70,42 +70,43 @@ class InvalidOldPassword(DomainError):
 
 class ReauthenticationRequired(DomainError):
     """Adding a sign-in factor needs a fresh proof of the user, not only a bearer token
-    (contract section 13, ASVS 5.0 V7.5.1): the request carried none, or one that failed — a
-    wrong password or a refused passkey assertion (401 ``reauthentication_required``)."""
+    (docs/reference/mfa-and-passkeys.md, ASVS 5.0 V7.5.1): the request carried none, or one that
+    failed — a wrong password or a refused passkey assertion (401 ``reauthentication_required``)."""
 
     code = "reauthentication_required"
 
 
 class AccountDisabled(DomainError):
-    """Login with the right password to a disabled account (contract section 8)."""
+    """Login with the right password to a disabled account (docs/reference/accounts.md)."""
 
     code = "account_disabled"
 
 
 class EmailNotVerified(DomainError):
     """Login with the right password while ``auth.require_verified_email`` is on and the email
-    is not verified yet (contract section 9)."""
+    is not verified yet (docs/reference/accounts.md)."""
 
     code = "email_not_verified"
 
 
 class InvalidResetToken(DomainError):
-    """The password-reset token is unknown, expired, already used or voided (contract
-    section 9)."""
+    """The password-reset token is unknown, expired, already used or voided (
+    docs/reference/accounts.md)."""
 
     code = "invalid_reset_token"
 
 
 class InvalidVerificationToken(DomainError):
-    """The email-verification token is unknown, expired or already used (contract section 9)."""
+    """The email-verification token is unknown, expired or already used
+    (docs/reference/accounts.md)."""
 
     code = "invalid_verification_token"
 
 
 class MfaRequired(DomainError):
     """The password was right and the user has MFA on: the login needs its second step
-    (contract section 10). ``mfa_token`` (opaque, single use, 300 s) goes with a TOTP or
-    recovery code to ``/login/mfa``; it is a secret of the caller's, never logged."""
+    (docs/reference/mfa-and-passkeys.md). ``mfa_token`` (opaque, single use, 300 s) goes with a TOTP
+    or recovery code to ``/login/mfa``; it is a secret of the caller's, never logged."""
 
     code = "mfa_required"
 
@@ -119,7 +120,7 @@ class MfaRequired(DomainError):
 
 class InvalidMfaCode(DomainError):
     """The second step failed: the code is wrong or already used, or the ``mfa_token`` is
-    unknown, expired, used or voided (contract section 10)."""
+    unknown, expired, used or voided (docs/reference/mfa-and-passkeys.md)."""
 
     code = "invalid_mfa_code"
 
@@ -127,7 +128,7 @@ class InvalidMfaCode(DomainError):
 class InvalidDpopProof(DomainError):
     """A DPoP proof (RFC 9449 §4.3) failed a check; ``reason`` names which (``malformed``,
     ``typ``, ``alg``, ``jwk``, ``signature``, ``htm``, ``htu``, ``iat``, ``jti``, ``replay``).
-    Answered as the OAuth error ``invalid_dpop_proof`` (contract section 14)."""
+    Answered as the OAuth error ``invalid_dpop_proof`` (docs/reference/oauth-and-oidc.md)."""
 
     code = "invalid_dpop_proof"
 
@@ -137,9 +138,9 @@ class InvalidDpopProof(DomainError):
 
 
 class InvalidPasskey(DomainError):
-    """A WebAuthn response failed a check (contract section 13): its type, challenge, origin,
-    RP ID hash, user presence or verification, algorithm, attestation or signature; ``reason``
-    names which, for logs and metrics only (clients get one body)."""
+    """A WebAuthn response failed a check (docs/reference/mfa-and-passkeys.md): its type, challenge,
+    origin, RP ID hash, user presence or verification, algorithm, attestation or signature;
+    ``reason`` names which, for logs and metrics only (clients get one body)."""
 
     code = "invalid_passkey"
 
@@ -150,26 +151,26 @@ class InvalidPasskey(DomainError):
 
 class PasskeyLoginFailed(DomainError):
     """A passkey login failed a check: the credential is unknown or flagged, or its assertion
-    is wrong — one answer for all (contract section 13, 401 ``invalid_passkey``)."""
+    is wrong — one answer for all (docs/reference/mfa-and-passkeys.md ``invalid_passkey``)."""
 
     code = "invalid_passkey"
 
 
 class InvalidCeremony(DomainError):
     """A WebAuthn ceremony is unknown, used, expired, of another kind or another user's
-    (contract section 13)."""
+    (docs/reference/mfa-and-passkeys.md)."""
 
     code = "invalid_ceremony"
 
 
 class PasskeyExists(DomainError):
-    """The credential id is registered already (contract section 13)."""
+    """The credential id is registered already (docs/reference/mfa-and-passkeys.md)."""
 
     code = "passkey_exists"
 
 
 class FederationFailed(DomainError):
-    """A login at another identity provider failed a check of contract section 16 (state,
+    """A login at another identity provider failed a check of docs/reference/federation.md (state,
     ``iss``, the code exchange, the ID token, userinfo) or the provider answered an error
     (400 ``federation_failed``): one answer for every cause; nothing was created or linked."""
 
@@ -236,8 +237,8 @@ class RateLimited(DomainError):
 
 class StorageFault(DomainError):
     """The database cannot be reached or cannot write now (connection lost, server restarting
-    or refusing connections, disk full, read-only, locked past the busy timeout): contract
-    sections 1 and 12, 503 ``storage_unavailable``.
+    or refusing connections, disk full, read-only, locked past the busy timeout):
+    docs/reference/operations.md ``storage_unavailable``.
 
     Raised by the storage adapters in place of their drivers' errors; the unit of work it
     interrupted is rolled back, so nothing of it was written — except when the connection was

@@ -1,4 +1,4 @@
-"""OpenID Connect provider records and pure rules (contract section 15).
+"""OpenID Connect provider records and pure rules (docs/reference/oauth-and-oidc.md).
 
 Records: ``AuthorizationCode`` (a code as stored, by its hash), ``Consent`` (what a user let a
 client have), ``HostedSession`` (the browser's login at the provider). Rules: which redirect
@@ -19,7 +19,7 @@ from urllib.parse import SplitResult, urlsplit
 import attrs
 
 OIDC_SCOPES = ("openid", "profile", "email", "offline_access")
-"""The OpenID Connect scopes any code-flow client may request (contract section 15)."""
+"""The OpenID Connect scopes any code-flow client may request (docs/reference/oauth-and-oidc.md)."""
 IGNORED_SCOPES = ("address", "phone")
 """Standard OIDC scopes authsvc does not serve: dropped from a request, never refused."""
 PKCE_CHALLENGE = re.compile(r"^[A-Za-z0-9_-]{43}$")
@@ -37,7 +37,7 @@ _LOOPBACK_LITERALS = ("127.0.0.1", "::1")
 
 @attrs.frozen
 class AuthorizationCode:
-    """An authorization code as stored (contract section 15): single use, about 60 s.
+    """An authorization code as stored (docs/reference/oauth-and-oidc.md): single use, about 60 s.
 
     ``code_hash``: SHA-256 hex (64 lower-case characters) of the clear code, which only the
     client's redirect ever carries. Bound to ``client_id``, ``redirect_uri`` (exactly as
@@ -74,7 +74,7 @@ class AuthorizationCode:
 class Consent:
     """What ``user_id`` allowed ``client_id``: the ``scopes`` granted so far (a union over
     every grant), ``granted_at`` the latest grant (UTC). A request within ``scopes`` needs no
-    consent page (contract section 15)."""
+    consent page (docs/reference/oauth-and-oidc.md)."""
 
     user_id: str
     client_id: str
@@ -91,10 +91,10 @@ class HostedSession:
     """The browser's login at the provider (the ``__Host-authsvc_session`` cookie).
 
     ``id_hash``: SHA-256 hex of the cookie's opaque value. ``session_id``: its row in
-    ``sessions`` (one of the user's sessions of contract section 7: it ends with that row at
-    logout, password change, disable, delete or DELETE /me/sessions/{id}). ``auth_time``,
-    ``amr``, ``acr``: the login (copied into each code). ``idle_expires_at``: dead when not
-    used before it (``oidc.session_idle_ttl``, moved on by ``touch``); ``expires_at``: the
+    ``sessions`` (one of the user's sessions of docs/reference/tokens-and-sessions.md: it ends with
+    that row at logout, password change, disable, delete or DELETE /me/sessions/{id}).
+    ``auth_time``, ``amr``, ``acr``: the login (copied into each code). ``idle_expires_at``: dead
+    when not used before it (``oidc.session_idle_ttl``, moved on by ``touch``); ``expires_at``: the
     absolute end (``oidc.session_ttl``).
     """
 
@@ -126,12 +126,12 @@ def _is_loopback_ip(host: str | None) -> bool:
 def redirect_uri_problem(uri: str) -> str | None:
     """Why ``uri`` cannot be registered as a redirect URI, or None when it can.
 
-    Allowed (contract section 15; RFC 8252 §7; OAuth 2.1 §2.3.1): an absolute ``https`` URI
-    with a host; ``http`` only on a loopback host (the IP literals ``127.0.0.1`` / ``[::1]``,
-    or ``localhost``); a private-use scheme that is a reverse domain name
-    (``com.example.app:/cb``). Never a fragment, user information, white space or control
-    characters; at most ``MAX_REDIRECT_URI_LENGTH`` characters. The reason is a short English
-    phrase for a 422 field error.
+    Allowed (docs/reference/oauth-and-oidc.md; RFC 8252 §7; OAuth 2.1 §2.3.1): an absolute ``https``
+    URI with a host; ``http`` only on a loopback host (the IP literals ``127.0.0.1`` / ``[::1]``, or
+    ``localhost``); a private-use scheme that is a reverse domain name (``com.example.app:/cb``).
+    Never a fragment, user information, white space or control characters; at most
+    ``MAX_REDIRECT_URI_LENGTH`` characters. The reason is a short English phrase for a 422 field
+    error.
     """
     if not uri or len(uri) > MAX_REDIRECT_URI_LENGTH:
         return f"must be 1 to {MAX_REDIRECT_URI_LENGTH} characters"

@@ -1,5 +1,5 @@
-"""Passkeys (WebAuthn Level 3; contract section 13): public-key credentials a user registers
-to log in without a password, or to answer ``mfa_required``.
+"""Passkeys (WebAuthn Level 3; docs/reference/mfa-and-passkeys.md): public-key credentials a user
+registers to log in without a password, or to answer ``mfa_required``.
 
 A ``Passkey`` holds what verification needs (credential id, COSE public key, signature
 counter) and what the user sees (name, times, AAGUID, backup state, transports,
@@ -15,14 +15,15 @@ from datetime import datetime
 import attrs
 
 CEREMONY_TTL = 300
-"""Seconds a ceremony (its challenge) lives (contract section 13)."""
+"""Seconds a ceremony (its challenge) lives (docs/reference/mfa-and-passkeys.md)."""
 USER_HANDLE_BYTES = 32
 """Length of a user's WebAuthn user handle: random, opaque, never the email or the user id."""
 
 
 @attrs.frozen
 class Passkey:
-    """A registered credential of ``user_id`` (contract section 13 ``Passkey`` plus its secrets).
+    """A registered credential of ``user_id`` (docs/reference/mfa-and-passkeys.md ``Passkey`` plus
+    its secrets).
 
     ``id``: ours (32 hex). ``credential_id``: the authenticator's (bytes, unique).
     ``public_key``: COSE_Key bytes. ``sign_count``: the last signature counter seen.
@@ -55,9 +56,9 @@ class CeremonyKind(enum.StrEnum):
 
 @attrs.frozen
 class Ceremony:
-    """One WebAuthn ceremony in progress (contract section 13): ``challenge`` (32 random bytes),
-    ``kind``, ``user_id`` (the user who asked, for a registration or a login with an email or
-    an ``mfa_token``; None for a discoverable login), ``mfa_token_hash`` (a login answering
+    """One WebAuthn ceremony in progress (docs/reference/mfa-and-passkeys.md): ``challenge`` (32
+    random bytes), ``kind``, ``user_id`` (the user who asked, for a registration or a login with an
+    email or an ``mfa_token``; None for a discoverable login), ``mfa_token_hash`` (a login answering
     ``mfa_required``: only that ``mfa_token`` may complete it), ``expires_at``."""
 
     id: str
@@ -76,7 +77,7 @@ class Ceremony:
 def counter_regressed(stored: int, presented: int) -> bool:
     """WebAuthn L3 §7.2 step 22: the signature counter ``presented`` by an authenticator did
     not grow past the ``stored`` one although either is non-zero (an equal non-zero counter is
-    a regression: contract section 13). Both 0: the authenticator keeps no counter.
+    a regression: docs/reference/mfa-and-passkeys.md). Both 0: the authenticator keeps no counter.
 
     Ask it only of an assertion whose signature verified (§7.2 checks the signature first), so
     that nobody without the private key can make a passkey look cloned.

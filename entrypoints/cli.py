@@ -1,24 +1,27 @@
 """The ``authsvc`` command line: ``serve``, ``migrate`` and the box operator's commands.
 
 ``authsvc purge`` deletes expired refresh tokens and rotated-token records, ended sessions and
-the other expired records ``PurgeExpired`` names (contract section 12; the provider's codes and
-hosted sessions, section 15) and prints how many.
+the other expired records ``PurgeExpired`` names (docs/reference/operations.md; the provider's codes
+and hosted sessions, section 15) and prints how many.
 
-Operator commands (contract section 3), each opening and closing the storage like ``migrate``:
+Operator commands (docs/reference/accounts.md), each opening and closing the storage like
+``migrate``:
 
 - ``authsvc create-superadmin --email E [--org ORG]``: create the first superadmin (password from
   ``$AUTHSVC_BOOTSTRAP_PASSWORD``, else asked twice on the terminal) or promote an existing user;
 - ``authsvc users list [--org ORG] [--limit N]``: one line per user (id, email, role, org);
 - ``authsvc users set-role EMAIL ROLE`` and ``authsvc users set-org EMAIL ORG``;
-- ``authsvc users disable|enable|delete EMAIL`` (contract section 8): disabling ends the user's
+- ``authsvc users disable|enable|delete EMAIL`` (docs/reference/accounts.md): disabling ends the
+user's
   sessions at once; deleting removes the user with its sessions and memberships. The last
   enabled superadmin can be neither disabled nor deleted.
 
-Signing keys (contract section 12; ADR 0015), in the configured key store (``auth.key_store``):
+Signing keys (docs/reference/operations.md; ADR 0015), in the configured key store
+(``auth.key_store``):
 
 - ``authsvc clients create NAME --scope S [--audience A] [--org ORG] [--require-dpop] | list
-  [--org ORG] | rotate-secret | disable | enable | delete CLIENT_ID``: OAuth clients (contract
-  section 14; ``entrypoints.cli_clients``);
+  [--org ORG] | rotate-secret | disable | enable | delete CLIENT_ID``: OAuth clients (
+  docs/reference/oauth-and-oidc.md; ``entrypoints.cli_clients``);
 - ``authsvc keys list``: one line per key: kid, alg, state (signing, pending, verifying,
   expired), when it signs from, when it stops signing, until when it verifies;
 - ``authsvc keys rotate [--now]``: a new key of ``auth.algorithm``, published in the JWKS at
@@ -178,10 +181,11 @@ def _serve(
     config_path: str | None = None,
     workers: int | None = None,
 ) -> int:
-    """Run the HTTP service until SIGTERM or SIGINT, then shut down gracefully (contract
-    section 12), in one process or ``workers`` (default ``server.workers``) processes on one
-    port; ``config_path`` (``--config``) is what ``/actuator/refresh`` re-reads (None:
-    ``$AUTHSVC_CONFIG``). Returns the exit status. Actuator start-up errors become ``CliError``."""
+    """Run the HTTP service until SIGTERM or SIGINT, then shut down gracefully (
+    docs/reference/operations.md), in one process or ``workers`` (default ``server.workers``)
+    processes on one port; ``config_path`` (``--config``) is what ``/actuator/refresh`` re-reads
+    (None: ``$AUTHSVC_CONFIG``). Returns the exit status. Actuator start-up errors become
+    ``CliError``."""
     from entrypoints.serve import serve_one, serve_workers
     from service_actuator import ServiceActuatorError
 
@@ -327,7 +331,7 @@ def _when(t: datetime | None) -> str:
 
 async def _keys_list(container: Container) -> None:
     """``keys list``: every key of the store, latest first, with its state now, each judged by
-    its own algorithm (contract section 17): ``signing`` (one per algorithm of
+    its own algorithm (docs/reference/tokens-and-sessions.md): ``signing`` (one per algorithm of
     ``auth.algorithms``), ``pending`` (published ahead), ``verifying`` (retiring: its tokens may
     be live; all keys of an algorithm dropped from the list) or ``expired``."""
     signer = await asyncio.to_thread(container.signer)

@@ -1,5 +1,5 @@
-"""Many instances, one service (contract section 12; ADR 0015): what keeps an instance in step
-with its peers.
+"""Many instances, one service (docs/reference/operations.md; ADR 0015): what keeps an instance in
+step with its peers.
 
 - ``follow_peers``: subscribes this instance to what its peers announce over a broker bus —
   ``ConfigChanged`` from a peer re-reads this instance's configuration (all or nothing,

@@ -1,5 +1,6 @@
 """Configuration: a TOML file (one table per prefix) overridden by ``AUTHSVC_<PREFIX>__<KEY>``
-environment variables, validated at start into frozen settings objects (contract section 5).
+environment variables, validated at start into frozen settings objects
+(docs/reference/configuration.md).
 
 The file comes from ``--config PATH`` or ``AUTHSVC_CONFIG``; none is needed. Unknown keys and bad
 values raise ``ConfigError`` naming the key (e.g. ``auth.access_token_ttl``).
@@ -155,9 +156,10 @@ def check_workers(workers: int, backend: str, key: str = "server.workers") -> No
 
 
 def check_oauth_resources(config: Config) -> None:
-    """``auth.audience`` is always a shared resource accepting any scope (contract section
-    14): registering it again in ``oauth.resources`` (for one organization, or with scopes)
-    would say otherwise, so it raises ``ConfigError`` naming ``oauth.resources``."""
+    """``auth.audience`` is always a shared resource accepting any scope
+    (docs/reference/oauth-and-oidc.md): registering it again in ``oauth.resources`` (for one
+    organization, or with scopes) would say otherwise, so it raises ``ConfigError`` naming
+    ``oauth.resources``."""
     if any(r.audience == config.auth.audience for r in config.oauth.resources):
         raise ConfigError(
             "oauth.resources", "auth.audience is always shared and accepts any scope; "

@@ -1,6 +1,7 @@
 """Configuration refresh (``POST /actuator/refresh``): all of it, or nothing.
 
-Contract section 4 ("Refresh") and section 6 (``ConfigChanged``); ADR 0006 ("Refresh"), ADR 0011.
+docs/reference/operations.md ("Refresh") and section 6 (``ConfigChanged``); ADR 0006 ("Refresh"),
+ADR 0011.
 
 The configuration in force is **one** ``Live[Config]``. Everything that reads settings reads
 through it, directly or through a per-prefix view (``Live.view``): the use cases' ``auth``, the
@@ -103,9 +104,10 @@ class ConfigReloader:
 
     Steps: read ``source`` (in a worker thread: file I/O); diff with ``live.current`` by prefix;
     prepare, in the given order, each of ``steps`` whose prefix changed; if every one accepted,
-    replace ``live``, commit the steps, record ``config.changed`` in the audit log (contract
-    section 11; with ``storage`` and ``clock``) and publish ``ConfigChanged(changed=...)`` once.
-    Subscribers' failures are logged by the bus and do not fail the refresh.
+    replace ``live``, commit the steps, record ``config.changed`` in the audit log (
+    docs/reference/operations.md; with ``storage`` and ``clock``) and publish
+    ``ConfigChanged(changed=...)`` once. Subscribers' failures are logged by the bus and do not fail
+    the refresh.
 
     Returns ``RefreshResult(changed=[prefix, ...] sorted, restart_required=[p in changed that
     are in RESTART_PREFIXES, unless only their LIVE_KEYS changed])``; both empty when nothing
@@ -142,7 +144,7 @@ class ConfigReloader:
     async def __call__(self, actor_id: str | None = None) -> RefreshResult:
         """Re-read, compare, prepare, apply and report; see the class docstring. ``actor_id``:
         who asked (the caller of ``POST /actuator/refresh``), named as the ``actor_id`` of the
-        ``config.changed`` audit row (contract section 11)."""
+        ``config.changed`` audit row (docs/reference/operations.md)."""
         return await self._refresh(announce=True, actor_id=actor_id)
 
     async def follow(self, event: ConfigChanged) -> None:

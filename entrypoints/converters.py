@@ -40,10 +40,11 @@ def _non_null(type_: Any) -> tuple[Any, ...]:
 
 
 def json_type(type_: Any) -> str:
-    """The JSON type a field of Python type ``type_`` takes, as messages name it (contract
-    section 1): ``string``, ``integer``, ``number``, ``boolean``, ``object``, ``list of
-    strings`` ..., members of a union joined by ``or``; never a Python class name. ``None`` in a
-    union is left out: a request body may omit an optional member but not send it as null."""
+    """The JSON type a field of Python type ``type_`` takes, as messages name it (
+    docs/reference/operations.md): ``string``, ``integer``, ``number``, ``boolean``, ``object``,
+    ``list of strings`` ..., members of a union joined by ``or``; never a Python class name.
+    ``None`` in a union is left out: a request body may omit an optional member but not send it as
+    null."""
     members = _non_null(type_)
     if len(members) != 1:
         return " or ".join(json_type(m) for m in members)
@@ -77,7 +78,7 @@ def _expected(type_: Any) -> str:
 
 def _describe(exc: BaseException, type_: Any) -> str:
     """The message of one bad field: the validator's own for value errors, else the JSON type
-    expected (contract section 1: never an internal class name)."""
+    expected (docs/reference/operations.md: never an internal class name)."""
     if isinstance(exc, ValueError) and not isinstance(exc, BaseValidationError):
         return str(exc.args[0]) if exc.args else "invalid value"
     if isinstance(exc, TypeError) and type_ is not None:

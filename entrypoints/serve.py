@@ -1,5 +1,5 @@
 """``authsvc serve [--workers N]``: one process, or N worker processes sharing one port, each
-shutting down gracefully (contract section 12).
+shutting down gracefully (docs/reference/operations.md).
 
 With N > 1 the parent process prepares what must exist once (migrations applied, signing keys
 created), points prometheus-client's multiprocess mode at a fresh directory (so
@@ -91,9 +91,9 @@ def exit_at_once(status: int) -> NoReturn:
     """End this process with ``status`` once serving is over and everything is closed: run the
     exit handlers (``atexit``: logging flushed, ...), flush stdout and stderr, then
     ``os._exit`` — skipping only the interpreter's teardown of its modules, which takes about
-    a second with this many and would hold the exit after the last request (contract
-    section 12: the process exits as soon as the requests in flight are done). Only for a
-    process that is ``authsvc`` itself (a worker, or ``main`` run as the program)."""
+    a second with this many and would hold the exit after the last request (
+    docs/reference/operations.md: the process exits as soon as the requests in flight are done).
+    Only for a process that is ``authsvc`` itself (a worker, or ``main`` run as the program)."""
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         try:

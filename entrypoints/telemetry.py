@@ -10,7 +10,7 @@ container wraps the use-case objects.
 route table, the method, the status and exception *class* names — never request bodies, headers,
 arguments or exception messages (which could echo input).
 
-Exporters (``[telemetry] exporter``, contract section 5):
+Exporters (``[telemetry] exporter``, docs/reference/configuration.md):
 
 * ``none`` (default): no SDK provider is built; spans go to the global OpenTelemetry provider,
   a no-op unless the process installed one (e.g. ``opentelemetry-instrument``).

@@ -30,11 +30,11 @@ def build_actuator(
     bus: Any,
     federation: FederationHealth,
 ) -> Actuator:
-    """The actuator of contract section 4 (distribution ``authsvc``; readiness: db, signingKey,
-    readinessState, federation — always UP, it lists providers unreachable, contract section
-    16; ``events`` counts for ``/actuator/health`` only). Its settings are read per
-    request from ``live_config`` (the ``actuator`` prefix in force); who may see details, read
-    metrics or refresh is ``domain.policy``'s call (``authorize_actuator``), and the caller it
+    """The actuator of docs/reference/operations.md (distribution ``authsvc``; readiness: db,
+    signingKey, readinessState, federation — always UP, it lists providers unreachable,
+    docs/reference/federation.md; ``events`` counts for ``/actuator/health`` only). Its settings are
+    read per request from ``live_config`` (the ``actuator`` prefix in force); who may see details,
+    read metrics or refresh is ``domain.policy``'s call (``authorize_actuator``), and the caller it
     allowed to refresh is the ``actor_id`` of the ``config.changed`` row (``REFRESH_CALLER``).
 
     Raises ``ServiceActuatorError`` when ``PROMETHEUS_MULTIPROC_DIR`` names no directory.
@@ -85,10 +85,11 @@ class Deferred:
 
 
 def make_secret_sealer(config: Config) -> AesGcmSealer:
-    """The sealer of the TOTP secrets (contract section 10; ADR 0018): with the database key
-    store its key is derived from the key-encryption key (every instance shares it), else it is
-    ``mfa.key`` in ``auth.key_dir`` (created on first start, mode 0600). Raises ``ConfigError``
-    for an unusable key-encryption key, ``KeyStoreError`` for an unusable key directory."""
+    """The sealer of the TOTP secrets (docs/reference/mfa-and-passkeys.md; ADR 0018): with the
+    database key store its key is derived from the key-encryption key (every instance shares it),
+    else it is ``mfa.key`` in ``auth.key_dir`` (created on first start, mode 0600). Raises
+    ``ConfigError`` for an unusable key-encryption key, ``KeyStoreError`` for an unusable key
+    directory."""
     if key_store_of(config) == "database":
         return AesGcmSealer.from_kek(read_kek(config.auth))
     return AesGcmSealer.from_key_dir(config.auth.key_dir)

@@ -1,7 +1,7 @@
 """aiohttp integration: mounts an :class:`~service_actuator.core.Actuator` under ``/actuator``
 and records HTTP server metrics (:func:`metrics_middleware`).
 
-Routes (contract section 4)::
+Routes (docs/reference/operations.md)::
 
     GET  {prefix}/health        health     200 UP / 503 DOWN
     GET  {prefix}/health/live   liveness   200 always

@@ -65,7 +65,7 @@ nothing changed) when the new configuration does not validate.
 
 class Actuator:
     """The actuator service: handlers ``health``, ``liveness``, ``readiness``, ``info``,
-    ``metrics`` and ``refresh`` (contract section 4; Spring Boot Actuator semantics).
+    ``metrics`` and ``refresh`` (docs/reference/operations.md; Spring Boot Actuator semantics).
 
     Every handler is ``async``, takes the framework's request object (only handed to the
     authorizer; may be None) and returns an :class:`ActuatorResponse`.

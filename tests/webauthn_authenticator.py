@@ -1,4 +1,4 @@
-"""A software WebAuthn authenticator for the tests (contract section 13): it makes
+"""A software WebAuthn authenticator for the tests (docs/reference/mfa-and-passkeys.md): it makes
 ``none``-attested registration responses (and, later, assertions) for Ed25519, ES256 and RS256
 keys, built with ``cryptography`` and ``cbor2`` the way an authenticator and a browser would,
 and can break any one rule on request (origin, RP ID, challenge, type, flags, algorithm)."""

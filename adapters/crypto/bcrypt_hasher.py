@@ -1,4 +1,4 @@
-"""Password hashing with bcrypt: the ``Hasher`` port (contract section 2).
+"""Password hashing with bcrypt: the ``Hasher`` port (docs/reference/tokens-and-sessions.md).
 
 bcrypt hashes at most 72 bytes of UTF-8; longer passwords are refused by the password policy
 before they reach this adapter, and bcrypt 5 raises ``ValueError`` rather than truncating.

@@ -1,4 +1,5 @@
-"""Signing keys in the database (``auth.key_store = "database"``; contract section 12, ADR 0015).
+"""Signing keys in the database (``auth.key_store = "database"``; docs/reference/operations.md, ADR
+0015).
 
 Every instance over one database signs with the same key and verifies with the same set: the
 keys live in the table ``signing_keys`` (migration ``0003_signing_keys``) of the storage's

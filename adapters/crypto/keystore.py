@@ -1,6 +1,6 @@
 """Signing-key files in ``auth.key_dir`` (default ``~/.authsvc/keys``) and the record of their use.
 
-One private key file per algorithm (contract section 2, "Access token"):
+One private key file per algorithm (docs/reference/tokens-and-sessions.md, "Access token"):
 
 ============  ========================  ==================================================
 algorithm     file                      content

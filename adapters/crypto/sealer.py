@@ -1,4 +1,5 @@
-"""AES-256-GCM sealing of secrets at rest: the TOTP secrets (contract section 10; ADR 0018).
+"""AES-256-GCM sealing of secrets at rest: the TOTP secrets (docs/reference/mfa-and-passkeys.md; ADR
+0018).
 
 The key comes from where the signing keys live (``auth.key_store``, ADR 0015):
 

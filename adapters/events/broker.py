@@ -1,4 +1,4 @@
-"""What the NATS and Redis event buses share (contract sections 6 and 12; ADR 0015).
+"""What the NATS and Redis event buses share (docs/reference/operations.md; ADR 0015).
 
 A broker bus is an ``EventBus`` for many instances of the service: every event is delivered to
 this process's subscribers as the in-process bus does, and a ``SharedEvent`` published here

@@ -1,4 +1,4 @@
-"""The in-process EventBus adapter (contract section 6)."""
+"""The in-process EventBus adapter (docs/reference/operations.md)."""
 
 from __future__ import annotations
 

@@ -1,1 +1,1 @@
-"""The upstream identity providers' client (contract section 16)."""
+"""The upstream identity providers' client (docs/reference/federation.md)."""

@@ -1,5 +1,5 @@
-"""Component ``federation`` of readiness (contract section 16): whether each enabled identity
-provider answered its discovery, without ever making readiness DOWN.
+"""Component ``federation`` of readiness (docs/reference/federation.md): whether each enabled
+identity provider answered its discovery, without ever making readiness DOWN.
 
 A provider unreachable at start is not fatal (a login loads discovery on first use); it is
 logged and listed here. The probes run in the background — at start (``probe_soon``) and again

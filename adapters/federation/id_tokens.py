@@ -20,7 +20,7 @@ ASYMMETRIC = frozenset({"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "E
                         "ES512", "EdDSA", "Ed25519"})  # fmt: skip
 """The JWS algorithms an upstream ID token may use (RFC 7518; RFC 8037)."""
 LEEWAY = 60
-"""Clock skew allowed on ``exp`` and ``iat``, seconds (contract section 16)."""
+"""Clock skew allowed on ``exp`` and ``iat``, seconds (docs/reference/federation.md)."""
 
 
 def header_of(token: str) -> dict[str, Any]:

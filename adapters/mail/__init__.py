@@ -1,2 +1,2 @@
-"""``EmailSender`` adapters (contract section 9): ``console`` (development), ``smtp``
+"""``EmailSender`` adapters (docs/reference/accounts.md): ``console`` (development), ``smtp``
 (aiosmtplib), and the choice between them by ``email.backend``."""

@@ -1,4 +1,4 @@
-"""TOTP (RFC 6238) on pyotp, QR codes on segno (contract section 10).
+"""TOTP (RFC 6238) on pyotp, QR codes on segno (docs/reference/mfa-and-passkeys.md).
 
 The algorithm, the base32 secrets and the ``otpauth://`` Key Uri Format are pyotp's; the QR
 code is segno's SVG. What this adapter adds is the policy the contract fixes: SHA-1, 6 digits,

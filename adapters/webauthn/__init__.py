@@ -1,1 +1,1 @@
-"""WebAuthn ceremonies on py_webauthn (contract section 13)."""
+"""WebAuthn ceremonies on py_webauthn (docs/reference/mfa-and-passkeys.md)."""

@@ -37,7 +37,8 @@ ALGORITHMS = (
     COSEAlgorithmIdentifier.ECDSA_SHA_256,
     COSEAlgorithmIdentifier.RSASSA_PKCS1_v1_5_SHA_256,
 )
-"""Ed25519 (-8), ES256 (-7), RS256 (-257): what contract section 13 offers, in that order."""
+"""Ed25519 (-8), ES256 (-7), RS256 (-257): what docs/reference/mfa-and-passkeys.md offers, in that
+order."""
 TIMEOUT_MS = 300_000
 """The browser's timeout hint: the ceremony's 300 s."""
 

@@ -1,2 +1,2 @@
 """Accounts: users (list, show, role, org, lifecycle), groups and members, the operator's
-command-line use cases (contract sections 3 and 8)."""
+command-line use cases (docs/reference/accounts.md)."""

@@ -1,10 +1,10 @@
-"""Groups and their members: the use cases of contract section 3 on groups.
+"""Groups and their members: the use cases of docs/reference/accounts.md on groups.
 
 Each use case is one small class: its ports are injected in ``__init__`` and it runs on
 ``await use_case(principal, ...)``. Access is decided by ``domain.policy`` only, in its fixed
 order: role (``Forbidden``), then organization scope (``NotFound``), then the operation's own
-rules. Every change runs in one unit of work with its audit rows (contract section 11); events
-are published after the commit, never before and never when the unit fails.
+rules. Every change runs in one unit of work with its audit rows (docs/reference/operations.md);
+events are published after the commit, never before and never when the unit fails.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ _GROUP_NOT_FOUND = "group not found"
 
 @attrs.frozen
 class Member:
-    """A group member as shown in a group: ``{"id", "email"}`` (contract section 3)."""
+    """A group member as shown in a group: ``{"id", "email"}`` (docs/reference/accounts.md)."""
 
     id: str
     email: str
@@ -78,7 +78,7 @@ async def _group_in_scope(uow: UnitOfWork, principal: Principal, group_id: str) 
 
 
 class ListGroups(Listing[GroupSummary]):
-    """GET /groups (contract section 3): every role.
+    """GET /groups (docs/reference/accounts.md): every role.
 
     Rules: viewer, operator and org_admin list their own organization (an ``org_id`` naming
     another → ``NotFound``); a superadmin lists every organization or only ``org_id``. ``limit``
@@ -94,7 +94,7 @@ class ListGroups(Listing[GroupSummary]):
 
 @attrs.frozen
 class GetGroup:
-    """GET /groups/{id} (contract section 3): every role.
+    """GET /groups/{id} (docs/reference/accounts.md): every role.
 
     Rules: group missing or outside the caller's organization (not superadmin) → ``NotFound``.
     Returns ``GroupDetail`` with the members ordered by id.
@@ -113,7 +113,7 @@ class GetGroup:
 
 @attrs.frozen
 class CreateGroup:
-    """POST /groups ``{"name"}`` (+ ``"org_id"`` for superadmin) (contract section 3).
+    """POST /groups ``{"name"}`` (+ ``"org_id"`` for superadmin) (docs/reference/accounts.md).
 
     Rules: viewer/operator → ``Forbidden``; an org_admin creates in its own organization (an
     ``org_id`` naming another → ``NotFound``); a superadmin may name any ``org_id`` and defaults
@@ -147,7 +147,7 @@ class CreateGroup:
 
 @attrs.frozen
 class RenameGroup:
-    """PATCH /groups/{id} ``{"name"}`` (contract section 3): org_admin and superadmin.
+    """PATCH /groups/{id} ``{"name"}`` (docs/reference/accounts.md): org_admin and superadmin.
 
     Rules: viewer/operator → ``Forbidden``; group missing or outside an org_admin's organization
     → ``NotFound``; ``name`` as for ``CreateGroup``; a duplicate name → ``Conflict``. A new name
@@ -176,7 +176,7 @@ class RenameGroup:
 
 @attrs.frozen
 class DeleteGroup:
-    """DELETE /groups/{id} (contract section 3): org_admin and superadmin.
+    """DELETE /groups/{id} (docs/reference/accounts.md): org_admin and superadmin.
 
     Rules: viewer/operator → ``Forbidden``; group missing or outside an org_admin's organization
     → ``NotFound``. The group and its memberships go in one unit of work; ``GroupDeleted`` and one
@@ -209,7 +209,7 @@ class DeleteGroup:
 
 @attrs.frozen
 class AddMember:
-    """PUT /groups/{id}/members/{user_id} (contract section 3): org_admin and superadmin.
+    """PUT /groups/{id}/members/{user_id} (docs/reference/accounts.md): org_admin and superadmin.
 
     Rules, in order: viewer/operator → ``Forbidden``; group missing or outside an org_admin's
     organization → ``NotFound``; user missing or outside an org_admin's organization →
@@ -244,7 +244,7 @@ class AddMember:
 
 @attrs.frozen
 class RemoveMember:
-    """DELETE /groups/{id}/members/{user_id} (contract section 3): org_admin and superadmin.
+    """DELETE /groups/{id}/members/{user_id} (docs/reference/accounts.md): org_admin and superadmin.
 
     Rules: viewer/operator → ``Forbidden``; group or user missing, or outside an org_admin's
     organization → ``NotFound``. Removing a user who is not a member succeeds and changes nothing.

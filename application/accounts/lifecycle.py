@@ -1,9 +1,10 @@
-"""The user lifecycle of contract section 8: disable and enable, move to another organization,
-delete — by an administrator (or the operator's command line) — and delete one's own account.
+"""The user lifecycle of docs/reference/accounts.md: disable and enable, move to another
+organization, delete — by an administrator (or the operator's command line) — and delete one's own
+account.
 
 Access is decided by ``domain.policy`` (``check_user_management``, ``check_keeps_a_superadmin``);
 every change runs in one unit of work, checks first, so a refused request changes nothing;
-its audit rows (contract section 11) commit with it; events are published after the commit.
+its audit rows (docs/reference/operations.md) commit with it; events are published after the commit.
 """
 
 from __future__ import annotations
@@ -33,8 +34,8 @@ async def _superadmins(uow: UnitOfWork) -> int:
 
 @attrs.frozen
 class UpdateUser:
-    """PATCH /users/{id} ``{"disabled": bool}`` and/or ``{"org_id"}`` (contract sections 3 and
-    8); the command line's ``users disable|enable|set-org EMAIL`` (``CLI_OPERATOR``).
+    """PATCH /users/{id} ``{"disabled": bool}`` and/or ``{"org_id"}`` (docs/reference/accounts.md);
+    the command line's ``users disable|enable|set-org EMAIL`` (``CLI_OPERATOR``).
 
     Rules, all checked before anything changes: neither field → ``ValidationFailed``;
     ``org_id`` needs superadmin (``Forbidden``) and a valid id (``ValidationFailed``);
@@ -43,8 +44,8 @@ class UpdateUser:
     ``Forbidden``; disabling the last enabled superadmin → ``LastSuperadmin``.
 
     Disabling ends every session of the user at once (``UserDisabled``, and ``SessionEnded``
-    reason ``disabled`` per session) and voids its reset tokens and ``mfa_token``s (contract
-    section 9); enabling publishes ``UserEnabled``; a move drops the
+    reason ``disabled`` per session) and voids its reset tokens and ``mfa_token``s (
+    docs/reference/accounts.md); enabling publishes ``UserEnabled``; a move drops the
     user's memberships of its old organization's groups (``GroupMembershipChanged``). Setting
     what is already set changes nothing. Returns the ``User``.
     """
@@ -112,7 +113,7 @@ class UpdateUser:
 
 @attrs.frozen
 class DeleteUser:
-    """DELETE /users/{id} (contract section 8); the command line's ``users delete EMAIL``.
+    """DELETE /users/{id} (docs/reference/accounts.md); the command line's ``users delete EMAIL``.
 
     Rules: viewer/operator → ``Forbidden``; missing or outside an org_admin's organization →
     ``NotFound``; an org_admin deleting a superadmin or itself → ``Forbidden``; the last enabled
@@ -140,7 +141,7 @@ class DeleteUser:
 
 @attrs.frozen
 class DeleteOwnAccount:
-    """DELETE /me ``{"password"}`` (contract section 8): a user deletes its own account.
+    """DELETE /me ``{"password"}`` (docs/reference/accounts.md): a user deletes its own account.
 
     Raises ``RateLimited`` (429) or ``InvalidOldPassword`` (403) for a wrong password
     (``Reauthentication.confirm_password``: a wrong one counts against the login throttle of

@@ -1,4 +1,4 @@
-"""The box operator's command line (contract section 3): ``authsvc create-superadmin`` and
+"""The box operator's command line (docs/reference/accounts.md): ``authsvc create-superadmin`` and
 ``authsvc users set-role | set-org``.
 
 The operator is ``domain.policy.CLI_OPERATOR``: trusted, it passes the role and scope checks, but
@@ -62,7 +62,8 @@ class OperatorCommand(Generic[V]):
 
 @attrs.frozen
 class CreateSuperadmin:
-    """``authsvc create-superadmin --email E`` (contract section 3), run by the box operator.
+    """``authsvc create-superadmin --email E`` (docs/reference/accounts.md), run by the box
+    operator.
 
     ``email`` is normalized by the injected ``EmailNormalizer`` (``ValidationFailed`` naming
     ``email``). An existing user is promoted to superadmin (its password and organization are

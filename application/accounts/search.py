@@ -1,4 +1,4 @@
-"""Users by email prefix (contract section 18: the admin console's user search).
+"""Users by email prefix (docs/reference/console.md: the admin console's user search).
 
 The same listing as GET /users (``domain.policy.list_scope`` with ``LIST_USERS``: viewer and
 operator → ``Forbidden``; an org_admin sees its own organization, another's ``org_id`` →

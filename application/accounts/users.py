@@ -1,4 +1,4 @@
-"""Users: the use cases on users of contract section 3 (list, show, set the role) and the
+"""Users: the use cases on users of docs/reference/accounts.md (list, show, set the role) and the
 steps they share with ``application.accounts.lifecycle.UpdateUser`` (change the role, move to
 another organization); finding a user is ``application.shared.users``.
 
@@ -72,7 +72,7 @@ async def move_to_org(
 
 
 class ListUsers(Listing[User]):
-    """GET /users (contract section 3): org_admin and superadmin; ``authsvc users list``.
+    """GET /users (docs/reference/accounts.md): org_admin and superadmin; ``authsvc users list``.
 
     Rules: viewer/operator → ``Forbidden``. An org_admin lists its own organization; an
     ``org_id`` naming another organization → ``NotFound`` (its own is accepted). A superadmin
@@ -90,7 +90,8 @@ class ListUsers(Listing[User]):
 @attrs.frozen
 class UserDetail:
     """One user as the admin console shows it: the ``User``, its ``groups`` (sorted by name)
-    and its ``identities`` at other providers (contract sections 16 and 18)."""
+    and its ``identities`` at other providers (docs/reference/federation.md and
+    docs/reference/console.md)."""
 
     user: User
     groups: list[GroupSummary]
@@ -99,7 +100,7 @@ class UserDetail:
 
 @attrs.frozen
 class GetUser:
-    """GET /users/{id} (contract section 3): org_admin and superadmin.
+    """GET /users/{id} (docs/reference/accounts.md): org_admin and superadmin.
 
     Rules: viewer/operator → ``Forbidden`` (whatever the id); missing, or outside an org_admin's
     organization → ``NotFound``. Returns the ``User``.
@@ -116,7 +117,7 @@ class GetUser:
     async def detail(self, principal: Principal, user_id: str) -> UserDetail:
         """The user ``user_id``, the groups it belongs to (by name) and its identities at other
         providers (oldest link first), under the same rules, read in one unit of work (the admin
-        console's user page, contract section 18)."""
+        console's user page, docs/reference/console.md)."""
         policy.require(principal, Operation.VIEW_USER)
         async with self._storage.begin() as uow:
             user = await user_in_scope(uow, principal, user_id)
@@ -128,7 +129,7 @@ class GetUser:
 
 @attrs.frozen
 class SetRole:
-    """PUT /users/{id}/role (contract section 3): org_admin and superadmin; and the command
+    """PUT /users/{id}/role (docs/reference/accounts.md): org_admin and superadmin; and the command
     line's ``authsvc users set-role EMAIL ROLE`` (``CLI_OPERATOR``, naming the user ``ByEmail``).
 
     Rules (``domain.policy.check_role_change``): viewer/operator → ``Forbidden``; target missing or
@@ -138,8 +139,8 @@ class SetRole:
     acts); an unknown role → ``ValidationFailed`` naming ``role``. The count of superadmins and
     the change share one unit of work. Setting the role a user already has changes nothing and
     publishes nothing. ``RoleChanged`` (actor: the actor's ``actor_id``) is recorded in the
-    audit log with the change (contract section 11) and published after the commit. Returns the
-    updated ``User``.
+    audit log with the change (docs/reference/operations.md) and published after the commit. Returns
+    the updated ``User``.
     """
 
     _storage: Storage

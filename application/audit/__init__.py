@@ -1,1 +1,1 @@
-"""The audit log's reading side and the retention housekeeping (contract sections 11, 12)."""
+"""The audit log's reading side and the retention housekeeping (docs/reference/operations.md)."""

@@ -1,4 +1,4 @@
-"""The admin console's dashboard (contract section 18): logins and failed logins per hour over
+"""The admin console's dashboard (docs/reference/console.md): logins and failed logins per hour over
 the last 24 hours, live sessions and users, and — for a superadmin — the signing keys with their
 algorithms.
 

@@ -1,4 +1,4 @@
-"""Housekeeping (contract section 12): purge what no rule needs any more."""
+"""Housekeeping (docs/reference/operations.md): purge what no rule needs any more."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ class PurgeExpired:
     the provider's hosted sessions (section 15) past their idle or absolute end; the records
     of sessions that ended by time: past their absolute end, or left without a live token or
     live hosted session; authorization codes past their ``expires_at`` (used or not);
-    expired reset and verification tokens (contract section 9); and expired second steps of
+    expired reset and verification tokens (docs/reference/accounts.md); and expired second steps of
     logins, ``mfa_token``s (section 10); revocations of client tokens that have expired
     (section 14); expired WebAuthn ceremonies (section 13); started federated logins
     (``federation_flows``) past their ``expires_at`` (section 16); audit events older than

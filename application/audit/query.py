@@ -1,4 +1,4 @@
-"""The audit log's reading side (contract section 11): ``GET /audit-events``.
+"""The audit log's reading side (docs/reference/operations.md): ``GET /audit-events``.
 
 Newest first, keyset-paginated by id (ids are time-ordered, ``domain.audit.new_audit_id``): a page
 holds the rows with ``id < cursor's id``. Rows written while a walk goes on are newer than the
@@ -49,7 +49,8 @@ def _check_filter(field: str, value: str | None) -> str | None:
 
 @attrs.frozen
 class ListAuditEvents:
-    """GET /audit-events (contract section 11): org_admin (its organization) and superadmin.
+    """GET /audit-events (docs/reference/operations.md): org_admin (its organization) and
+    superadmin.
 
     Rules (``domain.policy.list_scope`` with ``LIST_AUDIT_EVENTS``): viewer/operator →
     ``Forbidden``; an org_admin sees its own organization's rows, and naming another ``org_id``

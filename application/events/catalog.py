@@ -1,4 +1,5 @@
-"""Events published on the EventBus (contract section 6). Payloads carry ids, never secrets."""
+"""Events published on the EventBus (docs/reference/operations.md). Payloads carry ids, never
+secrets."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ class Event:
 
 @attrs.frozen
 class SharedEvent(Event):
-    """An event every instance of the service must hear (contract section 12, "Many
+    """An event every instance of the service must hear (docs/reference/operations.md, "Many
     instances"): a broker bus (``events.backend`` = ``nats`` | ``redis``) also sends it to the
     other instances, which deliver it to their own subscribers.
 
@@ -33,7 +34,8 @@ broker bus never sends it (a peer hears the field's default)."""
 class ConfigChanged(SharedEvent):
     """The configuration was re-read; ``changed`` lists the prefixes that differ (e.g. ``auth``).
     ``actor_id``: the user who called ``POST /actuator/refresh`` (None for a refresh without
-    one); local only, for this instance's ``config.changed`` audit row (contract section 11).
+    one); local only, for this instance's ``config.changed`` audit row
+    (docs/reference/operations.md).
 
     Received from a peer (``origin`` set), it makes this instance re-read its own configuration
     (all or nothing, like ``POST /actuator/refresh``)."""
@@ -66,15 +68,15 @@ class UserRegistered(Event):
 class LoginSucceeded(Event):
     """A login succeeded and started the session ``family_id``; ``method``: ``password``,
     ``totp``, ``recovery_code`` (the second step) or ``passkey``; ``client_id``: the OAuth
-    client whose sign-in brought the user to a hosted login page (contract section 15), if
-    any."""
+    client whose sign-in brought the user to a hosted login page (docs/reference/oauth-and-oidc.md),
+    if any."""
 
     user_id: str
     family_id: str
     method: str = "password"
     client_id: str | None = None
     provider: str | None = None
-    """The identity provider of a ``federated`` login (contract section 16), else None."""
+    """The identity provider of a ``federated`` login (docs/reference/federation.md), else None."""
 
 
 @attrs.frozen
@@ -160,11 +162,11 @@ class GroupMembershipChanged(Event):
 @attrs.frozen
 class SessionEnded(Event):
     """The session ``session_id`` (a refresh-token family) of ``user_id`` ended: its refresh
-    tokens fail from now on (contract section 7). ``reason`` is a ``SessionEndReason`` value:
-    ``logout``, ``user``, ``admin``, ``reuse``, ``password``, ``disabled``, ``password_reset``,
-    ``revoked`` or ``replaced``; ``actor_id`` is who ended it (the user itself, an
-    administrator, ``"cli"``, the OAuth client that revoked its refresh token), None when
-    nobody acted (reuse, logout by refresh token, a newer login in the browser)."""
+    tokens fail from now on (docs/reference/tokens-and-sessions.md). ``reason`` is a
+    ``SessionEndReason`` value: ``logout``, ``user``, ``admin``, ``reuse``, ``password``,
+    ``disabled``, ``password_reset``, ``revoked`` or ``replaced``; ``actor_id`` is who ended it (the
+    user itself, an administrator, ``"cli"``, the OAuth client that revoked its refresh token), None
+    when nobody acted (reuse, logout by refresh token, a newer login in the browser)."""
 
     user_id: str
     session_id: str
@@ -174,7 +176,8 @@ class SessionEnded(Event):
 
 @attrs.frozen
 class UserDisabled(Event):
-    """``actor_id`` disabled ``user_id``; its sessions ended with it (contract section 8)."""
+    """``actor_id`` disabled ``user_id``; its sessions ended with it
+    (docs/reference/accounts.md)."""
 
     user_id: str
     actor_id: str
@@ -182,7 +185,7 @@ class UserDisabled(Event):
 
 @attrs.frozen
 class UserEnabled(Event):
-    """``actor_id`` enabled ``user_id`` again (contract section 8)."""
+    """``actor_id`` enabled ``user_id`` again (docs/reference/accounts.md)."""
 
     user_id: str
     actor_id: str
@@ -191,7 +194,7 @@ class UserEnabled(Event):
 @attrs.frozen
 class UserDeleted(Event):
     """``actor_id`` deleted ``user_id`` (``actor_id == user_id``: the user deleted itself) with
-    its sessions, memberships and everything else hanging off it (contract section 8)."""
+    its sessions, memberships and everything else hanging off it (docs/reference/accounts.md)."""
 
     user_id: str
     actor_id: str
@@ -199,8 +202,9 @@ class UserDeleted(Event):
 
 @attrs.frozen
 class PasswordResetRequested(Event):
-    """A password reset was asked for (POST /password/forgot, contract section 9): ``user_id``
-    is None for an email no enabled user has (no message was sent then). Never the email."""
+    """A password reset was asked for (POST /password/forgot, docs/reference/accounts.md):
+    ``user_id`` is None for an email no enabled user has (no message was sent then). Never the
+    email."""
 
     user_id: str | None
     client: str
@@ -209,7 +213,7 @@ class PasswordResetRequested(Event):
 @attrs.frozen
 class PasswordReset(Event):
     """``user_id`` set a new password with an emailed reset link; ``revoked`` sessions ended
-    with it and the email counts as verified (contract section 9)."""
+    with it and the email counts as verified (docs/reference/accounts.md)."""
 
     user_id: str
     revoked: int
@@ -217,7 +221,8 @@ class PasswordReset(Event):
 
 @attrs.frozen
 class EmailVerified(Event):
-    """``user_id`` proved it owns its email with a verification link (contract section 9)."""
+    """``user_id`` proved it owns its email with a verification link
+    (docs/reference/accounts.md)."""
 
     user_id: str
 
@@ -236,7 +241,7 @@ class EmailSent(Event):
 @attrs.frozen
 class MfaChallenged(Event):
     """``user_id`` gave the right password and MFA is on: a second step (``mfa_token``) was
-    issued (contract section 10). Never the token."""
+    issued (docs/reference/mfa-and-passkeys.md). Never the token."""
 
     user_id: str
     client: str
@@ -244,8 +249,8 @@ class MfaChallenged(Event):
 
 @attrs.frozen
 class MfaEnabled(Event):
-    """``user_id`` confirmed a TOTP enrolment: MFA is on (contract section 10). Never the secret
-    or a code."""
+    """``user_id`` confirmed a TOTP enrolment: MFA is on (docs/reference/mfa-and-passkeys.md). Never
+    the secret or a code."""
 
     user_id: str
 
@@ -253,7 +258,7 @@ class MfaEnabled(Event):
 @attrs.frozen
 class MfaDisabled(Event):
     """MFA of ``user_id`` was turned off by ``actor_id`` (``actor_id == user_id``: the user, with
-    its password; else an admin, for a lost device). Contract section 10."""
+    its password; else an admin, for a lost device). docs/reference/mfa-and-passkeys.md."""
 
     user_id: str
     actor_id: str
@@ -261,10 +266,10 @@ class MfaDisabled(Event):
 
 @attrs.frozen
 class MfaFailed(Event):
-    """A second step failed (contract section 10): ``reason`` = ``wrong_code`` (a wrong, reused
-    or malformed code against a live ``mfa_token``), ``voided`` (that wrong code was the fifth:
-    the ``mfa_token`` is void) or ``invalid_mfa_token`` (unknown, expired, used or voided; then
-    ``user_id`` is None). Never the code or the token."""
+    """A second step failed (docs/reference/mfa-and-passkeys.md): ``reason`` = ``wrong_code`` (a
+    wrong, reused or malformed code against a live ``mfa_token``), ``voided`` (that wrong code was
+    the fifth: the ``mfa_token`` is void) or ``invalid_mfa_token`` (unknown, expired, used or
+    voided; then ``user_id`` is None). Never the code or the token."""
 
     user_id: str | None
     client: str
@@ -273,8 +278,8 @@ class MfaFailed(Event):
 
 @attrs.frozen
 class UserMoved(Event):
-    """An admin (``actor_id``) moved a user from ``old_org_id`` to ``org_id`` (contract section
-    8)."""
+    """An admin (``actor_id``) moved a user from ``old_org_id`` to ``org_id``
+    (docs/reference/accounts.md)."""
 
     user_id: str
     actor_id: str

@@ -1,5 +1,5 @@
-"""Events of the OAuth client registry (contract section 14). Ids and field names only: never
-a client secret or its hash."""
+"""Events of the OAuth client registry (docs/reference/oauth-and-oidc.md). Ids and field names only:
+never a client secret or its hash."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Events of passkeys (contract section 13). Ids only: never a key, a challenge or a response."""
+"""Events of passkeys (docs/reference/mfa-and-passkeys.md). Ids only: never a key, a challenge or a
+response."""
 
 from __future__ import annotations
 

@@ -1,2 +1,2 @@
-"""Login with other identity providers (contract section 16): the providers' settings, the
+"""Login with other identity providers (docs/reference/federation.md): the providers' settings, the
 identities of a user (list, unlink) and the linking rules' data."""

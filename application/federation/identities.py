@@ -1,4 +1,4 @@
-"""A user's identities at other providers (contract section 16): list them, unlink one
+"""A user's identities at other providers (docs/reference/federation.md): list them, unlink one
 (``GET /me/identities``, ``DELETE /me/identities/{provider}``, the account page)."""
 
 from __future__ import annotations

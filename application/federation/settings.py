@@ -1,5 +1,5 @@
-"""Prefix ``federation`` (contract section 16): the identity providers users may sign in with,
-one ``[[federation.providers]]`` table each. Validated at start and by a refresh; a bad value
+"""Prefix ``federation`` (docs/reference/federation.md): the identity providers users may sign in
+with, one ``[[federation.providers]]`` table each. Validated at start and by a refresh; a bad value
 names its key (``federation.providers``, entry and field)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Authentication use cases: register, login, authenticate (bearer), profile, refresh, logout,
-change password (seed.md parts 3–5; contract section 2)."""
+change password (seed.md parts 3–5; docs/reference/tokens-and-sessions.md)."""
 
 from __future__ import annotations
 
@@ -93,7 +93,8 @@ class AuthService:
     _normalize_email: EmailNormalizer
     _throttle: LoginThrottle
     _verification: EmailVerification | None = None
-    """Sends the verification message at registration (contract section 9); None: no mail."""
+    """Sends the verification message at registration (docs/reference/accounts.md); None: no
+    mail."""
     _issuer: TokenIssuer = attrs.field(
         init=False,
         default=attrs.Factory(
@@ -115,7 +116,7 @@ class AuthService:
 
         The email is syntax-checked and stored lower-case; the password must satisfy the policy
         (min length, at most 72 UTF-8 bytes) and is stored only as a bcrypt hash. The
-        verification message is posted after the commit (contract section 9).
+        verification message is posted after the commit (docs/reference/accounts.md).
         Raises ``ValidationFailed`` (422) or ``EmailTaken`` (409); on either nothing is written.
         """
         cfg = self._settings.current
@@ -168,9 +169,10 @@ class AuthService:
 
     async def login_with(self, email: str, password: str, client: str, start: LoginStart[T]) -> T:
         """Verify credentials and start a session with ``start(uow, user, "password")`` in the
-        login's unit of work (``login``: a refresh-token family, contract section 7; the hosted
-        login page: a hosted session, section 15); returns what it returns, and records and
-        publishes the events it returns (its ``LoginSucceeded`` first) after the commit.
+        login's unit of work (``login``: a refresh-token family,
+        docs/reference/tokens-and-sessions.md; the hosted login page: a hosted session, section 15);
+        returns what it returns, and records and publishes the events it returns (its
+        ``LoginSucceeded`` first) after the commit.
 
         An unknown email, and a user without a password (created by a federated login) or
         with a hash that cannot be read, spends one bcrypt check against a dummy hash (the
@@ -178,11 +180,12 @@ class AuthService:
         Raises ``RateLimited`` (429) when this email from this ``client`` address is
         throttled, else ``InvalidCredentials`` (401); with the
         right password to a disabled account, ``AccountDisabled`` (403) — only after the
-        password check, so nothing is learned without the password (contract section 8); with
-        ``auth.require_verified_email`` on and the email unverified, ``EmailNotVerified`` (403),
-        likewise after the password check (section 9); for a user with MFA on, ``MfaRequired``
-        (401 ``mfa_required`` with an ``mfa_token``; section 10) — the session starts at
-        ``/login/mfa`` (``application.login.mfa_step``), and the throttle is not reset yet.
+        password check, so nothing is learned without the password (docs/reference/accounts.md);
+        with ``auth.require_verified_email`` on and the email unverified, ``EmailNotVerified``
+        (403), likewise after the password check (section 9); for a user with MFA on,
+        ``MfaRequired`` (401 ``mfa_required`` with an ``mfa_token``; section 10) — the session
+        starts at ``/login/mfa`` (``application.login.mfa_step``), and the throttle is not reset
+        yet.
 
         Events, after the commit: ``LoginSucceeded`` and ``AccessTokenIssued`` (grant ``login``)
         on success; ``LoginFailed`` with reason ``wrong_password``, ``unknown_email`` or
@@ -294,14 +297,15 @@ class AuthService:
         self, user_id: str, old_password: str, new_password: str, client: str
     ) -> None:
         """Verify the old password, then store the new bcrypt hash, void the user's reset tokens
-        and ``mfa_token``s (contract section 9) and end every session of the user (its refresh
-        tokens) — all but the first in one transaction. Publishes
-        ``PasswordChanged`` and a ``SessionEnded`` (reason ``password``) per session.
+        and ``mfa_token``s (docs/reference/accounts.md) and end every session of the user (its
+        refresh tokens) — all but the first in one transaction. Publishes ``PasswordChanged`` and a
+        ``SessionEnded`` (reason ``password``) per session.
 
         Raises ``ValidationFailed`` (new password breaks the policy; checked first, nothing
         changes), ``RateLimited`` (429: too many wrong passwords for this user from ``client``,
-        the client address — a wrong one counts against the login throttle, contract section
-        13), ``InvalidOldPassword`` (403), ``InvalidToken`` if the user is gone.
+        the client address — a wrong one counts against the login throttle,
+        docs/reference/mfa-and-passkeys.md), ``InvalidOldPassword`` (403), ``InvalidToken`` if the
+        user is gone.
         """
         check_password_policy(
             new_password, self._settings.current.password_min_length, "new_password"

@@ -1,5 +1,6 @@
 """The token endpoint's code-flow grants (OpenID Connect Core 1.0 §3.1.3; OAuth 2.1 §4.1.3,
-§4.3; contract section 15): ``authorization_code`` and ``refresh_token`` for an OAuth client.
+§4.3; docs/reference/oauth-and-oidc.md): ``authorization_code`` and ``refresh_token`` for an OAuth
+client.
 
 Each code exchange starts a token family: a ``sessions`` row with the client's id (shown in the
 user's sessions list). Its access tokens are RFC 9068 JWTs (``typ: at+jwt``; ``sub`` the user,
@@ -225,11 +226,11 @@ class CodeFlowGrants:
     async def refresh(
         self, client: Client, refresh_token: str, scope: str | None, jkt: str | None
     ) -> CodeFlowTokens:
-        """Rotate a refresh token of ``client``'s family (contract section 2's rotation, reuse
-        detection and reuse interval): another client's token is ``invalid_grant`` and
-        changes nothing; a public client's token bound to a DPoP key needs a proof of that
-        key. ``scope`` (optional) must be within the granted scopes (``invalid_scope``). The
-        refreshed ID token keeps ``iss``, ``sub``, ``aud``, ``azp``, ``auth_time``."""
+        """Rotate a refresh token of ``client``'s family (docs/reference/tokens-and-sessions.md's
+        rotation, reuse detection and reuse interval): another client's token is ``invalid_grant``
+        and changes nothing; a public client's token bound to a DPoP key needs a proof of that key.
+        ``scope`` (optional) must be within the granted scopes (``invalid_scope``). The refreshed ID
+        token keeps ``iss``, ``sub``, ``aud``, ``azp``, ``auth_time``."""
         if "refresh_token" not in client.grant_types:
             raise OAuthError("unauthorized_client", "this client may not use this grant")
         login = _Login.decode(refresh_token)

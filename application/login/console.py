@@ -1,4 +1,4 @@
-"""Who is at the admin console (contract section 18): the hosted session's cookie (section 15)
+"""Who is at the admin console (docs/reference/console.md): the hosted session's cookie (section 15)
 turned into the ``Principal`` the use cases ask ``domain.policy`` about.
 
 The console signs in through the hosted login page, so its caller is the user of a live hosted

@@ -1,8 +1,9 @@
 """What every way of logging in (password, the MFA step, passkey; later federated logins) does
-alike once the user has proved itself (contract sections 8, 9, 11 and 13): ask
-``domain.policy.login_refusal`` whether the account may log in now, and on a refusal record one
-``login.failed`` row — the refusal's code as its reason, the factor used as its method — and
-raise that refusal (403 ``account_disabled`` / ``email_not_verified``).
+alike once the user has proved itself (docs/reference/accounts.md and docs/reference/operations.md
+and docs/reference/mfa-and-passkeys.md): ask ``domain.policy.login_refusal`` whether the account may
+log in now, and on a refusal record one ``login.failed`` row — the refusal's code as its reason, the
+factor used as its method — and raise that refusal (403 ``account_disabled`` /
+``email_not_verified``).
 
 ``account_of`` names the account of an email tried in a failed or throttled login's audit row
 (section 11); the login paths call it only once their answer is decided.

@@ -1,11 +1,12 @@
 """Sessions a user can see and end, and an administrator's view of a user's sessions
-(contract section 7). A session is one refresh-token family (``domain.model.Session``).
+(docs/reference/tokens-and-sessions.md). A session is one refresh-token family
+(``domain.model.Session``).
 
 Each use case is one small class run by ``await use_case(...)``. The caller's own sessions need
 no role; another user's go through ``domain.policy.check_user_management`` (role, then
 organization scope, then "not a superadmin's"). Ending sessions runs in one unit of work with
-its audit rows (contract section 11) and publishes one ``SessionEnded`` per session after the
-commit.
+its audit rows (docs/reference/operations.md) and publishes one ``SessionEnded`` per session after
+the commit.
 """
 
 from __future__ import annotations

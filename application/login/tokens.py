@@ -1,7 +1,7 @@
 """Access-token claims and the refresh-token lifecycle: issue, rotate, detect reuse, revoke.
 
-Implements contract section 2 ("Access token", "Refresh token"), RFC 6749 section 6 (refresh),
-RFC 9700 section 4.14.2 (rotation with reuse detection) and RFC 7519 (claims).
+Implements docs/reference/tokens-and-sessions.md ("Access token", "Refresh token"), RFC 6749 section
+6 (refresh), RFC 9700 section 4.14.2 (rotation with reuse detection) and RFC 7519 (claims).
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ def hash_refresh_token(token: str) -> str:
 
 
 AccessMinter = Callable[[User, list[str], datetime, str], Awaitable[tuple[str, str, int]]]
-"""Signs the access token of a client-bound family (contract section 15): ``(user, groups, now,
-family_id)`` → ``(token, alg, expires_in)``; the default mints a JSON-API token."""
+"""Signs the access token of a client-bound family (docs/reference/oauth-and-oidc.md): ``(user,
+groups, now, family_id)`` → ``(token, alg, expires_in)``; the default mints a JSON-API token."""
 
 
 def new_jti() -> str:
@@ -111,17 +111,18 @@ class TokenIssuer:
         """Sign an access token and store a new refresh token in ``uow``.
 
         A login passes neither ``family_id`` nor ``session_expires_at``: a new family starts,
-        stored as a ``Session`` (contract section 7) with ``user_agent`` (cut to 256 characters)
-        and ``client_address``, and its absolute end is now + ``session_max_age``. A rotation
-        passes the family's values, so the new token's expiry is min(now +
+        stored as a ``Session`` (docs/reference/tokens-and-sessions.md) with ``user_agent`` (cut to
+        256 characters) and ``client_address``, and its absolute end is now + ``session_max_age``. A
+        rotation passes the family's values, so the new token's expiry is min(now +
         ``refresh_token_ttl``, ``session_expires_at``).
 
         ``groups``: the user's group ids when the caller read them with the user (one
         statement, ``UserRepo.get_with_groups``); None reads them here.
 
-        ``access``: signs the access token instead (a family of an OAuth client, contract
-        section 15); ``suffix``: appended to the refresh token after a ``.`` (what the client's
-        family carries from its authorization; covered by the stored hash like the rest).
+        ``access``: signs the access token instead (a family of an OAuth client,
+        docs/reference/oauth-and-oidc.md); ``suffix``: appended to the refresh token after a ``.``
+        (what the client's family carries from its authorization; covered by the stored hash like
+        the rest).
 
         Returns the pair and the ``AccessTokenIssued`` (``grant``: ``"login"`` or ``"refresh"``)
         to publish once ``uow`` has committed. Raises what ``TokenStore.add`` raises.
@@ -177,7 +178,8 @@ class TokenIssuer:
 @attrs.frozen
 class SessionRotation:
     """A session's refresh tokens: one-time rotation with reuse detection and the reuse
-    interval, and the end of a session (contract sections 2 and 7, RFC 9700 section 4.14.2)."""
+    interval, and the end of a session (docs/reference/tokens-and-sessions.md, RFC 9700 section
+    4.14.2)."""
 
     _storage: Storage
     _issuer: TokenIssuer
@@ -201,8 +203,8 @@ class SessionRotation:
         more, in the same session. After the commit it publishes ``AccessTokenIssued`` (grant
         ``refresh``) on success and ``RefreshFailed`` for an unknown, revoked or expired token.
 
-        ``client_id``: the OAuth client presenting the token (contract section 15; None: the
-        JSON API): a token of another client's family, or of the JSON API, is refused as
+        ``client_id``: the OAuth client presenting the token (docs/reference/oauth-and-oidc.md;
+        None: the JSON API): a token of another client's family, or of the JSON API, is refused as
         unknown and changes nothing. ``access`` signs the new access token
         (``TokenIssuer.issue_pair``); the part of ``token`` after its first ``.`` is kept.
 

@@ -1,1 +1,1 @@
-"""TOTP enrolment, confirmation, recovery codes and removal (contract section 10)."""
+"""TOTP enrolment, confirmation, recovery codes and removal (docs/reference/mfa-and-passkeys.md)."""

@@ -1,5 +1,6 @@
-"""Multi-factor authentication: TOTP enrolment, recovery codes, turning MFA off (contract
-section 10; ADR 0018). The login's second step is ``application.login.mfa_step``.
+"""Multi-factor authentication: TOTP enrolment, recovery codes, turning MFA off (
+docs/reference/mfa-and-passkeys.md; ADR 0018). The login's second step is
+``application.login.mfa_step``.
 
 A user has at most one TOTP secret, sealed (AES-GCM, ``SecretSealer``) with its user id as
 associated data. ``POST /me/mfa/totp`` stores a pending one (replacing an earlier pending one);
@@ -34,13 +35,14 @@ from domain.model import User
 from domain.policy import Actor, Operation
 
 RECOVERY_CODE_COUNT = 10
-"""Recovery codes handed out when MFA is switched on (contract section 10)."""
+"""Recovery codes handed out when MFA is switched on (docs/reference/mfa-and-passkeys.md)."""
 _RECOVERY_ALPHABET = "abcdefghijkmnpqrstuvwxyz23456789"  # 32 symbols, no l/o/0/1 look-alikes
 _RECOVERY_GROUPS = 5
 _RECOVERY_GROUP_LENGTH = 5
 """A recovery code is 5 groups of 5 symbols of 32 (``xxxxx-xxxxx-xxxxx-xxxxx-xxxxx``): 125
 bits, at least the 112 that ASVS 5.0 6.5.2 asks of a secret stored as an unsalted hash
-(contract section 10). It is never six digits, so ``is_totp_code`` tells it from a TOTP code."""
+(docs/reference/mfa-and-passkeys.md). It is never six digits, so ``is_totp_code`` tells it from a
+TOTP code."""
 
 
 def new_recovery_code() -> str:
@@ -99,10 +101,10 @@ class MfaEnrolment:
         """Create a pending TOTP secret for the user (replacing an earlier pending one) and
         return it with its ``otpauth://`` URI (issuer ``auth.mfa_issuer``, account = email) and
         QR code — after a fresh ``proof`` of the user sent from ``client`` (the client address;
-        contract section 13: ``Reauthentication.require`` raises ``ReauthenticationRequired``
-        (401), ``RateLimited`` (429), ``ValidationFailed`` (422)). Raises ``Conflict`` (409)
-        when MFA is already on (turn it off first), ``InvalidToken`` if the user is gone or
-        disabled."""
+        docs/reference/mfa-and-passkeys.md: ``Reauthentication.require`` raises
+        ``ReauthenticationRequired`` (401), ``RateLimited`` (429), ``ValidationFailed`` (422)).
+        Raises ``Conflict`` (409) when MFA is already on (turn it off first), ``InvalidToken`` if
+        the user is gone or disabled."""
         async with self._storage.read() as uow:
             user = await token_user(uow, user_id)
         await self._reauth.require(user, proof, client)  # bcrypt: no connection held meanwhile

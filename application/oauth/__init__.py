@@ -1,2 +1,2 @@
 """OAuth 2.1 for machines: clients, client credentials, revocation, introspection, DPoP
-(contract section 14)."""
+(docs/reference/oauth-and-oidc.md)."""

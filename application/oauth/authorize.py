@@ -1,6 +1,6 @@
-"""The authorization request (OpenID Connect Core 1.0 §3.1.2.1; OAuth 2.1 §4.1.1; contract
-section 15): parse and check ``/oauth/authorize``'s parameters, in the order that decides where
-an error may go.
+"""The authorization request (OpenID Connect Core 1.0 §3.1.2.1; OAuth 2.1 §4.1.1;
+docs/reference/oauth-and-oidc.md): parse and check ``/oauth/authorize``'s parameters, in the order
+that decides where an error may go.
 
 ``parse_authorize(pairs, client)`` takes the request's parameters as (name, value) pairs (the
 query of a GET or the form of a POST, in order) and the client named by ``client_id`` (looked up

@@ -1,6 +1,6 @@
 """Client authentication at the token endpoint for the code flow (OpenID Connect Core 1.0 §9;
-OAuth 2.1 §2.4; contract section 15): ``client_secret_basic``, ``client_secret_post``, or
-``none`` for a public client (its ``client_id`` only; PKCE is its proof)."""
+OAuth 2.1 §2.4; docs/reference/oauth-and-oidc.md): ``client_secret_basic``, ``client_secret_post``,
+or ``none`` for a public client (its ``client_id`` only; PKCE is its proof)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,11 @@
-"""The consents a user gave OpenID Connect clients, seen and revoked by the user (contract
-section 15: ``GET /me/consents``, ``DELETE /me/consents/{client_id}``).
+"""The consents a user gave OpenID Connect clients, seen and revoked by the user (
+docs/reference/oauth-and-oidc.md: ``GET /me/consents``, ``DELETE /me/consents/{client_id}``).
 
 A consent (``domain.oidc.Consent``) is granted on the provider's consent page; the caller's own
 consents need no role. Revoking one ends, in the same unit of work, every session of the user
 that client started (``SessionStore.end_for_client``: their refresh tokens and hosted sessions
-go too), records ``oauth.consent_revoked`` and a ``session.ended`` per session (contract
-section 11), and publishes the events after the commit.
+go too), records ``oauth.consent_revoked`` and a ``session.ended`` per session (
+docs/reference/operations.md), and publishes the events after the commit.
 """
 
 from __future__ import annotations

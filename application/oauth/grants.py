@@ -1,5 +1,5 @@
-"""OAuth 2.1 for machines (contract section 14): the client credentials grant (RFC 6749 §4.4)
-with RFC 9068 access tokens (revocation, RFC 7009, and introspection, RFC 7662, are in
+"""OAuth 2.1 for machines (docs/reference/oauth-and-oidc.md): the client credentials grant (RFC 6749
+§4.4) with RFC 9068 access tokens (revocation, RFC 7009, and introspection, RFC 7662, are in
 ``application.oauth.token_status``).
 
 Every endpoint first authenticates the calling client (``client_secret_basic`` or
@@ -53,8 +53,9 @@ _CLIENT_ID = re.compile(r"[0-9a-f]{32}")
 _DUMMY_HASH = hash_token("no client has this secret")
 _MAX_SECRET_LENGTH = 512
 DPOP_WINDOW = 60
-"""Seconds a DPoP proof's ``iat`` may be off from now, either way (contract section 14); its
-``jti`` is remembered that long after ``iat`` to refuse a replay."""
+"""Seconds a DPoP proof's ``iat`` may be off from now, either way
+(docs/reference/oauth-and-oidc.md); its ``jti`` is remembered that long after ``iat`` to refuse a
+replay."""
 
 
 class OAuthError(Exception):
@@ -169,7 +170,8 @@ def _audience(client: Client, resource: str | None) -> str:
 
 @attrs.frozen
 class ClientCredentialsGrant:
-    """POST /oauth/token ``grant_type=client_credentials`` (RFC 6749 §4.4; contract section 14).
+    """POST /oauth/token ``grant_type=client_credentials`` (RFC 6749 §4.4;
+    docs/reference/oauth-and-oidc.md).
 
     After ``ClientAuthenticator`` (a public client is ``invalid_client``), a client whose
     ``grant_types`` lack ``client_credentials`` is ``unauthorized_client``; ``scope``
@@ -243,7 +245,7 @@ class ClientCredentialsGrant:
         """The thumbprint (``jkt``) of a DPoP ``proof`` for ``POST`` at one of ``urls``, checked
         as for this grant (its ``jti`` claimed once, the server nonce when required); raises
         ``OAuthError`` (``invalid_dpop_proof``, ``use_dpop_nonce``). For the code flow's
-        grants (contract section 15)."""
+        grants (docs/reference/oauth-and-oidc.md)."""
         return (await self._checked_proof(client, proof, urls, self._clock.now())).jkt
 
     async def _checked_proof(

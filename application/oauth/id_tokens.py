@@ -1,5 +1,5 @@
-"""ID tokens (OpenID Connect Core 1.0 §2, §3.1.3.6; contract section 15): their algorithm,
-their claims, and the check of an ``id_token_hint`` (ours, expired allowed)."""
+"""ID tokens (OpenID Connect Core 1.0 §2, §3.1.3.6; docs/reference/oauth-and-oidc.md): their
+algorithm, their claims, and the check of an ``id_token_hint`` (ours, expired allowed)."""
 
 from __future__ import annotations
 
@@ -27,9 +27,10 @@ ID_TOKEN_TYPE = "JWT"  # noqa: S105 - a media type, not a secret
 
 
 def id_token_alg(auth: AuthSettings, client: Client) -> str:
-    """The ``alg`` of ``client``'s ID tokens (contract sections 15, 17): its
-    ``id_token_signed_response_alg`` when listed in ``auth.algorithms``, else RS256 when listed
-    (OIDC Core §15.1: every relying party can verify it), else ``auth.algorithm``."""
+    """The ``alg`` of ``client``'s ID tokens (docs/reference/oauth-and-oidc.md and
+    docs/reference/tokens-and-sessions.md): its ``id_token_signed_response_alg`` when listed in
+    ``auth.algorithms``, else RS256 when listed (OIDC Core §15.1: every relying party can verify
+    it), else ``auth.algorithm``."""
     listed = auth.signing_algorithms
     chosen = client.id_token_signed_response_alg
     if chosen is not None and chosen in listed:

@@ -1,5 +1,5 @@
-"""Prefix ``oidc`` (contract section 15): the lifetimes of the OpenID Connect provider's ID
-tokens, authorization codes and hosted sessions."""
+"""Prefix ``oidc`` (docs/reference/oauth-and-oidc.md): the lifetimes of the OpenID Connect
+provider's ID tokens, authorization codes and hosted sessions."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """``/oauth/userinfo`` (OpenID Connect Core 1.0 §5.3; RFC 6750 §2.1, §3; RFC 9449 §7;
-contract section 15): the claims of the user behind an access token of the code flow."""
+docs/reference/oauth-and-oidc.md): the claims of the user behind an access token of the code
+flow."""
 
 from __future__ import annotations
 

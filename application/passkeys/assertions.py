@@ -1,7 +1,7 @@
-"""Reading a WebAuthn ``AuthenticationResponseJSON`` (WebAuthn L3 §5.1, contract section 13):
-its credential id and ``userHandle``, and the §7.2 step 6 rule that ties the handle to the
-passkey's owner; and taking a ceremony. Shared by passkey registration, login and
-re-authentication."""
+"""Reading a WebAuthn ``AuthenticationResponseJSON`` (WebAuthn L3 §5.1,
+docs/reference/mfa-and-passkeys.md): its credential id and ``userHandle``, and the §7.2 step 6 rule
+that ties the handle to the passkey's owner; and taking a ceremony. Shared by passkey registration,
+login and re-authentication."""
 
 from __future__ import annotations
 
@@ -22,13 +22,15 @@ __all__ = [
 ]
 
 _MAX_ID_CHARS = 1366
-"""base64url characters of 1023 bytes (the longest credential id, contract section 13), with
-room to spare; anything longer is no credential of ours."""
+"""base64url characters of 1023 bytes (the longest credential id,
+docs/reference/mfa-and-passkeys.md), with room to spare; anything longer is no credential of
+ours."""
 
 
 def credential_id_of(credential: Mapping[str, Any]) -> bytes | None:
     """The raw credential id of an ``AuthenticationResponseJSON`` (``rawId``, else ``id``,
-    base64url of at most 1023 bytes: contract section 13), or None when absent or malformed."""
+    base64url of at most 1023 bytes: docs/reference/mfa-and-passkeys.md), or None when absent or
+    malformed."""
     value = credential.get("rawId", credential.get("id"))
     if not isinstance(value, str) or not 0 < len(value) <= _MAX_ID_CHARS:
         return None
@@ -64,8 +66,8 @@ def handle_refused(handle: bytes | None, owner: str | None, passkey: Passkey, ne
 
 async def take_ceremony(storage: Storage, ceremony_id: str) -> Ceremony | None:
     """Take (delete and return) the ceremony ``ceremony_id`` in a committed unit of its own, so
-    it is used up whatever the check that follows decides (contract section 13: single use);
-    None when unknown or already taken. Raises what the storage raises."""
+    it is used up whatever the check that follows decides (docs/reference/mfa-and-passkeys.md:
+    single use); None when unknown or already taken. Raises what the storage raises."""
     async with storage.begin() as uow:
         ceremony = await uow.passkeys.take_ceremony(ceremony_id)
         await uow.commit()

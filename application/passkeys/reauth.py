@@ -1,4 +1,4 @@
-"""A passkey assertion as a fresh proof of a known user (contract section 13): the
+"""A passkey assertion as a fresh proof of a known user (docs/reference/mfa-and-passkeys.md): the
 re-authentication that adding a sign-in factor asks of a user, for one without a password or
 one who prefers its passkey (``application.shared.reauth``).
 

@@ -1,5 +1,5 @@
-"""Passkey registration and management (contract section 13): the ceremony that registers a
-passkey for the caller, and the caller's and an admin's view of the passkeys.
+"""Passkey registration and management (docs/reference/mfa-and-passkeys.md): the ceremony that
+registers a passkey for the caller, and the caller's and an admin's view of the passkeys.
 
 A registration ceremony is a random 32-byte challenge stored with the user it belongs to,
 single use and 300 s. Finishing takes the ceremony in a unit of work of its own first, so a
@@ -54,9 +54,10 @@ __all__ = [
 ]
 
 CHALLENGE_BYTES = 32
-"""Bytes of randomness in a ceremony's challenge (contract section 13)."""
+"""Bytes of randomness in a ceremony's challenge (docs/reference/mfa-and-passkeys.md)."""
 CREDENTIAL_ID_MAX_BYTES = 1023
-"""The longest credential id registered (WebAuthn L3 §7.1 step 23; contract section 13)."""
+"""The longest credential id registered (WebAuthn L3 §7.1 step 23;
+docs/reference/mfa-and-passkeys.md)."""
 _NOT_FOUND = "passkey not found"
 
 
@@ -72,7 +73,7 @@ class RegistrationStarted:
 @attrs.frozen
 class PasskeyRegistration:
     """``start(user_id, proof, client)`` and ``finish(user_id, ceremony_id, credential,
-    name)``: register a passkey for the caller (contract section 13)."""
+    name)``: register a passkey for the caller (docs/reference/mfa-and-passkeys.md)."""
 
     _storage: Storage
     _webauthn: WebAuthn
@@ -219,8 +220,8 @@ class PasskeyAdmin:
     """GET and DELETE /users/{id}/passkeys[/{pid}]: org_admin (its organization) and
     superadmin; viewer/operator → ``Forbidden``; a user outside the organization →
     ``NotFound``; an org_admin on a superadmin or on itself → ``Forbidden``
-    (``domain.policy.check_user_management``, contract section 13). Deleting is for a lost
-    device (``passkey.removed``, actor the admin)."""
+    (``domain.policy.check_user_management``, docs/reference/mfa-and-passkeys.md). Deleting is for a
+    lost device (``passkey.removed``, actor the admin)."""
 
     _storage: Storage
     _bus: EventBus

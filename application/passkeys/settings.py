@@ -1,4 +1,4 @@
-"""Prefix ``webauthn`` (contract section 13): the relying party of passkeys.
+"""Prefix ``webauthn`` (docs/reference/mfa-and-passkeys.md): the relying party of passkeys.
 
 ``rp_id`` (default: the host of ``auth.issuer``), ``rp_name`` (``"authsvc"``), ``origins`` (the
 origins allowed in ``clientDataJSON``; default: the origin of ``auth.issuer``),

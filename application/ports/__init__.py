@@ -9,7 +9,7 @@ datetimes: a naive one is a programming error, which the SQL adapters refuse wit
 Storage comes in two ports: ``Storage`` is the backend with a lifetime (open, ping, close) that
 ``begin()``s units of work; a ``UnitOfWork`` is one transaction holding the repositories.
 
-Storage faults (contract section 12, ADR 0014): every method of ``Storage.begin``, the
+Storage faults (docs/reference/operations.md, ADR 0014): every method of ``Storage.begin``, the
 repositories, ``UnitOfWork.commit`` and ``LoginAttempts`` may also raise ``StorageFault``
 (``domain.errors``) when the database cannot be reached or cannot write — the connection lost,
 the server restarting or refusing connections, the disk full, the file read-only, a lock held

@@ -125,9 +125,10 @@ class TokenStore(Protocol):
     async def claim_reuse(
         self, token_hash: str, rotated_since: datetime, max_reuses: int
     ) -> RefreshToken | None:
-        """The reuse interval's compare-and-set (contract section 2): if the rotated record of
-        ``token_hash`` was rotated at or after ``rotated_since`` and has been reused fewer than
-        ``max_reuses`` times, count one more reuse and return it; else None and no change.
+        """The reuse interval's compare-and-set (docs/reference/tokens-and-sessions.md): if the
+        rotated record of ``token_hash`` was rotated at or after ``rotated_since`` and has been
+        reused fewer than ``max_reuses`` times, count one more reuse and return it; else None and no
+        change.
 
         Atomic in the database (``UPDATE ... WHERE reuse_count < max RETURNING``): of
         concurrent claims in any process, at most ``max_reuses`` ever succeed for one hash.
@@ -151,10 +152,10 @@ class TokenStore(Protocol):
 
 
 class SessionStore(Protocol):
-    """Sessions (contract section 7): one record per refresh-token family, with the login's
-    user agent and client address. ``last_used_at`` follows each token stored for the family
-    (``TokenStore.add``) without a statement of its own. Ending a session deletes its record and
-    its live tokens in the unit of work; its rotated records stay for reuse detection."""
+    """Sessions (docs/reference/tokens-and-sessions.md): one record per refresh-token family, with
+    the login's user agent and client address. ``last_used_at`` follows each token stored for the
+    family (``TokenStore.add``) without a statement of its own. Ending a session deletes its record
+    and its live tokens in the unit of work; its rotated records stay for reuse detection."""
 
     async def add(self, session: Session) -> None:
         """Store a new session (before its first token).
@@ -199,8 +200,8 @@ class SessionStore(Protocol):
     async def end_for_client(self, user_id: str, client_id: str) -> list[str]:
         """End the user's sessions started by ``client_id`` (``Session.client_id``): records,
         live tokens and any hosted session riding on them; returns the ids ended, sorted (a
-        consent revoked, contract section 15). Raises ``ValidationFailed`` if an id cannot be
-        looked up by the backend."""
+        consent revoked, docs/reference/oauth-and-oidc.md). Raises ``ValidationFailed`` if an id
+        cannot be looked up by the backend."""
         ...
 
     async def purge_expired(self, now: datetime, limit: int | None = None) -> int:
@@ -214,8 +215,8 @@ class SessionStore(Protocol):
 
 
 class EmailTokenStore(Protocol):
-    """Tokens sent by email (contract section 9), stored by SHA-256 hash only, inside one unit
-    of work: password-reset and email-verification links."""
+    """Tokens sent by email (docs/reference/accounts.md), stored by SHA-256 hash only, inside one
+    unit of work: password-reset and email-verification links."""
 
     async def add(self, token: EmailToken) -> None:
         """Store a new token.

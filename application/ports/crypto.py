@@ -47,7 +47,7 @@ class DpopVerifier(Protocol):
         equal to one of ``urls`` after RFC 3986 normalisation (§6.2.2–6.2.3: scheme and host
         case, default port, percent-encoding, empty path; query and fragment dropped) — the
         caller passes URLs under the configured ``auth.issuer``, never one built from the
-        request's ``Host`` (contract section 14); ``iat`` within ``window`` seconds of
+        request's ``Host`` (docs/reference/oauth-and-oidc.md); ``iat`` within ``window`` seconds of
         ``now``; a ``jti``. For a request to a resource with a bound token (RFC 9449 §7):
         ``access_token`` given → ``ath`` must be its base64url SHA-256; ``jkt`` given → the
         proof's key must have that thumbprint (the token's ``cnf.jkt``). Raises
@@ -76,8 +76,8 @@ class Hasher(Protocol):
 
 
 class Totp(Protocol):
-    """Time-based one-time passwords (RFC 6238; contract section 10): SHA-1, 6 digits, 30 s
-    steps. Pure computation, no I/O."""
+    """Time-based one-time passwords (RFC 6238; docs/reference/mfa-and-passkeys.md): SHA-1, 6
+    digits, 30 s steps. Pure computation, no I/O."""
 
     def new_secret(self) -> str:
         """A new random secret, base32 (RFC 4648) without padding: 32 characters, 160 bits."""
@@ -100,8 +100,8 @@ class Totp(Protocol):
 
 class SecretSealer(Protocol):
     """Authenticated encryption of secrets at rest (AES-256-GCM): the TOTP secrets
-    (contract section 10). ``context`` (e.g. the user id) is bound as associated data, so a
-    sealed value moved to another row does not open."""
+    (docs/reference/mfa-and-passkeys.md). ``context`` (e.g. the user id) is bound as associated
+    data, so a sealed value moved to another row does not open."""
 
     def seal(self, plaintext: bytes, context: bytes) -> bytes:
         """``nonce || ciphertext || tag`` of ``plaintext`` (12 + len + 16 bytes)."""
@@ -115,7 +115,7 @@ class SecretSealer(Protocol):
     def mac(self, data: bytes) -> bytes:
         """A MAC of ``data`` (32 bytes) under a key derived from the sealing key, the same on
         every instance sharing it: for values the server issues and later checks statelessly
-        (DPoP nonces, contract section 14)."""
+        (DPoP nonces, docs/reference/oauth-and-oidc.md)."""
         ...
 
 
@@ -137,8 +137,8 @@ class Signer(Protocol):
     ) -> str:
         """A compact JWS over ``claims`` with header ``{alg, typ, kid}`` (``typ``: ``JWT`` for
         user tokens, ``at+jwt`` for client tokens, RFC 9068), signed with the active key of
-        ``alg`` (one of ``auth.algorithms``, contract section 17; None or an algorithm no longer
-        listed: the default ``auth.algorithm``)."""
+        ``alg`` (one of ``auth.algorithms``, docs/reference/tokens-and-sessions.md; None or an
+        algorithm no longer listed: the default ``auth.algorithm``)."""
         ...
 
     def signing_algorithm(self, alg: str | None) -> str:
@@ -172,8 +172,8 @@ class Signer(Protocol):
 
 @attrs.frozen
 class RelyingParty:
-    """The WebAuthn relying party (contract section 13, ``[webauthn]``): ``rp_id`` (a domain),
-    ``rp_name``, the ``origins`` allowed in ``clientDataJSON``, ``user_verification``
+    """The WebAuthn relying party (docs/reference/mfa-and-passkeys.md, ``[webauthn]``): ``rp_id`` (a
+    domain), ``rp_name``, the ``origins`` allowed in ``clientDataJSON``, ``user_verification``
     (``required`` or ``preferred``)."""
 
     rp_id: str
@@ -256,5 +256,5 @@ class WebAuthn(Protocol):
         ``public_key`` and ``sign_count``: type, ``challenge``, origin, RP ID hash, UP, UV when
         required, signature, and a counter that grows whenever the stored or the presented one
         is non-zero. Raises ``InvalidPasskey`` — with reason ``counter`` for a regression (a
-        suspected clone, contract section 13)."""
+        suspected clone, docs/reference/mfa-and-passkeys.md)."""
         ...

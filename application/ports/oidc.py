@@ -1,7 +1,7 @@
-"""Ports of the OpenID Connect provider (contract section 15): authorization codes, consents,
-hosted sessions. Reached through the unit of work as ``uow.codes``, ``uow.consents`` and
-``uow.hosted_sessions``. See ``application.ports`` for the conventions every port follows
-(aware UTC times, ``StorageFault``)."""
+"""Ports of the OpenID Connect provider (docs/reference/oauth-and-oidc.md): authorization codes,
+consents, hosted sessions. Reached through the unit of work as ``uow.codes``, ``uow.consents`` and
+``uow.hosted_sessions``. See ``application.ports`` for the conventions every port follows (aware UTC
+times, ``StorageFault``)."""
 
 from __future__ import annotations
 

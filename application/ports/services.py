@@ -16,15 +16,15 @@ E = TypeVar("E", bound=Event)
 
 EmailNormalizer = Callable[[str], str]
 """Checks an email's syntax and returns its canonical lower-case form; raises ``ValidationFailed``
-naming the field ``email`` when the syntax is bad (contract section 2)."""
+naming the field ``email`` when the syntax is bad (docs/reference/tokens-and-sessions.md)."""
 
 
 class EventBus(Protocol):
     """Publish/subscribe of application events. Subscribers' failures are logged, not raised.
 
     A bus for many instances (NATS, Redis) also sends each ``SharedEvent`` published here to the
-    other instances, which deliver it to their subscribers with ``origin`` set (contract
-    section 12; ADR 0015)."""
+    other instances, which deliver it to their subscribers with ``origin`` set (
+    docs/reference/operations.md; ADR 0015)."""
 
     async def publish(self, event: Event) -> None:
         """Deliver ``event`` to every subscriber of its type (and of its base types).
@@ -42,7 +42,7 @@ class EventBus(Protocol):
 
 @attrs.frozen
 class EmailMessage:
-    """One message to send (contract section 9): ``to`` one address, a one-line ``subject``,
+    """One message to send (docs/reference/accounts.md): ``to`` one address, a one-line ``subject``,
     a plain-text ``text`` body and an ``html`` alternative. ``kind`` (``verify`` | ``reset``)
     labels metrics and logs; ``link`` is the message's link, which holds a single-use token:
     adapters that log must not log it (the ``console`` backend excepted, for development)."""

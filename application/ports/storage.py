@@ -72,9 +72,9 @@ class Storage(Protocol):
         ...
 
     async def ping(self) -> None:
-        """Check the database for readiness (contract section 12): a trivial query, answered
-        within about a second. Raises on failure — the driver's error untranslated (the health
-        indicator reports its class and message), or ``StorageFault`` while the backend knows
+        """Check the database for readiness (docs/reference/operations.md): a trivial query,
+        answered within about a second. Raises on failure — the driver's error untranslated (the
+        health indicator reports its class and message), or ``StorageFault`` while the backend knows
         it cannot write (e.g. SQLite after a full disk, until a probe write commits);
         ``RuntimeError`` if not open."""
         ...
@@ -104,10 +104,10 @@ class LoginAttempts(Protocol):
     SHA-256 hex digest of email and client address). Each call stands alone, outside any unit of
     work.
 
-    ``claim`` is the atomic "count first, then decide" of contract section 10: an attempt is
-    recorded (as a failure, until the caller ``release``s it or ``reset``s the key) before the
-    secret is checked, so of any number of concurrent claims, in any process or instance sharing
-    the store, at most ``limit`` are admitted per window.
+    ``claim`` is the atomic "count first, then decide" of docs/reference/mfa-and-passkeys.md: an
+    attempt is recorded (as a failure, until the caller ``release``s it or ``reset``s the key)
+    before the secret is checked, so of any number of concurrent claims, in any process or instance
+    sharing the store, at most ``limit`` are admitted per window.
     """
 
     async def claim(self, key: str, at: datetime, since: datetime, limit: int) -> AttemptClaim:

@@ -1,1 +1,1 @@
-"""Email verification and password reset, and the mail they send (contract section 9)."""
+"""Email verification and password reset, and the mail they send (docs/reference/accounts.md)."""

@@ -1,4 +1,4 @@
-"""Messages the service sends (contract section 9): composing them from the ``email``
+"""Messages the service sends (docs/reference/accounts.md): composing them from the ``email``
 settings, and the outbox that sends them after the commit, off the request's path.
 
 Sending never changes an HTTP answer: a request only posts the message; the outbox sends it in

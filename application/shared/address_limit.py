@@ -1,4 +1,4 @@
-"""Writes from anyone, limited per client address (contract section 12, ADR 0028).
+"""Writes from anyone, limited per client address (docs/reference/operations.md, ADR 0028).
 
 Unauthenticated routes that write (registration, passkey ceremonies, failed-login audit rows,
 reset and verification requests, failed OAuth client authentications) draw one token per

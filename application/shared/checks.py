@@ -1,4 +1,5 @@
-"""Checks of the plain values the use cases on users and groups receive (contract section 3).
+"""Checks of the plain values the use cases on users and groups receive
+(docs/reference/accounts.md).
 
 Each returns the value to use (stripped, parsed) or raises ``ValidationFailed`` (422) naming the
 field, as the HTTP routes and the command line both report it.

@@ -1,5 +1,5 @@
 """Client names for the views that show which client a user's record belongs to (sessions,
-contract section 7; consents, section 15)."""
+docs/reference/tokens-and-sessions.md; consents, section 15)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Keyset pagination of the listings of contract section 3 (users, groups).
+"""Keyset pagination of the listings of docs/reference/accounts.md (users, groups).
 
 Listings are keyset-paginated by id: ``limit`` 1..200 (default 50) and an opaque ``cursor``
 (URL-safe base64 of a small JSON object naming the listing and the last id of the previous page).
@@ -37,16 +37,17 @@ T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
 
 DEFAULT_PAGE_LIMIT = 50
-"""``limit`` when none is given (contract section 3)."""
+"""``limit`` when none is given (docs/reference/accounts.md)."""
 MAX_PAGE_LIMIT = 200
-"""The largest ``limit`` accepted (contract section 3)."""
+"""The largest ``limit`` accepted (docs/reference/accounts.md)."""
 _MAX_CURSOR_LENGTH = 1024
 
 
 @attrs.frozen
 class Page(Generic[T]):
     """One page of a keyset listing: ``items`` in id order and ``next_cursor`` (None on the last
-    page). Rendered as ``{"items": [...], "next_cursor": str | null}`` (contract section 3)."""
+    page). Rendered as ``{"items": [...], "next_cursor": str | null}``
+    (docs/reference/accounts.md)."""
 
     items: tuple[T, ...]
     next_cursor: str | None

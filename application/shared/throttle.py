@@ -1,5 +1,6 @@
-"""Failed-login throttling (contract sections 2 and 10): per email *and* client address, sliding
-window, counted first and decided after.
+"""Failed-login throttling (docs/reference/tokens-and-sessions.md and
+docs/reference/mfa-and-passkeys.md): per email *and* client address, sliding window, counted first
+and decided after.
 
 ``attempt`` is the one to use before checking a secret: it records the attempt as a failure
 and counts it in one atomic step of the store (``LoginAttempts.claim``), and refuses it
@@ -55,7 +56,8 @@ class LoginThrottle:
 
     async def attempt(self, email: str, client: str) -> Attempt:
         """Count one attempt of this pair as a failure, atomically with the check that fewer
-        than ``auth.login_max_failures`` were counted in the window (contract section 10).
+        than ``auth.login_max_failures`` were counted in the window
+        (docs/reference/mfa-and-passkeys.md).
 
         Returns the ``Attempt`` (pass it to ``release`` if it turns out not to be a failure).
         Raises ``RateLimited`` (with ``retry_after`` seconds) if the pair is throttled now;

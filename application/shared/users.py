@@ -1,4 +1,4 @@
-"""User records: new users, and finding the user a request names (contract section 3):
+"""User records: new users, and finding the user a request names (docs/reference/accounts.md):
 ``load_user`` (by id or ``ByEmail``), ``active_user`` / ``token_user`` (the user of a bearer
 token, refused when gone or disabled) and ``user_in_scope`` (``NotFound`` outside the actor's
 organization, ``domain.policy.require_in_scope``). Every capability that acts on a user finds
@@ -81,8 +81,8 @@ USER_GONE = "the token's user no longer exists or is disabled"
 
 
 def active_user(user: User | None) -> User:
-    """``user`` if it exists and is not disabled; else ``InvalidToken`` (contract section 8: a
-    disabled user's bearer tokens get 401 ``invalid_token``)."""
+    """``user`` if it exists and is not disabled; else ``InvalidToken`` (docs/reference/accounts.md:
+    a disabled user's bearer tokens get 401 ``invalid_token``)."""
     if user is None or user.disabled:
         raise InvalidToken(USER_GONE)
     return user

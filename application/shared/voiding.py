@@ -1,4 +1,4 @@
-"""Voiding a user's outstanding one-time proofs (contract section 9).
+"""Voiding a user's outstanding one-time proofs (docs/reference/accounts.md).
 
 A password change, a password reset, disabling and deleting void every outstanding reset
 token and every pending second step (``mfa_token``) of the user, in the transaction of the

@@ -1,4 +1,4 @@
-"""The actuator endpoints of authsvc (contract section 4): wiring of ``service_actuator``.
+"""The actuator endpoints of authsvc (docs/reference/operations.md): wiring of ``service_actuator``.
 
 ``service_actuator`` serves the six routes; this module supplies what the library leaves to the
 service — who may do what (:func:`authorize_actuator`, which asks ``domain.policy``), what
@@ -38,7 +38,7 @@ OPERATIONS: Mapping[Action, ActuatorOperation] = MappingProxyType(
 REFRESH_CALLER: ContextVar[str | None] = ContextVar("authsvc_refresh_caller", default=None)
 """The user id of the caller ``authorize_actuator`` allowed to refresh in this request (None
 otherwise): the library calls the reloader without the request, so the reloader reads the
-caller here, to name it in the ``config.changed`` audit row (contract section 11). Every
+caller here, to name it in the ``config.changed`` audit row (docs/reference/operations.md). Every
 ``refresh`` the policy rules on sets it (None when refused), and a reload runs only after an
 allowed one in the same request, so nothing of an earlier request is read."""
 
@@ -83,11 +83,11 @@ async def authorize_actuator(request: web.Request, action: Action) -> Access:
 class ServiceInfo:
     """``/actuator/info`` contributor: ``{"auth": {"algorithm", "algorithms", "issuer"},
     "storage": {"backend"}, "telemetry": {"exporter"}}`` — ``algorithms`` lists, per JWS ``alg``
-    signed with or still verified (contract section 17), ``{"alg", "signing": bool,
-    "signing_kid": kid | null, "kids": [every kid of it in the JWKS]}``. Public facts only,
-    never a secret (no DSN, no
-    key material, no key paths). ``auth`` comes from the settings in force (after a refresh),
-    ``storage`` from the start configuration (it needs a restart to change)."""
+    signed with or still verified (docs/reference/tokens-and-sessions.md), ``{"alg", "signing":
+    bool, "signing_kid": kid | null, "kids": [every kid of it in the JWKS]}``. Public facts only,
+    never a secret (no DSN, no key material, no key paths). ``auth`` comes from the settings in
+    force (after a refresh), ``storage`` from the start configuration (it needs a restart to
+    change)."""
 
     def __init__(self, live_config: Any, start_config: Any, signer: Any) -> None:
         self._live = live_config

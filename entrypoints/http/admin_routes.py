@@ -1,4 +1,4 @@
-"""Routes of contract section 3: users, roles, groups and members.
+"""Routes of docs/reference/accounts.md: users, roles, groups and members.
 
 Every route authenticates the caller (401 ``invalid_token``) as the ``Principal`` of its user
 record loaded afresh (``entrypoints.http.caller.principal``; never from the token's claims, so a
@@ -354,4 +354,5 @@ ROUTES = [
               {204: "No Content", 401: _P, 403: _P, 404: _P},
               bearer=True, parameters=(_GROUP_ID, _MEMBER_ID), tag="admin"),
 ]  # fmt: skip
-"""The routes of contract section 3, registered by ``create_app`` and described in OpenAPI."""
+"""The routes of docs/reference/accounts.md, registered by ``create_app`` and described in
+OpenAPI."""

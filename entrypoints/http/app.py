@@ -125,11 +125,11 @@ async def _housekeeping(app: web.Application) -> AsyncIterator[None]:
 
 
 def create_app(container: Container) -> web.Application:
-    """The authsvc aiohttp app: routes of contract sections 2–4 (the actuator under
-    ``/actuator``), problem+json errors, a request body limit of ``server.max_body_bytes`` bytes
-    (413 beyond) read within ``server.body_timeout`` seconds (408 beyond), resources in
-    ``cleanup_ctx``. (The header and keep-alive limits belong to the server that runs it:
-    ``entrypoints.http.timeouts.ServingRunner``.)
+    """The authsvc aiohttp app: routes of docs/reference/tokens-and-sessions.md and
+    docs/reference/operations.md (the actuator under ``/actuator``), problem+json errors, a request
+    body limit of ``server.max_body_bytes`` bytes (413 beyond) read within ``server.body_timeout``
+    seconds (408 beyond), resources in ``cleanup_ctx``. (The header and keep-alive limits belong to
+    the server that runs it: ``entrypoints.http.timeouts.ServingRunner``.)
 
     While serving, expired tokens are purged every ``storage.purge_interval`` seconds, and the
     signing keys are re-read every ``auth.key_poll_interval`` seconds and rotated every

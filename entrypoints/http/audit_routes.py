@@ -1,5 +1,5 @@
-"""Route of contract section 11: ``GET /audit-events``; and the middleware that tells the audit
-log where each request comes from.
+"""Route of docs/reference/operations.md: ``GET /audit-events``; and the middleware that tells the
+audit log where each request comes from.
 
 The route authenticates the caller (401 ``invalid_token``), parses the query (422
 ``validation_error`` naming the parameter) and hands over to
@@ -30,7 +30,7 @@ from entrypoints.http.views import audit_event_json, json_response
 async def request_context_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Put the request's client address (after ``server.trusted_proxies``) and ``User-Agent``
     in ``application.events.audit.REQUEST_CONTEXT`` while the handler runs, so that the audit
-    rows the request writes name them (contract section 11)."""
+    rows the request writes name them (docs/reference/operations.md)."""
     trusted = request.app[CONTAINER].config().server.trusted_proxies
     token = REQUEST_CONTEXT.set(
         RequestContext(client_address(request, trusted), user_agent(request))
@@ -97,4 +97,5 @@ ROUTES = [
                422: "Problem"},
               bearer=True, parameters=(*PAGING, *_FILTERS), tag="admin"),
 ]  # fmt: skip
-"""The route of contract section 11, registered by ``create_app`` and described in OpenAPI."""
+"""The route of docs/reference/operations.md, registered by ``create_app`` and described in
+OpenAPI."""

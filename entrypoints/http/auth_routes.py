@@ -1,4 +1,5 @@
-"""Routes of contract section 2: /register, /login, /me, /refresh, /logout, /me/password."""
+"""Routes of docs/reference/tokens-and-sessions.md: /register, /login, /me, /refresh, /logout,
+/me/password."""
 
 from __future__ import annotations
 

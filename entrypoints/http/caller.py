@@ -1,5 +1,6 @@
 """Who is calling: the request's bearer access token (RFC 6750) turned into the authenticated
-caller, in one place for every route module (contract sections 2–4).
+caller, in one place for every route module (docs/reference/tokens-and-sessions.md and
+docs/reference/operations.md).
 
 :func:`authenticated` verifies the ``Authorization: Bearer`` token and loads its user afresh
 (``AuthService.authenticate``) once per request, keeping the result on the request;

@@ -1,4 +1,4 @@
-"""Routes of the consents table of contract section 15: the caller's consents to OpenID
+"""Routes of the consents table of docs/reference/oauth-and-oidc.md: the caller's consents to OpenID
 Connect clients, listed and revoked (bearer auth, like ``/me/sessions``).
 
 Each route authenticates the caller (401 ``invalid_token``; a disabled user's token too) and
@@ -57,4 +57,5 @@ ROUTES = [
               {204: "No Content", 401: _P, 404: _P}, bearer=True,
               parameters=(id_parameter("client_id", "client id"),), tag="sessions"),
 ]  # fmt: skip
-"""The routes of the consents table of contract section 15, registered by ``create_app``."""
+"""The routes of the consents table of docs/reference/oauth-and-oidc.md, registered by
+``create_app``."""

@@ -1,4 +1,4 @@
-"""Routes of contract section 9: password reset and email verification by emailed links.
+"""Routes of docs/reference/accounts.md: password reset and email verification by emailed links.
 
 Each hands over to ``application.recovery.email_links``; sending happens after the answer, in the
 background, so no answer depends on the mail server or tells whether an email is known.
@@ -107,4 +107,4 @@ ROUTES = [
               "Send a new verification link to the caller",
               {202: "Accepted", 401: _P, 429: _P}, bearer=True, tag="email"),
 ]  # fmt: skip
-"""The routes of contract section 9, registered by ``create_app``."""
+"""The routes of docs/reference/accounts.md, registered by ``create_app``."""

@@ -1,4 +1,4 @@
-"""Login with other identity providers, the JSON API (contract section 16): ``POST
+"""Login with other identity providers, the JSON API (docs/reference/federation.md): ``POST
 /login/federated`` (a native app's ID token), ``GET /me/identities``, ``DELETE
 /me/identities/{provider}``. The browser flow's routes are in ``entrypoints.http.ui.federation``."""
 
@@ -101,4 +101,4 @@ ROUTES = [
               {204: "No Content", 401: "Problem", 404: "Problem", 409: "Problem"},
               bearer=True, parameters=(_PROVIDER,)),
 ]  # fmt: skip
-"""The JSON routes of contract section 16."""
+"""The JSON routes of docs/reference/federation.md."""

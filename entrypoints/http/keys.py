@@ -13,4 +13,5 @@ CONTAINER: web.AppKey[Container] = web.AppKey("container")
 """The dependency-injector container that built this app."""
 
 BODY_TIMEOUT: web.AppKey[float] = web.AppKey("body_timeout", float)
-"""``server.body_timeout``: seconds a request body may take to arrive (contract section 12)."""
+"""``server.body_timeout``: seconds a request body may take to arrive
+(docs/reference/operations.md)."""

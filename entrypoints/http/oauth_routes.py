@@ -1,5 +1,6 @@
-"""OAuth endpoints for machines (contract section 14): ``/oauth/token`` (client credentials),
-``/oauth/revoke`` (RFC 7009), ``/oauth/introspect`` (RFC 7662) and the RFC 8414 metadata.
+"""OAuth endpoints for machines (docs/reference/oauth-and-oidc.md): ``/oauth/token`` (client
+credentials), ``/oauth/revoke`` (RFC 7009), ``/oauth/introspect`` (RFC 7662) and the RFC 8414
+metadata.
 
 Requests are ``application/x-www-form-urlencoded`` (RFC 6749 §3.2; a parameter given twice is
 ``invalid_request``). The client authenticates with HTTP Basic (``client_secret_basic``: id and
@@ -132,7 +133,7 @@ async def token(request: web.Request) -> dict[str, Any]:
         raise OAuthError("invalid_dpop_proof", "one DPoP header at most")
     container = request.app[CONTAINER]
     # The proof's htu must name this endpoint under auth.issuer: never a URL built from the
-    # request (its Host header is the caller's to choose). Contract section 14.
+    # request (its Host header is the caller's to choose). docs/reference/oauth-and-oidc.md.
     urls = (container.auth_settings().current.issuer.rstrip("/") + "/oauth/token",)
     issued = await container.client_credentials_grant()(
         client_id, secret, form.get("scope"), form.get("resource"),
@@ -144,7 +145,7 @@ async def token(request: web.Request) -> dict[str, Any]:
 
 
 CODE_FLOW_GRANTS = ("authorization_code", "refresh_token")
-"""The grants of the OpenID Connect provider (contract section 15)."""
+"""The grants of the OpenID Connect provider (docs/reference/oauth-and-oidc.md)."""
 
 
 def code_flow_client(request: web.Request, form: dict[str, str]) -> tuple[str, str | None, str]:
@@ -223,9 +224,9 @@ async def introspect(request: web.Request) -> dict[str, Any]:
 
 
 def endpoint_metadata(request: web.Request) -> dict[str, Any]:
-    """The members RFC 8414 metadata and the OIDC discovery document share (contract section
-    14): ``issuer`` exactly as configured (the tokens' ``iss``), the endpoints, the grant and
-    client authentication methods, the signing and DPoP algorithms."""
+    """The members RFC 8414 metadata and the OIDC discovery document share
+    (docs/reference/oauth-and-oidc.md): ``issuer`` exactly as configured (the tokens' ``iss``), the
+    endpoints, the grant and client authentication methods, the signing and DPoP algorithms."""
     container = request.app[CONTAINER]
     configured = container.auth_settings().current.issuer
     issuer = configured.rstrip("/")
@@ -294,4 +295,4 @@ ROUTES = [
     RouteSpec("GET", "/.well-known/oauth-authorization-server", metadata,
               "Authorization server metadata (RFC 8414)", {200: "Metadata"}, tag="discovery"),
 ]  # fmt: skip
-"""The OAuth protocol routes of contract section 14."""
+"""The OAuth protocol routes of docs/reference/oauth-and-oidc.md."""

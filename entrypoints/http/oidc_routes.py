@@ -1,6 +1,6 @@
-"""The OpenID Connect provider's protocol routes (contract section 15): ``/oauth/authorize``
-(GET and POST), ``/oauth/userinfo`` (GET and POST) and RP-initiated logout ``/oauth/logout``
-(GET and POST). The token endpoint's code-flow grants are in ``oauth_routes``."""
+"""The OpenID Connect provider's protocol routes (docs/reference/oauth-and-oidc.md):
+``/oauth/authorize`` (GET and POST), ``/oauth/userinfo`` (GET and POST) and RP-initiated logout
+``/oauth/logout`` (GET and POST). The token endpoint's code-flow grants are in ``oauth_routes``."""
 
 from __future__ import annotations
 
@@ -306,6 +306,6 @@ ROUTES = [
         page=True,
     ),
 ]
-"""The OpenID Connect routes of contract section 15."""
+"""The OpenID Connect routes of docs/reference/oauth-and-oidc.md."""
 
 __all__ = ["PAGE_HEADERS", "ROUTES", "answer", "client_of", "query_pairs"]

@@ -44,7 +44,7 @@ STATUS_BY_ERROR: dict[type[d.DomainError], int] = {
     d.RateLimited: 429,
     d.StorageFault: 503,
 }
-"""Contract section 1: domain error class → HTTP status."""
+"""docs/reference/operations.md: domain error class → HTTP status."""
 
 _TITLES = {
     400: "Bad Request",

@@ -1,5 +1,5 @@
-"""Reading requests: the strict JSON body parser (contract section 1), structured bodies, bearer
-tokens (RFC 6750) and the client address behind trusted proxies."""
+"""Reading requests: the strict JSON body parser (docs/reference/operations.md), structured bodies,
+bearer tokens (RFC 6750) and the client address behind trusted proxies."""
 
 from __future__ import annotations
 
@@ -22,11 +22,11 @@ from entrypoints.http.problems import HttpProblem
 T = TypeVar("T")
 
 MAX_DEPTH = 32
-"""Deepest nesting of arrays and objects a body may have (contract section 1); the top-level
-value is depth 1."""
+"""Deepest nesting of arrays and objects a body may have (docs/reference/operations.md); the
+top-level value is depth 1."""
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
-"""The integers a body may hold: signed 64 bits (contract section 1)."""
+"""The integers a body may hold: signed 64 bits (docs/reference/operations.md)."""
 
 _MAX_INT_DIGITS = len(str(INT64_MIN))  # 20 characters: longer literals are out of range anyway
 
@@ -42,7 +42,7 @@ DEFAULT_BODY_TIMEOUT = 10.0
 
 class RequestTimeout(HttpProblem):
     """408 ``request_timeout``: the body did not arrive within ``server.body_timeout``; the
-    connection closes after the answer (contract sections 1 and 12)."""
+    connection closes after the answer (docs/reference/operations.md)."""
 
     def __init__(self, detail: str) -> None:
         super().__init__(408, "request_timeout", detail, close=True)
@@ -111,7 +111,8 @@ def _check_depth_and_text(value: Any) -> None:
 
 
 def parse_json_object(raw: bytes) -> dict[str, Any]:
-    """Parse a request body strictly (contract section 1; RFC 8259 with the section's limits).
+    """Parse a request body strictly (docs/reference/operations.md; RFC 8259 with the section's
+    limits).
 
     ``raw`` is UTF-8 JSON whose top-level value is an object. Raises ``MalformedBody`` (400
     ``malformed_body``) for invalid UTF-8 or JSON, nesting deeper than 32 levels, a number
@@ -217,8 +218,9 @@ def client_address(request: web.Request, trusted_proxies: tuple[str, ...]) -> st
 
 
 def user_agent(request: web.Request) -> str | None:
-    """The request's ``User-Agent`` as a session records it (contract section 7): its printable
-    characters (no control characters or undecodable bytes), cut to 256; None when absent."""
+    """The request's ``User-Agent`` as a session records it (docs/reference/tokens-and-sessions.md):
+    its printable characters (no control characters or undecodable bytes), cut to 256; None when
+    absent."""
     raw = request.headers.get("User-Agent")
     if raw is None:
         return None

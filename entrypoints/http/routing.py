@@ -47,12 +47,12 @@ class RouteSpec:
     """One route: registered on the router and described in /openapi.json from the same data.
 
     ``path`` uses ``{name}`` placeholders, each matching any one segment: ids are opaque to the
-    caller (contract section 1), read with ``path_id`` once the caller is authenticated.
+    caller (docs/reference/operations.md), read with ``path_id`` once the caller is authenticated.
     ``request`` is the JSON Schema of the body (or None), sent as ``media_type``; ``responses``
     maps status → description;
     ``bearer`` marks routes that need an access token; ``parameters`` are OpenAPI parameter objects.
     ``page`` marks an HTML page for a browser (the hosted pages and the OpenID Connect
-    front-channel endpoints of contract section 15): /openapi.json lists it under
+    front-channel endpoints of docs/reference/oauth-and-oidc.md): /openapi.json lists it under
     ``x-authsvc-pages`` rather than as an operation, since no API client calls it.
     """
 
@@ -75,7 +75,8 @@ def path_id(request: web.Request, name: str) -> str:
 
     Routes match any segment, so a malformed id meets the same checks in the same order as an
     unknown one — authentication (401), the role (403), then the target (404 ``not_found``)
-    — and no odd text (a U+0000, 10 KiB) reaches a use case or storage (contract section 1).
+    — and no odd text (a U+0000, 10 KiB) reaches a use case or storage
+    (docs/reference/operations.md).
     """
     value = request.match_info[name]
     return value if _ID.fullmatch(value) else NO_SUCH_ID

@@ -1,4 +1,4 @@
-"""Routes of contract section 7 (sessions) and ``DELETE /me`` of section 8.
+"""Routes of docs/reference/tokens-and-sessions.md (sessions) and ``DELETE /me`` of section 8.
 
 Each route authenticates the caller (401 ``invalid_token``; a disabled user's token too) and
 hands over to a use case of ``application.login.sessions`` or
@@ -132,4 +132,5 @@ ROUTES = [
                429: _P},
               request=_PASSWORD_BODY, bearer=True, tag="sessions"),
 ]  # fmt: skip
-"""The routes of contract section 7 and DELETE /me, registered by ``create_app``."""
+"""The routes of docs/reference/tokens-and-sessions.md and DELETE /me, registered by
+``create_app``."""

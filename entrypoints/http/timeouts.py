@@ -1,5 +1,5 @@
-"""Slow and idle clients (contract section 12, ADR 0014): the runner that serves the app with
-``server.header_timeout``, ``server.body_timeout`` and ``server.keepalive_timeout``.
+"""Slow and idle clients (docs/reference/operations.md, ADR 0014): the runner that serves the app
+with ``server.header_timeout``, ``server.body_timeout`` and ``server.keepalive_timeout``.
 
 - **Idle**: a connection with no request under way (none sent yet, or the last one answered)
   is closed after ``keepalive_timeout`` seconds — aiohttp's own keep-alive timer.

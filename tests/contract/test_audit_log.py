@@ -1,5 +1,5 @@
-"""Contract of the AuditLog port (contract section 11) over every storage adapter: rows round
-trip with their details, the user's organization is filled in, filters and keyset pages walk
+"""Contract of the AuditLog port (docs/reference/operations.md) over every storage adapter: rows
+round trip with their details, the user's organization is filled in, filters and keyset pages walk
 newest first, rollback drops rows, purge keeps recent ones, and rows outlive their user."""
 
 from __future__ import annotations

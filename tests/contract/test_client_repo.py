@@ -1,5 +1,5 @@
-"""Contract of the ClientRepo port (contract section 14) over every storage adapter: clients
-round trip (times to the microsecond, scopes and audiences in order, the previous secret's
+"""Contract of the ClientRepo port (docs/reference/oauth-and-oidc.md) over every storage adapter:
+clients round trip (times to the microsecond, scopes and audiences in order, the previous secret's
 grace), updates replace every field, keyset pages per organization, rollback drops changes, and
 revocations are idempotent, seen at once and purged after the token's expiry."""
 

@@ -1,4 +1,4 @@
-"""Contract of the EmailTokenStore port (contract section 9) over every storage adapter:
+"""Contract of the EmailTokenStore port (docs/reference/accounts.md) over every storage adapter:
 hashes only, single use under concurrency (in one store and across two), voiding, purging,
 and the cascade when the user goes."""
 

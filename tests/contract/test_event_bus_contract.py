@@ -1,5 +1,5 @@
-"""Contract of the broker event buses (``adapters.events``: NATS and Redis; issue 16, contract
-sections 6 and 12), against the machine's brokers (``AUTHSVC_TEST_NATS_URL``,
+"""Contract of the broker event buses (``adapters.events``: NATS and Redis; issue 16,
+docs/reference/operations.md), against the machine's brokers (``AUTHSVC_TEST_NATS_URL``,
 ``AUTHSVC_TEST_REDIS_URL``; skipped without them): shared events reach every other instance
 with ``origin`` set and are never echoed back; other events stay in their process; messages
 carry ids only; an unreachable broker is reported DOWN and the bus reconnects."""

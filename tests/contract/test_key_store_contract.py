@@ -191,9 +191,9 @@ async def test_a_rotation_on_one_ring_is_found_by_another(
 async def test_several_algorithms_share_one_store_and_a_dropped_one_retires(
     open_store: StoreFactory, tmp_path: Path
 ) -> None:
-    """Contract section 17 over every store: a signing key per listed algorithm, found by a
-    second ring; rotation of one algorithm leaves the other's key alone; an algorithm dropped
-    from the list stops signing at once and leaves the JWKS once its tokens expired."""
+    """docs/reference/tokens-and-sessions.md over every store: a signing key per listed algorithm,
+    found by a second ring; rotation of one algorithm leaves the other's key alone; an algorithm
+    dropped from the list stops signing at once and leaves the JWKS once its tokens expired."""
     clock = FakeClock()
     both = settings_for("RS256", tmp_path, algorithms=("RS256", "ML-DSA-65"), key_publish_ahead=60)
     store_a, store_b = open_store(), open_store()

@@ -114,8 +114,8 @@ async def test_claim_refuses_a_naive_time(login_attempts: LoginAttempts) -> None
 async def test_of_many_concurrent_claims_through_two_stores_at_most_the_limit_win(
     store: tuple[str, Storage, StorageFactory],
 ) -> None:
-    """Count first, then check (contract section 10): 40 claims at once on one key, half
-    through another store (another SQLite connection on the file, another PostgreSQL pool),
+    """Count first, then check (docs/reference/mfa-and-passkeys.md): 40 claims at once on one key,
+    half through another store (another SQLite connection on the file, another PostgreSQL pool),
     admit exactly the limit."""
     name, storage, open_peer = store
     peer = await open_peer()

@@ -1,6 +1,6 @@
-"""Contract of the MfaStore port (contract section 10) over every storage adapter: pending and
-confirmed secrets, the one-use compare-and-set on the time step and on recovery codes (in one
-store and across two), second steps that are single use and void after too many failures,
+"""Contract of the MfaStore port (docs/reference/mfa-and-passkeys.md) over every storage adapter:
+pending and confirmed secrets, the one-use compare-and-set on the time step and on recovery codes
+(in one store and across two), second steps that are single use and void after too many failures,
 purging, rollback, and the cascade when the user goes."""
 
 from __future__ import annotations
@@ -167,7 +167,7 @@ async def test_remove_deletes_secret_codes_and_second_steps(storage: Storage, ma
 async def test_void_challenges_deletes_only_that_users_second_steps(
     storage: Storage, make: Make
 ) -> None:
-    """Contract section 9: a password change or reset, disabling and deleting void every
+    """docs/reference/accounts.md: a password change or reset, disabling and deleting void every
     ``mfa_token`` of the user; its secret and recovery codes stay, other users' steps too."""
     alice = await _enrolled(storage, make)
     bob = await _enrolled(storage, make, "bob")
@@ -360,8 +360,8 @@ async def test_a_claim_not_committed_is_rolled_back(storage: Storage, make: Make
 async def test_of_many_concurrent_claims_through_two_stores_at_most_the_limit_win(
     storage: Storage, open_peer: StorageFactory, make: Make
 ) -> None:
-    """Count first, then check (contract section 10): 20 claims at once on one second step,
-    half through another store (connection, pool), get the numbers 1..5 once each."""
+    """Count first, then check (docs/reference/mfa-and-passkeys.md): 20 claims at once on one second
+    step, half through another store (connection, pool), get the numbers 1..5 once each."""
     peer = await open_peer()
     alice = await _user(storage, make)
     challenge = _challenge(alice, "mfa-token")

@@ -1,9 +1,9 @@
-"""Contract of the OpenID Connect provider's ports (contract section 15) over every storage
-adapter: authorization codes (single use, atomic under concurrency, reuse visible, the family
-recorded, purged), consents (upsert as a union, listed newest first, revoked), hosted sessions
-(live until idle or absolute expiry or the end of their ``sessions`` row by any path), and
-``SessionStore.end_for_client``; the client fields of the code flow and ``Session.client_id``
-round trip."""
+"""Contract of the OpenID Connect provider's ports (docs/reference/oauth-and-oidc.md) over every
+storage adapter: authorization codes (single use, atomic under concurrency, reuse visible, the
+family recorded, purged), consents (upsert as a union, listed newest first, revoked), hosted
+sessions (live until idle or absolute expiry or the end of their ``sessions`` row by any path), and
+``SessionStore.end_for_client``; the client fields of the code flow and ``Session.client_id`` round
+trip."""
 
 from __future__ import annotations
 

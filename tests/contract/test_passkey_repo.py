@@ -1,7 +1,7 @@
-"""Contract of the PasskeyRepo port (contract section 13) over every storage adapter: passkeys
-round trip and list newest first, a credential id is registered once, updates keep the
-credential, deleting a user deletes its passkeys and handle, a user handle is created once and
-maps back, and a ceremony is taken once."""
+"""Contract of the PasskeyRepo port (docs/reference/mfa-and-passkeys.md) over every storage adapter:
+passkeys round trip and list newest first, a credential id is registered once, updates keep the
+credential, deleting a user deletes its passkeys and handle, a user handle is created once and maps
+back, and a ceremony is taken once."""
 
 from __future__ import annotations
 

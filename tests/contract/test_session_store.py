@@ -1,5 +1,6 @@
 """Contract of the SessionStore port and of what the user lifecycle needs from the UserRepo and
-the TokenStore (contract sections 2, 7 and 8), over every storage adapter."""
+the TokenStore (docs/reference/tokens-and-sessions.md and docs/reference/accounts.md), over every
+storage adapter."""
 
 from __future__ import annotations
 
@@ -272,7 +273,7 @@ async def test_concurrent_claims_through_two_stores_never_pass_the_cap(
 async def test_count_live_counts_the_live_sessions_of_an_org_or_of_every_org(
     storage: Storage, make: Make
 ) -> None:
-    """The admin dashboard's count (contract section 18): the rule of ``list_live``, over the
+    """The admin dashboard's count (docs/reference/console.md): the rule of ``list_live``, over the
     users of one organization (None: all)."""
     alice = await _user(storage, make, "alice", org_id="org-a")
     bob = await _user(storage, make, "bob", org_id="org-b")

@@ -468,7 +468,8 @@ async def test_workers_sharing_a_key_dir_adopt_each_others_new_key(tmp_path: Pat
         await b.verify(token.replace(token.split(".")[0], b64url(b'{"alg":"RS256","kid":"x"}')))
 
 
-# -- several algorithms at once (contract section 17) ---------------------------------------
+#  -- several algorithms at once (docs/reference/tokens-and-sessions.md)
+# ---------------------------------------
 
 
 @pytest.mark.parametrize("default", ["RS256", "ML-DSA-65"])

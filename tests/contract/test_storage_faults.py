@@ -1,9 +1,9 @@
-"""Storage faults at the port (issue 21, contract section 12): each backend turns "cannot reach /
-cannot write" into ``StorageFault``, rolls the unit back (nothing half-written), and recovers by
-itself when the fault ends. PostgreSQL: backends terminated (``pg_terminate_backend``) and a
-server that refuses connections (a proxy cut off); reads are retried once on a fresh
-connection, writes never. SQLite: a full database (a page limit, and a really full filesystem
-where a tmpfs can be mounted), a read-only one, and a lock held past the busy timeout."""
+"""Storage faults at the port (issue 21, docs/reference/operations.md): each backend turns "cannot
+reach / cannot write" into ``StorageFault``, rolls the unit back (nothing half-written), and
+recovers by itself when the fault ends. PostgreSQL: backends terminated (``pg_terminate_backend``)
+and a server that refuses connections (a proxy cut off); reads are retried once on a fresh
+connection, writes never. SQLite: a full database (a page limit, and a really full filesystem where
+a tmpfs can be mounted), a read-only one, and a lock held past the busy timeout."""
 
 from __future__ import annotations
 

@@ -206,7 +206,7 @@ async def test_get_with_groups_reads_the_user_and_its_sorted_groups(
 async def test_list_page_by_email_prefix_is_exact_lower_case_and_keyset(
     storage: Storage, make: Make
 ) -> None:
-    """The admin console's search (contract section 18): a prefix of the lower-cased email,
+    """The admin console's search (docs/reference/console.md): a prefix of the lower-cased email,
     no wildcard (``%`` and ``_`` are characters), inside the organization, paged by id."""
     emails = ["ann@example.com", "anna@example.com", "Annie@Example.com", "bob@example.com",
               "a_n@example.com", "a%n@example.com"]  # fmt: skip

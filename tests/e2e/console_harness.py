@@ -2,7 +2,7 @@
 before and after a step and the expected edits (``state``, ``user``, ``sessions``, ``group``,
 ``client``, ``gone`` ...), one role's browser context (``Console``: sign in, click, check a step
 against the state and over the JSON API, axe-core and a screenshot per page), and the shared
-steps (``user_actions``). Contract sections 3 and 18."""
+steps (``user_actions``). docs/reference/accounts.md and docs/reference/console.md."""
 
 from __future__ import annotations
 

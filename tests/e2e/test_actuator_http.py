@@ -1,5 +1,6 @@
-"""The actuator of authsvc over HTTP (contract section 4; ADR 0006): health, liveness, readiness,
-info, metrics and refresh through the real app (container, storage, real keys), plus tracing.
+"""The actuator of authsvc over HTTP (docs/reference/operations.md; ADR 0006): health, liveness,
+readiness, info, metrics and refresh through the real app (container, storage, real keys), plus
+tracing.
 
 Nothing of our own code is mocked: a DOWN database is a closed connection, configuration
 changes are rewritten TOML files, tokens are real.
@@ -107,7 +108,8 @@ async def test_health_is_up_with_db_and_signing_key_for_a_superadmin(
     body = await resp.json()
     assert body["status"] == "UP"
     assert set(body["components"]) == {"db", "signingKey", "readinessState", "events", "federation"}
-    # No identity provider configured: the component is UP and lists none (contract section 16).
+    #  No identity provider configured: the component is UP and lists none
+    # (docs/reference/federation.md).
     assert body["components"]["federation"] == {"status": "UP", "details": {"providers": {}}}
     assert body["components"]["readinessState"] == {
         "status": "UP",
@@ -299,7 +301,7 @@ async def test_promtool_accepts_the_metrics(client: TestClient) -> None:
 
 # --------------------------------------------------------------------------- access matrix
 
-# Who may do what on the actuator, over HTTP (contract section 4; domain.policy's
+# Who may do what on the actuator, over HTTP (docs/reference/operations.md; domain.policy's
 # ActuatorOperation, whose unit matrix is in tests/unit/domain/test_policy.py). Callers: no
 # Authorization header, a token that is no JWT, and a logged-in user of each role. Health
 # details (show_details = when_authorized) are "shown" or "hidden" (never an error); metrics are

@@ -1,8 +1,8 @@
-"""Writes from anyone are limited per client address (contract section 12, ADR 0028): a client
-flooding an unauthenticated route that writes gets 429 ``rate_limited`` with ``Retry-After``
-past ``server.anonymous_write_burst`` requests (refilled at ``server.anonymous_write_rate``
-per second) and fills no table; successes that prove a credential are not counted; addresses
-behind a trusted proxy have their own buckets; a refresh changes the limit at once."""
+"""Writes from anyone are limited per client address (docs/reference/operations.md, ADR 0028): a
+client flooding an unauthenticated route that writes gets 429 ``rate_limited`` with ``Retry-After``
+past ``server.anonymous_write_burst`` requests (refilled at ``server.anonymous_write_rate`` per
+second) and fills no table; successes that prove a credential are not counted; addresses behind a
+trusted proxy have their own buckets; a refresh changes the limit at once."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""``GET /audit-events`` over HTTP (contract section 11), on SQLite and PostgreSQL: who sees which
-rows (org_admin its organization, superadmin every one; viewer and operator none), the filters,
-keyset pagination that walks every row once while rows are being written, bad input refused
+"""``GET /audit-events`` over HTTP (docs/reference/operations.md), on SQLite and PostgreSQL: who
+sees which rows (org_admin its organization, superadmin every one; viewer and operator none), the
+filters, keyset pagination that walks every row once while rows are being written, bad input refused
 with 422 naming the parameter, and retention purging old rows while serving."""
 
 from __future__ import annotations

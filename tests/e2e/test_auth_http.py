@@ -1,4 +1,5 @@
-"""The auth endpoints of contract section 2 over HTTP, for every signing algorithm."""
+"""The auth endpoints of docs/reference/tokens-and-sessions.md over HTTP, for every signing
+algorithm."""
 
 from __future__ import annotations
 
@@ -353,7 +354,7 @@ async def test_discovery_document(client: TestClient) -> None:
     assert doc["jwks_uri"] == "http://localhost:8080/.well-known/jwks.json"
     alg = container_of(client).config().auth.algorithm
     assert alg in doc["id_token_signing_alg_values_supported"]
-    # The same endpoints as the RFC 8414 metadata (contract section 14).
+    # The same endpoints as the RFC 8414 metadata (docs/reference/oauth-and-oidc.md).
     oauth = await (await client.get("/.well-known/oauth-authorization-server")).json()
     assert {k: v for k, v in doc.items() if k in oauth} == oauth
 
@@ -370,8 +371,8 @@ async def test_openapi_describes_exactly_the_routes(client: TestClient) -> None:
         if r.method != "HEAD" and r.resource is not None
     }
     assert documented | pages == routed and not documented & pages
-    # Pages are for browsers (contract section 15): the hosted pages and the front channel,
-    # and the federated login's start and callback (section 16).
+    #  Pages are for browsers (docs/reference/oauth-and-oidc.md): the hosted pages and the front
+    # channel, and the federated login's start and callback (section 16).
     assert all(p.startswith(("/ui/", "/federation/")) or p in ("/oauth/authorize",
                "/oauth/logout") for _, p in pages)  # fmt: skip
     assert {("GET", "/oauth/userinfo"), ("GET", "/.well-known/openid-configuration")} <= documented

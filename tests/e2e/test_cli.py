@@ -1,4 +1,4 @@
-"""The operator's command line (contract section 3): ``authsvc create-superadmin`` and
+"""The operator's command line (docs/reference/accounts.md): ``authsvc create-superadmin`` and
 ``authsvc users list | set-role | set-org``, run in-process through ``entrypoints.cli.main``
 (and once as a script), over a SQLite database in a temporary directory."""
 
@@ -476,9 +476,9 @@ def test_keys_per_algorithm(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """Contract section 17: a signing key per listed algorithm; ``keys rotate --alg`` rotates
-    that algorithm's key alone; one not listed is refused; ``keys list`` shows each algorithm's
-    signing, pending (published ahead) and retiring keys."""
+    """docs/reference/tokens-and-sessions.md: a signing key per listed algorithm; ``keys rotate
+    --alg`` rotates that algorithm's key alone; one not listed is refused; ``keys list`` shows each
+    algorithm's signing, pending (published ahead) and retiring keys."""
     monkeypatch.setenv("AUTHSVC_AUTH__KEY_STORE", store)
     monkeypatch.setenv("AUTHSVC_AUTH__KEY_ENCRYPTION_KEY", new_kek())
     monkeypatch.setenv("AUTHSVC_AUTH__ALGORITHMS", "RS256,ML-DSA-65")

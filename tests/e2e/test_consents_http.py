@@ -1,4 +1,4 @@
-"""The caller's consents over HTTP (contract section 15: ``GET /me/consents``, ``DELETE
+"""The caller's consents over HTTP (docs/reference/oauth-and-oidc.md: ``GET /me/consents``, ``DELETE
 /me/consents/{client_id}``), on SQLite and PostgreSQL. The consents and the sessions a client
 started are seeded through the service's own storage (the authorization code flow that grants
 them is tested with the provider); everything else goes over HTTP."""

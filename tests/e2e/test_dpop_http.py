@@ -1,4 +1,4 @@
-"""DPoP at the token endpoint over HTTP (RFC 9449; contract section 14), on SQLite and
+"""DPoP at the token endpoint over HTTP (RFC 9449; docs/reference/oauth-and-oidc.md), on SQLite and
 PostgreSQL: a good proof binds the token to its key (``cnf.jkt``, ``token_type: DPoP``,
 introspection says so); each broken rule is refused with ``invalid_dpop_proof`` and counted;
 a client with ``require_dpop`` gets nothing without a proof."""

@@ -1,4 +1,4 @@
-"""Email verification and password reset over HTTP with real SMTP (contract section 9): the
+"""Email verification and password reset over HTTP with real SMTP (docs/reference/accounts.md): the
 real app sends through an aiosmtpd server on loopback; on SQLite and PostgreSQL (one signing
 algorithm: the mail does not depend on it)."""
 

@@ -1,6 +1,6 @@
-"""A GitHub provider (contract section 16: "GitHub: ``/user`` and ``/user/emails``, verified
-entries only"; research §6 UP-09 (f)) against a fake GitHub in the test (aiohttp): its OAuth
-token endpoint, ``/user`` and ``/user/emails``. SQLite and PostgreSQL."""
+"""A GitHub provider (docs/reference/federation.md: "GitHub: ``/user`` and ``/user/emails``,
+verified entries only"; research §6 UP-09 (f)) against a fake GitHub in the test (aiohttp): its
+OAuth token endpoint, ``/user`` and ``/user/emails``. SQLite and PostgreSQL."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Readiness with identity providers (contract section 16): a provider unreachable at start is
-logged and listed in readiness details (component ``federation``) while readiness stays UP;
-the login page still offers the others. SQLite and PostgreSQL."""
+"""Readiness with identity providers (docs/reference/federation.md): a provider unreachable at start
+is logged and listed in readiness details (component ``federation``) while readiness stays UP; the
+login page still offers the others. SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ async def test_an_unreachable_provider_is_listed_and_readiness_stays_up(
     tmp_path: Path,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    """Contract section 16 (UP-12 for the secret): ``test`` (oidc-provider) is reachable,
+    """docs/reference/federation.md (UP-12 for the secret): ``test`` (oidc-provider) is reachable,
     ``down`` (a loopback port nobody listens on) is not: readiness answers 200 UP, component
     ``federation`` UP with ``down`` unreachable (and why) and ``test`` reachable; the start
     logged it; no client secret in the answer; the login page still offers TestIdP, and

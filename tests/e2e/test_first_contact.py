@@ -1,7 +1,8 @@
-"""First contact (contract sections 2, 9, 15): ``authsvc serve`` on a port other than 8080 with
-no issuer configured names that port everywhere (discovery, mailed links), a mailed link opens
-a hosted page, long ML-DSA-sized request and header lines are served, and a refresh of ``ui.*``
-shows on the pages at once."""
+"""First contact (docs/reference/tokens-and-sessions.md and docs/reference/accounts.md and
+docs/reference/oauth-and-oidc.md): ``authsvc serve`` on a port other than 8080 with no issuer
+configured names that port everywhere (discovery, mailed links), a mailed link opens a hosted page,
+long ML-DSA-sized request and header lines are served, and a refresh of ``ui.*`` shows on the pages
+at once."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""Hostile input over HTTP (issues 9 and 17): bodies beyond the limits of contract section 1 are
-400 ``malformed_body`` on every route that takes one, values no backend can store are refused
-before any adapter sees them, and none of it changes anything or answers 5xx — on SQLite and on
-PostgreSQL alike."""
+"""Hostile input over HTTP (issues 9 and 17): bodies beyond the limits of
+docs/reference/operations.md are 400 ``malformed_body`` on every route that takes one, values no
+backend can store are refused before any adapter sees them, and none of it changes anything or
+answers 5xx — on SQLite and on PostgreSQL alike."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Many instances, one service (issue 16; contract section 12): three ``authsvc serve``
+"""Many instances, one service (issue 16; docs/reference/operations.md): three ``authsvc serve``
 processes, each with its own HOME and key directory (as three hosts would be), over one
 PostgreSQL schema and one event broker (NATS, then Redis).
 

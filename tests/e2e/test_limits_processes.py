@@ -1,6 +1,6 @@
-"""Limits that a burst must not slip past (issue 29 point 2; contract section 10): 50 guesses
-sent at once, over ``authsvc serve --workers 2`` (SQLite and PostgreSQL) and over two instances
-on one PostgreSQL schema, see at most the limit *evaluated*:
+"""Limits that a burst must not slip past (issue 29 point 2; docs/reference/mfa-and-passkeys.md): 50
+guesses sent at once, over ``authsvc serve --workers 2`` (SQLite and PostgreSQL) and over two
+instances on one PostgreSQL schema, see at most the limit *evaluated*:
 
 - 50 wrong passwords for one email: at most ``auth.login_max_failures`` answers 401
   ``invalid_credentials`` (and as many ``login.failed`` audit rows); the rest 429;
@@ -122,7 +122,8 @@ async def _mfa_token(service: Service, email: str) -> tuple[str, str]:
     status, pair = await _call(service.base(0), "/login", credentials)
     assert status == 200, pair
     access = pair["access_token"]
-    # The password is the fresh proof that adding a factor asks for (contract section 13).
+    #  The password is the fresh proof that adding a factor asks for
+    # (docs/reference/mfa-and-passkeys.md).
     status, enrolment = await _call(service.base(0), "/me/mfa/totp", {"password": PASSWORD}, access)
     assert status == 200, enrolment
     secret = enrolment["secret"]

@@ -1,9 +1,9 @@
-"""Who the login and refresh audit rows name, over HTTP (contract section 11; issue 29 point 9),
-on SQLite and PostgreSQL: ``config.changed`` names the superadmin who called
-``POST /actuator/refresh``; ``login.failed`` and ``login.rate_limited`` name the account of the
-email tried when it exists, and nobody for an unknown email (with the same answers); a passkey
-login to a disabled or unverified account is refused like a password login, with a
-``login.failed`` row of method ``passkey``."""
+"""Who the login and refresh audit rows name, over HTTP (docs/reference/operations.md; issue 29
+point 9), on SQLite and PostgreSQL: ``config.changed`` names the superadmin who called ``POST
+/actuator/refresh``; ``login.failed`` and ``login.rate_limited`` name the account of the email tried
+when it exists, and nobody for an unknown email (with the same answers); a passkey login to a
+disabled or unverified account is refused like a password login, with a ``login.failed`` row of
+method ``passkey``."""
 
 from __future__ import annotations
 
@@ -128,7 +128,7 @@ async def test_the_mfa_step_of_an_account_disabled_meanwhile_is_refused(
                                       "mfa_required"))["mfa_token"]  # fmt: skip
     await container_of(client).set_disabled_by_operator()("alice@example.com", True)
     resp = await client.post("/login/mfa", json={"mfa_token": mfa_token, "code": recovery[0]})
-    # Disabling voided the pending second step (contract section 9): the right code gets the
+    # Disabling voided the pending second step (docs/reference/accounts.md): the right code gets the
     # answer of a used mfa_token, and no session starts.
     await assert_problem(resp, 401, "invalid_mfa_code")
     methods = [e.details_dict()["method"] for e in await _rows(client, "login.succeeded")]

@@ -1,6 +1,6 @@
-"""No user enumeration by timing (contract section 2): a user without a password (created by a
-federated login) answers ``/login`` and ``/ui/login`` in the time of an unknown email, one
-bcrypt check at the configured cost, over HTTP."""
+"""No user enumeration by timing (docs/reference/tokens-and-sessions.md): a user without a password
+(created by a federated login) answers ``/login`` and ``/ui/login`` in the time of an unknown email,
+one bcrypt check at the configured cost, over HTTP."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Logout CSRF in a real browser (contract section 15; RP-Initiated Logout 1.0 §2): a page of
-another origin sends the victim's browser, by a top-level navigation, to ``/oauth/logout`` with
-the attacker's own ID token as ``id_token_hint``; the victim's session must survive (the
+"""Logout CSRF in a real browser (docs/reference/oauth-and-oidc.md; RP-Initiated Logout 1.0 §2): a
+page of another origin sends the victim's browser, by a top-level navigation, to ``/oauth/logout``
+with the attacker's own ID token as ``id_token_hint``; the victim's session must survive (the
 confirmation page is shown instead).
 
 Debian's Chromium (``AUTHSVC_TEST_CHROMIUM``) driven by Playwright through ``executable_path``;

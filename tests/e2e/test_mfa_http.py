@@ -1,8 +1,8 @@
-"""Multi-factor authentication over HTTP (contract section 10), on SQLite and PostgreSQL, with a
-controlled clock: enrol, confirm, the login's second step with a TOTP code (each time step once)
-or a recovery code (each once), five wrong codes voiding the ``mfa_token``, concurrent use of one
-code, turning MFA off with the password and by an admin (org-scoped), and no secret, code or
-``mfa_token`` in the logs, spans, events or the database in clear."""
+"""Multi-factor authentication over HTTP (docs/reference/mfa-and-passkeys.md), on SQLite and
+PostgreSQL, with a controlled clock: enrol, confirm, the login's second step with a TOTP code (each
+time step once) or a recovery code (each once), five wrong codes voiding the ``mfa_token``,
+concurrent use of one code, turning MFA off with the password and by an admin (org-scoped), and no
+secret, code or ``mfa_token`` in the logs, spans, events or the database in clear."""
 
 from __future__ import annotations
 
@@ -173,8 +173,8 @@ async def test_enrol_confirm_and_log_in_with_a_code_each_step_once(make_mfa: Mak
 
 
 async def test_recovery_codes_carry_at_least_112_bits_each(make_mfa: MakeMfa) -> None:
-    """ASVS 5.0 6.5.2 (contract section 10): an unsalted hash is only safe for codes of 112
-    bits or more. The codes are groups of symbols from a 32-symbol alphabet (5 bits each),
+    """ASVS 5.0 6.5.2 (docs/reference/mfa-and-passkeys.md): an unsalted hash is only safe for codes
+    of 112 bits or more. The codes are groups of symbols from a 32-symbol alphabet (5 bits each),
     readable (no l/o/0/1) and never six digits (which would be read as a TOTP code)."""
     mfa = await make_mfa()
     await mfa.register()

@@ -1,5 +1,5 @@
-"""An independent OAuth client drives the service (contract section 14): authlib's async client
-(on httpx) gets client credentials tokens with ``client_secret_basic`` and
+"""An independent OAuth client drives the service (docs/reference/oauth-and-oidc.md): authlib's
+async client (on httpx) gets client credentials tokens with ``client_secret_basic`` and
 ``client_secret_post``, introspects them and revokes one, over real HTTP, on SQLite and
 PostgreSQL."""
 

@@ -1,5 +1,5 @@
-"""``/oauth/authorize`` over HTTP (contract section 15; research §6 OP-01, OP-04, OP-06, OP-08,
-OP-09, OP-11, OP-14, OP-15, OP-16, OP-17, OP-18, OP-21, OP-25, OP-29)."""
+"""``/oauth/authorize`` over HTTP (docs/reference/oauth-and-oidc.md; research §6 OP-01, OP-04,
+OP-06, OP-08, OP-09, OP-11, OP-14, OP-15, OP-16, OP-17, OP-18, OP-21, OP-25, OP-29)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
-"""DPoP in the code flow over HTTP, on SQLite and PostgreSQL (RFC 9449; contract section 15;
-research §6 OP-22, OP-24): a public client that sends a proof at the token endpoint gets a
-DPoP-bound access token and refresh token; userinfo takes the token only with a fresh proof
-of that key (a replayed proof is refused: its ``jti`` is claimed like at the token endpoint);
-the refresh token needs a proof of the same key."""
+"""DPoP in the code flow over HTTP, on SQLite and PostgreSQL (RFC 9449;
+docs/reference/oauth-and-oidc.md; research §6 OP-22, OP-24): a public client that sends a proof at
+the token endpoint gets a DPoP-bound access token and refresh token; userinfo takes the token only
+with a fresh proof of that key (a replayed proof is refused: its ``jti`` is claimed like at the
+token endpoint); the refresh token needs a proof of the same key."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""The hosted login page over HTTP, on SQLite and PostgreSQL (contract section 15; research §6
-OP-20, OP-26, OP-27): password + TOTP, the JSON API's throttle and enumeration promise kept,
-expired interactions answered by pages, never a 500."""
+"""The hosted login page over HTTP, on SQLite and PostgreSQL (docs/reference/oauth-and-oidc.md;
+research §6 OP-20, OP-26, OP-27): password + TOTP, the JSON API's throttle and enumeration promise
+kept, expired interactions answered by pages, never a 500."""
 
 from __future__ import annotations
 

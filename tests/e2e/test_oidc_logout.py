@@ -1,5 +1,5 @@
-"""RP-initiated logout over HTTP (contract section 15; RP-Initiated Logout 1.0 §2): a hint ends
-the browser's session without asking only when it names that session's user and login."""
+"""RP-initiated logout over HTTP (docs/reference/oauth-and-oidc.md; RP-Initiated Logout 1.0 §2): a
+hint ends the browser's session without asking only when it names that session's user and login."""
 
 from __future__ import annotations
 

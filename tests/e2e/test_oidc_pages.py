@@ -1,5 +1,5 @@
-"""The hosted pages, userinfo and RP-initiated logout over HTTP (contract section 15; research
-§6 OP-22, OP-23, OP-26, OP-28)."""
+"""The hosted pages, userinfo and RP-initiated logout over HTTP (docs/reference/oauth-and-oidc.md;
+research §6 OP-22, OP-23, OP-26, OP-28)."""
 
 from __future__ import annotations
 

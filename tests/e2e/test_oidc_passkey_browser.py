@@ -1,5 +1,6 @@
-"""A real browser signs in to an app with a passkey on the hosted login page (contract sections
-13 and 15; research OP-20, OP-27; ADR 0033).
+"""A real browser signs in to an app with a passkey on the hosted login page
+(docs/reference/mfa-and-passkeys.md and docs/reference/oauth-and-oidc.md; research OP-20, OP-27; ADR
+0033).
 
 Debian's Chromium (``AUTHSVC_TEST_CHROMIUM``, e.g. ``/usr/bin/chromium``), driven by Playwright
 for Python through ``executable_path`` (never ``playwright install``), runs the authorization

@@ -1,8 +1,9 @@
-"""Passkeys on the hosted pages over HTTP (contract sections 13 and 15; ADR 0033; research OP-20,
-OP-27), with the software authenticator: the JSON endpoints ``/ui/passkey.js`` calls open the
-hosted session (cookie) and the code flow carries the passkey's ``amr`` / ``acr`` into the ID
-token; every refusal is one 401 answer, CSRF and the login throttle apply; the page offers
-passkeys and keeps the password path, which needs no script."""
+"""Passkeys on the hosted pages over HTTP (docs/reference/mfa-and-passkeys.md and
+docs/reference/oauth-and-oidc.md; ADR 0033; research OP-20, OP-27), with the software authenticator:
+the JSON endpoints ``/ui/passkey.js`` calls open the hosted session (cookie) and the code flow
+carries the passkey's ``amr`` / ``acr`` into the ID token; every refusal is one 401 answer, CSRF and
+the login throttle apply; the page offers passkeys and keeps the password path, which needs no
+script."""
 
 from __future__ import annotations
 

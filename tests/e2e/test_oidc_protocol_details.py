@@ -1,6 +1,7 @@
-"""Smaller protocol rules of the OpenID Connect provider over HTTP (contract section 15):
-``response_mode``, the forced login bound to its request, the ``authsvc`` scope's claims in the
-ID token, discovery's ``scopes_supported`` and the JWKS's ``use``."""
+"""Smaller protocol rules of the OpenID Connect provider over HTTP
+(docs/reference/oauth-and-oidc.md): ``response_mode``, the forced login bound to its request, the
+``authsvc`` scope's claims in the ID token, discovery's ``scopes_supported`` and the JWKS's
+``use``."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
-"""The hosted recovery pages over HTTP with real SMTP, on SQLite and PostgreSQL (contract
-sections 9 and 15; research §6 OP-26, OP-27 "forgot-password and back"): /ui/forgot,
-/ui/reset, /ui/verify call the JSON API's use cases, keep its enumeration promise and throttle,
-answer every POST with 303, check CSRF, carry the page headers, and bring the user back to the
-sign-in interaction they left."""
+"""The hosted recovery pages over HTTP with real SMTP, on SQLite and PostgreSQL (
+docs/reference/accounts.md and docs/reference/oauth-and-oidc.md; research §6 OP-26, OP-27
+"forgot-password and back"): /ui/forgot, /ui/reset, /ui/verify call the JSON API's use cases, keep
+its enumeration promise and throttle, answer every POST with 303, check CSRF, carry the page
+headers, and bring the user back to the sign-in interaction they left."""
 
 from __future__ import annotations
 
@@ -135,9 +135,9 @@ async def test_forgot_reset_and_back_to_the_interaction(
 async def test_verify_page_spends_the_token_on_post_only(
     make_client: MakeClient, smtp_server: tuple[SmtpSink, int]
 ) -> None:
-    """Contract section 9 as a page: the mailed link's GET shows a button and changes nothing
-    (mail scanners fetch links); its POST → 303 /ui/verify/done and the email is verified; the
-    link again → 400 page; a POST without the CSRF token → 403."""
+    """docs/reference/accounts.md as a page: the mailed link's GET shows a button and changes
+    nothing (mail scanners fetch links); its POST → 303 /ui/verify/done and the email is verified;
+    the link again → 400 page; a POST without the CSRF token → 403."""
     sink, port = smtp_server
     client = await _mail_client(make_client, port)
     await register_user(client)

@@ -1,6 +1,7 @@
-"""More authorization and token requests over HTTP, on SQLite and PostgreSQL (contract section
-15; research §6 OP-07, OP-10, OP-13, OP-18, OP-19, OP-20): parameter order, loopback redirect
-URIs, expired codes, forged ID-token hints, accepted locales, the acr asked for."""
+"""More authorization and token requests over HTTP, on SQLite and PostgreSQL
+(docs/reference/oauth-and-oidc.md; research §6 OP-07, OP-10, OP-13, OP-18, OP-19, OP-20): parameter
+order, loopback redirect URIs, expired codes, forged ID-token hints, accepted locales, the acr asked
+for."""
 
 from __future__ import annotations
 

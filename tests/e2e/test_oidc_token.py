@@ -1,5 +1,5 @@
-"""The code flow end to end over HTTP (contract section 15; research §6 OP-02, OP-03, OP-05,
-OP-11, OP-12, OP-13, OP-24): the hosted login by a cookie-jar client, the token endpoint, ID
+"""The code flow end to end over HTTP (docs/reference/oauth-and-oidc.md; research §6 OP-02, OP-03,
+OP-05, OP-11, OP-12, OP-13, OP-24): the hosted login by a cookie-jar client, the token endpoint, ID
 tokens checked with PyJWT against the JWKS."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """What becomes of code-flow tokens and codes when the login behind them ends, over HTTP on
-SQLite and PostgreSQL (contract sections 14 and 15; security review s5, findings 3, 4 and 6):
+SQLite and PostgreSQL (docs/reference/oauth-and-oidc.md; security review s5, findings 3, 4 and 6):
 
 - introspection (RFC 7662 §2.2) answers ``active: false`` once the token's family ended (code
   reuse, consent revoked, password change) or its user was disabled or deleted, and gives the

@@ -1,4 +1,5 @@
-"""A real browser registers a passkey and logs in with it (issue 22; contract section 13).
+"""A real browser registers a passkey and logs in with it (issue 22;
+docs/reference/mfa-and-passkeys.md).
 
 Debian's Chromium (``/usr/bin/chromium``, installed by ``.ci/run``), driven by Playwright for
 Python through ``executable_path`` (never ``playwright install``), opens a test page served by

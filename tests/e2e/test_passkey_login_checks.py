@@ -1,6 +1,6 @@
-"""Passkey login checked in WebAuthn L3 §7.2's order over HTTP (contract section 13, issue 29
-point 1), on SQLite and PostgreSQL: a forged assertion (a garbage signature, a lower counter)
-is refused and flags nothing — only a validly signed regression flags the passkey; a
+"""Passkey login checked in WebAuthn L3 §7.2's order over HTTP (docs/reference/mfa-and-passkeys.md,
+issue 29 point 1), on SQLite and PostgreSQL: a forged assertion (a garbage signature, a lower
+counter) is refused and flags nothing — only a validly signed regression flags the passkey; a
 discoverable assertion needs the passkey owner's ``userHandle``."""
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
-"""An ML-DSA ID token as ``id_token_hint`` (contract sections 15 and 17): ML-DSA-87 ID tokens
-run to about 6.7 kB, and every size limit on the way (the authorization request's parameters,
-the login page's ``return_to``) takes them."""
+"""An ML-DSA ID token as ``id_token_hint`` (docs/reference/oauth-and-oidc.md and
+docs/reference/tokens-and-sessions.md): ML-DSA-87 ID tokens run to about 6.7 kB, and every size
+limit on the way (the authorization request's parameters, the login page's ``return_to``) takes
+them."""
 
 from __future__ import annotations
 

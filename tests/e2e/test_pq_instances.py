@@ -1,7 +1,8 @@
-"""The README's post-quantum migration run as written against two instances (issue 32; contract
-sections 12 and 17): two ``authsvc serve`` processes over one PostgreSQL schema and one event
-broker, each step one ``POST /actuator/refresh`` on one instance that every instance applies —
-nobody logged out, and every token verifying through the JWKS as before.
+"""The README's post-quantum migration run as written against two instances (issue 32;
+docs/reference/operations.md and docs/reference/tokens-and-sessions.md): two ``authsvc serve``
+processes over one PostgreSQL schema and one event broker, each step one ``POST /actuator/refresh``
+on one instance that every instance applies — nobody logged out, and every token verifying through
+the JWKS as before.
 
 1. add ML-DSA-65 to ``auth.algorithms``: both keys in every JWKS, tokens still RS256;
 2. flip ``auth.algorithm`` to ML-DSA-65: every instance signs ML-DSA-65, the earlier RS256

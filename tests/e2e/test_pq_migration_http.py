@@ -1,6 +1,6 @@
-"""Post-quantum migration over HTTP (contract section 17; issue 32; ADR 0030), on SQLite and
-PostgreSQL: RS256 and ML-DSA-65 signed side by side, one JWKS verified by PyJWT (RS256) and
-dilithium-py (ML-DSA), the algorithm chosen per client, per audience, else the default; the
+"""Post-quantum migration over HTTP (docs/reference/tokens-and-sessions.md; issue 32; ADR 0030), on
+SQLite and PostgreSQL: RS256 and ML-DSA-65 signed side by side, one JWKS verified by PyJWT (RS256)
+and dilithium-py (ML-DSA), the algorithm chosen per client, per audience, else the default; the
 header's ``alg`` bound to its key; a refresh that flips the default or drops an algorithm; the
 metrics and ``/actuator/info``."""
 

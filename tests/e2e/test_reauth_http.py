@@ -1,9 +1,9 @@
-"""Fresh proofs over HTTP (contract section 13, ASVS 5.0 V7.5.1; ADR 0025), on SQLite and
-PostgreSQL: adding a sign-in factor (``POST /me/passkeys/registration/options``,
-``POST /me/mfa/totp``) needs the password or a passkey assertion of the caller in the same
-request, else 401 ``reauthentication_required``; access-token claims stay the seed's; wrong
-passwords on every route that confirms one count against the login throttle of the user's
-email and the client address (429 past ``auth.login_max_failures``)."""
+"""Fresh proofs over HTTP (docs/reference/mfa-and-passkeys.md, ASVS 5.0 V7.5.1; ADR 0025), on SQLite
+and PostgreSQL: adding a sign-in factor (``POST /me/passkeys/registration/options``, ``POST
+/me/mfa/totp``) needs the password or a passkey assertion of the caller in the same request, else
+401 ``reauthentication_required``; access-token claims stay the seed's; wrong passwords on every
+route that confirms one count against the login throttle of the user's email and the client address
+(429 past ``auth.login_max_failures``)."""
 
 from __future__ import annotations
 
@@ -101,7 +101,8 @@ async def test_a_passkey_assertion_of_the_caller_is_a_fresh_proof(
 
 
 async def test_access_token_claims_stay_the_seeds(client: TestClient) -> None:
-    """Contract section 13: nothing (no auth_time, amr ...) is added to the access token."""
+    """docs/reference/mfa-and-passkeys.md: nothing (no auth_time, amr ...) is added to the access
+    token."""
     token, _ = await _with_passkey(client)  # a token that registered a passkey with a proof
     pair = await (await client.post("/login", json={"email": "alice@example.com",
                                                     "password": PASSWORD})).json()  # fmt: skip
@@ -110,7 +111,8 @@ async def test_access_token_claims_stay_the_seeds(client: TestClient) -> None:
 
 
 # Every route that confirms the password, with a body carrying a wrong one, and the status of
-# a wrong password there (contract sections 2, 8, 10, 13).
+#  a wrong password there (docs/reference/tokens-and-sessions.md and docs/reference/accounts.md and
+# docs/reference/mfa-and-passkeys.md).
 CONFIRMING = {
     "change_password": ("POST", "/me/password",
                         {"old_password": "wrong password", "new_password": "a new passphrase"},

@@ -1,6 +1,7 @@
-"""The refresh reuse interval across two server processes on one database (contract section 2):
-the reuse count is a compare-and-set in the database, so concurrent presentations of one
-rotated token to two processes cannot pass ``auth.refresh_reuse_max`` together."""
+"""The refresh reuse interval across two server processes on one database
+(docs/reference/tokens-and-sessions.md): the reuse count is a compare-and-set in the database, so
+concurrent presentations of one rotated token to two processes cannot pass
+``auth.refresh_reuse_max`` together."""
 
 from __future__ import annotations
 

@@ -43,9 +43,10 @@ SEMANTIC_REFUSALS: dict[str, tuple[int, ...]] = {
     "post_email_verify": (400,), "post_login_passkey": (400,), "post_me_passkeys": (400,),
     "post_login_mfa": (400,), "post_me_mfa_totp_confirm": (422,),
     "post_oauth_token": (400,), "post_oauth_revoke": (400,), "post_oauth_introspect": (400,),
-    # a member of another organization than the group's (contract section 3)
+    # a member of another organization than the group's (docs/reference/accounts.md)
     "put_groups_{id}_members_{user_id}": (422,),
-    # an audience the service does not serve (contract section 14: registered resources)
+    #  an audience the service does not serve (docs/reference/oauth-and-oidc.md: registered
+    # resources)
     "post_oauth_clients": (422,), "patch_oauth_clients_{client_id}": (422,),
     # the password policy's 72 UTF-8 bytes (JSON Schema counts characters), and an unknown token
     "post_register": (422,), "post_me_password": (422,), "post_password_reset": (400, 422),

@@ -1,5 +1,6 @@
-"""Sessions, the user lifecycle and the refresh reuse interval over HTTP (contract sections 2,
-7 and 8): on SQLite and PostgreSQL, with every signing algorithm on SQLite."""
+"""Sessions, the user lifecycle and the refresh reuse interval over HTTP
+(docs/reference/tokens-and-sessions.md and docs/reference/accounts.md): on SQLite and PostgreSQL,
+with every signing algorithm on SQLite."""
 
 from __future__ import annotations
 
@@ -92,9 +93,10 @@ async def test_a_user_sees_its_sessions_and_ends_them(client: TestClient) -> Non
 async def test_a_session_an_oidc_client_started_names_the_client_in_both_views(
     client: TestClient,
 ) -> None:
-    """``client_id`` and ``client_name`` (contract sections 7 and 15) in GET /me/sessions and
-    in an administrator's GET /users/{id}/sessions; the session (started by the provider's
-    code flow) is seeded through the service's storage."""
+    """``client_id`` and ``client_name`` (docs/reference/tokens-and-sessions.md and
+    docs/reference/oauth-and-oidc.md) in GET /me/sessions and in an administrator's GET
+    /users/{id}/sessions; the session (started by the provider's code flow) is seeded through the
+    service's storage."""
     root = await _root(client)
     alice = await register_and_login(client)
     user_id = (await _me(client, alice["access_token"]))["id"]

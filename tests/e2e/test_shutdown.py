@@ -1,4 +1,4 @@
-"""Graceful shutdown of a real ``authsvc serve`` process (contract section 12): on SIGTERM
+"""Graceful shutdown of a real ``authsvc serve`` process (docs/reference/operations.md): on SIGTERM
 readiness turns DOWN while the port still answers for ``server.shutdown_delay`` seconds, every
 request in flight gets its answer, a stalled upload is cut off after ``server.shutdown_timeout``,
 the process exits 0, and no refresh token is lost or spent twice."""

@@ -1,8 +1,8 @@
-"""Slow and idle clients against a real ``authsvc serve`` process (issue 21; contract sections 1
-and 12): headers that stall get 408 after ``server.header_timeout``, bodies that stall get 408
-after ``server.body_timeout`` (each problem+json, then the connection closes), idle connections
-close after ``server.keepalive_timeout``, and a crowd of slow and idle connections leaves
-liveness and login answering."""
+"""Slow and idle clients against a real ``authsvc serve`` process (issue 21;
+docs/reference/operations.md): headers that stall get 408 after ``server.header_timeout``, bodies
+that stall get 408 after ``server.body_timeout`` (each problem+json, then the connection closes),
+idle connections close after ``server.keepalive_timeout``, and a crowd of slow and idle connections
+leaves liveness and login answering."""
 
 from __future__ import annotations
 

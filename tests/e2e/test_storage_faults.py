@@ -1,4 +1,4 @@
-"""Storage faults over HTTP (issue 21; contract sections 1 and 12): while the database cannot be
+"""Storage faults over HTTP (issue 21; docs/reference/operations.md): while the database cannot be
 reached or cannot write, login, refresh, register, /me and the admin routes answer 503
 ``storage_unavailable`` problem+json with ``Retry-After`` — never a 500 — and change nothing;
 readiness reports ``db`` DOWN, and everything works again once the fault ends, without a

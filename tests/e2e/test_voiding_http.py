@@ -1,6 +1,6 @@
-"""Voiding over HTTP (contract section 9), on SQLite and PostgreSQL: a password change, a reset,
-disabling and deleting void every outstanding reset token and ``mfa_token`` of the user, in the
-transaction of the change; a reset token of a disabled user is refused like a used one.
+"""Voiding over HTTP (docs/reference/accounts.md), on SQLite and PostgreSQL: a password change, a
+reset, disabling and deleting void every outstanding reset token and ``mfa_token`` of the user, in
+the transaction of the change; a reset token of a disabled user is refused like a used one.
 
 Reset links come through a real SMTP server on loopback; the second step is answered with a
 recovery code (valid at any time, so a refusal can only come from the voided ``mfa_token``).

@@ -1,4 +1,4 @@
-"""``authsvc serve --workers 2`` (contract section 12): two processes on one port; tokens,
+"""``authsvc serve --workers 2`` (docs/reference/operations.md): two processes on one port; tokens,
 throttling, refresh atomicity and /actuator/metrics hold across them, and SIGTERM stops both
 with exit status 0 — on SQLite and on PostgreSQL."""
 

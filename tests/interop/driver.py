@@ -64,7 +64,7 @@ class DevInteractions:
 
 @dataclass(frozen=True)
 class HostedPages:
-    """authsvc's hosted pages (contract section 15): ``/ui/login`` (inputs ``email``,
+    """authsvc's hosted pages (docs/reference/oauth-and-oidc.md): ``/ui/login`` (inputs ``email``,
     ``password``, hidden ``csrf_token``) and ``/ui/consent`` (buttons ``decision``)."""
 
     email: str

@@ -1,6 +1,6 @@
 """A Python relying party: authlib's ``AsyncOAuth2Client`` (httpx) as a confidential client
-with ``client_secret_basic`` runs the code flow with PKCE S256 (contract section 15, last bullet:
-"authlib's client in Python too"; research oidc-provider.md §4.3, §5).
+with ``client_secret_basic`` runs the code flow with PKCE S256 (docs/reference/oauth-and-oidc.md,
+last bullet: "authlib's client in Python too"; research oidc-provider.md §4.3, §5).
 
 Discovery is validated by authlib's ``OpenIDProviderMetadata``; the ID token by joserfc against
 the provider's JWKS (signature, ``iss``, ``aud``, ``exp``, ``iat``, ``nonce``). The same named

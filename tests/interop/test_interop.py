@@ -1,5 +1,5 @@
-"""Independent clients prove the OpenID Provider (issue 31; contract section 15, last bullet;
-research oidc-provider.md §5 and OP-30).
+"""Independent clients prove the OpenID Provider (issue 31; docs/reference/oauth-and-oidc.md, last
+bullet; research oidc-provider.md §5 and OP-30).
 
 panva's ``openid-client`` 6.8.9 (a confidential client with ``client_secret_basic``, a public
 client, and a public client with DPoP), ``oauth4webapi`` 3.8.8 (a public client) and authlib's
@@ -187,7 +187,7 @@ async def call(http: aiohttp.ClientSession, method: str, url: str, token: str | 
 
 async def registered(base: str) -> tuple[str, dict[str, dict[str, str]]]:
     """Alice (a user) and the three code-flow clients registered through the admin API
-    (contract sections 14 and 15)."""
+    (docs/reference/oauth-and-oidc.md)."""
     async with aiohttp.ClientSession() as http:
         status, meta = await call(http, "GET", base + "/.well-known/openid-configuration")
         assert status == 200, meta
@@ -251,7 +251,7 @@ async def test_independent_clients_against_authsvc(
         seen = run.result
         assert seen["callback_params"] == ["code", "iss", "state"]
         claims = seen["id_token_claims"]
-        # Contract section 15: sub is the user id, azp the client, a password login.
+        # docs/reference/oauth-and-oidc.md: sub is the user id, azp the client, a password login.
         assert claims["sub"] == user_id and claims["azp"] == clients[mode]["client_id"]
         assert claims["amr"] == ["pwd"] and claims["acr"] == "1" and claims["sid"]
         assert seen["userinfo"]["email"] == USER and seen["refresh_rotated"] is True

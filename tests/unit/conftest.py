@@ -72,8 +72,8 @@ def hasher(auth_settings: Live[AuthSettings]) -> BcryptHasher:
 def make_reauth(
     storage: MemoryStorage, hasher: BcryptHasher, clock: FakeClock, settings: Live[AuthSettings]
 ) -> Reauthentication:
-    """The fresh-proof checks (contract section 13) over ``storage``, with a throttle of its
-    own."""
+    """The fresh-proof checks (docs/reference/mfa-and-passkeys.md) over ``storage``, with a throttle
+    of its own."""
     throttle = LoginThrottle(MemoryLoginAttempts(), clock, settings)
     passkeys = PasskeyProof(storage, PyWebAuthn(), clock, settings, Live(WebAuthnSettings()))
     return Reauthentication(hasher, throttle, passkeys)

@@ -1,4 +1,4 @@
-"""The readiness component ``federation`` (contract section 16;
+"""The readiness component ``federation`` (docs/reference/federation.md;
 ``adapters.federation.health``): always UP; an unreachable provider is listed, probed again
 after ``RECHECK`` seconds, and listed reachable once it answers; a provider that hangs never
 holds a readiness check longer than ``WAIT``."""

@@ -1,4 +1,4 @@
-"""The in-memory audit log (contract section 11) over a unit's working copy."""
+"""The in-memory audit log (docs/reference/operations.md) over a unit's working copy."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The in-memory OAuth client registry and revocation list (contract section 14)."""
+"""The in-memory OAuth client registry and revocation list (docs/reference/oauth-and-oidc.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The in-memory store of tokens sent by email (contract section 9) over a unit's working
+"""The in-memory store of tokens sent by email (docs/reference/accounts.md) over a unit's working
 copy."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The in-memory store of second factors (contract section 10) over a unit's working copy."""
+"""The in-memory store of second factors (docs/reference/mfa-and-passkeys.md) over a unit's working
+copy."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The in-memory OpenID Connect provider stores over a unit's working copy (contract section
-15): authorization codes, consents, hosted sessions."""
+"""The in-memory OpenID Connect provider stores over a unit's working copy
+(docs/reference/oauth-and-oidc.md): authorization codes, consents, hosted sessions."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The in-memory refresh tokens (live and rotated, with the reuse interval's count) and sessions
-over a unit's working copy (contract sections 2 and 7)."""
+over a unit's working copy (docs/reference/tokens-and-sessions.md)."""
 
 from __future__ import annotations
 

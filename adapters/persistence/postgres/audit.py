@@ -1,4 +1,5 @@
-"""The PostgreSQL audit log (contract section 11): table ``audit_events`` (migration 0007)."""
+"""The PostgreSQL audit log (docs/reference/operations.md): table ``audit_events`` (migration
+0007)."""
 
 from __future__ import annotations
 

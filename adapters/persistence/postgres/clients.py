@@ -1,5 +1,5 @@
-"""The PostgreSQL OAuth client registry and revocation list (contract section 14): tables
-``oauth_clients`` and ``revoked_access_tokens`` (migration 0008)."""
+"""The PostgreSQL OAuth client registry and revocation list (docs/reference/oauth-and-oidc.md):
+tables ``oauth_clients`` and ``revoked_access_tokens`` (migration 0008)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""PostgreSQL storage faults (contract section 12, ADR 0014): which driver errors mean the
+"""PostgreSQL storage faults (docs/reference/operations.md, ADR 0014): which driver errors mean the
 connection is lost or the server cannot write now, and their ``Retry-After``."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The PostgreSQL OpenID Connect provider stores (contract section 15): tables
+"""The PostgreSQL OpenID Connect provider stores (docs/reference/oauth-and-oidc.md): tables
 ``oidc_codes``, ``oidc_consents`` and ``oidc_hosted_sessions`` (migration 0015; statements in
 ``sql.oidc``, rows in ``rows.oidc``). Times are ``timestamptz``."""
 

@@ -1,6 +1,6 @@
 """PostgreSQL sessions: one pooled connection per unit of work (from the storage's
-``ConnectionSource``), storage faults translated (``StorageFault``, contract section 12, ADR 0014)
-and reads retried once on a fresh connection; the query helpers every repository uses."""
+``ConnectionSource``), storage faults translated (``StorageFault``, docs/reference/operations.md,
+ADR 0014) and reads retried once on a fresh connection; the query helpers every repository uses."""
 
 # Only module constants (column lists) are interpolated into SQL; values are always bound.
 

@@ -25,7 +25,7 @@ from application.ports import AttemptClaim, LoginAttempts, Storage
 
 PING_TIMEOUT = 1.0
 """Seconds the health ``ping`` may take to connect and to run ``SELECT 1`` (each): readiness
-turns DOWN within about this long of an outage (contract section 12)."""
+turns DOWN within about this long of an outage (docs/reference/operations.md)."""
 
 
 class PostgresStorage(Storage):

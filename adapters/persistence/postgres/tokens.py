@@ -1,5 +1,5 @@
 """The PostgreSQL refresh tokens (live and rotated, with the reuse interval's count) and
-sessions (contract sections 2 and 7)."""
+sessions (docs/reference/tokens-and-sessions.md)."""
 
 # Only module constants (column lists) are interpolated into SQL; values are always bound.
 # ruff: noqa: S608

@@ -1,6 +1,6 @@
 """Statements on ``oidc_codes``, ``oidc_consents`` and ``oidc_hosted_sessions`` (the OpenID
-Connect provider's stores, contract section 15; migration 0015); see the package for the
-placeholders. Ending a hosted session's ``sessions`` row reuses ``tokens.END_FAMILY`` and
+Connect provider's stores, docs/reference/oauth-and-oidc.md; migration 0015); see the package for
+the placeholders. Ending a hosted session's ``sessions`` row reuses ``tokens.END_FAMILY`` and
 ``sessions.DELETE``; purging codes reuses ``purge.EXPIRED``."""
 
 # ruff: noqa: S608 - column lists only; values are bound

@@ -1,6 +1,6 @@
-"""Housekeeping's deletes in bounded batches (contract section 12; issue 35): one statement text
-per dialect, so that a purge of millions of rows commits as it goes instead of holding locks and
-vacuum back in one transaction."""
+"""Housekeeping's deletes in bounded batches (docs/reference/operations.md; issue 35): one statement
+text per dialect, so that a purge of millions of rows commits as it goes instead of holding locks
+and vacuum back in one transaction."""
 
 from __future__ import annotations
 

@@ -14,9 +14,9 @@ _LIVE = (
     " AND h.idle_expires_at > {now} AND h.expires_at > {now} LIMIT 1), FALSE)"
 )
 """The condition a live session meets at ``{now}``: unexpired, with a live refresh token or a
-live hosted session (contract section 15). Written as correlated scalar subqueries, each a
-probe of its table's index per session: two ``EXISTS`` under an ``OR`` let PostgreSQL hash
-a whole table's live rows instead (a scan of every refresh token; issue 35)."""
+live hosted session (docs/reference/oauth-and-oidc.md). Written as correlated scalar subqueries,
+each a probe of its table's index per session: two ``EXISTS`` under an ``OR`` let PostgreSQL hash a
+whole table's live rows instead (a scan of every refresh token; issue 35)."""
 
 INSERT = f"INSERT INTO sessions ({cols.SESSIONS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
 BY_ID = f"SELECT {cols.SESSIONS} FROM sessions WHERE id = $1"

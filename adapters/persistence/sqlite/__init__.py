@@ -6,7 +6,7 @@ write lock from its start and several processes sharing the file stay atomic (a 
 retries for ``busy_timeout`` ms). The file is in WAL mode. Times are stored as integer
 microseconds since the Unix epoch and read back as timezone-aware UTC datetimes.
 
-Storage faults (contract section 12, ADR 0014): ``SQLITE_FULL``, ``SQLITE_READONLY``,
+Storage faults (docs/reference/operations.md, ADR 0014): ``SQLITE_FULL``, ``SQLITE_READONLY``,
 ``SQLITE_IOERR``, ``SQLITE_CANTOPEN``, and ``SQLITE_BUSY``/``SQLITE_LOCKED`` once the busy
 timeout has passed become ``StorageFault`` (503); the unit's transaction is rolled back (SQLite
 may have done so itself), so nothing of it is written, and the unit is finished: later

@@ -1,4 +1,4 @@
-"""The SQLite audit log (contract section 11): table ``audit_events`` (migration 0007)."""
+"""The SQLite audit log (docs/reference/operations.md): table ``audit_events`` (migration 0007)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The SQLite OAuth client registry and revocation list (contract section 14): tables
+"""The SQLite OAuth client registry and revocation list (docs/reference/oauth-and-oidc.md): tables
 ``oauth_clients`` and ``revoked_access_tokens`` (migration 0008)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The SQLite store of tokens sent by email (contract section 9)."""
+"""The SQLite store of tokens sent by email (docs/reference/accounts.md)."""
 
 from __future__ import annotations
 

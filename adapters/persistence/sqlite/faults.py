@@ -1,5 +1,5 @@
-"""SQLite storage faults (contract section 12, ADR 0014): which driver errors mean "cannot write
-or use the file now", and the ``FaultRecorder`` a storage hands its units of work."""
+"""SQLite storage faults (docs/reference/operations.md, ADR 0014): which driver errors mean "cannot
+write or use the file now", and the ``FaultRecorder`` a storage hands its units of work."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""The SQLite OpenID Connect provider stores (contract section 15): tables ``oidc_codes``,
-``oidc_consents`` and ``oidc_hosted_sessions`` (migration 0015; statements in ``sql.oidc``,
-rows in ``rows.oidc``). Times are INTEGER microseconds."""
+"""The SQLite OpenID Connect provider stores (docs/reference/oauth-and-oidc.md): tables
+``oidc_codes``, ``oidc_consents`` and ``oidc_hosted_sessions`` (migration 0015; statements in
+``sql.oidc``, rows in ``rows.oidc``). Times are INTEGER microseconds."""
 
 from __future__ import annotations
 

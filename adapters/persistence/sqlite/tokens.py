@@ -1,5 +1,5 @@
 """The SQLite refresh tokens (live and rotated, with the reuse interval's count) and
-sessions (contract sections 2 and 7)."""
+sessions (docs/reference/tokens-and-sessions.md)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The SQLite units of work (a write unit, a read-only unit): statements with storage faults
-translated (``StorageFault``, contract section 12, ADR 0014), and the query helpers every
+translated (``StorageFault``, docs/reference/operations.md, ADR 0014), and the query helpers every
 repository uses."""
 
 # Only module constants (column lists) are interpolated into SQL; values are always bound.

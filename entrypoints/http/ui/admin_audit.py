@@ -1,12 +1,12 @@
-"""The admin console's dashboard and audit log (contract section 18).
+"""The admin console's dashboard and audit log (docs/reference/console.md).
 
 The dashboard is ``application.audit.dashboard.Dashboard`` (logins and failed logins per hour
 over the last 24 h, live sessions, users; the signing keys for a superadmin). The audit log is
 ``ListAuditEvents`` — the use case of GET /audit-events, so the same scope (org_admin: its
 organization) — with the filters ``type``, ``user_id`` and a date range (``from`` / ``to``,
 ``YYYY-MM-DD`` UTC days, both included), a page at a time, or all of it as CSV: a header row of
-the AuditEvent fields of contract section 11, then one row per event (``details`` as JSON; a
-cell that a spreadsheet would read as a formula is prefixed with ``'``, OWASP CSV injection).
+the AuditEvent fields of docs/reference/operations.md, then one row per event (``details`` as JSON;
+a cell that a spreadsheet would read as a formula is prefixed with ``'``, OWASP CSV injection).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ __all__ = ["CSV_FIELDS", "ROUTES_TABLE"]
 PAGE_SIZE = 50
 CSV_FIELDS = ("id", "type", "occurred_at", "actor_id", "user_id", "org_id", "client_address",
               "user_agent", "details")  # fmt: skip
-"""The AuditEvent fields of contract section 11, in its order: the CSV's header row."""
+"""The AuditEvent fields of docs/reference/operations.md, in its order: the CSV's header row."""
 MAX_CSV_ROWS = 100_000
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")
 

@@ -1,5 +1,5 @@
-"""The admin console's groups and members (contract section 18): list, create, rename and delete
-groups (after a confirmation page); add a member (by email or id) and remove one. Through the
+"""The admin console's groups and members (docs/reference/console.md): list, create, rename and
+delete groups (after a confirmation page); add a member (by email or id) and remove one. Through the
 JSON API's use cases (``ListGroups``, ``GetGroup``, ``CreateGroup``, ``RenameGroup``,
 ``DeleteGroup``, ``AddMember``, ``RemoveMember``; a member named by email is found with
 ``SearchUsers``), so ``domain.policy`` decides: an org_admin's groups are its organization's; a

@@ -1,4 +1,4 @@
-"""The admin console's routes (contract section 18), registered by ``create_app`` as pages
+"""The admin console's routes (docs/reference/console.md), registered by ``create_app`` as pages
 (``RouteSpec(page=True)``: listed under ``x-authsvc-pages`` in /openapi.json), and the route
 of the vendored static files (htmx, the console's stylesheet)."""
 
@@ -30,4 +30,4 @@ ROUTES = [
               "A vendored static file of the admin console (htmx, stylesheet)",
               {200: "JavaScript or CSS", 404: "Not found"}, tag="ui", page=True),
 ]  # fmt: skip
-"""The pages of contract section 18."""
+"""The pages of docs/reference/console.md."""

@@ -1,4 +1,4 @@
-"""The admin console's users (contract section 18): search by email prefix with paging, one
+"""The admin console's users (docs/reference/console.md): search by email prefix with paging, one
 user's page (role, organization, groups, sessions, MFA, passkeys, identities at other
 providers) and its actions — set the role, move to another organization (superadmin), disable /
 enable, delete (after a confirmation page), end one or every session, turn MFA off, delete a

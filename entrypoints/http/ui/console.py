@@ -1,4 +1,4 @@
-"""The admin console's plumbing (contract section 18): who is at the console, the rules every
+"""The admin console's plumbing (docs/reference/console.md): who is at the console, the rules every
 /ui/admin page follows, and the static files it loads.
 
 ``console_page`` wraps each handler: a POST is first checked like every hosted page's

@@ -1,5 +1,6 @@
-"""Passkeys on the hosted pages (contract sections 13 and 15; ADR 0033): the JSON endpoints
-``/ui/passkey.js`` calls from ``/ui/login`` and ``/ui/login/mfa``.
+"""Passkeys on the hosted pages (docs/reference/mfa-and-passkeys.md and
+docs/reference/oauth-and-oidc.md; ADR 0033): the JSON endpoints ``/ui/passkey.js`` calls from
+``/ui/login`` and ``/ui/login/mfa``.
 
 A passkey ceremony runs in JavaScript (``navigator.credentials.get``), so its answer is a JSON
 ``fetch``, not a form: these POSTs take JSON and answer JSON — ``{"redirect": return_to}`` with
@@ -181,4 +182,4 @@ ROUTES = [
               {200: _SIGNED_IN, 400: _P, 401: _P, 403: _P, 413: _P, 422: _P},
               request=_ASSERTION_BODY, tag="ui"),
 ]  # fmt: skip
-"""The hosted pages' passkey endpoints (contract section 15; ADR 0033)."""
+"""The hosted pages' passkey endpoints (docs/reference/oauth-and-oidc.md; ADR 0033)."""

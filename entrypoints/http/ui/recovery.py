@@ -1,9 +1,8 @@
-"""The hosted recovery pages (contract sections 9 and 15): ``/ui/forgot`` (ask for a reset
-link), ``/ui/reset`` (set a new password with the link's token), ``/ui/verify`` (confirm the
-email address with the link's token). They call the JSON API's use cases
-(``PasswordRecovery.forgot`` / ``reset``, ``EmailVerification.verify``): the same throttle,
-tokens, audit and enumeration promise (``/ui/forgot`` answers alike for a known and an unknown
-email).
+"""The hosted recovery pages (docs/reference/accounts.md and docs/reference/oauth-and-oidc.md):
+``/ui/forgot`` (ask for a reset link), ``/ui/reset`` (set a new password with the link's token),
+``/ui/verify`` (confirm the email address with the link's token). They call the JSON API's use cases
+(``PasswordRecovery.forgot`` / ``reset``, ``EmailVerification.verify``): the same throttle, tokens,
+audit and enumeration promise (``/ui/forgot`` answers alike for a known and an unknown email).
 
 Every POST is CSRF-checked and answers 303 on success. The sign-in interaction survives the
 detour: ``/ui/forgot`` takes ``return_to`` (from its query, or from the login page that linked
@@ -221,4 +220,4 @@ ROUTES = [
     RouteSpec("GET", "/ui/verify/done", verify_done_page, "The email-confirmed page",
               {200: _HTML}, tag="ui", page=True),
 ]  # fmt: skip
-"""The recovery pages of contract sections 9 and 15."""
+"""The recovery pages of docs/reference/accounts.md and docs/reference/oauth-and-oidc.md."""

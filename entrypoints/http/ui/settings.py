@@ -1,4 +1,4 @@
-"""Prefix ``ui`` (contract section 15): the hosted pages' branding."""
+"""Prefix ``ui`` (docs/reference/oauth-and-oidc.md): the hosted pages' branding."""
 
 from __future__ import annotations
 

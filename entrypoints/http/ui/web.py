@@ -1,6 +1,6 @@
-"""The hosted pages' plumbing (contract section 15): templates (aiohttp-jinja2, autoescaped,
-shipped in the package, overridable by ``ui.templates_dir``), the headers every page carries,
-the hosted-session and CSRF cookies, the CSRF check, and the safe ``return_to``."""
+"""The hosted pages' plumbing (docs/reference/oauth-and-oidc.md): templates (aiohttp-jinja2,
+autoescaped, shipped in the package, overridable by ``ui.templates_dir``), the headers every page
+carries, the hosted-session and CSRF cookies, the CSRF check, and the safe ``return_to``."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ PAGE_HEADERS = {
     "Referrer-Policy": "same-origin",
     "Cache-Control": "no-store",
 }
-"""Every hosted page's headers (contract section 15; OAuth 2.1 §7.11 clickjacking)."""
+"""Every hosted page's headers (docs/reference/oauth-and-oidc.md; OAuth 2.1 §7.11 clickjacking)."""
 _FORM = "application/x-www-form-urlencoded"
 MAX_RETURN_TO = 16_384
 """The longest ``return_to`` followed (characters): an authorization request carrying an

@@ -1,5 +1,5 @@
-"""Service metrics recorded from events (contract section 4), and the events the use cases
-publish for them (contract section 6: ids, never secrets)."""
+"""Service metrics recorded from events (docs/reference/operations.md), and the events the use cases
+publish for them (docs/reference/operations.md: ids, never secrets)."""
 
 from __future__ import annotations
 

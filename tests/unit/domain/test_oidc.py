@@ -1,5 +1,6 @@
-"""domain.oidc: which redirect URIs may be registered and how they match (contract section 15,
-RFC 8252 §7), the PKCE S256 check (RFC 7636 §4.6), and the records' small rules."""
+"""domain.oidc: which redirect URIs may be registered and how they match
+(docs/reference/oauth-and-oidc.md, RFC 8252 §7), the PKCE S256 check (RFC 7636 §4.6), and the
+records' small rules."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The config reloader behind POST /actuator/refresh (contract sections 4 and 6; ADR 0011: all
+"""The config reloader behind POST /actuator/refresh (docs/reference/operations.md; ADR 0011: all
 or nothing), without HTTP."""
 
 from __future__ import annotations

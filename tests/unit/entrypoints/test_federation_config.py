@@ -1,5 +1,5 @@
-"""``[[federation.providers]]`` (contract section 16): validated at start naming the bad key,
-re-read by a refresh (UP-12)."""
+"""``[[federation.providers]]`` (docs/reference/federation.md): validated at start naming the bad
+key, re-read by a refresh (UP-12)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The strict, bounded request parser of contract section 1 and the request converter: hostile
-bodies are 400 ``malformed_body`` (or 422 from structuring), never an exception."""
+"""The strict, bounded request parser of docs/reference/operations.md and the request converter:
+hostile bodies are 400 ``malformed_body`` (or 422 from structuring), never an exception."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The ``User-Agent`` a session records (contract section 7): printable, at most 256 characters."""
+"""The ``User-Agent`` a session records (docs/reference/tokens-and-sessions.md): printable, at most
+256 characters."""
 
 from __future__ import annotations
 

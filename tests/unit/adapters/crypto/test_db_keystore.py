@@ -1,7 +1,7 @@
 """The database key store's encryption (``adapters.crypto.db_keystore``) and its settings:
 private keys are AES-256-GCM ciphertext under the key-encryption key — no plaintext private key
 in any row —, a wrong key-encryption key fails clearly, and a start without one is refused
-naming the key (contract section 12; ADR 0015)."""
+naming the key (docs/reference/operations.md; ADR 0015)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""The MFA adapters (contract section 10): TOTP on pyotp (RFC 6238 vectors, the ±1 step
-window, the step returned), the QR code, the AES-GCM sealer and its key file, recovery codes."""
+"""The MFA adapters (docs/reference/mfa-and-passkeys.md): TOTP on pyotp (RFC 6238 vectors, the ±1
+step window, the step returned), the QR code, the AES-GCM sealer and its key file, recovery
+codes."""
 
 from __future__ import annotations
 

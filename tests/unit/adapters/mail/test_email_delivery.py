@@ -1,6 +1,6 @@
-"""Email delivery (contract section 9): the SMTP sender against a real SMTP server (aiosmtpd),
-its failures, the console sender, the outbox (background, counted, drained) and the ``email``
-settings' validation."""
+"""Email delivery (docs/reference/accounts.md): the SMTP sender against a real SMTP server
+(aiosmtpd), its failures, the console sender, the outbox (background, counted, drained) and the
+``email`` settings' validation."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""Login responses (assertions) checked by the py_webauthn adapter (WebAuthn L3 §7.2; contract
-section 13), driven by the software authenticator: a good assertion for Ed25519, ES256 and
-RS256 gives the new counter and the user handle; each broken rule is refused; a counter that
-does not grow (when either counter is non-zero) is refused with reason ``counter``."""
+"""Login responses (assertions) checked by the py_webauthn adapter (WebAuthn L3 §7.2;
+docs/reference/mfa-and-passkeys.md), driven by the software authenticator: a good assertion for
+Ed25519, ES256 and RS256 gives the new counter and the user handle; each broken rule is refused; a
+counter that does not grow (when either counter is non-zero) is refused with reason ``counter``."""
 
 from __future__ import annotations
 

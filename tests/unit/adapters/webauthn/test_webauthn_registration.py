@@ -1,6 +1,7 @@
-"""Registration responses checked by the py_webauthn adapter (WebAuthn L3 §7.1; contract
-section 13), driven by the software authenticator: a good response for Ed25519, ES256 and
-RS256 gives the credential; each broken rule is refused with ``InvalidPasskey``."""
+"""Registration responses checked by the py_webauthn adapter (WebAuthn L3 §7.1;
+docs/reference/mfa-and-passkeys.md), driven by the software authenticator: a good response for
+Ed25519, ES256 and RS256 gives the credential; each broken rule is refused with
+``InvalidPasskey``."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Housekeeping (contract section 12): purging expired tokens shrinks the tables, never touches a
-live token or a rotated-token record still needed for reuse detection, purges the provider's
-expired codes and hosted sessions, and runs on a timer."""
+"""Housekeeping (docs/reference/operations.md): purging expired tokens shrinks the tables, never
+touches a live token or a rotated-token record still needed for reuse detection, purges the
+provider's expired codes and hosted sessions, and runs on a timer."""
 
 from __future__ import annotations
 
@@ -120,9 +120,9 @@ async def test_each_purge_batch_commits_on_its_own(clock: FakeClock) -> None:
 async def test_purge_removes_expired_codes_and_hosted_sessions(
     storage: MemoryStorage, clock: FakeClock
 ) -> None:
-    """The provider's rows (contract section 15): an authorization code past ``expires_at``
-    and a hosted session past its idle end go, with the ``sessions`` row it alone kept alive;
-    a live code, a live hosted session and its row stay."""
+    """The provider's rows (docs/reference/oauth-and-oidc.md): an authorization code past
+    ``expires_at`` and a hosted session past its idle end go, with the ``sessions`` row it alone
+    kept alive; a live code, a live hosted session and its row stay."""
     make, t0 = Make(), clock.now()
     client = Client("c" * 32, "app", "org-a", ("openid",), (), False, False, t0, "")
     stale_row, live_row = make.session("alice"), make.session("alice")

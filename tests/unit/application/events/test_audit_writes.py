@@ -1,4 +1,4 @@
-"""Audit rows of failures (contract section 11, ADR 0019): written apart right after the
+"""Audit rows of failures (docs/reference/operations.md, ADR 0019): written apart right after the
 failure; a storage that cannot take them costs a log line and a counted ``AuditWriteFailed``,
 never the request. Retention: housekeeping purges rows older than ``audit.retention_days``."""
 

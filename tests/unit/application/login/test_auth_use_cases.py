@@ -1,4 +1,5 @@
-"""Use cases of contract section 2 over the in-memory adapters with a controlled clock."""
+"""Use cases of docs/reference/tokens-and-sessions.md over the in-memory adapters with a controlled
+clock."""
 
 from __future__ import annotations
 
@@ -197,9 +198,9 @@ async def test_failed_logins_are_throttled_per_email_and_address(
 async def test_of_a_burst_of_wrong_passwords_at_most_the_limit_is_checked(
     storage, hasher, signer, bus, clock, auth_settings
 ) -> None:
-    """Count first, then check (contract section 10): 30 wrong passwords at once. Before, each
-    read the count, then awaited its bcrypt check (off the loop) before writing its failure, so
-    all 30 were checked; now 5 are, and 25 are refused before any bcrypt check."""
+    """Count first, then check (docs/reference/mfa-and-passkeys.md): 30 wrong passwords at once.
+    Before, each read the count, then awaited its bcrypt check (off the loop) before writing its
+    failure, so all 30 were checked; now 5 are, and 25 are refused before any bcrypt check."""
     from adapters.email_address import normalize_email
     from adapters.persistence.memory import MemoryLoginAttempts
     from application.shared.throttle import LoginThrottle

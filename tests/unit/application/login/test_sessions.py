@@ -1,5 +1,6 @@
-"""Use cases of sessions and the user lifecycle (contract sections 2, 7, 8) on the in-memory
-adapters: the reuse interval, session records, disable / enable / delete, and their events."""
+"""Use cases of sessions and the user lifecycle (docs/reference/tokens-and-sessions.md and
+docs/reference/accounts.md) on the in-memory adapters: the reuse interval, session records, disable
+/ enable / delete, and their events."""
 
 from __future__ import annotations
 
@@ -271,8 +272,8 @@ async def test_delete_own_account_needs_the_password(
 async def test_a_listed_session_names_the_client_that_started_it(
     service: AuthService, storage: MemoryStorage, clock: FakeClock
 ) -> None:
-    """``ListedSession.client_name`` is the name of ``Session.client_id``'s client (contract
-    section 15); None for a JSON-API session."""
+    """``ListedSession.client_name`` is the name of ``Session.client_id``'s client (
+    docs/reference/oauth-and-oidc.md); None for a JSON-API session."""
     alice = await service.register("a@example.com", PASSWORD)
     await service.login("a@example.com", PASSWORD, "10.0.0.1", "api")
     now = clock.now()

@@ -1,5 +1,6 @@
-"""The MFA use cases (contract section 10) over the in-memory adapters with a controlled clock:
-enrolment, the second login step, one-time codes, the throttle, turning MFA off."""
+"""The MFA use cases (docs/reference/mfa-and-passkeys.md) over the in-memory adapters with a
+controlled clock: enrolment, the second login step, one-time codes, the throttle, turning MFA
+off."""
 
 from __future__ import annotations
 
@@ -207,9 +208,9 @@ async def test_wrong_codes_feed_the_login_throttle_and_a_password_does_not_reset
 async def test_a_right_password_is_no_failure_and_a_right_fifth_code_still_logs_in(
     world: World, auth_settings: Live[AuthSettings]
 ) -> None:
-    """Attempts are counted before the check (contract section 10); the ones that turn out
-    right are uncounted again: the password step of an MFA login, and a right code among the
-    five tries of an ``mfa_token``."""
+    """Attempts are counted before the check (docs/reference/mfa-and-passkeys.md); the ones that
+    turn out right are uncounted again: the password step of an MFA login, and a right code among
+    the five tries of an ``mfa_token``."""
     _, secret, _ = await world.enrolled()
     for _ in range(auth_settings.current.login_max_failures + 2):
         token = await world.mfa_token()  # never RateLimited: a right password is no failure

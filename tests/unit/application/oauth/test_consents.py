@@ -1,5 +1,5 @@
-"""The caller's consents (contract section 15) on the in-memory adapters: listed newest first
-with the client's name, revoked together with the sessions that client started (and only
+"""The caller's consents (docs/reference/oauth-and-oidc.md) on the in-memory adapters: listed newest
+first with the client's name, revoked together with the sessions that client started (and only
 those), with their events and audit rows; 404 without a consent."""
 
 from __future__ import annotations

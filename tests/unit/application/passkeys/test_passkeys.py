@@ -1,8 +1,7 @@
-"""Passkey registration and the caller's passkeys (contract section 13), through the use cases
-over the in-memory store with the software authenticator: the opaque user handle, excluded
-credentials, single-use ceremonies bound to their user and expiring after 300 s, a failed check
-that still uses the ceremony up, a credential registered once, rename and delete with the
-password."""
+"""Passkey registration and the caller's passkeys (docs/reference/mfa-and-passkeys.md), through the
+use cases over the in-memory store with the software authenticator: the opaque user handle, excluded
+credentials, single-use ceremonies bound to their user and expiring after 300 s, a failed check that
+still uses the ceremony up, a credential registered once, rename and delete with the password."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Email verification and password reset use cases (contract section 9) over the in-memory
+"""Email verification and password reset use cases (docs/reference/accounts.md) over the in-memory
 adapters, a fake clock and a sender that keeps what it is given."""
 
 from __future__ import annotations

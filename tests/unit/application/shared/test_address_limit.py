@@ -1,4 +1,4 @@
-"""The token buckets per client address that limit writes from anyone (contract section 12,
+"""The token buckets per client address that limit writes from anyone (docs/reference/operations.md,
 ADR 0028): burst, refill, Retry-After, tokens given back, settings read live, IPv6 per /64,
 and a bounded number of buckets."""
 
