@@ -55,6 +55,7 @@ AUDIT_EVENT_TYPES = (
     "oauth.code_reused",
     "oidc.logout",
     "oauth.consent_revoked",
+    "oauth.denied",
     "identity.linked",
     "identity.unlinked",
 )

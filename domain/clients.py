@@ -85,11 +85,14 @@ def check_resources_of_org(
     scopes: tuple[str, ...],
     resources: tuple[Resource, ...],
     shared_audience: str,
+    shared_scopes: tuple[str, ...] = (),
 ) -> None:
-    """The tenants' rule of contract section 14 for a client of ``org_id``: each of its
-    ``audience`` must be ``shared_audience`` (``auth.audience``: shared, any scope) or a
-    registered resource of ``org_id`` or shared by every organization; each of its ``scopes``
-    must be understood by one of those audiences (any scope when ``shared_audience`` is one).
+    """The tenants' rule for a client of ``org_id`` (docs/adr/0026, docs/adr/0036):
+    each of its ``audience`` must be ``shared_audience`` (``auth.audience``) or a registered
+    resource of ``org_id`` or shared by every organization. A client naming
+    ``shared_audience`` may hold only ``shared_scopes`` (``oauth.shared_scopes``), since any of
+    its tokens may carry that audience with any of its scopes; otherwise each of its ``scopes``
+    must be understood by one of its audiences (RFC 8707 §2: a resource's own scopes).
 
     Raises ``ValidationFailed`` naming ``audience`` (checked first), then ``scopes``. The
     message never says whether an audience belongs to another organization."""
@@ -100,6 +103,11 @@ def check_resources_of_org(
             "registered for the organization or shared",
         )])  # fmt: skip
     if shared_audience in audience:
+        if not set(scopes) <= set(shared_scopes):
+            raise ValidationFailed([FieldError(
+                "scopes", "holds a scope that is not in oauth.shared_scopes, which a client "
+                "with the audience auth.audience is limited to",
+            )])  # fmt: skip
         return
     understood = {s for a in audience for s in usable[a].scopes}
     if not set(scopes) <= understood:
@@ -126,9 +134,12 @@ class Client:
     .redirect_uri_problem`` holds for none), ``public`` (no secret: ``secret_hash`` is then the
     empty string and ``token_endpoint_auth_method`` is ``"none"``),
     ``token_endpoint_auth_method`` (one of ``TOKEN_ENDPOINT_AUTH_METHODS``), ``skip_consent``
-    (first-party: no consent page), ``logo_uri`` / ``policy_uri`` / ``tos_uri`` (shown on the
-    consent page), ``id_token_signed_response_alg`` (one of ``auth.algorithms``; None: RS256
-    when allowed, else ``auth.algorithm``). The defaults are a client-credentials client.
+    (first-party: no consent page for users of ``org_id``), ``all_organizations`` (it signs in
+    users of every organization, not only of ``org_id``; both set only by a superadmin or the
+    command line, ``domain.policy.check_first_party_fields``), ``logo_uri`` / ``policy_uri``
+    / ``tos_uri`` (shown on the consent page), ``id_token_signed_response_alg`` (one of
+    ``auth.algorithms``; None: RS256 when allowed, else ``auth.algorithm``). The defaults are
+    a client-credentials client.
     """
 
     id: str
@@ -154,6 +165,7 @@ class Client:
     policy_uri: str | None = None
     tos_uri: str | None = None
     id_token_signed_response_alg: str | None = None
+    all_organizations: bool = False
 
     def secret_hashes(self, now: datetime) -> tuple[str, ...]:
         """The hashes a presented secret may match at ``now``: the current one, and the

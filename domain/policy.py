@@ -19,7 +19,11 @@ The order of the checks is fixed by contract section 3 and is the same everywher
    so existence never leaks. superadmin acts across organizations.
 3. **Rules of the operation**: escalation (``check_role_change``), the last superadmin
    (``check_last_superadmin``), a member's organization (``check_member_org``), a client's
-   audiences and scopes (``check_client_resources``).
+   audiences and scopes (``check_client_resources``), its first-party fields
+   (``check_first_party_fields``).
+
+Rules of sign-in through a code-flow client (OpenID Connect Core 1.0 §3.1.2.4): whom it admits
+(``client_admits_user``) and when its consent page is skipped (``consent_skippable``).
 
 Actuator operations (``ActuatorOperation``) act on the service, not on an organization's
 resources: only the role check applies (``can`` / ``require``).
@@ -35,7 +39,7 @@ from typing import TypeAlias
 
 import attrs
 
-from domain.clients import Resource, check_resources_of_org
+from domain.clients import Client, Resource, check_resources_of_org
 from domain.errors import (
     AccountDisabled,
     AccountExists,
@@ -54,6 +58,7 @@ __all__ = [
     "ACTUATOR_REQUIRED_ROLE",
     "ASSIGNABLE_BY_ORG_ADMIN",
     "CLI_OPERATOR",
+    "FIRST_PARTY_FIELDS",
     "OPERATOR_ACTOR_ID",
     "REQUIRED_ROLE",
     "Actor",
@@ -66,15 +71,19 @@ __all__ = [
     "authorize",
     "can",
     "check_client_resources",
+    "check_first_party_fields",
     "check_keeps_a_superadmin",
     "check_last_superadmin",
     "check_member_org",
     "check_role_change",
     "check_user_management",
+    "client_admits_user",
     "code_login_live",
+    "consent_skippable",
     "in_scope",
     "list_scope",
     "login_refusal",
+    "may_set_first_party_fields",
     "require",
     "require_in_scope",
     "required_role",
@@ -530,19 +539,59 @@ def check_client_resources(
     scopes: tuple[str, ...],
     resources: tuple[Resource, ...],
     shared_audience: str,
+    shared_scopes: tuple[str, ...] = (),
 ) -> None:
-    """May ``actor`` give a client of ``org_id`` these ``audience`` and ``scopes``? (contract
-    section 14: tenants' audiences). Call it after the role and scope checks.
+    """May ``actor`` give a client of ``org_id`` these ``audience`` and ``scopes``? (tenants'
+    audiences, docs/adr/0026 and docs/adr/0036). Call it after the role and scope checks.
 
     A superadmin and the command-line operator may name any audience and scope. Anyone else
-    (an org_admin) only ``shared_audience`` (``auth.audience``) and the ``resources``
-    (``oauth.resources``) of ``org_id`` or shared by every organization, with scopes among
-    theirs (``domain.clients.check_resources_of_org``), so it can never mint tokens for
-    another tenant's API. Raises ``ValidationFailed`` (422) naming ``audience`` or ``scopes``.
+    (an org_admin) only ``shared_audience`` (``auth.audience``, then with ``shared_scopes``,
+    ``oauth.shared_scopes``, alone) and the ``resources`` (``oauth.resources``) of ``org_id``
+    or shared by every organization, with scopes among theirs
+    (``domain.clients.check_resources_of_org``), so it can never mint tokens for another
+    tenant's API, nor tokens of the shared audience with scopes of its choosing. Raises
+    ``ValidationFailed`` (422) naming ``audience`` or ``scopes``.
     """
     if isinstance(actor, CliOperator) or actor.is_superadmin:
         return
-    check_resources_of_org(org_id, audience, scopes, resources, shared_audience)
+    check_resources_of_org(org_id, audience, scopes, resources, shared_audience, shared_scopes)
+
+
+FIRST_PARTY_FIELDS = ("skip_consent", "all_organizations")
+"""The client fields only a superadmin or the command line may set: they make a client trusted
+beyond its organization's own say (no consent page; users of every organization)."""
+
+
+def may_set_first_party_fields(actor: Actor) -> bool:
+    """Whether ``actor`` may set ``FIRST_PARTY_FIELDS``: a superadmin or the operator."""
+    return isinstance(actor, CliOperator) or actor.is_superadmin
+
+
+def check_first_party_fields(actor: Actor, fields: Mapping[str, object]) -> None:
+    """A registration or change by ``actor`` carrying any of ``FIRST_PARTY_FIELDS`` (a key of
+    ``fields`` whose value is not None, true or false alike) is refused unless the actor is a
+    superadmin or the operator: ``Forbidden`` (403). An org_admin's app is not first-party for
+    the other tenants (RFC 9700 §4.15; OpenID Connect Core 1.0 §3.1.2.4). Call it right after
+    the role check (``require``), before the target's organization and the values are checked.
+    """
+    carried = [f for f in FIRST_PARTY_FIELDS if fields.get(f) is not None]
+    if carried and not may_set_first_party_fields(actor):
+        raise Forbidden(f"only a superadmin or the command line may set {', '.join(carried)}")
+
+
+def client_admits_user(client: Client, user: User) -> bool:
+    """Whether the code-flow ``client`` may sign ``user`` in (issue a code for it): a user of
+    the client's own organization, or anyone when the client has ``all_organizations``. A
+    tenant's app never learns who the other tenants' users are, superadmins included (OpenID
+    Connect Core 1.0 §3.1.2.4; the refusal is ``access_denied``, RFC 6749 §4.1.2.1)."""
+    return client.all_organizations or user.org_id == client.org_id
+
+
+def consent_skippable(client: Client, user: User) -> bool:
+    """Whether ``client``'s ``skip_consent`` spares ``user`` the consent page: only for users of
+    the client's own organization, for whom it is first-party; everyone else is asked
+    (OpenID Connect Core 1.0 §3.1.2.4)."""
+    return client.skip_consent and user.org_id == client.org_id
 
 
 class FederatedOutcome(enum.Enum):

@@ -52,7 +52,11 @@ def add_client_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     create.add_argument("--token-endpoint-auth-method", default=None,
                         choices=("client_secret_basic", "client_secret_post", "none"))  # fmt: skip
     create.add_argument("--skip-consent", action="store_true",
-                        help="a first-party app: no consent page")  # fmt: skip
+                        help="a first-party app: no consent page for users of its "
+                        "organization")  # fmt: skip
+    create.add_argument("--all-organizations", action="store_true",
+                        help="sign in users of every organization, not only of its "
+                        "own")  # fmt: skip
     for flag in ("--logo-uri", "--policy-uri", "--tos-uri", "--id-token-signed-response-alg",
                  "--access-token-signed-response-alg"):  # fmt: skip
         create.add_argument(flag, default=None)
@@ -95,7 +99,8 @@ async def _create(container: Container, args: argparse.Namespace) -> None:
         public=args.public, grant_types=args.grant_types, redirect_uris=args.redirect_uris,
         post_logout_redirect_uris=args.post_logout_redirect_uris,
         token_endpoint_auth_method=args.token_endpoint_auth_method,
-        skip_consent=args.skip_consent or None, logo_uri=args.logo_uri,
+        skip_consent=args.skip_consent or None,
+        all_organizations=args.all_organizations or None, logo_uri=args.logo_uri,
         policy_uri=args.policy_uri, tos_uri=args.tos_uri,
         id_token_signed_response_alg=args.id_token_signed_response_alg,
     )  # fmt: skip

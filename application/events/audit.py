@@ -209,6 +209,12 @@ _ROWS: dict[type[ev.Event], Callable[[Any], _Row | None]] = {
         e.user_id,
         details={"client_id": e.client_id, "scope": e.scope},
     ),
+    oev.AuthorizationDenied: lambda e: _Row(
+        "oauth.denied",
+        e.user_id,
+        e.user_id,
+        details={"client_id": e.client_id, "reason": e.reason},
+    ),
     oev.CodeReused: lambda e: _Row(
         "oauth.code_reused",
         None,

@@ -7,7 +7,14 @@ import attrs
 
 from application.events.catalog import Event
 
-__all__ = ["Authorized", "CodeReused", "ConsentDecided", "ConsentRevoked", "OidcLogout"]
+__all__ = [
+    "AuthorizationDenied",
+    "Authorized",
+    "CodeReused",
+    "ConsentDecided",
+    "ConsentRevoked",
+    "OidcLogout",
+]
 
 
 @attrs.frozen
@@ -19,6 +26,17 @@ class Authorized(Event):
     client_id: str
     scope: str
     session_id: str
+
+
+@attrs.frozen
+class AuthorizationDenied(Event):
+    """``client_id`` may not sign ``user_id`` in; its request was answered ``access_denied``
+    (RFC 6749 §4.1.2.1). ``reason``: ``"organization"`` (the user is of another organization
+    and the client lacks ``all_organizations``)."""
+
+    user_id: str
+    client_id: str
+    reason: str
 
 
 @attrs.frozen

@@ -24,7 +24,8 @@ MAX_REDIRECT_URIS = 16
 """The most ``redirect_uris`` (and ``post_logout_redirect_uris``) a client may hold."""
 CODE_FLOW_FIELDS = (
     "grant_types", "redirect_uris", "post_logout_redirect_uris", "token_endpoint_auth_method",
-    "skip_consent", "logo_uri", "policy_uri", "tos_uri", "id_token_signed_response_alg",
+    "skip_consent", "all_organizations", "logo_uri", "policy_uri", "tos_uri",
+    "id_token_signed_response_alg",
 )  # fmt: skip
 """The code-flow fields a registration or a change may carry (``public`` is fixed at
 registration: a client never gains or loses its secret)."""
@@ -82,9 +83,9 @@ def check_code_flow_values(values: dict[str, Any], settings: AuthSettings) -> di
     of the optional URIs and algorithm stay None): ``grant_types`` a non-empty subset of
     ``GRANT_TYPES`` (canonical order), ``redirect_uris`` / ``post_logout_redirect_uris`` at
     most ``MAX_REDIRECT_URIS`` registrable URIs (``redirect_uri_problem``),
-    ``token_endpoint_auth_method`` one of ``TOKEN_ENDPOINT_AUTH_METHODS``, ``skip_consent`` a
-    boolean, the URIs absolute https, ``id_token_signed_response_alg`` in ``auth.algorithms``.
-    Returns the checked values."""
+    ``token_endpoint_auth_method`` one of ``TOKEN_ENDPOINT_AUTH_METHODS``, ``skip_consent`` and
+    ``all_organizations`` booleans, the URIs absolute https, ``id_token_signed_response_alg``
+    in ``auth.algorithms``. Returns the checked values."""
     out = dict(values)
     if "grant_types" in out:
         grants = _strings(out["grant_types"], "grant_types", len(GRANT_TYPES))
@@ -99,8 +100,9 @@ def check_code_flow_values(values: dict[str, Any], settings: AuthSettings) -> di
         raise invalid(
             "token_endpoint_auth_method", f"must be one of {', '.join(TOKEN_ENDPOINT_AUTH_METHODS)}"
         )
-    if "skip_consent" in out and not isinstance(out["skip_consent"], bool):
-        raise invalid("skip_consent", "must be a boolean")
+    for field in ("skip_consent", "all_organizations"):
+        if field in out and not isinstance(out[field], bool):
+            raise invalid(field, "must be a boolean")
     for field in _URI_FIELDS:
         if out.get(field) is not None:
             out[field] = _web_uri(out[field], field)

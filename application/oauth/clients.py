@@ -107,9 +107,12 @@ class CreateClient:
     string or 1 to 16 values (default ``[auth.audience]``); a bad value → ``ValidationFailed``
     naming the field. An org_admin may name only ``auth.audience`` and the ``oauth.resources``
     of the client's organization or shared ones, with scopes among theirs
-    (``policy.check_client_resources``; 422 naming ``audience`` or ``scopes``); a superadmin
-    and the command line may name any. ``access_token_signed_response_alg`` must be one of
-    ``auth.algorithms`` (contract section 17; 422 naming it). The code-flow fields of
+    (``policy.check_client_resources``; 422 naming ``audience`` or ``scopes``; with
+    ``auth.audience``, only ``oauth.shared_scopes``); a superadmin and the command line may
+    name any. ``skip_consent`` and ``all_organizations`` are for a superadmin and the command
+    line: an org_admin's request carrying either → ``Forbidden`` (403, before anything else is
+    checked; ``policy.check_first_party_fields``). ``access_token_signed_response_alg`` must
+    be one of ``auth.algorithms`` (contract section 17; 422 naming it). The code-flow fields of
     contract section 15 (``public`` and ``code_flow``: the names of ``CODE_FLOW_FIELDS``) are
     checked by ``application.oauth.client_fields``; a public client gets no secret and
     defaults to ``grant_types ["authorization_code"]`` and ``token_endpoint_auth_method
@@ -138,6 +141,8 @@ class CreateClient:
         **code_flow: Any,
     ) -> NewClient:
         """Register the client ``name``."""
+        policy.require(actor, Operation.CREATE_CLIENT)
+        policy.check_first_party_fields(actor, code_flow)
         org = check_org_id(policy.target_org(actor, Operation.CREATE_CLIENT, org_id))
         alg = checked_alg(
             access_token_signed_response_alg, self._settings.current,
@@ -153,8 +158,9 @@ class CreateClient:
         aud = (shared,) if audience is None else check_audience(audience)
         checked_name, checked_scopes = check_name(name), check_scopes(scopes)
         policy.check_client_resources(
-            actor, org, aud, checked_scopes, self._oauth.current.resources, shared
-        )
+            actor, org, aud, checked_scopes, self._oauth.current.resources, shared,
+            self._oauth.current.shared_scopes,
+        )  # fmt: skip
         secret, secret_hash = (None, "") if public else new_opaque_token()
         client = Client(
             id=self._ids(),
@@ -186,10 +192,11 @@ class UpdateClient:
     "disabled"?, "access_token_signed_response_alg"?}``: at least one (the algorithm checked as
     by ``CreateClient``).
 
-    Rules: viewer/operator → ``Forbidden``; missing or of another organization → ``NotFound``;
-    bad values → ``ValidationFailed`` naming the field. When ``audience`` or ``scopes`` is
-    given, the client's resulting audiences and scopes follow ``CreateClient``'s rule for the
-    actor (``policy.check_client_resources``). Disabling a client makes its live tokens
+    Rules: viewer/operator → ``Forbidden``; ``skip_consent`` or ``all_organizations`` from an
+    org_admin → ``Forbidden`` (as for ``CreateClient``); missing or of another organization →
+    ``NotFound``; bad values → ``ValidationFailed`` naming the field. When ``audience`` or
+    ``scopes`` is given, the client's resulting audiences and scopes follow ``CreateClient``'s
+    rule for the actor (``policy.check_client_resources``). Disabling a client makes its live tokens
     inactive at once (introspection and the token endpoint read ``disabled``). Records and
     publishes ``ClientUpdated`` naming the fields that changed (nothing when none did). Returns
     the updated ``Client``.
@@ -204,6 +211,7 @@ class UpdateClient:
     async def __call__(self, actor: Actor, client_id: str, **changes: Any) -> Client:
         """Apply ``changes`` (the body's fields) to the client ``client_id``."""
         policy.require(actor, Operation.UPDATE_CLIENT)
+        policy.check_first_party_fields(actor, changes)
         values = _checked(changes)
         if "access_token_signed_response_alg" in values:
             values["access_token_signed_response_alg"] = checked_alg(
@@ -217,7 +225,7 @@ class UpdateClient:
                 policy.check_client_resources(
                     actor, client.org_id, values.get("audience", client.audience),
                     values.get("scopes", client.scopes), self._oauth.current.resources,
-                    self._settings.current.audience,
+                    self._settings.current.audience, self._oauth.current.shared_scopes,
                 )  # fmt: skip
             changed = sorted(k for k, v in values.items() if getattr(client, k) != v)
             if not changed:

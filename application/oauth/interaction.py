@@ -26,7 +26,7 @@ from urllib.parse import urlencode
 import attrs
 
 from application.events.audit import record
-from application.events.oidc import Authorized, ConsentDecided
+from application.events.oidc import AuthorizationDenied, Authorized, ConsentDecided
 from application.oauth.authorize import (
     AuthorizeRedirectError,
     AuthorizeRequest,
@@ -38,7 +38,9 @@ from application.oauth.settings import OidcSettings
 from application.ports import Clock, EventBus, SecretSealer, Signer, Storage, UnitOfWork
 from application.shared.settings import AuthSettings, Live
 from application.shared.steps import hash_token
+from domain import policy
 from domain.clients import Client
+from domain.model import User
 from domain.oidc import AuthorizationCode, Consent, HostedSession
 
 __all__ = [
@@ -77,11 +79,14 @@ class LoginNeeded:
 @attrs.frozen
 class ConsentNeeded:
     """Show the consent page for ``request`` to the user ``user_id`` (``return_to`` posts back
-    with the decision)."""
+    with the decision); ``email``: who is signed in, shown on the page; ``not_you``: the
+    request again with ``prompt=login`` (a path of this service), for "not you?"."""
 
     request: AuthorizeRequest
     user_id: str
     return_to: str
+    email: str = ""
+    not_you: str = ""
 
 
 Outcome = Redirect | LoginNeeded | ConsentNeeded
@@ -123,9 +128,11 @@ class Authorize:
         answers ``access_denied`` (``oauth.consent_denied``)."""
         try:
             request = await self._parse(pairs)
-            hosted = await self._hosted(cookie)
-            if hosted is None or await self._login_needed(request, hosted, pairs) is not None:
+            signed = await self._hosted(cookie)
+            if signed is None or await self._login_needed(request, signed[0], pairs) is not None:
                 return await self._login(request, pairs, None)
+            hosted, user = signed
+            await self._check_organization(request, user)
             now = self._clock.now()
             scope = " ".join(request.scopes)
             decided = ConsentDecided(hosted.user_id, request.client.id, scope, allow)
@@ -171,13 +178,29 @@ class Authorize:
         params.append(("iss", self._auth.current.issuer))
         return Redirect(with_query(error.redirect_uri, params))
 
-    async def _hosted(self, cookie: str | None) -> HostedSession | None:
+    async def _hosted(self, cookie: str | None) -> tuple[HostedSession, User] | None:
+        """The live hosted session of ``cookie`` and its (enabled) user, or None."""
         if not cookie or len(cookie) > 128:
             return None
         async with self._storage.read() as uow:
             hosted = await uow.hosted_sessions.find(hosted_session_hash(cookie), self._clock.now())
             user = None if hosted is None else await uow.users.get(hosted.user_id)
-        return None if user is None or user.disabled else hosted
+        return None if hosted is None or user is None or user.disabled else (hosted, user)
+
+    async def _check_organization(self, request: AuthorizeRequest, user: User) -> None:
+        """A client signs in only users it admits (``policy.client_admits_user``); anyone else
+        → ``access_denied`` at the redirect URI, recorded as ``oauth.denied``."""
+        if policy.client_admits_user(request.client, user):
+            return
+        denied = AuthorizationDenied(user.id, request.client.id, "organization")
+        async with self._storage.begin() as uow:
+            await record(uow, [denied], self._clock.now())
+            await uow.commit()
+        await self._bus.publish(denied)
+        raise AuthorizeRedirectError(
+            "access_denied", "this application does not sign in users of your organization",
+            request.redirect_uri, request.state,
+        )  # fmt: skip
 
     def _login_marker(self, request: AuthorizeRequest, at: int) -> str:
         """``<at>.<MAC>``: the MAC binds ``at`` to this very request (every parameter but the
@@ -233,30 +256,36 @@ class Authorize:
     async def _decide_step(
         self, request: AuthorizeRequest, pairs: list[tuple[str, str]], cookie: str | None
     ) -> Outcome:
-        hosted = await self._hosted(cookie)
-        if hosted is None:
+        signed = await self._hosted(cookie)
+        if signed is None:
             return await self._login(request, pairs, None)
+        hosted, user = signed
         why = await self._login_needed(request, hosted, pairs)
         if why is not None:
             return await self._login(request, pairs, why)
-        if await self._consent_needed(request, hosted.user_id):
+        await self._check_organization(request, user)
+        if await self._consent_needed(request, user):
             if "none" in request.prompt:
                 raise AuthorizeRedirectError(
                     "consent_required", "the user must consent", request.redirect_uri,
                     request.state,
                 )  # fmt: skip
-            return ConsentNeeded(request, hosted.user_id, AUTHORIZE_PATH + "?" + request.query())
+            return ConsentNeeded(
+                request, user.id, AUTHORIZE_PATH + "?" + request.query(), user.email,
+                _not_you(request),
+            )  # fmt: skip
         return await self._issue(request, hosted, self._clock.now(), None, None)
 
-    async def _consent_needed(self, request: AuthorizeRequest, user_id: str) -> bool:
-        """Whether to ask: ``prompt=consent`` always; a ``skip_consent`` client never else; a
-        request within the stored grant not (contract section 15)."""
+    async def _consent_needed(self, request: AuthorizeRequest, user: User) -> bool:
+        """Whether to ask: ``prompt=consent`` always; a ``skip_consent`` client not for users
+        of its organization (``policy.consent_skippable``); a request within the stored grant
+        not (OpenID Connect Core 1.0 §3.1.2.4)."""
         if "consent" in request.prompt:
             return True
-        if request.client.skip_consent:
+        if policy.consent_skippable(request.client, user):
             return False
         async with self._storage.read() as uow:
-            stored = await uow.consents.get(user_id, request.client.id)
+            stored = await uow.consents.get(user.id, request.client.id)
         return stored is None or not set(request.scopes) <= set(stored.scopes)
 
     async def _issue(
@@ -309,3 +338,12 @@ class Authorize:
     async def _touch(self, uow: UnitOfWork, hosted: HostedSession, now: datetime) -> None:
         idle = now + timedelta(seconds=self._oidc.current.session_idle_ttl)
         await uow.hosted_sessions.touch(hosted.id_hash, min(idle, hosted.expires_at))
+
+
+def _not_you(request: AuthorizeRequest) -> str:
+    """The request again with ``prompt=login`` added (OpenID Connect Core 1.0 §3.1.2.1): a new
+    login, then this request for whoever signs in. Any earlier forced-login marker and the
+    ``login_hint`` are dropped, so the current session cannot satisfy it."""
+    prompt = " ".join(sorted(request.prompt | {"login"}))
+    kept = [(k, v) for k, v in request.params if k not in (LOGIN_AFTER, "login_hint", "prompt")]
+    return AUTHORIZE_PATH + "?" + urlencode([*kept, ("prompt", prompt)])

@@ -452,6 +452,19 @@ def _resources(
                 raise ValueError(f"{entry}: 'org_id' {exc.errors[0].message}") from None
 
 
+def _scope_tokens(_: object, attribute: attrs.Attribute[tuple[str, ...]],
+                  value: tuple[str, ...]) -> None:  # fmt: skip
+    """At most ``MAX_SCOPES`` distinct RFC 6749 §3.3 scope tokens. Raises ``ValueError``
+    naming the key."""
+    if (
+        len(value) > MAX_SCOPES
+        or len(set(value)) != len(value)
+        or not all(SCOPE_TOKEN.fullmatch(scope) for scope in value)
+    ):
+        raise ValueError(f"'{attribute.name}' must be at most {MAX_SCOPES} distinct scope "
+                         "tokens (RFC 6749 §3.3)")  # fmt: skip
+
+
 @attrs.frozen
 class OAuthSettings:
     """Prefix ``oauth`` (contract section 14): ``client_token_ttl`` (s, 1..86400, default 300):
@@ -463,13 +476,16 @@ class OAuthSettings:
     ``resources`` (default none): the resource servers an org_admin's clients may name as
     audiences (contract section 14; ``[[oauth.resources]]`` tables of ``audience``,
     ``scopes`` and optional ``org_id``, absent for one shared by every organization; the
-    ``Resource`` of ``domain.clients``). ``auth.audience`` is always one more, shared and
-    accepting any scope; it may not be registered here (``entrypoints.config``)."""
+    ``Resource`` of ``domain.clients``). ``auth.audience`` is always one more, shared; it may
+    not be registered here (``entrypoints.config``). ``shared_scopes`` (default none, at most
+    ``MAX_SCOPES`` RFC 6749 §3.3 scope tokens): the only scopes an org_admin's client naming
+    ``auth.audience`` may hold (docs/adr/0036); a superadmin's clients are not limited."""
 
     client_token_ttl: int = attrs.field(default=300, validator=[v.ge(1), v.le(86_400)])
     secret_grace: int = attrs.field(default=0, validator=[v.ge(0), v.le(2_592_000)])
     dpop_nonce: bool = False
     resources: tuple[Resource, ...] = attrs.field(default=(), validator=_resources)
+    shared_scopes: tuple[str, ...] = attrs.field(default=(), validator=_scope_tokens)
 
 
 T = TypeVar("T")

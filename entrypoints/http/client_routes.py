@@ -81,6 +81,7 @@ class ClientRegistration:
     public: bool = False
     token_endpoint_auth_method: str | None = None
     skip_consent: bool | None = None
+    all_organizations: bool | None = None
     logo_uri: str | None = None
     policy_uri: str | None = None
     tos_uri: str | None = None
@@ -89,7 +90,8 @@ class ClientRegistration:
 
 _CODE_FLOW_PATCH = (
     "grant_types", "redirect_uris", "post_logout_redirect_uris", "token_endpoint_auth_method",
-    "skip_consent", "logo_uri", "policy_uri", "tos_uri", "id_token_signed_response_alg",
+    "skip_consent", "all_organizations", "logo_uri", "policy_uri", "tos_uri",
+    "id_token_signed_response_alg",
 )  # fmt: skip
 
 
@@ -110,6 +112,7 @@ class ClientPatch:
     post_logout_redirect_uris: list[str] | None = None
     token_endpoint_auth_method: str | None = None
     skip_consent: bool | None = None
+    all_organizations: bool | None = None
     logo_uri: str | None = None
     policy_uri: str | None = None
     tos_uri: str | None = None
@@ -143,6 +146,7 @@ def client_json(client: Client) -> dict[str, Any]:
         public=client.public,
         token_endpoint_auth_method=client.token_endpoint_auth_method,
         skip_consent=client.skip_consent,
+        all_organizations=client.all_organizations,
         logo_uri=client.logo_uri,
         policy_uri=client.policy_uri,
         tos_uri=client.tos_uri,
@@ -238,7 +242,8 @@ _CODE_FLOW = {
                     "items": {"type": "string", "enum": list(GRANT_TYPES)}},
     "redirect_uris": _URIS, "post_logout_redirect_uris": _URIS,
     "token_endpoint_auth_method": {"type": "string", "enum": list(TOKEN_ENDPOINT_AUTH_METHODS)},
-    "skip_consent": {"type": "boolean"}, "logo_uri": _URI, "policy_uri": _URI, "tos_uri": _URI,
+    "skip_consent": {"type": "boolean"}, "all_organizations": {"type": "boolean"},
+    "logo_uri": _URI, "policy_uri": _URI, "tos_uri": _URI,
     "id_token_signed_response_alg": _SIGNING_ALG,
 }  # fmt: skip
 _NEW_CLIENT = {

@@ -64,7 +64,13 @@ _CLIENT: dict[str, Any] = {
         "post_logout_redirect_uris": {"type": "array", "items": {"type": "string"}},
         "public": {"type": "boolean"},
         "token_endpoint_auth_method": {"type": "string"},
-        "skip_consent": {"type": "boolean"},
+        "skip_consent": {"type": "boolean",
+                         "description": "no consent page for users of the client's organization "
+                                        "(set by a superadmin or the command line only)"},
+        "all_organizations": {"type": "boolean",
+                              "description": "signs in users of every organization, not only of "
+                                             "its own (set by a superadmin or the command line "
+                                             "only)"},
         "logo_uri": {"type": ["string", "null"]},
         "policy_uri": {"type": ["string", "null"]},
         "tos_uri": {"type": ["string", "null"]},

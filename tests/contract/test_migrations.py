@@ -29,6 +29,7 @@ ALL = [
     "0013_client_signing_alg",
     "0015_oidc",
     "0016_federated_identities",
+    "0017_client_all_organizations",
 ]
 EXPECTED_TABLES = {
     "users",

@@ -17,7 +17,7 @@ CLIENTS = (
     " secret_rotated_at, previous_secret_hash, previous_secret_expires_at,"
     " access_token_signed_response_alg, grant_types, redirect_uris, post_logout_redirect_uris,"
     " public, token_endpoint_auth_method, skip_consent, logo_uri, policy_uri, tos_uri,"
-    " id_token_signed_response_alg"
+    " id_token_signed_response_alg, all_organizations"
 )
 """The columns of ``oauth_clients`` in the order of ``Client``'s fields."""
 CLIENT_UPDATE = (
@@ -25,7 +25,7 @@ CLIENT_UPDATE = (
     " secret_rotated_at, previous_secret_hash, previous_secret_expires_at,"
     " access_token_signed_response_alg, grant_types, redirect_uris, post_logout_redirect_uris,"
     " public, token_endpoint_auth_method, skip_consent, logo_uri, policy_uri, tos_uri,"
-    " id_token_signed_response_alg"
+    " id_token_signed_response_alg, all_organizations"
 )
 """Every column of ``oauth_clients`` but ``id``, in ``CLIENTS`` order."""
 
@@ -35,7 +35,8 @@ def client_row(row: Sequence[Any], when: Callable[[Any], datetime | None]) -> Cl
     None)."""
     (id_, name, org_id, scopes, audience, dpop, disabled, created_at, secret_hash, rotated_at,
      previous_hash, previous_expires_at, alg, grants, redirects, logout_redirects, public,
-     auth_method, skip_consent, logo_uri, policy_uri, tos_uri, id_token_alg) = row  # fmt: skip
+     auth_method, skip_consent, logo_uri, policy_uri, tos_uri, id_token_alg,
+     all_organizations) = row  # fmt: skip
     created = when(created_at)
     assert created is not None
     return Client(
@@ -43,7 +44,7 @@ def client_row(row: Sequence[Any], when: Callable[[Any], datetime | None]) -> Cl
         bool(disabled), created, secret_hash, when(rotated_at), previous_hash,
         when(previous_expires_at), alg, tuple(json.loads(grants)), tuple(json.loads(redirects)),
         tuple(json.loads(logout_redirects)), bool(public), auth_method, bool(skip_consent),
-        logo_uri, policy_uri, tos_uri, id_token_alg,
+        logo_uri, policy_uri, tos_uri, id_token_alg, bool(all_organizations),
     )  # fmt: skip
 
 
@@ -67,4 +68,5 @@ def client_params(client: Client, when: Callable[[datetime], Any]) -> tuple[Any,
         _json(client.redirect_uris), _json(client.post_logout_redirect_uris), client.public,
         client.token_endpoint_auth_method, client.skip_consent, client.logo_uri,
         client.policy_uri, client.tos_uri, client.id_token_signed_response_alg,
+        client.all_organizations,
     )  # fmt: skip

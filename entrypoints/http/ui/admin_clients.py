@@ -1,6 +1,7 @@
 """The admin console's OAuth clients (contract section 18; the registry of sections 14–15): list,
 register (the secret shown once), rotate the secret, disable / enable, edit the redirect URIs
-and ``skip_consent``, delete (after a confirmation page). Through the JSON API's use cases
+and (a superadmin) ``skip_consent`` and ``all_organizations``, delete (after a confirmation
+page). Through the JSON API's use cases
 (``ListClients``, ``GetClient``, ``CreateClient``, ``UpdateClient``, ``RotateClientSecret``,
 ``DeleteClient``): ``domain.policy`` decides, through them, which organization's clients the
 caller manages.
@@ -20,7 +21,7 @@ from aiohttp import web
 
 from application.ports import SealedSecretError
 from domain.errors import FieldError, ValidationFailed
-from domain.policy import Principal
+from domain.policy import FIRST_PARTY_FIELDS, Principal, may_set_first_party_fields
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.routing import path_id
 from entrypoints.http.ui.admin_users import org_filter
@@ -65,6 +66,15 @@ def _checkbox(form: dict[str, str], name: str) -> bool:
     return form.get(name) == "on"
 
 
+def _first_party(form: dict[str, str], always: bool) -> dict[str, bool]:
+    """The ``FIRST_PARTY_FIELDS`` a form sets: each checked box, and every one (checked or not)
+    when ``always`` (the form showed them). ``UpdateClient`` / ``CreateClient`` refuse them
+    from an org_admin (403)."""
+    if always or any(_checkbox(form, f) for f in FIRST_PARTY_FIELDS):
+        return {f: _checkbox(form, f) for f in FIRST_PARTY_FIELDS}
+    return {}
+
+
 @console_page
 async def clients_page(request: web.Request, me: Principal, _: dict[str, str]) -> web.Response:
     """GET /ui/admin/clients?org_id=&cursor= → the clients and the registration form."""
@@ -73,21 +83,22 @@ async def clients_page(request: web.Request, me: Principal, _: dict[str, str]) -
         org_id=org_filter(request),
     )  # fmt: skip
     context = {"clients": page.items, "next_cursor": page.next_cursor, "grants": GRANTS,
-               "org_id": request.query.get("org_id", "")}  # fmt: skip
+               "org_id": request.query.get("org_id", ""),
+               "first_party": may_set_first_party_fields(me)}  # fmt: skip
     return render(request, me, "admin/clients.html", context)
 
 
 @console_page
 async def create_client(request: web.Request, me: Principal, form: dict[str, str]) -> web.Response:
     """POST /ui/admin/clients ``name``, ``scopes`` (space-separated), ``grant_<type>``,
-    ``redirect_uris`` (one a line), ``skip_consent``, ``public``, [``org_id``] →
+    ``redirect_uris`` (one a line), ``skip_consent``, ``all_organizations``, ``public``,
+    [``org_id``] →
     ``CreateClient``; to the client's page, which shows the secret once."""
     grants = [g for g in GRANTS if _checkbox(form, f"grant_{g}")]
     code_flow: dict[str, Any] = {"grant_types": grants or None}
     if uris := _lines(form.get("redirect_uris", "")):
         code_flow["redirect_uris"] = uris
-    if _checkbox(form, "skip_consent"):
-        code_flow["skip_consent"] = True
+    code_flow.update({k: True for k, v in _first_party(form, False).items() if v})
     new = await request.app[CONTAINER].create_client()(
         me, form.get("name", ""), form.get("scopes", "").split(),
         org_id=form.get("org_id") or None, public=_checkbox(form, "public"), **code_flow,
@@ -104,7 +115,8 @@ async def client_page(request: web.Request, me: Principal, _: dict[str, str]) ->
     client_id = path_id(request, "id")
     client = await request.app[CONTAINER].get_client()(me, client_id)
     secret = _take_secret(request, client.id)
-    response = render(request, me, "admin/client.html", {"client": client, "secret": secret})
+    context = {"client": client, "secret": secret, "first_party": may_set_first_party_fields(me)}
+    response = render(request, me, "admin/client.html", context)
     if request.cookies.get(cookie_name(request, _SECRET_COOKIE)) is not None:
         clear_cookie(response, request, _SECRET_COOKIE)
     return response
@@ -123,7 +135,8 @@ async def rotate(request: web.Request, me: Principal, _: dict[str, str]) -> web.
 @console_page
 async def update(request: web.Request, me: Principal, form: dict[str, str]) -> web.Response:
     """POST /ui/admin/clients/{id}/update with one of ``disabled`` (``true`` | ``false``),
-    ``redirect_uris`` (one a line) + ``skip_consent`` → ``UpdateClient``."""
+    ``redirect_uris`` (one a line) [+ ``first_party``, ``skip_consent``,
+    ``all_organizations``] → ``UpdateClient``."""
     client_id = path_id(request, "id")
     changes: dict[str, Any] = {}
     if "disabled" in form:
@@ -132,7 +145,7 @@ async def update(request: web.Request, me: Principal, form: dict[str, str]) -> w
         changes["disabled"] = form["disabled"] == "true"
     if "redirect_uris" in form:
         changes["redirect_uris"] = _lines(form["redirect_uris"])
-        changes["skip_consent"] = _checkbox(form, "skip_consent")
+        changes.update(_first_party(form, "first_party" in form))
     await request.app[CONTAINER].update_client()(me, client_id, **changes)
     return done(request, f"/ui/admin/clients/{client_id}", "client_updated")
 

@@ -195,6 +195,10 @@ async def consent_page(request: web.Request) -> web.Response:
     client = outcome.request.client
     context = {
         "client_name": client.name,
+        "client_org": client.org_id,
+        "redirect_host": redirect_host(outcome.request.redirect_uri),
+        "email": outcome.email,
+        "not_you": outcome.not_you,
         "client_logo": client.logo_uri,
         "policy_uri": client.policy_uri,
         "tos_uri": client.tos_uri,
@@ -202,6 +206,13 @@ async def consent_page(request: web.Request) -> web.Response:
         "return_to": return_to,
     }
     return page(request, "consent.html", context)
+
+
+def redirect_host(uri: str) -> str:
+    """Where the consent page says the browser goes next: the redirect URI's host (with its
+    port when one is given), or for a private-use scheme (RFC 8252 §7.1) the scheme."""
+    parts = urlsplit(uri)
+    return parts.netloc.rpartition("@")[2] or f"{parts.scheme}:"
 
 
 async def consent(request: web.Request) -> web.Response:
@@ -271,6 +282,8 @@ button { margin-top: 1.25rem; padding: .6rem 1.2rem; font-size: 1rem; border: 0;
 button.secondary { background: #fff; color: #111; border: 1px solid #555; }
 button:focus, input:focus, a:focus { outline: 3px solid #000; outline-offset: 2px; }
 .error { color: #a00; font-weight: 600; }
+.facts { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; }
+.facts dt { font-weight: 600; } .facts dd { margin: 0; overflow-wrap: anywhere; }
 a { color: #0645ad; }
 a.button { display: inline-block; margin-top: 1rem; padding: .6rem 1.2rem; border-radius: .25rem;
            background: PRIMARY; color: #fff; text-decoration: none; }

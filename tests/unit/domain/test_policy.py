@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import attrs
 import pytest
 
 from domain import policy
-from domain.clients import Resource
+from domain.clients import Client, Resource
 from domain.errors import Forbidden, LastSuperadmin, NotFound, ValidationFailed
 from domain.model import Group, Role, User
 from domain.policy import CLI_OPERATOR, ActuatorOperation, Operation, Principal
@@ -467,8 +468,11 @@ _RESOURCES = (
     [
         (("https://api.acme.example",), ("read",), None),
         (("https://api.acme.example", "billing"), ("write", "invoice"), None),
-        (("authsvc",), ("anything",), None),  # auth.audience: shared, any scope
-        (("authsvc", "billing"), ("anything",), None),
+        (("authsvc",), ("profile:read",), None),  # auth.audience: oauth.shared_scopes
+        (("authsvc", "billing"), ("profile:read",), None),
+        (("authsvc",), ("anything",), "scopes"),  # not among oauth.shared_scopes
+        (("authsvc", "billing"), ("invoice",), "scopes"),  # the client's tokens may be authsvc's
+        (("authsvc",), ("authsvc",), "scopes"),
         (("https://api.globex.example",), ("read",), "audience"),  # another tenant's
         (("https://api.acme.example", "https://unknown.example"), (), "audience"),
         (("https://api.acme.example",), ("invoice",), "scopes"),
@@ -479,11 +483,41 @@ def test_an_org_admin_names_only_its_and_shared_resources(
     audience: tuple[str, ...], scopes: tuple[str, ...], field: str | None
 ) -> None:
     admin = Principal("a", Role.ORG_ADMIN, "acme")
+    shared = ("profile:read",)
     if field is None:
-        policy.check_client_resources(admin, "acme", audience, scopes, _RESOURCES, "authsvc")
+        policy.check_client_resources(
+            admin, "acme", audience, scopes, _RESOURCES, "authsvc", shared
+        )
     else:
         with pytest.raises(ValidationFailed) as raised:
-            policy.check_client_resources(admin, "acme", audience, scopes, _RESOURCES, "authsvc")
+            policy.check_client_resources(
+                admin, "acme", audience, scopes, _RESOURCES, "authsvc", shared
+            )
         assert [e.field for e in raised.value.errors] == [field]
     for anyone in (Principal("r", Role.SUPERADMIN, "acme"), policy.CLI_OPERATOR):
         policy.check_client_resources(anyone, "acme", audience, scopes, _RESOURCES, "authsvc")
+
+
+def test_first_party_fields_are_a_superadmins_or_the_operators() -> None:
+    """``skip_consent`` / ``all_organizations`` carried by anyone else (true or false) → 403;
+    None is not carried."""
+    admin = Principal("a", Role.ORG_ADMIN, "acme")
+    for fields in ({"skip_consent": True}, {"all_organizations": False}):
+        with pytest.raises(Forbidden):
+            policy.check_first_party_fields(admin, fields)
+        for anyone in (Principal("r", Role.SUPERADMIN, "acme"), policy.CLI_OPERATOR):
+            policy.check_first_party_fields(anyone, fields)
+    policy.check_first_party_fields(admin, {"skip_consent": None, "name": "x"})
+
+
+def test_a_client_admits_and_skips_consent_only_for_its_organization() -> None:
+    made = Client("c" * 32, "app", "acme", (), ("authsvc",), False, False, NOW, "h")
+    first_party = attrs.evolve(made, skip_consent=True)
+    everyone = attrs.evolve(first_party, all_organizations=True)
+    ours = User("u", "u@example.com", "x", Role.VIEWER, "acme", NOW)
+    root = User("r", "r@example.com", "x", Role.SUPERADMIN, "default", NOW)
+    assert policy.client_admits_user(made, ours) and not policy.client_admits_user(made, root)
+    assert policy.client_admits_user(everyone, root)
+    assert policy.consent_skippable(first_party, ours)
+    assert not policy.consent_skippable(made, ours)
+    assert not policy.consent_skippable(everyone, root)  # asked, though admitted

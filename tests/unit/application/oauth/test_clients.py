@@ -23,12 +23,16 @@ from application.shared.settings import AuthSettings, Live, OAuthSettings
 from application.shared.steps import hash_token
 from domain.audit import AuditQuery
 from domain.clients import Client
-from domain.errors import NotFound, ValidationFailed
+from domain.errors import Forbidden, NotFound, ValidationFailed
 from domain.model import Role
 from domain.policy import Principal
 from tests.fakes import FakeClock
 
 ADMIN = Principal("admin", Role.ORG_ADMIN, "acme")
+ROOT = Principal("root", Role.SUPERADMIN, "default")
+SHARED_SCOPES = ("read", "write", "read:users", "a")
+"""``oauth.shared_scopes`` of these tests: what an org_admin's clients of ``auth.audience`` may
+hold."""
 
 
 class Registry:
@@ -39,7 +43,7 @@ class Registry:
         self.events: list[Event] = []
         self.bus.subscribe(Event, self.events.append)
         auth = Live(AuthSettings(audience="https://api.example.com"))
-        oauth = Live(OAuthSettings())
+        oauth = Live(OAuthSettings(shared_scopes=SHARED_SCOPES))
         self.create = CreateClient(self.storage, self.bus, self.clock, auth, oauth)
         self.get = GetClient(self.storage)
         self.update = UpdateClient(self.storage, self.bus, self.clock, auth, oauth)
@@ -176,7 +180,7 @@ APP = {"grant_types": ["authorization_code", "refresh_token"],
 async def test_a_confidential_code_flow_client_keeps_its_fields_and_a_secret() -> None:
     r = Registry()
     made = await r.create(
-        ADMIN, "web app", ["read"], skip_consent=True, logo_uri="https://app.example/logo.png",
+        ROOT, "web app", ["read"], skip_consent=True, logo_uri="https://app.example/logo.png",
         post_logout_redirect_uris=["https://app.example/bye"],
         token_endpoint_auth_method="client_secret_post", **APP,
     )  # fmt: skip
@@ -222,6 +226,7 @@ async def test_a_public_client_has_no_secret_and_auth_method_none() -> None:
         ({**APP, "tos_uri": "tos"}, "tos_uri"),
         ({**APP, "id_token_signed_response_alg": "HS256"}, "id_token_signed_response_alg"),
         ({**APP, "skip_consent": "yes"}, "skip_consent"),
+        ({**APP, "all_organizations": 1}, "all_organizations"),
     ],
 )  # fmt: skip
 async def test_bad_code_flow_fields_are_refused_naming_the_field(
@@ -229,8 +234,40 @@ async def test_bad_code_flow_fields_are_refused_naming_the_field(
 ) -> None:
     r = Registry()
     with pytest.raises(ValidationFailed) as raised:
-        await r.create(ADMIN, "app", [], **fields)  # type: ignore[arg-type]
+        await r.create(ROOT, "app", [], org_id="acme", **fields)  # type: ignore[arg-type]
     assert raised.value.errors[0].field == named
+
+
+@pytest.mark.parametrize("field", ["skip_consent", "all_organizations"])
+@pytest.mark.parametrize("value", [True, False, "yes"])
+async def test_only_a_superadmin_or_the_operator_sets_the_first_party_fields(
+    field: str, value: object
+) -> None:
+    """An org_admin's registration or change carrying either field (any value) is 403 before
+    anything else is checked; nothing is stored or changed. A superadmin sets them."""
+    r = Registry()
+    with pytest.raises(Forbidden):
+        await r.create(ADMIN, "app", [], **APP, **{field: value})  # type: ignore[arg-type]
+    made = await r.create(ADMIN, "app", [], **APP)
+    with pytest.raises(Forbidden):
+        await r.update(ADMIN, made.client.id, **{field: value})
+    assert await r.audit_types() == ["client.created"]
+    assert await r.stored(made.client.id) == made.client
+    if value is True:
+        updated = await r.update(ROOT, made.client.id, **{field: True})
+        assert getattr(updated, field) is True
+        assert getattr(await r.stored(made.client.id), field) is True
+
+
+async def test_an_org_admins_client_of_auth_audience_holds_only_the_shared_scopes() -> None:
+    r = Registry()
+    with pytest.raises(ValidationFailed) as raised:
+        await r.create(ADMIN, "app", ["read", "authsvc"])
+    assert raised.value.errors[0].field == "scopes"
+    made = await r.create(ADMIN, "app", ["read"])
+    with pytest.raises(ValidationFailed):
+        await r.update(ADMIN, made.client.id, scopes=["authsvc"])
+    assert (await r.create(ROOT, "app", ["authsvc"], org_id="acme")).client.scopes == ("authsvc",)
 
 
 async def test_id_token_alg_in_auth_algorithms_is_kept() -> None:
