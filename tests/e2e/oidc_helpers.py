@@ -42,12 +42,14 @@ async def register_client(
     scopes: tuple[str, ...] = (),
     redirect_uris: tuple[str, ...] = (REDIRECT,),
     post_logout: tuple[str, ...] = ("https://app.example.com/bye",),
+    org_id: str = "default",
 ) -> Registered:
-    """Register a client with the code and refresh grants straight in storage."""
+    """Register a client of ``org_id`` with the code and refresh grants straight in
+    storage."""
     secret = None if public else secrets.token_urlsafe(32)
     container = container_of(client)
     record = Client(
-        id=new_id(), name=name, org_id="default", scopes=scopes, audience=("authsvc",),
+        id=new_id(), name=name, org_id=org_id, scopes=scopes, audience=("authsvc",),
         require_dpop=False, disabled=False, created_at=container.clock().now(),
         secret_hash=hash_token(secret or secrets.token_urlsafe(32)),
         grant_types=("authorization_code", "refresh_token"), redirect_uris=redirect_uris,

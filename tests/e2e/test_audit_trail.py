@@ -230,6 +230,7 @@ async def test_every_action_leaves_its_row_and_no_row_holds_a_secret(
         "client_id": svc["client_id"],
         "sessions_ended": 0,
     }
+    assert by_type["oauth.denied"][0].details_dict()["reason"] == "organization"
     assert by_type["client.updated"][0].details_dict() == {
         "client_id": svc["client_id"],
         "fields": "disabled",
@@ -255,7 +256,8 @@ async def test_every_action_leaves_its_row_and_no_row_holds_a_secret(
 async def _code_flow(w: Walk) -> None:
     """The code flow (contract section 15, research §6 OP-02, OP-12, OP-25, OP-28): a hosted
     login with consent allowed (login.succeeded, oauth.consent_granted, oauth.authorized), the
-    code used twice (oauth.code_reused), consent denied (oauth.consent_denied), consent revoked
+    code used twice (oauth.code_reused), consent denied (oauth.consent_denied), another
+    organization's client refused (oauth.denied), consent revoked
     (oauth.consent_revoked, OP-25), RP-initiated logout (oidc.logout)."""
     app = await register_client(w.client)
     assert app.secret is not None
@@ -277,6 +279,12 @@ async def _code_flow(w: Walk) -> None:
     again = auth_params(app, challenge, prompt="consent")
     denied = await code_via_browser(w.client, app, again, ALICE, RESET_PASSWORD, "deny")
     assert denied["error"] == "access_denied"
+    foreign = await register_client(w.client, org_id="elsewhere")  # another organization's
+    assert foreign.secret is not None
+    w.secrets.update((foreign.secret, hash_token(foreign.secret)))
+    refused = await code_via_browser(w.client, foreign, auth_params(foreign, challenge), ALICE,
+                                     RESET_PASSWORD)  # fmt: skip
+    assert refused["error"] == "access_denied"  # oauth.denied
     if "oauth.consent_revoked" in AUDIT_EVENT_TYPES:  # with /me/consents (branch oidc-data)
         access = (await w.login(ALICE, RESET_PASSWORD))["access_token"]
         await w.call("DELETE", f"/me/consents/{app.id}", token=access, status=204)

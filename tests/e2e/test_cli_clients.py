@@ -130,12 +130,14 @@ def test_a_confidential_code_flow_client(
     env: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A first-party server app: its secret printed once (the stored hash matches), every
-    code-flow option kept as given, the grants in canonical order; audited as by ``cli``."""
+    code-flow option kept as given (``--skip-consent`` and ``--all-organizations`` too: the
+    command line, like a superadmin, may set them), the grants in canonical order; audited as by ``cli``."""
     assert run("clients", "create", "portal", "--scope", "read",
                "--grant-type", "refresh_token", "--grant-type", "authorization_code",
                "--redirect-uri", "https://portal.example.com/cb",
                "--post-logout-redirect-uri", "https://portal.example.com/bye",
                "--token-endpoint-auth-method", "client_secret_post", "--skip-consent",
+               "--all-organizations",
                "--logo-uri", "https://portal.example.com/logo.png",
                "--policy-uri", "https://portal.example.com/privacy",
                "--tos-uri", "https://portal.example.com/terms",
@@ -148,6 +150,7 @@ def test_a_confidential_code_flow_client(
     assert stored.redirect_uris == ("https://portal.example.com/cb",)
     assert stored.post_logout_redirect_uris == ("https://portal.example.com/bye",)
     assert (stored.token_endpoint_auth_method, stored.skip_consent) == ("client_secret_post", True)
+    assert stored.all_organizations is True  # the command line may set it (contract section 15)
     assert (stored.logo_uri, stored.policy_uri, stored.tos_uri) == (
         "https://portal.example.com/logo.png", "https://portal.example.com/privacy",
         "https://portal.example.com/terms",
@@ -159,6 +162,7 @@ def test_a_confidential_code_flow_client(
     assert plain is not None
     assert (plain.grant_types, plain.redirect_uris, plain.token_endpoint_auth_method,
             plain.skip_consent) == (("client_credentials",), (), "client_secret_basic", False)  # fmt: skip
+    assert plain.all_organizations is False
 
     async def rows(container):  # type: ignore[no-untyped-def]
         async with container.storage().begin() as uow:

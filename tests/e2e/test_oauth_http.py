@@ -95,8 +95,14 @@ SHARED_RESOURCES = (
 """``oauth.resources`` of these tests: two resource servers shared by every organization."""
 
 
+SHARED_SCOPES = "read,write"
+"""``oauth.shared_scopes`` of these tests: what an org_admin's clients of ``auth.audience``
+may hold."""
+
+
 async def machines(make_client: MakeClient, env: dict[str, str] | None = None) -> Machines:
-    http = await make_client({"AUTHSVC_OAUTH__RESOURCES": SHARED_RESOURCES, **(env or {})})
+    http = await make_client({"AUTHSVC_OAUTH__RESOURCES": SHARED_RESOURCES,
+                              "AUTHSVC_OAUTH__SHARED_SCOPES": SHARED_SCOPES, **(env or {})})  # fmt: skip
     m = Machines(http)
     await container_of(http).create_superadmin()(ROOT, PASSWORD)
     m.root = (await (await http.post("/login", json={"email": ROOT, "password": PASSWORD}))

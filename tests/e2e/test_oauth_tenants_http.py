@@ -4,6 +4,10 @@ org_admin's clients may name only its organization's resources, shared ones and
 ``auth.audience``, with scopes among theirs (422 naming the field), so it can never mint a token
 for another tenant's API; a superadmin may name any audience; ``audience`` is a string or a list
 (never split into characters); a bad ``oauth.resources`` is refused at a refresh, naming the key.
+An org_admin's client naming ``auth.audience`` holds only ``oauth.shared_scopes`` (default none;
+security review s5, findings 1 and 11), so no user's code-flow token of the shared audience
+carries scopes of its choosing; a bad ``oauth.shared_scopes`` is refused at start and at a
+refresh, naming the key.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import jwt
 import pytest
 from aiohttp.test_utils import TestClient
 
+from entrypoints.config import ConfigError
 from tests.e2e.conftest import ONE_PER_BACKEND, MakeClient, assert_problem, bearer, container_of
 from tests.e2e.test_actuator_http import refresh, write_config
 from tests.e2e.test_oauth_http import Machines, machines
@@ -82,9 +87,10 @@ async def test_an_org_admin_names_its_own_and_shared_resources_with_their_scopes
     assert both["audience"] == [ACME_API, BILLING]
     token = (await m.granted(both, resource=BILLING))["access_token"]
     assert jwt.decode(token, options={"verify_signature": False})["aud"] == BILLING
-    # auth.audience (the default) is shared and accepts any scope.
-    plain = await m.register(m.admin, scopes=["anything:goes"])
+    # auth.audience (the default) is shared: only oauth.shared_scopes (here read and write).
+    plain = await m.register(m.admin, scopes=["read"])
     assert plain["audience"] == ["authsvc"]
+    await refused(m, m.admin, "scopes", scopes=["anything:goes"])
     for bad in (5, [ACME_API, 5], {"a": ACME_API}, [], "", "two words"):
         await refused(m, m.admin, "audience", audience=bad)
     # Scopes no named resource understands are refused.
@@ -140,3 +146,50 @@ async def test_a_bad_resource_is_refused_at_a_refresh_naming_the_key(
     assert body["key"].startswith("oauth.resources"), body
     live = container_of(http).live_config().current.oauth.resources
     assert [r.audience for r in live] == [ACME_API, GLOBEX_API, BILLING]  # nothing changed
+
+
+async def test_the_shared_audience_admits_only_the_shared_scopes_from_an_org_admin(
+    make_client: MakeClient,
+) -> None:
+    """The review's residual: an org_admin's code-flow client of ``auth.audience`` asking for
+    ``authsvc`` (or any scope not in ``oauth.shared_scopes``) is 422 naming ``scopes``, by
+    registration or change; nothing is stored. A superadmin's clients are not limited."""
+    m = await machines(make_client, {**ENV, "AUTHSVC_OAUTH__SHARED_SCOPES": ""})  # the default
+    code_flow = {"grant_types": ["authorization_code", "refresh_token"],
+                 "redirect_uris": ["https://evil.globex.example/cb"]}  # fmt: skip
+    for scopes in (["authsvc"], ["read"], ["openid"]):
+        await refused(m, m.admin, "scopes", scopes=scopes, **code_flow)
+    await refused(m, m.admin, "scopes", scopes=["write"], audience=["authsvc", ACME_API])
+    assert await clients_of(m) == []
+    app = await m.register(m.admin, scopes=[], **code_flow)  # the OIDC scopes need no listing
+    path = f"/oauth/clients/{app['client_id']}"
+    await refused(m, m.admin, "scopes", "PATCH", path, scopes=["authsvc"])
+    acme = await m.register(m.admin, scopes=["write"], audience=[ACME_API])
+    await refused(m, m.admin, "scopes", "PATCH", f"/oauth/clients/{acme['client_id']}",
+                  audience=["authsvc"])  # fmt: skip
+    assert [c["scopes"] for c in await clients_of(m)] in ([[], ["write"]], [["write"], []])
+    made = await m.register(m.root, org_id="globex", scopes=["authsvc", "admin"], **code_flow)
+    assert made["scopes"] == ["authsvc", "admin"] and made["audience"] == ["authsvc"]
+    # (A scope the operator lists is admitted: see the test above, with read and write.)
+
+
+@pytest.mark.parametrize("value", ['["has space"]', '["a", "a"]', '"read"', "[1]"])
+async def test_a_bad_shared_scopes_is_refused_at_start_and_at_a_refresh(
+    make_client: MakeClient, tmp_path: Path, value: str
+) -> None:
+    config = tmp_path / "authsvc.toml"
+    write_config(config, f"[oauth]\nshared_scopes = {value}\n")
+    with pytest.raises(ConfigError) as raised:
+        await make_client(config_path=str(config))
+    assert raised.value.key.startswith("oauth.shared_scopes"), raised.value
+    path = write_config(config, '[oauth]\nshared_scopes = ["read"]\n')
+    http = await make_client(config_path=path)
+
+    async def made(_: dict[str, str] | None = None) -> TestClient:
+        return http
+
+    m = await machines(made)
+    write_config(config, f"[oauth]\nshared_scopes = {value}\n")
+    body = await assert_problem(await refresh(http, m.root), 422, "invalid_configuration")
+    assert body["key"].startswith("oauth.shared_scopes"), body
+    assert container_of(http).live_config().current.oauth.shared_scopes == ("read",)
