@@ -232,13 +232,12 @@ async def test_groups_and_members(client: TestClient) -> None:
 
 
 async def test_oauth_clients(client: TestClient) -> None:
-    """Register (the secret shown once, and it works), rotate, redirect URIs + skip_consent,
-    disable, delete — each checked over the API."""
+    """Register (the secret shown once, and it works), rotate, redirect URIs, disable, delete —
+    each checked over the API. (``skip_consent`` is a superadmin's: ``test_oidc_tenants``.)"""
     world = await make_world(client)
     token = await console_as(world, "org_admin")
     form = {"name": "Portal", "scopes": "read", "grant_client_credentials": "on",
-            "grant_authorization_code": "on", "redirect_uris": "https://portal.example/cb\n",
-            "skip_consent": "on"}  # fmt: skip
+            "grant_authorization_code": "on", "redirect_uris": "https://portal.example/cb\n"}  # fmt: skip
     resp = await post(client, "/ui/admin/clients", form)
     path, key = done_of(resp)
     assert key == "client"
@@ -252,7 +251,7 @@ async def test_oauth_clients(client: TestClient) -> None:
                              headers={"Authorization": f"Basic {basic}"})  # fmt: skip
     assert resp.status == 200, await resp.text()
     record = await api(client, token, f"/oauth/clients/{client_id}")
-    assert record["org_id"] == HOME and record["skip_consent"] is True
+    assert record["org_id"] == HOME and record["skip_consent"] is False
     assert record["redirect_uris"] == ["https://portal.example/cb"]
     resp = await post(client, f"/ui/admin/clients/{client_id}/secret")
     assert done_of(resp)[1] == "rotated"

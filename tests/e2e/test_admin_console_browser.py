@@ -13,7 +13,8 @@ Every console action of section 18, for each role and organization case:
   escalation to superadmin is the 403 page and changes nothing. Groups: create, rename, add a
   member by email, remove it, delete (confirmed; Cancel keeps it). OAuth clients: register (the
   secret shown once, gone on reload, and it works), rotate the secret (the old one void), edit
-  the redirect URIs and ``skip_consent``, disable, enable, delete (confirmed; Cancel keeps it).
+  the redirect URIs (no ``skip_consent`` box: a superadmin's), disable, enable, delete
+  (confirmed; Cancel keeps it).
   The audit log filtered by type, by user and by date ranges, and its CSV export downloaded
   (a header row of the AuditEvent fields, the API's events); the dashboard's figures against
   the API.
@@ -106,8 +107,10 @@ def deployment() -> tuple[str, str]:
 
 @pytest.fixture
 def base_env(base_env: dict[str, str], shared_key_dir: Path) -> dict[str, str]:
-    """conftest's environment with the module's one key directory."""
-    return {**base_env, "AUTHSVC_AUTH__KEY_DIR": str(shared_key_dir)}
+    """conftest's environment with the module's one key directory, and ``read`` in
+    ``oauth.shared_scopes`` (the org_admin's client holds it)."""
+    return {**base_env, "AUTHSVC_AUTH__KEY_DIR": str(shared_key_dir),
+            "AUTHSVC_OAUTH__SHARED_SCOPES": "read"}  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -232,7 +235,7 @@ async def test_org_admin_groups_and_clients(served: Served, browser: Browser, ax
         await ui.page.click("nav >> text=OAuth clients")
         await ui.walk.check("clients")
         await ui.page.get_by_label("authorization_code").check()
-        await ui.page.get_by_label("First-party: skip the consent page").check()
+        assert await ui.page.locator("input[name=skip_consent]").count() == 0  # a superadmin's
         await ui.press("Register client", "client", {
             "#client-name": "Browser portal", "#client-scopes": "read",
             "#client-uris": "https://portal.example/cb\n"})  # fmt: skip
@@ -246,7 +249,7 @@ async def test_org_admin_groups_and_clients(served: Served, browser: Browser, ax
         secret.value = await ui.text("#client-secret")
 
     async def edit_uris() -> None:
-        await ui.page.get_by_label("First-party: skip the consent page").uncheck()
+        assert await ui.page.locator("input[name=all_organizations]").count() == 0
         await ui.press("Save", "client_updated",
                        {"#uris": "https://portal.example/a\nhttps://portal.example/b"})  # fmt: skip
 
@@ -254,13 +257,12 @@ async def test_org_admin_groups_and_clients(served: Served, browser: Browser, ax
         ("register a client", register, new_client(
             cid, name="Browser portal", org_id=HOME, scopes=("read",), disabled=False,
             grant_types=("client_credentials", "authorization_code"), public=False,
-            redirect_uris=("https://portal.example/cb",), skip_consent=True,
+            redirect_uris=("https://portal.example/cb",), skip_consent=False,
             secret_hash=HashOf(secret), secret_rotated_at=None, previous_secret_hash=None)),
         ("rotate its secret", rotate, client(cid, secret_hash=HashOf(secret),
                                              secret_rotated_at=Not(None))),
-        ("edit the redirect URIs and skip_consent", edit_uris, client(
-            cid, redirect_uris=("https://portal.example/a", "https://portal.example/b"),
-            skip_consent=False)),
+        ("edit the redirect URIs", edit_uris, client(
+            cid, redirect_uris=("https://portal.example/a", "https://portal.example/b"))),
         ("disable it", lambda: ui.press("Disable this client", "client_updated"),
          client(cid, disabled=True)),
         ("enable it", lambda: ui.press("Enable this client", "client_updated"),

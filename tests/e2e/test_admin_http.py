@@ -61,8 +61,11 @@ def shared_key_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def base_env(storage_env: dict[str, str], shared_key_dir: Path, algorithm: str) -> dict[str, str]:
-    """As in conftest, but with the shared key directory (each test still has its own db)."""
+    """As in conftest, but with the shared key directory (each test still has its own db), and
+    ``read`` in ``oauth.shared_scopes`` (an org_admin's clients of ``auth.audience`` may hold
+    it)."""
     return {
+        "AUTHSVC_OAUTH__SHARED_SCOPES": "read",
         "AUTHSVC_AUTH__BCRYPT_ROUNDS": "4",
         "AUTHSVC_AUTH__KEY_DIR": str(shared_key_dir),
         "AUTHSVC_AUTH__ALGORITHM": algorithm,

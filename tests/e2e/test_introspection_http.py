@@ -33,7 +33,8 @@ async def clocked(
     aiohttp_client: Callable[..., Awaitable[TestClient]], base_env: dict[str, str]
 ) -> tuple[Machines, FakeClock]:
     """``Machines`` over an app whose clock the test moves (it starts now)."""
-    container = build_container(load_config(environ=base_env), environ=base_env)
+    environ = {**base_env, "AUTHSVC_OAUTH__SHARED_SCOPES": "read,write,admin"}
+    container = build_container(load_config(environ=environ), environ=environ)
     clock = FakeClock(datetime.now(UTC).replace(microsecond=0))
     container.clock.override(providers.Object(clock))
     http = await aiohttp_client(create_app(container))
