@@ -184,7 +184,12 @@ class World:
         self.passkey_admin = PasskeyAdmin(storage, bus, clock)
         self.get_client = GetClient(storage)
         self.create_client = CreateClient(
-            storage, bus, clock, Live(AuthSettings()), Live(OAuthSettings()), self.next_id
+            storage,
+            bus,
+            clock,
+            Live(AuthSettings()),
+            Live(OAuthSettings(shared_scopes=("read",))),
+            self.next_id,
         )
         self.update_client = UpdateClient(
             storage, bus, clock, Live(AuthSettings()), Live(OAuthSettings())
