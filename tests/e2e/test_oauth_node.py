@@ -20,7 +20,7 @@ from entrypoints.container import build_container
 from entrypoints.http.app import create_app
 from tests.e2e.conftest import ONE_PER_BACKEND
 from tests.e2e.servers import free_port
-from tests.e2e.test_oauth_http import Machines, machines
+from tests.e2e.test_oauth_http import SHARED_SCOPES, Machines, machines
 
 OAUTH4WEBAPI = "oauth4webapi@3.8.8"
 SCRIPT = Path(__file__).with_name("oauth4webapi_client.mjs")
@@ -54,7 +54,8 @@ async def test_oauth4webapi_discovers_gets_binds_introspects_and_revokes(
 ) -> None:
     port = free_port()
     issuer = f"http://127.0.0.1:{port}"
-    environ = {**base_env, "AUTHSVC_AUTH__ISSUER": issuer}
+    environ = {**base_env, "AUTHSVC_AUTH__ISSUER": issuer,
+               "AUTHSVC_OAUTH__SHARED_SCOPES": SHARED_SCOPES}  # fmt: skip
     app = create_app(build_container(load_config(environ=environ), environ=environ))
     http = await aiohttp_client(app, server_kwargs={"port": port})
 
