@@ -1,5 +1,5 @@
-"""``authsvc clients create | list | rotate-secret | disable | delete``: the OAuth client
-registry from the command line (contract section 14), run as the box operator
+"""``authsvc clients create | list | rotate-secret | disable | enable | trust | delete``: the
+OAuth client registry from the command line (contract section 14), run as the box operator
 (``CLI_OPERATOR``: every organization; audit rows name the actor ``cli``)."""
 
 from __future__ import annotations
@@ -69,6 +69,14 @@ def add_client_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
         ("delete", "delete the client (its tokens become inactive)"),
     ):
         clients_sub.add_parser(name, help=text).add_argument("client_id", metavar="CLIENT_ID")
+    trust = clients_sub.add_parser(
+        "trust", help="set or clear a client's skip_consent and all_organizations (docs/adr/0036)"
+    )
+    trust.add_argument("client_id", metavar="CLIENT_ID")
+    trust.add_argument("--skip-consent", action=argparse.BooleanOptionalAction, default=None,
+                       help="no consent page for users of its organization")  # fmt: skip
+    trust.add_argument("--all-organizations", action=argparse.BooleanOptionalAction,
+                       default=None, help="sign in users of every organization")  # fmt: skip
 
 
 def client_command(args: argparse.Namespace) -> Command:
@@ -82,6 +90,8 @@ def client_command(args: argparse.Namespace) -> Command:
         return lambda c: _rotate(c, args.client_id)
     if command == "delete":
         return lambda c: _delete(c, args.client_id)
+    if command == "trust":
+        return lambda c: _trust(c, args)
     return lambda c: _set_disabled(c, args.client_id, command == "disable")
 
 
@@ -131,6 +141,17 @@ async def _rotate(container: Container, client_id: str) -> None:
 
 async def _set_disabled(container: Container, client_id: str, disabled: bool) -> None:
     print(_line(await container.update_client()(CLI_OPERATOR, client_id, disabled=disabled)))
+
+
+async def _trust(container: Container, args: argparse.Namespace) -> None:
+    """``clients trust``: the first-party fields given (at least one; ``UpdateClient`` says
+    which are needed otherwise), then the client's line and both values."""
+    client = await container.update_client()(
+        CLI_OPERATOR, args.client_id, skip_consent=args.skip_consent,
+        all_organizations=args.all_organizations,
+    )  # fmt: skip
+    print(f"{_line(client)}  skip_consent={str(client.skip_consent).lower()}"
+          f"  all_organizations={str(client.all_organizations).lower()}")  # fmt: skip
 
 
 async def _delete(container: Container, client_id: str) -> None:

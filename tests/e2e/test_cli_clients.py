@@ -227,3 +227,34 @@ def test_an_unknown_auth_method_is_a_usage_error(
     assert exited.value.code == 2
     err = capsys.readouterr().err
     assert "--token-endpoint-auth-method" in err and "client_secret_basic" in err
+
+
+def test_trust_sets_and_clears_the_first_party_fields(
+    env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``clients trust`` (the operator, like a superadmin; docs/adr/0036): ``--skip-consent``,
+    ``--all-organizations`` and their ``--no-`` forms change only what is given, audited
+    ``client.updated`` by ``cli``; nothing given, or an unknown client, exits 1."""
+    assert run("clients", "create", "portal", "--grant-type", "authorization_code",
+               "--redirect-uri", "https://portal.example.com/cb") == 0  # fmt: skip
+    client_id, _ = _created(capsys.readouterr().out)
+    assert run("clients", "trust", client_id, "--skip-consent", "--all-organizations") == 0
+    assert "skip_consent=true  all_organizations=true" in capsys.readouterr().out
+    stored = _client(client_id)
+    assert stored is not None and (stored.skip_consent, stored.all_organizations) == (True, True)
+    assert run("clients", "trust", client_id, "--no-all-organizations") == 0
+    stored = _client(client_id)
+    assert stored is not None and (stored.skip_consent, stored.all_organizations) == (True, False)
+    capsys.readouterr()
+    assert run("clients", "trust", client_id) == 1
+    assert run("clients", "trust", "f" * 32, "--skip-consent") == 1
+    assert "not found" in capsys.readouterr().err
+
+    async def rows(container):  # type: ignore[no-untyped-def]
+        async with container.storage().begin() as uow:
+            return await uow.audit.list_page(AuditQuery(type="client.updated"), None, 100)
+
+    updated = with_container(rows)
+    assert sorted(r.details_dict()["fields"] for r in updated) == [
+        "all_organizations", "all_organizations,skip_consent"]  # fmt: skip
+    assert {r.actor_id for r in updated} == {"cli"}
