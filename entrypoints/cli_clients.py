@@ -1,6 +1,6 @@
 """``authsvc clients create | list | rotate-secret | disable | enable | trust | delete``: the
-OAuth client registry from the command line (contract section 14), run as the box operator
-(``CLI_OPERATOR``: every organization; audit rows name the actor ``cli``)."""
+OAuth client registry from the command line (docs/reference/oauth-and-oidc.md), run as the box
+operator (``CLI_OPERATOR``: every organization; audit rows name the actor ``cli``)."""
 
 from __future__ import annotations
 

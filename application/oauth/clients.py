@@ -112,8 +112,8 @@ class CreateClient:
     name any. ``skip_consent`` and ``all_organizations`` are for a superadmin and the command
     line: an org_admin's request carrying either → ``Forbidden`` (403, before anything else is
     checked; ``policy.check_first_party_fields``). ``access_token_signed_response_alg`` must
-    be one of ``auth.algorithms`` (contract section 17; 422 naming it). The code-flow fields of
-    contract section 15 (``public`` and ``code_flow``: the names of ``CODE_FLOW_FIELDS``) are
+    be one of ``auth.algorithms`` (docs/reference/oauth-and-oidc.md; 422 naming it). The
+    code-flow fields (``public`` and ``code_flow``: the names of ``CODE_FLOW_FIELDS``) are
     checked by ``application.oauth.client_fields``; a public client gets no secret and
     defaults to ``grant_types ["authorization_code"]`` and ``token_endpoint_auth_method
     "none"``. Records and publishes ``ClientCreated``. Returns ``NewClient`` (the secret,

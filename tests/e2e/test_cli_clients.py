@@ -150,7 +150,7 @@ def test_a_confidential_code_flow_client(
     assert stored.redirect_uris == ("https://portal.example.com/cb",)
     assert stored.post_logout_redirect_uris == ("https://portal.example.com/bye",)
     assert (stored.token_endpoint_auth_method, stored.skip_consent) == ("client_secret_post", True)
-    assert stored.all_organizations is True  # the command line may set it (contract section 15)
+    assert stored.all_organizations is True  # the command line may set it (ADR 0036)
     assert (stored.logo_uri, stored.policy_uri, stored.tos_uri) == (
         "https://portal.example.com/logo.png", "https://portal.example.com/privacy",
         "https://portal.example.com/terms",

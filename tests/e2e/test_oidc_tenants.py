@@ -1,5 +1,5 @@
-"""Consent across tenants over HTTP (contract section 15; security review s5, findings 1 and 11),
-on SQLite and PostgreSQL.
+"""Consent across tenants over HTTP (docs/reference/oauth-and-oidc.md, ADR 0036; security review
+s5, findings 1 and 11), on SQLite and PostgreSQL.
 
 - ``skip_consent`` and ``all_organizations`` are set only by a superadmin (or the command line,
   ``test_cli_clients``): an org_admin's registration, change or console form carrying either

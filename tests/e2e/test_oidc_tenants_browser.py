@@ -1,6 +1,6 @@
-"""The review's cross-tenant attack in a real browser (security review s5, finding 1; contract
-section 15): Debian's Chromium (``AUTHSVC_TEST_CHROMIUM``) driven by Playwright through
-``executable_path``, one browser for the module, on SQLite and PostgreSQL.
+"""The review's cross-tenant attack in a real browser (security review s5, finding 1; ADR 0036):
+Debian's Chromium (``AUTHSVC_TEST_CHROMIUM``) driven by Playwright through ``executable_path``,
+one browser for the module, on SQLite and PostgreSQL.
 
 globex's org_admin registers a code-flow client whose redirect URI is its own
 (``https://evil.globex.example/cb``); asking for ``skip_consent`` is refused (403). The
