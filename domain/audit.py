@@ -1,4 +1,4 @@
-"""The audit log's record (contract section 11): one stored security event.
+"""The audit log's record (docs/reference/operations.md): one stored security event.
 
 An audit event names who did what to whom, from where — ids, reasons and roles only, never a
 password, token, hash, secret or code. Rows are kept ``audit.retention_days`` and then purged.
@@ -59,7 +59,8 @@ AUDIT_EVENT_TYPES = (
     "identity.linked",
     "identity.unlinked",
 )
-"""Every ``type`` an audit event can have (contract section 11), in the contract's order."""
+"""Every ``type`` an audit event can have (docs/reference/operations.md), in the contract's
+order."""
 
 DetailValue = str | int | bool | None
 """A value of ``AuditEvent.details``: an id, a reason, a role, a count or a flag."""
@@ -80,7 +81,7 @@ def _frozen(details: Mapping[str, DetailValue]) -> Mapping[str, DetailValue]:
 
 @attrs.frozen
 class AuditEvent:
-    """One stored security event (contract section 11), rendered as ``{"id", "type",
+    """One stored security event (docs/reference/operations.md), rendered as ``{"id", "type",
     "occurred_at", "actor_id", "user_id", "org_id", "client_address", "user_agent", "details"}``.
 
     ``id``: from ``new_audit_id`` (time-ordered). ``type``: one of ``AUDIT_EVENT_TYPES``.
@@ -108,7 +109,7 @@ class AuditEvent:
 
 @attrs.frozen
 class AuditQuery:
-    """The filters of ``GET /audit-events`` (contract section 11): ``org_id`` (None: every
+    """The filters of ``GET /audit-events`` (docs/reference/operations.md): ``org_id`` (None: every
     organization — a superadmin's view), ``user_id``, ``type`` (one of ``AUDIT_EVENT_TYPES``) and
     ``since`` (events at or after it); None means no filter."""
 

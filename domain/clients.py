@@ -1,5 +1,5 @@
-"""OAuth clients (contract section 14): machines that obtain access tokens with the client
-credentials grant (RFC 6749 section 4.4), registered by an org_admin or a superadmin.
+"""OAuth clients (docs/reference/oauth-and-oidc.md): machines that obtain access tokens with the
+client credentials grant (RFC 6749 section 4.4), registered by an org_admin or a superadmin.
 
 A client's secret is shown once and stored only as its SHA-256 hash (ADR 0020: a secret of 256
 random bits needs no slow hash). After a rotation the previous hash keeps working until
@@ -19,7 +19,7 @@ SCOPE_TOKEN = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]{1,128}")
 """One scope: RFC 6749 section 3.3 ``scope-token`` (printable ASCII but space, ``"`` and
 ``\\``), at most 128 characters."""
 GRANT_TYPES = ("client_credentials", "authorization_code", "refresh_token")
-"""The grants a client may hold (contract section 15), in this canonical order."""
+"""The grants a client may hold (docs/reference/oauth-and-oidc.md), in this canonical order."""
 TOKEN_ENDPOINT_AUTH_METHODS = ("client_secret_basic", "client_secret_post", "none")
 """How a client authenticates at the token endpoint (RFC 7591 §2); ``none``: a public client."""
 MAX_SCOPES = 64
@@ -47,7 +47,7 @@ def check_scopes(scopes: object, field: str = "scopes") -> tuple[str, ...]:
 
 def is_audience(value: str) -> bool:
     """True when ``value`` may be an audience: 1 to ``MAX_AUDIENCE_LENGTH`` printable
-    characters, no space (an absolute URI or a name, contract section 14)."""
+    characters, no space (an absolute URI or a name, docs/reference/oauth-and-oidc.md)."""
     return 0 < len(value) <= MAX_AUDIENCE_LENGTH and value.isprintable() and " " not in value
 
 
@@ -69,7 +69,7 @@ def check_audience(audience: object, field: str = "audience") -> tuple[str, ...]
 
 @attrs.frozen
 class Resource:
-    """A resource server registered by the operator (contract section 14,
+    """A resource server registered by the operator (docs/reference/oauth-and-oidc.md,
     ``[[oauth.resources]]``): the ``audience`` its tokens carry (an absolute URI or a name),
     the ``scopes`` it understands, and the ``org_id`` it belongs to (None: shared by every
     organization). Checked when the configuration is read (``application.shared.settings``)."""
@@ -118,7 +118,8 @@ def check_resources_of_org(
 
 @attrs.frozen
 class Client:
-    """A registered OAuth client (contract section 14 ``Client``), with its secret's hashes.
+    """A registered OAuth client (docs/reference/oauth-and-oidc.md ``Client``), with its secret's
+    hashes.
 
     ``id``: the ``client_id`` (opaque, 32 lower-case hex characters). ``scopes``: what it may
     ask for. ``audience``: where its tokens may go (the first is the default ``aud``).
@@ -127,9 +128,10 @@ class Client:
     the one before the last rotation and the end of its grace (both None when none).
     ``secret_rotated_at``: the last rotation (None: never rotated).
     ``access_token_signed_response_alg``: the JWS ``alg`` of its tokens (one of
-    ``auth.algorithms``; None: by audience, else ``auth.algorithm``; contract section 17).
+    ``auth.algorithms``; None: by audience, else ``auth.algorithm``;
+    docs/reference/tokens-and-sessions.md).
 
-    The code flow (contract section 15): ``grant_types`` (a subset of ``GRANT_TYPES``),
+    The code flow (docs/reference/oauth-and-oidc.md): ``grant_types`` (a subset of ``GRANT_TYPES``),
     ``redirect_uris`` and ``post_logout_redirect_uris`` (exact, ``domain.oidc
     .redirect_uri_problem`` holds for none), ``public`` (no secret: ``secret_hash`` is then the
     empty string and ``token_endpoint_auth_method`` is ``"none"``),

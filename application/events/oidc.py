@@ -1,5 +1,5 @@
-"""Events of the OpenID Connect provider (contract section 15). Ids and scope names only:
-never a code, token or hint."""
+"""Events of the OpenID Connect provider (docs/reference/oauth-and-oidc.md). Ids and scope names
+only: never a code, token or hint."""
 
 from __future__ import annotations
 

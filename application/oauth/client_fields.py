@@ -1,5 +1,5 @@
-"""The code-flow fields of a client (contract section 15), checked for the registry's create
-and change: each value alone (``check_code_flow_values``), then the client as a whole
+"""The code-flow fields of a client (docs/reference/oauth-and-oidc.md), checked for the registry's
+create and change: each value alone (``check_code_flow_values``), then the client as a whole
 (``check_code_flow_client``). Every refusal is ``ValidationFailed`` (422) naming the field."""
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ _NONE = "none"
 
 
 def checked_alg(alg: Any, settings: AuthSettings, field: str) -> str | None:
-    """A JWS ``alg`` checked against ``auth.algorithms`` (contract section 17): None stays
-    None; another value not listed → ``ValidationFailed`` naming ``field``."""
+    """A JWS ``alg`` checked against ``auth.algorithms`` (docs/reference/tokens-and-sessions.md):
+    None stays None; another value not listed → ``ValidationFailed`` naming ``field``."""
     if alg is None:
         return None
     listed = settings.signing_algorithms
@@ -114,11 +114,11 @@ def check_code_flow_values(values: dict[str, Any], settings: AuthSettings) -> di
 
 
 def check_code_flow_client(client: Client) -> None:
-    """The rules across fields (contract section 15), on the client as it would be stored:
-    the ``authorization_code`` grant needs at least one redirect URI (422 naming
-    ``redirect_uris``); ``refresh_token`` comes only with ``authorization_code``; a public
-    client authenticates with ``none`` and cannot hold ``client_credentials``; a confidential
-    one never with ``none`` (422 naming ``token_endpoint_auth_method`` or ``grant_types``)."""
+    """The rules across fields (docs/reference/oauth-and-oidc.md), on the client as it would be
+    stored: the ``authorization_code`` grant needs at least one redirect URI (422 naming
+    ``redirect_uris``); ``refresh_token`` comes only with ``authorization_code``; a public client
+    authenticates with ``none`` and cannot hold ``client_credentials``; a confidential one never
+    with ``none`` (422 naming ``token_endpoint_auth_method`` or ``grant_types``)."""
     grants = set(client.grant_types)
     if "authorization_code" in grants and not client.redirect_uris:
         raise invalid(

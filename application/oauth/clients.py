@@ -1,5 +1,5 @@
-"""The OAuth client registry (contract section 14): register, list, read, change, delete
-clients and rotate their secrets — org_admin (its organization) and superadmin.
+"""The OAuth client registry (docs/reference/oauth-and-oidc.md): register, list, read, change,
+delete clients and rotate their secrets — org_admin (its organization) and superadmin.
 
 A secret is an opaque token of 256 random bits
 (``application.shared.steps.new_opaque_token``), shown once and stored only as its SHA-256

@@ -1,6 +1,6 @@
 """``/oauth/authorize`` and the consent page's decision (OpenID Connect Core 1.0 §3.1.2;
-contract section 15): after ``parse_authorize``, decide between a code, the login page, the
-consent page and an error, from the browser's hosted session.
+docs/reference/oauth-and-oidc.md): after ``parse_authorize``, decide between a code, the login page,
+the consent page and an error, from the browser's hosted session.
 
 Interaction state travels in the URL (ADR 0032): the login page gets ``return_to`` =
 ``/oauth/authorize?<the same parameters>`` and sends the browser back there, where every check

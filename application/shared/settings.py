@@ -1,4 +1,5 @@
-"""Settings of the service, one frozen attrs class per configuration prefix (contract section 5).
+"""Settings of the service, one frozen attrs class per configuration prefix
+(docs/reference/configuration.md).
 
 Read once per prefix from the TOML file and ``AUTHSVC_<PREFIX>__<KEY>`` environment variables by
 ``entrypoints.config``; swapped as a whole by a configuration refresh. Durations are in seconds.
@@ -32,7 +33,7 @@ database, private keys encrypted under ``auth.key_encryption_key``), or ``auto``
 ``database`` when ``storage.backend = "postgres"``, else ``file``; resolved when the
 configuration is read)."""
 EVENT_BACKENDS = ("memory", "nats", "redis")
-"""The ``events.backend`` values (contract section 12)."""
+"""The ``events.backend`` values (docs/reference/operations.md)."""
 
 _positive = v.gt(0)
 
@@ -139,7 +140,7 @@ class AuthSettings:
     (s of clock skew accepted on verification), ``bcrypt_rounds`` (log2 cost, 4..31),
     ``login_failure_window`` (s). ``key_dir`` holds the signing keys (``~`` is expanded).
 
-    Signing keys shared by many instances (contract section 12; ADR 0015): ``key_store`` =
+    Signing keys shared by many instances (docs/reference/operations.md; ADR 0015): ``key_store`` =
     ``file`` | ``database`` | ``auto`` (see ``KEY_STORES``); the database store encrypts private
     keys with AES-256-GCM under ``key_encryption_key`` (32 bytes, base64url) or the key read
     from the file ``key_encryption_key_file`` (one of them, not both). ``key_publish_ahead``
@@ -147,20 +148,21 @@ class AuthSettings:
     ``key_rotation_interval`` (s, 0 = never): rotate on schedule. ``key_poll_interval`` (s):
     how often an instance re-reads the key store (a fallback for missed announcements).
 
-    Several algorithms at once (contract section 17; ADR 0030): ``algorithms`` lists every JWS
-    ``alg`` the service signs with (each has an active key, all are in the JWKS; empty, the
-    default, means ``[algorithm]``); ``algorithm`` is the default and must be in the list.
-    ``algorithm_by_audience`` maps an audience to the algorithm of its tokens (one of
+    Several algorithms at once (docs/reference/tokens-and-sessions.md; ADR 0030): ``algorithms``
+    lists every JWS ``alg`` the service signs with (each has an active key, all are in the JWKS;
+    empty, the default, means ``[algorithm]``); ``algorithm`` is the default and must be in the
+    list. ``algorithm_by_audience`` maps an audience to the algorithm of its tokens (one of
     ``algorithms``).
     """
 
     algorithm: str = attrs.field(default="RS256", validator=v.in_(ALGORITHMS))
     algorithms: tuple[str, ...] = attrs.field(default=(), validator=_algorithms)
-    """Every algorithm signed with (contract section 17); empty: ``(algorithm,)``."""
+    """Every algorithm signed with (docs/reference/tokens-and-sessions.md); empty:
+    ``(algorithm,)``."""
     algorithm_by_audience: dict[str, str] = attrs.field(
         factory=dict, validator=_algorithm_by_audience, hash=False
     )
-    """Audience → the JWS ``alg`` of its tokens (contract section 17)."""
+    """Audience → the JWS ``alg`` of its tokens (docs/reference/tokens-and-sessions.md)."""
     mldsa_backend: str = attrs.field(default="cryptography", validator=v.in_(MLDSA_BACKENDS))
     issuer: str = attrs.field(
         default="http://localhost:8080", validator=url_validator("http", "https")
@@ -175,7 +177,7 @@ class AuthSettings:
     leeway: int = attrs.field(default=30, validator=v.ge(0))
     refresh_reuse_interval: int = attrs.field(default=0, validator=[v.ge(0), v.le(3600)])
     """Seconds after a rotation during which the rotated refresh token may be presented again
-    and rotate once more (0, the default: off). Contract section 2; ADR 0016."""
+    and rotate once more (0, the default: off). docs/reference/tokens-and-sessions.md; ADR 0016."""
     refresh_reuse_max: int = attrs.field(default=2, validator=[v.ge(1), v.le(100)])
     """How many times one rotated token may rotate again inside the reuse interval."""
     bcrypt_rounds: int = attrs.field(default=12, validator=[v.ge(4), v.le(31)])
@@ -193,22 +195,23 @@ class AuthSettings:
     key_rotation_interval: int = attrs.field(default=0, validator=[v.ge(0), v.le(315_360_000)])
     key_poll_interval: int = attrs.field(default=30, validator=[_positive, v.le(86_400)])
     password_reset_ttl: int = attrs.field(default=1800, validator=[_positive, v.le(604_800)])
-    """Seconds a password-reset link works (contract section 9)."""
+    """Seconds a password-reset link works (docs/reference/accounts.md)."""
     email_verification_ttl: int = attrs.field(
         default=86_400, validator=[_positive, v.le(2_592_000)]
     )
-    """Seconds an email-verification link works (contract section 9)."""
+    """Seconds an email-verification link works (docs/reference/accounts.md)."""
     require_verified_email: bool = False
     """When true, an unverified user's login with the right password gets 403
-    ``email_not_verified`` (contract section 9)."""
+    ``email_not_verified`` (docs/reference/accounts.md)."""
     mfa_issuer: str = attrs.field(
         default="authsvc",
         validator=[v.min_len(1), v.max_len(64), v.matches_re(r"[^:\x00-\x1f\x7f]+")],
     )
     """The issuer an authenticator app shows next to the account (RFC 6238 ``otpauth://`` URI,
-    contract section 10): 1..64 characters, no colon or control character."""
+    docs/reference/mfa-and-passkeys.md): 1..64 characters, no colon or control character."""
     mfa_token_ttl: int = attrs.field(default=300, validator=[_positive, v.le(3600)])
-    """Seconds an ``mfa_token`` (a login's pending second step) works (contract section 10)."""
+    """Seconds an ``mfa_token`` (a login's pending second step) works
+    (docs/reference/mfa-and-passkeys.md)."""
 
     @property
     def signing_algorithms(self) -> tuple[str, ...]:
@@ -218,9 +221,9 @@ class AuthSettings:
         return (self.algorithm, *(a for a in listed if a != self.algorithm))
 
     def algorithm_for(self, audience: str | None, client_alg: str | None = None) -> str:
-        """The JWS ``alg`` of a new token (contract section 17), first match: ``client_alg``
-        (the OAuth client's ``access_token_signed_response_alg``) when it is still listed in
-        ``algorithms``; ``algorithm_by_audience[audience]``; else ``algorithm``."""
+        """The JWS ``alg`` of a new token (docs/reference/tokens-and-sessions.md), first match:
+        ``client_alg`` (the OAuth client's ``access_token_signed_response_alg``) when it is still
+        listed in ``algorithms``; ``algorithm_by_audience[audience]``; else ``algorithm``."""
         if client_alg is not None and client_alg in self.signing_algorithms:
             return client_alg
         if audience is not None and audience in self.algorithm_by_audience:
@@ -258,11 +261,11 @@ class StorageSettings:
 class ServerSettings:
     """Prefix ``server``: listen ``host`` (IP address or host name) and ``port``, request body
     limit ``max_body_bytes`` (bytes), ``trusted_proxies`` (IP addresses or CIDR networks whose
-    ``X-Forwarded-For`` is believed), and graceful shutdown (contract section 12): on SIGTERM
-    readiness turns DOWN, the server keeps accepting for ``shutdown_delay`` seconds, then stops
-    accepting and gives requests in flight ``shutdown_timeout`` seconds to finish.
+    ``X-Forwarded-For`` is believed), and graceful shutdown (docs/reference/operations.md): on
+    SIGTERM readiness turns DOWN, the server keeps accepting for ``shutdown_delay`` seconds, then
+    stops accepting and gives requests in flight ``shutdown_timeout`` seconds to finish.
 
-    Slow and idle clients (contract section 12; seconds, each > 0 and <= 3600): a request's
+    Slow and idle clients (docs/reference/operations.md; seconds, each > 0 and <= 3600): a request's
     headers must arrive within ``header_timeout`` (default 5) of its first byte and its body
     within ``body_timeout`` (default 10) of its headers, else 408 ``request_timeout`` and the
     connection closes; a connection with no request under way closes after
@@ -272,10 +275,10 @@ class ServerSettings:
     call the service from another origin (CORS); preflights are answered, credentials
     (cookies) are never allowed — the API takes bearer tokens.
 
-    Writes from anyone (contract section 12, ADR 0028): unauthenticated routes that write are
-    limited per client address to ``anonymous_write_rate`` requests per second (default 10;
-    0 turns the limit off; at most 1,000,000) with bursts of ``anonymous_write_burst``
-    (default 50, 1–1,000,000); past it 429 ``rate_limited``. Both apply at once on refresh."""
+    Writes from anyone (docs/reference/operations.md, ADR 0028): unauthenticated routes that write
+    are limited per client address to ``anonymous_write_rate`` requests per second (default 10; 0
+    turns the limit off; at most 1,000,000) with bursts of ``anonymous_write_burst`` (default 50,
+    1–1,000,000); past it 429 ``rate_limited``. Both apply at once on refresh."""
 
     host: str = attrs.field(default="127.0.0.1", validator=_host)
     port: int = attrs.field(default=8080, validator=[v.ge(0), v.le(65535)])
@@ -313,7 +316,7 @@ def _broker_url_required(
 
 @attrs.frozen
 class EventsSettings:
-    """Prefix ``events`` (contract section 12): which bus carries ``ConfigChanged`` and
+    """Prefix ``events`` (docs/reference/operations.md): which bus carries ``ConfigChanged`` and
     ``SigningKeysChanged`` to the other instances. ``backend`` = ``memory`` (default: this
     process only) | ``nats`` (``nats_url``, ``nats://`` or ``tls://``) | ``redis``
     (``redis_url``, ``redis://`` or ``rediss://``); ``channel`` is the NATS subject / Redis
@@ -337,7 +340,7 @@ class EventsSettings:
 
 
 EMAIL_BACKENDS = ("console", "smtp", "none")
-"""The ``email.backend`` values (contract section 9)."""
+"""The ``email.backend`` values (docs/reference/accounts.md)."""
 
 
 def _link_template(_: object, attribute: attrs.Attribute[str], value: str) -> None:
@@ -375,7 +378,7 @@ def _address(_: object, attribute: attrs.Attribute[str], value: str) -> None:
 
 @attrs.frozen
 class EmailSettings:
-    """Prefix ``email`` (contract section 9): how messages leave the service.
+    """Prefix ``email`` (docs/reference/accounts.md): how messages leave the service.
 
     ``backend`` = ``console`` (the default, for development: each message, with its link, is
     written to the service's log) | ``smtp`` (``smtp_host``, ``smtp_port``, ``smtp_username`` and
@@ -419,8 +422,8 @@ class EmailSettings:
 
 @attrs.frozen
 class AuditSettings:
-    """Prefix ``audit`` (contract section 11): ``retention_days`` (days, 1..36500, default 90):
-    audit events older than that are purged by the housekeeping task and ``authsvc purge``."""
+    """Prefix ``audit`` (docs/reference/operations.md): ``retention_days`` (days, 1..36500, default
+    90): audit events older than that are purged by the housekeeping task and ``authsvc purge``."""
 
     retention_days: int = attrs.field(default=90, validator=[v.ge(1), v.le(36_500)])
 
@@ -467,14 +470,14 @@ def _scope_tokens(_: object, attribute: attrs.Attribute[tuple[str, ...]],
 
 @attrs.frozen
 class OAuthSettings:
-    """Prefix ``oauth`` (contract section 14): ``client_token_ttl`` (s, 1..86400, default 300):
-    the lifetime of a client credentials access token; ``secret_grace`` (s, 0..2592000, default
-    0): how long a client's previous secret keeps working after a rotation; ``dpop_nonce``
-    (bool, default false): DPoP proofs at the token endpoint must carry a server nonce
-    (RFC 9449 §8), answered in ``DPoP-Nonce`` and valid for 60 to 120 s.
+    """Prefix ``oauth`` (docs/reference/oauth-and-oidc.md): ``client_token_ttl`` (s, 1..86400,
+    default 300): the lifetime of a client credentials access token; ``secret_grace`` (s,
+    0..2592000, default 0): how long a client's previous secret keeps working after a rotation;
+    ``dpop_nonce`` (bool, default false): DPoP proofs at the token endpoint must carry a server
+    nonce (RFC 9449 §8), answered in ``DPoP-Nonce`` and valid for 60 to 120 s.
 
     ``resources`` (default none): the resource servers an org_admin's clients may name as
-    audiences (contract section 14; ``[[oauth.resources]]`` tables of ``audience``,
+    audiences (docs/reference/oauth-and-oidc.md; ``[[oauth.resources]]`` tables of ``audience``,
     ``scopes`` and optional ``org_id``, absent for one shared by every organization; the
     ``Resource`` of ``domain.clients``). ``auth.audience`` is always one more, shared; it may
     not be registered here (``entrypoints.config``). ``shared_scopes`` (default none, at most

@@ -1,4 +1,4 @@
-"""Routes of the OAuth client registry (contract section 14): ``/oauth/clients``.
+"""Routes of the OAuth client registry (docs/reference/oauth-and-oidc.md): ``/oauth/clients``.
 
 Every route authenticates the caller (401 ``invalid_token``) as the ``Principal`` of its user
 record, parses the body (400 ``malformed_body`` / 422 ``validation_error``) and hands over to a
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
 Audiences = NewType("Audiences", tuple[str, ...])
 """The ``audience`` member of a client body: a JSON string (one audience, never split into
-characters) or a list of strings (contract section 14)."""
+characters) or a list of strings (docs/reference/oauth-and-oidc.md)."""
 
 
 def _audiences(value: Any, _: type) -> Audiences:
@@ -67,7 +67,8 @@ request_converter.register_structure_hook(Audiences, _audiences)
 class ClientRegistration:
     """Body of POST /oauth/clients: ``{"name", "scopes": [str], "audience"?: str or [str],
     "org_id"?, "require_dpop"?: bool, "access_token_signed_response_alg"?: str}`` and the
-    code-flow fields of contract section 15 (``public`` only here: fixed at registration)."""
+    code-flow fields of docs/reference/oauth-and-oidc.md (``public`` only here: fixed at
+    registration)."""
 
     name: str
     scopes: list[str]
@@ -99,7 +100,7 @@ _CODE_FLOW_PATCH = (
 class ClientPatch:
     """Body of PATCH /oauth/clients/{client_id}: at least one of ``{"name", "scopes",
     "audience", "require_dpop", "disabled", "access_token_signed_response_alg"}`` or of the
-    code-flow fields of contract section 15 but ``public``."""
+    code-flow fields of docs/reference/oauth-and-oidc.md but ``public``."""
 
     name: str | None = None
     scopes: list[str] | None = None
@@ -290,4 +291,4 @@ ROUTES = [
               {200: "ClientSecret", 401: _P, 403: _P, 404: _P},
               bearer=True, parameters=(_CLIENT_ID,), tag="oauth"),
 ]  # fmt: skip
-"""The client registry routes of contract section 14."""
+"""The client registry routes of docs/reference/oauth-and-oidc.md."""

@@ -80,10 +80,11 @@ _CLIENT: dict[str, Any] = {
 
 NO_NUL = "^[^\\u0000]*$"
 """The pattern of every request string the document does not constrain otherwise: no U+0000
-(which no storage backend can hold; the request converter refuses it, contract section 1)."""
+(which no storage backend can hold; the request converter refuses it,
+docs/reference/operations.md)."""
 
 _JSON_VALUE: dict[str, Any] = {
-    "description": "any JSON value within contract section 1's limits (an unknown member of a "
+    "description": "any JSON value within the service's input limits (an unknown member of a "
                    "body is ignored; its numbers lie within the signed 64-bit range)",
     "anyOf": [
         {"type": ["null", "boolean", "string"]},
@@ -361,9 +362,10 @@ STORAGE_TAGS = ("auth", "admin", "sessions", "email", "mfa", "oauth", "oauth-pro
 
 
 def _statuses(spec: RouteSpec) -> dict[int, str]:
-    """The spec's responses, plus the faults every such route may meet (contract section 12):
-    408 where a body is read, 503 where the database is used, 429 on the writes from anyone
-    (``ANONYMOUS_WRITES``; on the OAuth endpoints an RFC 6749 error, elsewhere a problem)."""
+    """The spec's responses, plus the faults every such route may meet
+    (docs/reference/operations.md): 408 where a body is read, 503 where the database is used, 429 on
+    the writes from anyone (``ANONYMOUS_WRITES``; on the OAuth endpoints an RFC 6749 error,
+    elsewhere a problem)."""
     statuses = dict(spec.responses)
     if spec.request is not None:
         statuses.setdefault(408, "Problem")
@@ -377,7 +379,7 @@ def _statuses(spec: RouteSpec) -> dict[int, str]:
 
 def _strict(schema: dict[str, Any], password_min: int, *, form: bool = False) -> dict[str, Any]:
     """A copy of a request schema stating what the request parser enforces on every route
-    (contract section 1), so that the document predicts every refusal but semantic ones:
+    (docs/reference/operations.md), so that the document predicts every refusal but semantic ones:
     a string without its own ``pattern``/``format``/``enum`` holds no U+0000 (``NO_NUL``); an
     object's unknown members are any JSON value whose numbers fit 64 bits (strings only in a
     form); ``PASSWORD_POLICY`` strings get the configured length bounds."""

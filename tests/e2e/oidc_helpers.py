@@ -1,6 +1,6 @@
-"""Helpers of the OpenID Connect provider's e2e tests (contract section 15): a registered
-code-flow client, PKCE, the hosted login through a cookie-jar client, the whole code flow, and
-ID-token checks with PyJWT against the JWKS."""
+"""Helpers of the OpenID Connect provider's e2e tests (docs/reference/oauth-and-oidc.md): a
+registered code-flow client, PKCE, the hosted login through a cookie-jar client, the whole code
+flow, and ID-token checks with PyJWT against the JWKS."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The admin console over HTTP with a cookie jar (contract section 18): sign-in and role gate,
+"""The admin console over HTTP with a cookie jar (docs/reference/console.md): sign-in and role gate,
 CSRF, every action per role and organization, each change checked over the JSON API afterwards.
 
 The world is ``test_admin_http``'s: a superadmin ``root`` of ``default``, and in ``default``
@@ -349,7 +349,7 @@ async def test_deletes_ask_first_and_change_nothing_until_confirmed(client: Test
 
 
 async def test_the_user_page_lists_identities_at_other_providers(client: TestClient) -> None:
-    """Identities linked at other providers (contract section 16) are on the user page, the
+    """Identities linked at other providers (docs/reference/federation.md) are on the user page, the
     provider's text escaped; an org_admin sees none of another organization's."""
     world = await make_world(client)
     same = world.orgs["same"]
@@ -433,8 +433,8 @@ async def test_dashboard_counts(client: TestClient) -> None:
 async def test_malformed_ids_on_every_console_route_are_404_pages(
     client: TestClient, malformed: str
 ) -> None:
-    """Ids are opaque (contract section 1): on every console route with an id, a malformed or
-    unknown one is the 404 page for a superadmin (never a 500), the 403 page for a viewer."""
+    """Ids are opaque (docs/reference/operations.md): on every console route with an id, a malformed
+    or unknown one is the 404 page for a superadmin (never a 500), the 403 page for a viewer."""
     from entrypoints.http.ui.admin_routes import ROUTES
 
     world = await make_world(client)

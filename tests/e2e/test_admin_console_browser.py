@@ -1,7 +1,7 @@
-"""The admin console in a real browser (contract sections 18 and 3): Debian's Chromium
-(``AUTHSVC_TEST_CHROMIUM``, e.g. ``/usr/bin/chromium``) driven by Playwright through
-``executable_path`` (never ``playwright install``), one browser for the module, one context per
-role. Every action is a click or a form filled in the browser, never a form posted by the HTTP
+"""The admin console in a real browser (docs/reference/console.md and docs/reference/accounts.md):
+Debian's Chromium (``AUTHSVC_TEST_CHROMIUM``, e.g. ``/usr/bin/chromium``) driven by Playwright
+through ``executable_path`` (never ``playwright install``), one browser for the module, one context
+per role. Every action is a click or a form filled in the browser, never a form posted by the HTTP
 client. Each test has its own app and ``test_admin_http`` world.
 
 Every console action of section 18, for each role and organization case:

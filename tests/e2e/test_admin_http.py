@@ -1,4 +1,4 @@
-"""Users, roles, groups and members over HTTP (contract section 3).
+"""Users, roles, groups and members over HTTP (docs/reference/accounts.md).
 
 The permission matrix is one table (``MATRIX``): every endpoint × every role × a target in the
 caller's organization, in another organization, or missing, with the exact status. Then the
@@ -233,7 +233,7 @@ SCOPES = ("same", "other", "missing")
 
 # Expected status per endpoint and role, for a target in the caller's organization / in another
 # organization / that does not exist ("missing": an unknown id, or an unknown organization for
-# the list and create endpoints). Contract section 3: role first (403), then scope (404).
+# the list and create endpoints). docs/reference/accounts.md: role first (403), then scope (404).
 _TABLE = """
 endpoint        viewer        operator      org_admin     superadmin
 list_users      403 403 403   403 403 403   200 404 404   200 200 200
@@ -438,9 +438,9 @@ async def test_org_admin_escalation_rules(client: TestClient) -> None:
 async def test_org_admin_manages_no_factors_of_a_superadmin_nor_its_own(
     client: TestClient,
 ) -> None:
-    """Contract section 13: the admin passkey and MFA routes follow the user-management rule
-    of section 3 — an org_admin lists and changes nothing of a superadmin's (in its own
-    organization too), and acts on itself only through /me; another org_admin's it may."""
+    """docs/reference/mfa-and-passkeys.md: the admin passkey and MFA routes follow the
+    user-management rule of section 3 — an org_admin lists and changes nothing of a superadmin's (in
+    its own organization too), and acts on itself only through /me; another org_admin's it may."""
     world = await make_world(client)
     token = await log_in_as(world, "org_admin")
     me = world.user_ids["org_admin"]

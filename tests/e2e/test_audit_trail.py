@@ -1,7 +1,7 @@
-"""The audit trail over HTTP (contract section 11): every action of the service leaves its audit
-row — every type of ``AUDIT_EVENT_TYPES`` — and no row holds a password, token, hash, TOTP
-secret or code the test used; a login writes one row and a refresh one. On SQLite and
-PostgreSQL with a real SMTP server (the email flows write rows too)."""
+"""The audit trail over HTTP (docs/reference/operations.md): every action of the service leaves its
+audit row — every type of ``AUDIT_EVENT_TYPES`` — and no row holds a password, token, hash, TOTP
+secret or code the test used; a login writes one row and a refresh one. On SQLite and PostgreSQL
+with a real SMTP server (the email flows write rows too)."""
 
 from __future__ import annotations
 
@@ -254,11 +254,11 @@ async def test_every_action_leaves_its_row_and_no_row_holds_a_secret(
 
 
 async def _code_flow(w: Walk) -> None:
-    """The code flow (contract section 15, research §6 OP-02, OP-12, OP-25, OP-28): a hosted
-    login with consent allowed (login.succeeded, oauth.consent_granted, oauth.authorized), the
-    code used twice (oauth.code_reused), consent denied (oauth.consent_denied), another
-    organization's client refused (oauth.denied), consent revoked
-    (oauth.consent_revoked, OP-25), RP-initiated logout (oidc.logout)."""
+    """The code flow (docs/reference/oauth-and-oidc.md, research §6 OP-02, OP-12, OP-25, OP-28): a
+    hosted login with consent allowed (login.succeeded, oauth.consent_granted, oauth.authorized),
+    the code used twice (oauth.code_reused), consent denied (oauth.consent_denied), another
+    organization's client refused (oauth.denied), consent revoked (oauth.consent_revoked, OP-25),
+    RP-initiated logout (oidc.logout)."""
     app = await register_client(w.client)
     assert app.secret is not None
     w.secrets.update((app.secret, hash_token(app.secret)))

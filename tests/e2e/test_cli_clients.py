@@ -1,8 +1,8 @@
-"""``authsvc clients …`` (contract section 14) run in-process through ``entrypoints.cli.main``
-over a SQLite database: create prints the secret once (the stored hash matches it), list,
-rotate-secret, disable, enable and delete change the registry, with audit rows by ``cli``;
-create takes the code-flow options of contract section 15 (a public client, a confidential
-code-flow client) and refuses a bad one naming the field."""
+"""``authsvc clients …`` (docs/reference/oauth-and-oidc.md) run in-process through
+``entrypoints.cli.main`` over a SQLite database: create prints the secret once (the stored hash
+matches it), list, rotate-secret, disable, enable and delete change the registry, with audit rows by
+``cli``; create takes the code-flow options of docs/reference/oauth-and-oidc.md (a public client, a
+confidential code-flow client) and refuses a bad one naming the field."""
 
 from __future__ import annotations
 
@@ -85,7 +85,8 @@ def test_the_operator_names_any_audience_and_a_bad_resource_exits_2(
 
 
 # ------------------------------------------------------------------------------ the code flow
-# Contract section 15: "authsvc clients create takes the same options" as POST /oauth/clients.
+#  docs/reference/oauth-and-oidc.md: "authsvc clients create takes the same options" as POST
+# /oauth/clients.
 
 
 def _created(out: str) -> tuple[str, str | None]:

@@ -1,7 +1,7 @@
-"""Introspection's answers over HTTP (RFC 7662; contract section 14), on SQLite and PostgreSQL,
-with a controlled clock: no leeway past ``exp`` (a token 1 s past it is inactive, though user
-tokens still get ``auth.leeway``), and the ``scope`` shown is the token's scopes that its client
-still holds after its scopes were reduced."""
+"""Introspection's answers over HTTP (RFC 7662; docs/reference/oauth-and-oidc.md), on SQLite and
+PostgreSQL, with a controlled clock: no leeway past ``exp`` (a token 1 s past it is inactive, though
+user tokens still get ``auth.leeway``), and the ``scope`` shown is the token's scopes that its
+client still holds after its scopes were reduced."""
 
 from __future__ import annotations
 

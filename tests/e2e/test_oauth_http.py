@@ -1,4 +1,4 @@
-"""OAuth 2.1 for machines over HTTP (contract section 14), on SQLite and PostgreSQL: an
+"""OAuth 2.1 for machines over HTTP (docs/reference/oauth-and-oidc.md), on SQLite and PostgreSQL: an
 org_admin registers a client; the client gets an RFC 9068 token that PyJWT verifies through the
 JWKS; scopes and resources are checked; client authentication (basic or post) fails alike for
 an unknown client and a wrong secret; rotation, revocation, introspection, disabling and
@@ -261,7 +261,7 @@ async def test_metadata_lists_the_endpoints(client: TestClient) -> None:
     assert doc["revocation_endpoint"] == issuer + "/oauth/revoke"
     assert doc["introspection_endpoint"] == issuer + "/oauth/introspect"
     assert doc["jwks_uri"] == issuer + "/.well-known/jwks.json"
-    # Contract section 15: the code flow's grants, and "none" for public clients.
+    # docs/reference/oauth-and-oidc.md: the code flow's grants, and "none" for public clients.
     assert doc["grant_types_supported"] == [
         "authorization_code",
         "refresh_token",
@@ -277,9 +277,10 @@ async def test_metadata_lists_the_endpoints(client: TestClient) -> None:
 
 
 async def test_code_flow_fields_are_registered_shown_and_checked(make_client: MakeClient) -> None:
-    """Contract section 15: the registry takes the code-flow fields (422 naming the field for a
-    bad one), GET shows them, a public client gets no secret; the client credentials grant
-    refuses a public client (invalid_client) and one without that grant (unauthorized_client)."""
+    """docs/reference/oauth-and-oidc.md: the registry takes the code-flow fields (422 naming the
+    field for a bad one), GET shows them, a public client gets no secret; the client credentials
+    grant refuses a public client (invalid_client) and one without that grant
+    (unauthorized_client)."""
     m = await machines(make_client)
     app = await m.register(
         m.admin, grant_types=["authorization_code", "refresh_token"],

@@ -1,7 +1,7 @@
-"""An independent client in another language drives the OAuth endpoints (contract section 14):
-panva's oauth4webapi (installed from npm into a temporary folder, run by node) discovers the
-metadata, gets a Bearer token (``client_secret_basic``) and a DPoP-bound one
-(``client_secret_post``), introspects and revokes — on SQLite and PostgreSQL."""
+"""An independent client in another language drives the OAuth endpoints
+(docs/reference/oauth-and-oidc.md): panva's oauth4webapi (installed from npm into a temporary
+folder, run by node) discovers the metadata, gets a Bearer token (``client_secret_basic``) and a
+DPoP-bound one (``client_secret_post``), introspects and revokes — on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 

@@ -1,13 +1,13 @@
-"""Tenants' audiences over HTTP (contract section 14), on SQLite and PostgreSQL: resource servers
-are registered by the operator (``[[oauth.resources]]``, per organization or shared); an
-org_admin's clients may name only its organization's resources, shared ones and
-``auth.audience``, with scopes among theirs (422 naming the field), so it can never mint a token
-for another tenant's API; a superadmin may name any audience; ``audience`` is a string or a list
-(never split into characters); a bad ``oauth.resources`` is refused at a refresh, naming the key.
-An org_admin's client naming ``auth.audience`` holds only ``oauth.shared_scopes`` (default none;
-security review s5, findings 1 and 11), so no user's code-flow token of the shared audience
-carries scopes of its choosing; a bad ``oauth.shared_scopes`` is refused at start and at a
-refresh, naming the key.
+"""Tenants' audiences over HTTP (docs/reference/oauth-and-oidc.md), on SQLite and PostgreSQL:
+resource servers are registered by the operator (``[[oauth.resources]]``, per organization or
+shared); an org_admin's clients may name only its organization's resources, shared ones and
+``auth.audience``, with scopes among theirs (422 naming the field), so it can never mint a token for
+another tenant's API; a superadmin may name any audience; ``audience`` is a string or a list (never
+split into characters); a bad ``oauth.resources`` is refused at a refresh, naming the key. An
+org_admin's client naming ``auth.audience`` holds only ``oauth.shared_scopes`` (default none;
+security review s5, findings 1 and 11), so no user's code-flow token of the shared audience carries
+scopes of its choosing; a bad ``oauth.shared_scopes`` is refused at start and at a refresh, naming
+the key.
 """
 
 from __future__ import annotations

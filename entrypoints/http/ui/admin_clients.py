@@ -1,10 +1,9 @@
-"""The admin console's OAuth clients (contract section 18; the registry of sections 14–15): list,
-register (the secret shown once), rotate the secret, disable / enable, edit the redirect URIs
-and (a superadmin) ``skip_consent`` and ``all_organizations``, delete (after a confirmation
-page). Through the JSON API's use cases
-(``ListClients``, ``GetClient``, ``CreateClient``, ``UpdateClient``, ``RotateClientSecret``,
-``DeleteClient``): ``domain.policy`` decides, through them, which organization's clients the
-caller manages.
+"""The admin console's OAuth clients (docs/reference/console.md; the registry of sections 14–15):
+list, register (the secret shown once), rotate the secret, disable / enable, edit the redirect URIs
+and (a superadmin) ``skip_consent`` and ``all_organizations``, delete (after a confirmation page).
+Through the JSON API's use cases (``ListClients``, ``GetClient``, ``CreateClient``,
+``UpdateClient``, ``RotateClientSecret``, ``DeleteClient``): ``domain.policy`` decides, through
+them, which organization's clients the caller manages.
 
 A new secret is shown once: the POST answers 303 (as every hosted-page POST) and hands the
 secret to the next page in a cookie sealed for that client (``SecretSealer``, AES-GCM, two

@@ -1,5 +1,5 @@
-"""The hosted login and consent pages (contract section 15): ``/ui/login`` (password), its
-second step ``/ui/login/mfa``, ``/ui/consent``, and the stylesheet and passkey script they load.
+"""The hosted login and consent pages (docs/reference/oauth-and-oidc.md): ``/ui/login`` (password),
+its second step ``/ui/login/mfa``, ``/ui/consent``, and the stylesheet and passkey script they load.
 
 Every POST is CSRF-checked (``csrf_ok``) and answers 303; a login failure of any cause shows
 the same page with one message (status 401), like the JSON API's one answer.
@@ -66,7 +66,8 @@ async def login_page(request: web.Request) -> web.Response:
 
 def provider_buttons(request: web.Request, return_to: str) -> list[dict[str, str]]:
     """The "Continue with {name}" buttons: ``{"name", "url"}`` per enabled identity provider
-    (contract section 16), each starting at ``/federation/{id}/start`` with ``return_to``."""
+    (docs/reference/federation.md), each starting at ``/federation/{id}/start`` with
+    ``return_to``."""
     enabled = request.app[CONTAINER].federation_settings().current.enabled()
     query = urlencode({"return_to": return_to})
     return [{"name": p.name, "url": f"/federation/{p.id}/start?{query}"} for p in enabled]
@@ -393,4 +394,4 @@ ROUTES = [
         page=True,
     ),
 ]
-"""The hosted pages of contract section 15."""
+"""The hosted pages of docs/reference/oauth-and-oidc.md."""

@@ -1,5 +1,5 @@
-"""domain.policy: the permission matrix and the escalation rules of contract section 3, and
-access to the actuator (contract section 4).
+"""domain.policy: the permission matrix and the escalation rules of docs/reference/accounts.md, and
+access to the actuator (docs/reference/operations.md).
 
 ``MATRIX`` below is the one table of who may do what; ``tests/unit/application/accounts/test_admin.py`` drives the
 real use cases with the same table. ``ACTUATOR_MATRIX`` is the actuator's (no organization
@@ -19,9 +19,9 @@ from domain.errors import Forbidden, LastSuperadmin, NotFound, ValidationFailed
 from domain.model import Group, Role, User
 from domain.policy import CLI_OPERATOR, ActuatorOperation, Operation, Principal
 
-# The permission matrix of contract section 3. The caller belongs to organization "acme"; the
-# target (user, group, or the organization named in a listing / creation) is in "acme" (same)
-# or in "globex" (other). ok = allowed, 403 = Forbidden, 404 = NotFound.
+#  The permission matrix of docs/reference/accounts.md. The caller belongs to organization "acme";
+# the target (user, group, or the organization named in a listing / creation) is in "acme" (same) or
+# in "globex" (other). ok = allowed, 403 = Forbidden, 404 = NotFound.
 _MATRIX_TABLE = """
 operation       target   viewer  operator  org_admin  superadmin
 list_users      same     403     403       ok         ok
@@ -199,7 +199,7 @@ def test_not_found_message_does_not_reveal_existence() -> None:
     assert OTHER_ORG not in info.value.detail
 
 
-# The actuator's operations (contract section 4): the role alone decides; ok = allowed,
+# The actuator's operations (docs/reference/operations.md): the role alone decides; ok = allowed,
 # 403 = Forbidden (the authorizer answers "forbidden").
 _ACTUATOR_TABLE = """
 operation               viewer  operator  org_admin  superadmin
@@ -289,7 +289,7 @@ class TestTargetOrg:
 
 
 class TestRoleChange:
-    """Escalation rules (contract section 3)."""
+    """Escalation rules (docs/reference/accounts.md)."""
 
     admin = caller(Role.ORG_ADMIN)
     root = caller(Role.SUPERADMIN, uid="root")
@@ -394,7 +394,8 @@ def test_org_admin_may_not_manage_a_superadmins_account_except_to_list_its_sessi
 
 @pytest.mark.parametrize("op", _ON_ITSELF_ONLY_THROUGH_ME)
 def test_org_admin_acts_on_its_own_account_and_factors_only_through_me(op: Operation) -> None:
-    """Contract sections 8 and 13: disable, delete, MFA reset, passkey list and delete."""
+    """docs/reference/accounts.md and docs/reference/mfa-and-passkeys.md: disable, delete, MFA
+    reset, passkey list and delete."""
     me = caller(Role.ORG_ADMIN, uid="me")
     with pytest.raises(Forbidden):
         policy.check_user_management(me, user("me", Role.ORG_ADMIN), op)
@@ -415,8 +416,8 @@ def test_superadmin_may_disable_and_delete_itself() -> None:
 
 @pytest.mark.parametrize("op", [Operation.LIST_USER_PASSKEYS, Operation.DELETE_USER_PASSKEY])
 def test_admin_passkey_routes_follow_the_user_management_rule(op: Operation) -> None:
-    """Contract section 13: an org_admin lists and changes nothing of a superadmin's, nor of
-    itself; another org_admin's or a viewer's it may; outside its organization: 404."""
+    """docs/reference/mfa-and-passkeys.md: an org_admin lists and changes nothing of a superadmin's,
+    nor of itself; another org_admin's or a viewer's it may; outside its organization: 404."""
     admin = caller(Role.ORG_ADMIN, uid="me")
     for target in (user("root", Role.SUPERADMIN), user("me", Role.ORG_ADMIN)):
         with pytest.raises(Forbidden):

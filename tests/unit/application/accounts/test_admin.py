@@ -1,4 +1,5 @@
-"""application.shared.users, .groups and .operator over the in-memory adapters (contract section 3).
+"""application.shared.users, .groups and .operator over the in-memory adapters
+(docs/reference/accounts.md).
 
 The permission matrix is the one table of ``tests/unit/domain/test_policy.py``, driven here through the
 real use cases; then escalation, pagination under concurrent inserts, moves, members, events

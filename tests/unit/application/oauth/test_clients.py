@@ -1,5 +1,5 @@
-"""The OAuth client registry's use cases (contract section 14): the secret shown once and kept
-only as its hash, defaults, validation naming the field, updates that record what changed,
+"""The OAuth client registry's use cases (docs/reference/oauth-and-oidc.md): the secret shown once
+and kept only as its hash, defaults, validation naming the field, updates that record what changed,
 rotation with and without a grace period, and an audit row per change (no secret in it)."""
 
 from __future__ import annotations
@@ -171,7 +171,8 @@ async def test_delete_records_and_removes(registry: Registry) -> None:
         await registry.delete(ADMIN, client.id)
 
 
-# --- the code-flow fields (contract section 15) ---------------------------------------------
+#  --- the code-flow fields (docs/reference/oauth-and-oidc.md)
+# ---------------------------------------------
 
 APP = {"grant_types": ["authorization_code", "refresh_token"],
        "redirect_uris": ["https://app.example/cb", "http://127.0.0.1/cb"]}  # fmt: skip
