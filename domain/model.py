@@ -89,7 +89,10 @@ class SessionEndReason(enum.StrEnum):
     ``logout`` POST /logout; ``user`` the user ended it (DELETE /me/sessions...); ``admin`` an
     administrator ended it; ``reuse`` a rotated refresh token came back (RFC 9700 section
     4.14.2); ``password`` the password changed; ``disabled`` the account was disabled;
-    ``password_reset`` the password was reset by an emailed link (contract section 9)."""
+    ``password_reset`` the password was reset by an emailed link (contract section 9);
+    ``email_proven`` the owner proved the email by its verification link, and the identities
+    linked while it was unverified (who may have started the session) were removed (contract
+    section 16)."""
 
     LOGOUT = "logout"
     USER = "user"
@@ -98,6 +101,7 @@ class SessionEndReason(enum.StrEnum):
     PASSWORD = "password"  # noqa: S105 - a reason's name, not a secret
     DISABLED = "disabled"
     PASSWORD_RESET = "password_reset"  # noqa: S105 - a reason's name, not a secret
+    EMAIL_PROVEN = "email_proven"
 
 
 class EmailTokenPurpose(enum.StrEnum):

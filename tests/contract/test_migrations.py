@@ -29,6 +29,7 @@ ALL = [
     "0013_client_signing_alg",
     "0015_oidc",
     "0016_federated_identities",
+    "0017_federation_hardening",
 ]
 EXPECTED_TABLES = {
     "users",
@@ -51,6 +52,7 @@ EXPECTED_TABLES = {
     "oidc_hosted_sessions",
     "federated_identities",
     "federation_flows",
+    "federation_nonces",
 }
 RUNNERS = 4
 

@@ -17,10 +17,11 @@ import aiohttp
 import pytest
 from aiohttp.test_utils import TestClient
 
-from tests.e2e.oidc_helpers import ISSUER
+from tests.e2e.oidc_helpers import ISSUER, ORIGIN, csrf_of
 
 REDIRECT = f"{ISSUER}/federation/test/callback"
 _ACTION = re.compile(r'<form[^>]*action="([^"]+)"')
+_OFFER = re.compile(r'name="offer" value="([^"]+)"')
 
 
 @contextmanager
@@ -101,3 +102,26 @@ async def start(client: TestClient, return_to: str = "/ui/signed-in", **params: 
 
 async def callback(client: TestClient, query: dict[str, str]) -> Any:
     return await client.get("/federation/test/callback", params=query, allow_redirects=False)
+
+
+async def start_link(client: TestClient, provider: str = "test") -> Any:
+    """POST /ui/account/link (the account page's "Link" button, with its CSRF token) → the
+    response (303 to the provider, or to /ui/login without a recent login)."""
+    await client.get("/ui/account", allow_redirects=False)  # the page sets the CSRF cookie
+    form = {"provider": provider, "csrf_token": csrf_of(client)}
+    return await client.post("/ui/account/link", data=form, headers=ORIGIN,
+                             allow_redirects=False)  # fmt: skip
+
+
+def offer_of(html: str) -> str:
+    """The link offer's token on the confirmation page the callback of a link shows."""
+    found = _OFFER.search(html)
+    assert found is not None, html
+    return found.group(1)
+
+
+async def answer_link(client: TestClient, offer: str, decision: str = "allow") -> Any:
+    """POST /ui/account/link/confirm: "Link" (``allow``) or "Cancel" on the confirmation."""
+    form = {"offer": offer, "decision": decision, "csrf_token": csrf_of(client)}
+    return await client.post("/ui/account/link/confirm", data=form, headers=ORIGIN,
+                             allow_redirects=False)  # fmt: skip

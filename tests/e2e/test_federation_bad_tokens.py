@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from cryptography.hazmat.primitives.asymmetric import rsa
 
+from domain.audit import AuditQuery
 from tests.e2e.conftest import ONE_PER_BACKEND, MakeClient, container_of
 from tests.e2e.federation_helpers import callback, start
 
@@ -171,11 +173,42 @@ async def test_up05_kid_absent_with_a_single_key_is_accepted(fake: Any) -> None:
 
 
 async def test_nonce_given_as_is(fake: Any) -> None:
-    """/login/federated: a token with a nonce and none given, or the reverse → 400."""
+    """/login/federated: a token with a nonce and none given, or the reverse, or neither → 400
+    (contract section 16: the nonce is required)."""
     idp, client = fake
     assert (await _native(client, idp.id_token("n-1"), nonce=None)).status == 400
     assert (await _native(client, idp.id_token(None), nonce="n-1")).status == 400
-    assert (await _native(client, idp.id_token(None), nonce=None)).status == 200
+    resp = await _native(client, idp.id_token(None), nonce=None)
+    assert resp.status == 400 and (await resp.json())["code"] == "federation_failed"
+    assert await _users(client) == []
+
+
+async def test_native_replay_and_stale_tokens_are_refused(fake: Any) -> None:
+    """/login/federated (security review s5, finding 8): an (issuer, nonce) pair is accepted
+    once until the token's exp — the same token again, or another token with that nonce, is
+    refused; a token whose ``iat`` is over 300 s old is refused though it has not expired; a
+    fresh token with a new nonce still works. The nonces are kept in the database (so every
+    instance refuses the replay) and purged by housekeeping after the token's exp."""
+    idp, client = fake
+    token = idp.id_token("n-once")
+    assert (await _native(client, token, nonce="n-once")).status == 200
+    again = await _native(client, token, nonce="n-once")
+    assert again.status == 400 and (await again.json())["code"] == "federation_failed"
+    assert (await _native(client, idp.id_token("n-once"), nonce="n-once")).status == 400
+    now = int(time.time())
+    idp.claims_override = {"iat": now - 301, "exp": now + 600}
+    stale = await _native(client, idp.id_token("n-stale"), nonce="n-stale")
+    assert stale.status == 400 and (await stale.json())["code"] == "federation_failed"
+    idp.claims_override = {}
+    assert (await _native(client, idp.id_token("n-new"), nonce="n-new")).status == 200
+    async with container_of(client).storage().read() as uow:
+        page = await uow.audit.list_page(AuditQuery(type="login.failed"), None, 50)
+    reasons = sorted(str(e.details.get("reason")) for e in page)
+    assert reasons == ["id_token_stale", "nonce_replayed", "nonce_replayed"], reasons
+    async with container_of(client).storage().begin() as uow:  # housekeeping's purge
+        assert await uow.identities.purge_expired(datetime.now(UTC)) == 0
+        assert await uow.identities.purge_expired(datetime.now(UTC) + timedelta(seconds=700)) == 2
+        await uow.commit()
 
 
 async def test_up12_an_unknown_kid_storm_fetches_the_key_set_rarely(fake: Any) -> None:

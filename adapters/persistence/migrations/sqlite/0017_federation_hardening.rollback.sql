@@ -1,0 +1,6 @@
+-- Undo 0017_federation_hardening.
+DROP TABLE federation_nonces;
+ALTER TABLE federation_flows DROP COLUMN upstream_email;
+ALTER TABLE federation_flows DROP COLUMN upstream_subject;
+ALTER TABLE federation_flows DROP COLUMN upstream_issuer;
+ALTER TABLE federated_identities DROP COLUMN email_was_verified;
