@@ -6,9 +6,10 @@ userinfo and JWKS endpoints ``https``, or ``http`` on a loopback host, else
 ``discovery_insecure``), the JWK Set (cached; fetched again on an unknown ``kid``, at most
 once per ``JWKS_REFETCH_INTERVAL`` per set, so a storm of unknown kids cannot make us hammer
 the provider), the code exchange with the PKCE verifier (``client_secret_basic``, or
-``client_secret_post`` when that is all the provider announces), ID token validation (``adapters.federation.id_tokens``) and userinfo,
-whose ``sub`` must equal the ID token's (§5.3.4). GitHub: the OAuth 2.0 exchange, then
-``/user`` and ``/user/emails`` (only ``verified`` addresses; the primary one first).
+``client_secret_post`` when that is all the provider announces), ID token validation
+(``adapters.federation.id_tokens``) and userinfo, whose ``sub`` must equal the ID token's
+(§5.3.4). GitHub: the OAuth 2.0 exchange, then ``/user`` and ``/user/emails`` (only
+``verified`` addresses; the primary one first).
 """
 
 from __future__ import annotations
