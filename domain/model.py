@@ -155,13 +155,15 @@ class MfaChallenge:
     """The stored form of an ``mfa_token`` (contract section 10): the second step of a login
     whose password was right. ``token_hash``: SHA-256 hex of the opaque token; ``failures``:
     wrong codes so far (the ``MFA_CHALLENGE_MAX_FAILURES``-th voids it); single use; dead at
-    ``expires_at``."""
+    ``expires_at``. ``first_factor``: what the first step was — ``password`` or ``federated``
+    (another provider's login; the second step's ``amr`` then starts with ``fed``, RFC 8176)."""
 
     token_hash: str
     user_id: str
     expires_at: datetime
     created_at: datetime
     failures: int = 0
+    first_factor: str = "password"
 
     def is_expired(self, now: datetime) -> bool:
         """True when ``now`` is at or past ``expires_at``."""

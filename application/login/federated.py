@@ -39,7 +39,7 @@ from application.events.federation import IdentityLinked
 from application.federation.settings import FederationSettings, ProviderSettings
 from application.login.auth import LoginStart
 from application.login.federated_link import LinkOffer, confirm_link, offer_link
-from application.login.mfa_step import open_challenge
+from application.login.mfa_step import FEDERATED_FIRST, open_challenge
 from application.login.refusal import refuse_login
 from application.login.tokens import TokenIssuer, TokenPair
 from application.oauth.interaction import hosted_session_hash
@@ -304,7 +304,8 @@ class FederatedLogin:
                 user, events = await self._account(uow, provider, who, email)
             refusal = login_refusal(user, settings.require_verified_email)
             if refusal is None and user.mfa_enabled:
-                mfa_token = await open_challenge(uow, user, self._clock, settings)
+                mfa_token = await open_challenge(uow, user, self._clock, settings,
+                                                 FEDERATED_FIRST)  # fmt: skip
                 await record(uow, events, now)
                 await uow.commit()
             elif refusal is None:

@@ -33,7 +33,12 @@ import attrs
 from application.events.audit import publish_failure, record
 from application.events.catalog import Event, LoginFailed, LoginSucceeded, MfaFailed
 from application.events.passkeys import PasskeyCloneSuspected
-from application.login.mfa_step import LoginStart, claim_code_attempt, void_if_spent
+from application.login.mfa_step import (
+    LoginStart,
+    claim_code_attempt,
+    second_step_method,
+    void_if_spent,
+)
 from application.login.passkey_decoy import DecoyIds
 from application.login.refusal import refuse_login
 from application.login.tokens import TokenIssuer, TokenPair
@@ -252,8 +257,9 @@ class PasskeyLogin:
         seen = await self._verified(passkey, credential, ceremony.challenge)
         if seen is None:
             await self._mfa_failed(token_hash, number, user.id, client)
+        method = second_step_method(challenge.first_factor, PASSKEY_SECOND_STEP)
         done = await self._log_in(
-            passkey, seen, user.email, attempt, client, start, PASSKEY_SECOND_STEP, token_hash
+            passkey, seen, user.email, attempt, client, start, method, token_hash
         )
         if done is None:
             await self._mfa_failed(token_hash, number, user.id, client)

@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pyotp
 import pytest
 from aiohttp.test_utils import TestClient
 
@@ -27,7 +28,19 @@ from tests.e2e.conftest import (
     container_of,
 )
 from tests.e2e.federation_helpers import FakeIdp, fake_idp, fake_provider_toml
-from tests.e2e.oidc_helpers import register_user, sign_in
+from tests.e2e.oidc_helpers import (
+    ORIGIN,
+    auth_params,
+    authorize,
+    csrf_of,
+    exchange,
+    pkce,
+    query_of,
+    register_client,
+    register_user,
+    sign_in,
+    verify_id_token,
+)
 
 pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
 
@@ -271,3 +284,44 @@ async def test_the_native_nonce_is_single_use_across_requests_for_the_issuer(idp
     await assert_problem(await client.post("/login/federated", json=body), 400,
                          "federation_failed")  # fmt: skip
     assert await _user(client, "c@corp.example") is None
+
+
+async def test_a_federated_login_with_totp_says_fed_otp_mfa(idps: Idps) -> None:
+    """Finding 11 (``amr``): a federated first step completed by a TOTP code on the hosted
+    pages gives an ID token with ``amr`` ["fed", "otp", "mfa"] and ``acr`` "2" — not a
+    password that was never used (contract section 16). The user is federated-only and turned
+    TOTP on with an ID-token proof (finding 12)."""
+    client, idp = idps.client, idps.trusted
+    resp = await _native(client, "trusted", idp, "mfa-user", "mfa@corp.example")
+    access = (await resp.json())["access_token"]
+    nonce = "enrol-nonce"
+    enrol = {"provider": "trusted", "nonce": nonce,
+             "id_token": _token(idp, "mfa-user", "mfa@corp.example", nonce)}  # fmt: skip
+    resp = await client.post("/me/mfa/totp", json=enrol, headers=bearer(access))
+    secret = (await resp.json())["secret"]
+    code = pyotp.TOTP(secret).now()
+    resp = await client.post("/me/mfa/totp/confirm", json={"code": code}, headers=bearer(access))
+    assert resp.status == 200, await resp.text()
+    app = await register_client(client, skip_consent=True)
+    verifier, challenge = pkce()
+    resp = await authorize(client, auth_params(app, challenge))
+    return_to = query_of(resp.headers["Location"])["return_to"]
+    resp = await client.get("/federation/trusted/start", params={"return_to": return_to},
+                            allow_redirects=False)  # fmt: skip
+    upstream = query_of(resp.headers["Location"])
+    idp.nonce = upstream["nonce"]
+    idp.claims_override = {"sub": "mfa-user", "email": "mfa@corp.example", "email_verified": True}
+    resp = await client.get("/federation/trusted/callback", allow_redirects=False,
+                            params={"code": "c", "state": upstream["state"]})  # fmt: skip
+    mfa_location = resp.headers["Location"]
+    assert resp.status == 303 and mfa_location.startswith("/ui/login/mfa?"), await resp.text()
+    await client.get(mfa_location)
+    later = pyotp.TOTP(secret).at(time.time() + 30)  # not the enrolment's step
+    form = {"code": later, "csrf_token": csrf_of(client), "return_to": return_to}
+    resp = await client.post("/ui/login/mfa", data=form, headers=ORIGIN, allow_redirects=False)
+    assert resp.status == 303 and resp.headers["Location"] == return_to, await resp.text()
+    resp = await client.get(return_to, allow_redirects=False)
+    callback = query_of(resp.headers["Location"])
+    tokens = await (await exchange(client, app, callback["code"], verifier)).json()
+    claims = await verify_id_token(client, tokens["id_token"], app.id)
+    assert claims["amr"] == ["fed", "otp", "mfa"] and claims["acr"] == "2"

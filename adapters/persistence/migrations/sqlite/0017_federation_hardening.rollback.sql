@@ -1,5 +1,6 @@
 -- Undo 0017_federation_hardening.
 DROP TABLE federation_nonces;
+ALTER TABLE mfa_challenges DROP COLUMN first_factor;
 ALTER TABLE federation_flows DROP COLUMN upstream_email;
 ALTER TABLE federation_flows DROP COLUMN upstream_subject;
 ALTER TABLE federation_flows DROP COLUMN upstream_issuer;

@@ -15,6 +15,10 @@ ALTER TABLE federation_flows ADD COLUMN upstream_issuer TEXT;
 ALTER TABLE federation_flows ADD COLUMN upstream_subject TEXT;
 ALTER TABLE federation_flows ADD COLUMN upstream_email TEXT;
 
+-- The first factor of a pending second step (``password`` | ``federated``): a federated login
+-- completed by TOTP or a passkey says ``amr`` ["fed", ...], not ["pwd", ...].
+ALTER TABLE mfa_challenges ADD COLUMN first_factor TEXT NOT NULL DEFAULT 'password';
+
 -- The (issuer, SHA-256 of the nonce) of every ID token accepted by POST /login/federated,
 -- until the token's exp: a second use is refused on every instance.
 CREATE TABLE federation_nonces (
