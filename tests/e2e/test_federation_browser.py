@@ -154,7 +154,8 @@ async def test_continue_with_in_chromium_signs_in_and_authorize_is_then_silent(
 ) -> None:
     """UP-01, UP-02, UP-11 (its last step) in a browser: Chromium clicks "Continue with
     TestIdP" on /ui/login, signs in at oidc-provider and lands back on /ui/signed-in signed in
-    (a new user, verified email, the identity on /ui/account); then /oauth/authorize with
+    (a new user — its email unverified: the provider has no ``trust_email`` — and the
+    identity on /ui/account); then /oauth/authorize with
     ``prompt=none`` for a ``skip_consent`` client answers a code with no page at all, and the
     code's ID token says ``amr ["fed"]`` for that user. A second browser signing in the same way
     is the same user (UP-02)."""
@@ -198,7 +199,7 @@ async def test_continue_with_in_chromium_signs_in_and_authorize_is_then_silent(
                 assert resp.status == 200, tokens
         claims = jwt.decode(tokens["id_token"], options={"verify_signature": False})
         (user,) = await _users(base, LOGIN)
-        assert user["email_verified"] is True
+        assert user["email_verified"] is False  # the provider has no trust_email (review s5)
         assert (claims["sub"], claims["amr"], claims["nonce"]) == (user["id"], ["fed"], nonce)
         # UP-02: another browser, the same upstream account → the same user.
         again = await UserAgent.open(browser, FederatedPages(LOGIN), (RP_CALLBACK,))
