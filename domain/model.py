@@ -89,10 +89,10 @@ class SessionEndReason(enum.StrEnum):
     ``logout`` POST /logout; ``user`` the user ended it (DELETE /me/sessions...); ``admin`` an
     administrator ended it; ``reuse`` a rotated refresh token came back (RFC 9700 section
     4.14.2); ``password`` the password changed; ``disabled`` the account was disabled;
-    ``password_reset`` the password was reset by an emailed link (contract section 9);
+    ``password_reset`` the password was reset by an emailed link (``docs/reference/accounts.md``);
     ``email_proven`` the owner proved the email by its verification link, and the identities
-    linked while it was unverified (who may have started the session) were removed (contract
-    section 16)."""
+    linked while it was unverified (who may have started the session) were removed
+    (``docs/reference/federation.md``)."""
 
     LOGOUT = "logout"
     USER = "user"

@@ -534,9 +534,9 @@ def new_user_email_verified(upstream_email_verified: bool, trust_email: bool) ->
     """Whether a user created by a provider's login starts with a verified email: only when the
     provider has ``trust_email`` and says ``email_verified`` exactly true. A provider without
     ``trust_email`` is not trusted to vouch for addresses (it may let anyone claim any email), so
-    its users prove their email themselves (a verification link or a password reset; contract
-    section 9), which then removes the identities linked before — the pre-hijacked account of
-    Sudhodanan & Paverd 2022 (``docs/adr/0034-federated-login.md``)."""
+    its users prove their email themselves (a verification link or a password reset;
+    ``docs/reference/accounts.md``), which then removes the identities linked before — the
+    pre-hijacked account of Sudhodanan & Paverd 2022 (``docs/adr/0034-federated-login.md``)."""
     return trust_email and upstream_email_verified
 
 

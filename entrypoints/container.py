@@ -231,7 +231,7 @@ class Container(containers.DeclarativeContainer):
     passkey_proof = providers.Singleton(
         PasskeyProof, storage, webauthn, clock, auth_settings, webauthn_settings
     )
-    # Login with other identity providers (contract section 16), needed from here on.
+    # Login with other identity providers (``docs/reference/federation.md``), needed from here on.
     federation_settings = providers.Singleton(
         methodcaller("view", attrgetter("federation")), live_config
     )

@@ -242,8 +242,8 @@ class HttpUpstreamClient(UpstreamClient):
 
 def _secure_url(value: Any) -> bool:
     """An ``https://`` URL with a host, or ``http://`` on a loopback host: the issuer's rule
-    (contract section 16), for the endpoints that carry the client secret, the code, the
-    access token and the keys (RFC 9700 §2.6: no clear-text channel)."""
+    (``docs/reference/federation.md``), for the endpoints that carry the client secret, the code,
+    the access token and the keys (RFC 9700 §2.6: no clear-text channel)."""
     if not isinstance(value, str):
         return False
     try:

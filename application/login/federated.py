@@ -85,7 +85,7 @@ class CallbackResult:
     """What a callback did: ``return_to`` (a path of this service), and ``started`` (the
     ``LoginStart``'s result: the hosted session's cookie) or ``link_offer`` (a link from the
     account page, written only once the user confirms it) or ``mfa_token`` (the user has MFA
-    on: the second step comes next, contract section 10)."""
+    on: the second step comes next, ``docs/reference/mfa-and-passkeys.md``)."""
 
     return_to: str
     started: str | None = None

@@ -1,4 +1,5 @@
-"""Linking another provider's identity from the account page (contract section 16; ADR 0034).
+"""Linking another provider's identity from the account page (``docs/reference/federation.md``; ADR
+0034).
 
 A link starts only from a POST of ``/ui/account`` (the hosted pages' CSRF checks) by a user
 whose hosted login is recent (``FederatedLogin.begin``). Its callback writes nothing: it

@@ -1,9 +1,9 @@
-"""A fresh proof of a signed-in user by one of its linked providers (contract section 13:
-adding a factor needs a fresh proof; ASVS 5.0 V7.5.1): an ID token of that provider, checked
-as ``POST /login/federated`` checks it — signature, ``iss``, ``aud``, ``exp``, the ``nonce``
-given as is and spent once per issuer until ``exp``, ``iat`` at most 300 s old — whose
-(issuer, ``sub``) is an identity linked to that user. So a federated-only user (no password,
-no passkey) can turn on TOTP or add a passkey."""
+"""A fresh proof of a signed-in user by one of its linked providers
+(``docs/reference/mfa-and-passkeys.md``: adding a factor needs a fresh proof; ASVS 5.0 V7.5.1): an
+ID token of that provider, checked as ``POST /login/federated`` checks it — signature, ``iss``,
+``aud``, ``exp``, the ``nonce`` given as is and spent once per issuer until ``exp``, ``iat`` at most
+300 s old — whose (issuer, ``sub``) is an identity linked to that user. So a federated-only user (no
+password, no passkey) can turn on TOTP or add a passkey."""
 
 from __future__ import annotations
 

@@ -60,7 +60,7 @@ AMR: dict[str, tuple[tuple[str, ...], str]] = {
 A passkey with user verification is two factors (contract sections 13 and 15: possession and
 the authenticator's PIN or biometric); without it, possession only. A second step after
 another provider's login (``federated_…``, ``application.login.mfa_step.second_step_method``)
-says ``fed`` where a password's says ``pwd`` (contract section 16)."""
+says ``fed`` where a password's says ``pwd`` (``docs/reference/federation.md``)."""
 AUDIT_METHOD = {
     PASSKEY_PRESENCE: "passkey",
     PASSKEY_SECOND_STEP: "passkey",

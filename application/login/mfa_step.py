@@ -58,7 +58,8 @@ _INVALID = "the code is wrong or used, or the mfa_token is unknown, expired or u
 
 
 FEDERATED_FIRST = "federated"
-"""``MfaChallenge.first_factor`` after another provider's login (contract section 16)."""
+"""``MfaChallenge.first_factor`` after another provider's login
+(``docs/reference/federation.md``)."""
 _FEDERATED_PREFIX = "federated_"
 
 
@@ -70,8 +71,9 @@ def second_step_method(first_factor: str, method: str) -> str:
 
 
 def audited_method(method: str) -> str:
-    """``login.succeeded``'s ``details.method`` of a second step's ``method`` (contract
-    section 13 names ``totp``, ``recovery_code``, ``passkey``)."""
+    """``login.succeeded``'s ``details.method`` of a second step's ``method`` (the
+    reference ``docs/reference/mfa-and-passkeys.md`` names ``totp``, ``recovery_code``,
+    ``passkey``)."""
     return method.removeprefix(_FEDERATED_PREFIX)
 
 

@@ -1,6 +1,6 @@
 """Decoy credential ids for ``/login/passkey/options`` with an email that has no passkey
-(contract section 13: no user enumeration): options of the same shape and size as a real
-user's, with one credential id derived from the email and a server secret — the same from one
+(``docs/reference/mfa-and-passkeys.md``: no user enumeration): options of the same shape and size as
+a real user's, with one credential id derived from the email and a server secret — the same from one
 request to the next — whose length is drawn from the lengths of the stored credential ids.
 
 Authenticators make ids of different lengths (16 bytes for many security keys, 32 for

@@ -279,7 +279,7 @@ class PasskeyRepo(Protocol):
 
     async def credential_id_lengths(self, limit: int) -> list[int]:
         """The byte lengths of the credential ids of up to ``limit`` stored passkeys (any of
-        them: a sample for the decoys of contract section 13)."""
+        them: a sample for the decoys of ``docs/reference/mfa-and-passkeys.md``)."""
         ...
 
     async def update(self, passkey: Passkey) -> None:

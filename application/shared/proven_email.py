@@ -1,7 +1,8 @@
-"""What proving the email does to the identities of other providers (contract section 16):
-an account created or linked through a provider while its email was unverified may have been
-pre-hijacked (Sudhodanan & Paverd 2022), so the owner's first proof of the email — a
-verification link or a password reset (contract section 9) — removes those identities."""
+"""What proving the email does to the identities of other providers
+(``docs/reference/federation.md``): an account created or linked through a provider while its email
+was unverified may have been pre-hijacked (Sudhodanan & Paverd 2022), so the owner's first proof of
+the email — a verification link or a password reset (``docs/reference/accounts.md``) — removes those
+identities."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The SQLite federated identity store (contract section 16): tables ``federated_identities``,
-``federation_flows`` and ``federation_nonces`` (migrations 0016, 0017)."""
+"""The SQLite federated identity store (``docs/reference/federation.md``): tables
+``federated_identities``, ``federation_flows`` and ``federation_nonces`` (migrations 0016, 0017)."""
 
 from __future__ import annotations
 

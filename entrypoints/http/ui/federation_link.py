@@ -1,8 +1,9 @@
-"""Linking another provider from the account page, the browser's side (contract section 16;
-``application.login.federated_link``): ``POST /ui/account/link`` starts it (the hosted pages'
-CSRF checks: ``Origin`` and the double-submit ``csrf_token``), the callback shows the offer —
-the provider's name and the upstream email — and ``POST /ui/account/link/confirm`` writes the
-link only when the user says yes. A cross-site GET can start nothing."""
+"""Linking another provider from the account page, the browser's side
+(``docs/reference/federation.md``; ``application.login.federated_link``): ``POST /ui/account/link``
+starts it (the hosted pages' CSRF checks: ``Origin`` and the double-submit ``csrf_token``), the
+callback shows the offer — the provider's name and the upstream email — and ``POST
+/ui/account/link/confirm`` writes the link only when the user says yes. A cross-site GET can start
+nothing."""
 
 from __future__ import annotations
 
