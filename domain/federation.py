@@ -40,20 +40,26 @@ class UpstreamProvider:
 class UpstreamIdentity:
     """What a provider proved about its user: ``issuer`` and ``subject`` (the identity),
     ``email`` (or None), ``email_verified`` (True only when the provider said exactly ``true``;
-    GitHub: the primary verified address), ``name`` (or None)."""
+    GitHub: the primary verified address), ``name`` (or None); from an ID token, its ``iat``
+    and ``exp`` (``issued_at``, ``expires_at``; None otherwise)."""
 
     issuer: str
     subject: str
     email: str | None = None
     email_verified: bool = False
     name: str | None = None
+    issued_at: datetime | None = None
+    expires_at: datetime | None = None
 
 
 @attrs.frozen
 class FederatedIdentity:
     """A stored link: the user ``user_id`` signs in as (``issuer``, ``subject``) at the
     configured provider ``provider``; ``email`` as the provider last said it (or None);
-    ``linked_at``; ``last_used_at`` (the latest login with it, or None)."""
+    ``linked_at``; ``last_used_at`` (the latest login with it, or None);
+    ``email_was_verified``: whether the user's local email was verified when it was linked —
+    one linked while it was not is removed when the owner first proves the email
+    (Sudhodanan & Paverd 2022, "Pre-hijacked accounts"; ``docs/adr/0034-federated-login.md``)."""
 
     issuer: str
     subject: str
@@ -62,6 +68,7 @@ class FederatedIdentity:
     email: str | None
     linked_at: datetime
     last_used_at: datetime | None = None
+    email_was_verified: bool = False
 
 
 @attrs.frozen
@@ -70,7 +77,9 @@ class FederationFlow:
     the SHA-256 hex of ``state``; ``browser_hash``: SHA-256 hex of the browser cookie it is
     bound to; the ``nonce`` and PKCE ``code_verifier`` sent with it; where to go after
     (``return_to``, a path of this service); ``link_user_id``: the signed-in user linking this
-    provider (None: a login); single use, until ``expires_at`` (≤ 10 minutes)."""
+    provider (None: a login); single use, until ``expires_at`` (≤ 10 minutes).
+    ``upstream``: set on a link whose callback proved this identity and that waits for the
+    user's confirmation (its key is then the SHA-256 hex of the confirmation's token)."""
 
     state_hash: str
     provider: str
@@ -81,3 +90,4 @@ class FederationFlow:
     link_user_id: str | None
     created_at: datetime
     expires_at: datetime
+    upstream: UpstreamIdentity | None = None

@@ -89,10 +89,12 @@ class SessionEndReason(enum.StrEnum):
     ``logout`` POST /logout; ``user`` the user ended it (DELETE /me/sessions...); ``admin`` an
     administrator ended it; ``reuse`` a rotated refresh token came back (RFC 9700 section
     4.14.2); ``password`` the password changed; ``disabled`` the account was disabled;
-    ``password_reset`` the password was reset by an emailed link (contract section 9);
+    ``password_reset`` the password was reset by an emailed link (``docs/reference/accounts.md``);
     ``revoked`` the OAuth client revoked its refresh token (RFC 7009); ``replaced`` a newer
     login in the same browser ended the hosted session
-    (docs/adr/0032-openid-connect-provider.md)."""
+    (docs/adr/0032-openid-connect-provider.md); ``email_proven`` the owner proved the email by
+    its verification link, and the identities linked while it was unverified (who may have
+    started the session) were removed (``docs/reference/federation.md``)."""
 
     LOGOUT = "logout"
     USER = "user"
@@ -103,6 +105,7 @@ class SessionEndReason(enum.StrEnum):
     PASSWORD_RESET = "password_reset"  # noqa: S105 - a reason's name, not a secret
     REVOKED = "revoked"
     REPLACED = "replaced"
+    EMAIL_PROVEN = "email_proven"
 
 
 class EmailTokenPurpose(enum.StrEnum):
@@ -156,13 +159,15 @@ class MfaChallenge:
     """The stored form of an ``mfa_token`` (contract section 10): the second step of a login
     whose password was right. ``token_hash``: SHA-256 hex of the opaque token; ``failures``:
     wrong codes so far (the ``MFA_CHALLENGE_MAX_FAILURES``-th voids it); single use; dead at
-    ``expires_at``."""
+    ``expires_at``. ``first_factor``: what the first step was — ``password`` or ``federated``
+    (another provider's login; the second step's ``amr`` then starts with ``fed``, RFC 8176)."""
 
     token_hash: str
     user_id: str
     expires_at: datetime
     created_at: datetime
     failures: int = 0
+    first_factor: str = "password"
 
     def is_expired(self, now: datetime) -> bool:
         """True when ``now`` is at or past ``expires_at``."""

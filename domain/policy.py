@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from types import MappingProxyType
 from typing import TypeAlias
 
@@ -628,6 +628,34 @@ def federated_account(
     if upstream_email is None or not create_users or not domain_allowed:
         raise FederationNotAllowed("this provider may not create an account for this email")
     return FederatedOutcome.CREATE
+
+
+def new_user_email_verified(upstream_email_verified: bool, trust_email: bool) -> bool:
+    """Whether a user created by a provider's login starts with a verified email: only when the
+    provider has ``trust_email`` and says ``email_verified`` exactly true. A provider without
+    ``trust_email`` is not trusted to vouch for addresses (it may let anyone claim any email), so
+    its users prove their email themselves (a verification link or a password reset;
+    ``docs/reference/accounts.md``), which then removes the identities linked before — the
+    pre-hijacked account of Sudhodanan & Paverd 2022 (``docs/adr/0034-federated-login.md``)."""
+    return trust_email and upstream_email_verified
+
+
+NATIVE_ID_TOKEN_MAX_AGE = timedelta(seconds=300)
+"""How old an ID token sent to ``POST /login/federated`` may be (its ``iat``)."""
+
+
+def native_id_token_refusal(
+    issued_at: datetime | None, expires_at: datetime | None, now: datetime
+) -> str | None:
+    """Why an ID token a native app sent (``POST /login/federated``) is refused before its
+    nonce is spent, or None: without ``iat`` or ``exp`` (``id_token_invalid``), or issued more
+    than ``NATIVE_ID_TOKEN_MAX_AGE`` before ``now`` (``id_token_stale``) — a token lifted from
+    a log or a device cannot be replayed later (OpenID Connect Core §15.5.2)."""
+    if issued_at is None or expires_at is None:
+        return "id_token_invalid"
+    if now - issued_at > NATIVE_ID_TOKEN_MAX_AGE:
+        return "id_token_stale"
+    return None
 
 
 def check_unlink_leaves_a_login(user: User, other_identities: int) -> None:

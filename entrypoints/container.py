@@ -53,6 +53,7 @@ from application.login.auth import AuthService
 from application.login.code_exchange import CodeFlowGrants
 from application.login.console import ConsoleCaller
 from application.login.federated import FederatedLogin
+from application.login.federated_proof import FederatedProof
 from application.login.hosted import HostedLogin
 from application.login.mfa_step import MfaLogin
 from application.login.passkey_step import PasskeyLogin
@@ -244,7 +245,18 @@ class Container(containers.DeclarativeContainer):
     passkey_proof = providers.Singleton(
         PasskeyProof, storage, webauthn, clock, auth_settings, webauthn_settings
     )
-    reauthentication = providers.Singleton(Reauthentication, hasher, throttle, passkey_proof)
+    # Login with other identity providers (``docs/reference/federation.md``), needed from here on.
+    federation_settings = providers.Singleton(
+        methodcaller("view", attrgetter("federation")), live_config
+    )
+    """``Live[FederationSettings]``: the ``federation`` prefix in force (a refresh re-reads
+    the provider list)."""
+    upstream_client = providers.Singleton(HttpUpstreamClient)
+    """The provider client (discovery and JWKS caches); closed with the app."""
+    reauthentication = providers.Singleton(
+        Reauthentication, hasher, throttle, passkey_proof,
+        providers.Singleton(FederatedProof, storage, upstream_client, clock, federation_settings),
+    )  # fmt: skip
 
     # Multi-factor authentication (contract section 10).
     totp = providers.Singleton(PyotpTotp)
@@ -359,13 +371,6 @@ class Container(containers.DeclarativeContainer):
     )  # fmt: skip
 
     # Login with other identity providers (contract section 16).
-    federation_settings = providers.Singleton(
-        methodcaller("view", attrgetter("federation")), live_config
-    )
-    """``Live[FederationSettings]``: the ``federation`` prefix in force (a refresh re-reads
-    the provider list)."""
-    upstream_client = providers.Singleton(HttpUpstreamClient)
-    """The provider client (discovery and JWKS caches); closed with the app."""
     federation_health = providers.Singleton(FederationHealth, upstream_client, federation_settings)
     """Readiness component ``federation``: the providers' discovery probed in the background
     (at start, then at most once a minute); always UP (contract section 16)."""

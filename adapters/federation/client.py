@@ -1,13 +1,15 @@
 """``UpstreamClient`` on aiohttp's client and PyJWT (contract section 16; research §4.2).
 
 OIDC: discovery from ``{issuer}/.well-known/openid-configuration`` (cached ``DISCOVERY_TTL``;
-its ``issuer`` must equal the configured one exactly, OIDC Discovery §4.3), the JWK Set
-(cached; fetched again on an unknown ``kid``, at most once per ``JWKS_REFETCH_INTERVAL`` per
-set, so a storm of unknown kids cannot make us hammer the provider), the code exchange with
-the PKCE verifier (``client_secret_basic``, or ``client_secret_post`` when that is all the
-provider announces), ID token validation (``adapters.federation.id_tokens``) and userinfo,
-whose ``sub`` must equal the ID token's (§5.3.4). GitHub: the OAuth 2.0 exchange, then
-``/user`` and ``/user/emails`` (only ``verified`` addresses; the primary one first).
+its ``issuer`` must equal the configured one exactly, OIDC Discovery §4.3; its token,
+userinfo and JWKS endpoints ``https``, or ``http`` on a loopback host, else
+``discovery_insecure``), the JWK Set (cached; fetched again on an unknown ``kid``, at most
+once per ``JWKS_REFETCH_INTERVAL`` per set, so a storm of unknown kids cannot make us hammer
+the provider), the code exchange with the PKCE verifier (``client_secret_basic``, or
+``client_secret_post`` when that is all the provider announces), ID token validation
+(``adapters.federation.id_tokens``) and userinfo, whose ``sub`` must equal the ID token's
+(§5.3.4). GitHub: the OAuth 2.0 exchange, then ``/user`` and ``/user/emails`` (only
+``verified`` addresses; the primary one first).
 """
 
 from __future__ import annotations
@@ -16,13 +18,16 @@ import asyncio
 import base64
 import json
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, urlencode, urlsplit
 
 import aiohttp
+import attrs
 
 from adapters.federation.id_tokens import allowed_algorithm, choose_key, header_of, validate
+from application.federation.settings import loopback_http
 from application.ports import FederationFailed, UpstreamClient
 from domain.federation import GITHUB, UpstreamIdentity, UpstreamProvider
 
@@ -83,6 +88,9 @@ class HttpUpstreamClient(UpstreamClient):
         for name in ("authorization_endpoint", "token_endpoint", "jwks_uri"):
             if not isinstance(doc.get(name), str):
                 raise FederationFailed("discovery_failed", f"no {name}")
+        for name in ("token_endpoint", "jwks_uri", "userinfo_endpoint"):
+            if name in doc and not _secure_url(doc[name]):
+                raise FederationFailed("discovery_insecure", f"{name} must be https")
         self._discovery[provider.issuer] = (now, doc)
         return doc
 
@@ -167,8 +175,10 @@ class HttpUpstreamClient(UpstreamClient):
         doc = await self.discovery(provider)
         claims = await self._verify(provider, doc, id_token, nonce)
         verified = claims.get("email_verified") is True
-        return _identity(provider.issuer, claims["sub"], claims.get("email"), verified,
-                         claims.get("name"))  # fmt: skip
+        found = _identity(provider.issuer, claims["sub"], claims.get("email"), verified,
+                          claims.get("name"))  # fmt: skip
+        return attrs.evolve(found, issued_at=_time(claims.get("iat")),
+                            expires_at=_time(claims.get("exp")))  # fmt: skip
 
     async def _verify(
         self, provider: UpstreamProvider, doc: dict[str, Any], token: str, nonce: str | None
@@ -228,6 +238,29 @@ class HttpUpstreamClient(UpstreamClient):
         email = verified[0]["email"] if verified else None
         name = user.get("name") or user.get("login")
         return _identity(provider.issuer, str(user["id"]), email, email is not None, name)
+
+
+def _secure_url(value: Any) -> bool:
+    """An ``https://`` URL with a host, or ``http://`` on a loopback host: the issuer's rule
+    (``docs/reference/federation.md``), for the endpoints that carry the client secret, the code,
+    the access token and the keys (RFC 9700 §2.6: no clear-text channel)."""
+    if not isinstance(value, str):
+        return False
+    try:
+        parts = urlsplit(value)
+    except ValueError:
+        return False
+    return (parts.scheme == "https" and bool(parts.hostname)) or loopback_http(value)
+
+
+def _time(value: Any) -> datetime | None:
+    """A NumericDate claim (RFC 7519 §2) as an aware datetime, or None."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        return datetime.fromtimestamp(value, UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
 
 
 def _identity(issuer: str, subject: str, email: Any, verified: bool, name: Any) -> UpstreamIdentity:

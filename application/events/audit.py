@@ -225,7 +225,10 @@ _ROWS: dict[type[ev.Event], Callable[[Any], _Row | None]] = {
         "identity.linked", e.user_id, e.user_id, details={"provider": e.provider, "how": e.how}
     ),
     fev.IdentityUnlinked: lambda e: _Row(
-        "identity.unlinked", e.user_id, e.user_id, details={"provider": e.provider}
+        "identity.unlinked",
+        e.user_id,
+        e.user_id,
+        details={"provider": e.provider, **({"reason": e.reason} if e.reason else {})},
     ),
     oev.OidcLogout: lambda e: _Row(
         "oidc.logout",

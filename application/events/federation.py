@@ -22,7 +22,10 @@ class IdentityLinked(Event):
 
 @attrs.frozen
 class IdentityUnlinked(Event):
-    """``user_id`` removed its identity at ``provider``."""
+    """``user_id``'s identity at ``provider`` was removed: by the user (``reason`` None), or
+    when the owner first proved the email (``reason`` ``email_proven``: it was linked while
+    the email was unverified)."""
 
     user_id: str
     provider: str
+    reason: str | None = None

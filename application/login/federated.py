@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import hmac
 import logging
 import secrets
 from collections.abc import Mapping
@@ -39,7 +38,8 @@ from application.events.catalog import (
 from application.events.federation import IdentityLinked
 from application.federation.settings import FederationSettings, ProviderSettings
 from application.login.auth import LoginStart
-from application.login.mfa_step import open_challenge
+from application.login.federated_link import LinkOffer, confirm_link, offer_link
+from application.login.mfa_step import FEDERATED_FIRST, open_challenge
 from application.login.refusal import refuse_login
 from application.login.tokens import TokenIssuer, TokenPair
 from application.oauth.interaction import hosted_session_hash
@@ -59,7 +59,13 @@ from domain import errors
 from domain.federation import FederatedIdentity, FederationFlow, UpstreamIdentity
 from domain.model import Role, User
 from domain.oidc import HostedSession
-from domain.policy import FederatedOutcome, federated_account, login_refusal
+from domain.policy import (
+    FederatedOutcome,
+    federated_account,
+    login_refusal,
+    native_id_token_refusal,
+    new_user_email_verified,
+)
 
 __all__ = ["METHOD", "CallbackResult", "FederatedLogin", "LoginNeeded"]
 
@@ -77,13 +83,13 @@ class LoginNeeded(Exception):
 @attrs.frozen
 class CallbackResult:
     """What a callback did: ``return_to`` (a path of this service), and ``started`` (the
-    ``LoginStart``'s result: the hosted session's cookie) or ``linked`` (a link from the
-    account page, no new session) or ``mfa_token`` (the user has MFA on: the second step
-    comes next, contract section 10)."""
+    ``LoginStart``'s result: the hosted session's cookie) or ``link_offer`` (a link from the
+    account page, written only once the user confirms it) or ``mfa_token`` (the user has MFA
+    on: the second step comes next, ``docs/reference/mfa-and-passkeys.md``)."""
 
     return_to: str
     started: str | None = None
-    linked: bool = False
+    link_offer: LinkOffer | None = None
     mfa_token: str | None = None
 
 
@@ -131,6 +137,18 @@ class FederatedLogin:
         if hosted is None or user is None or user.disabled:
             return None
         return user, hosted
+
+    async def confirm_link(
+        self, token: str, browser: str | None, cookie: str | None, accept: bool
+    ) -> str:
+        """The signed-in user (hosted session ``cookie``) answers a link offer of the callback
+        (``application.login.federated_link.confirm_link``); returns where to go next. Raises
+        ``LoginNeeded`` without a hosted session, else what ``confirm_link`` raises."""
+        found = await self.signed_in(cookie)
+        if found is None:
+            raise LoginNeeded
+        return await confirm_link(self._storage, self._bus, self._clock, self._federation,
+                                  token, browser or "", found[0].id, accept)  # fmt: skip
 
     async def begin(
         self, provider_id: str, return_to: str, browser: str, link_cookie: str | None = None
@@ -185,14 +203,14 @@ class FederatedLogin:
         state = query.get("state", "")
         if not state or len(state) > 512:
             raise await self._fail(provider_id, "state_missing", client)
-        async with self._storage.begin() as uow:
-            flow = await uow.identities.take_flow(_sha256(state))
+        if not browser or len(browser) > 128:
+            raise await self._fail(provider_id, "state_other_browser", client)
+        async with self._storage.begin() as uow:  # only this browser's state is taken
+            flow = await uow.identities.take_flow(_sha256(state), _sha256(browser))
             await uow.commit()
         now = self._clock.now()
-        if flow is None or flow.provider != provider_id:
+        if flow is None or flow.provider != provider_id or flow.upstream is not None:
             raise await self._fail(provider_id, "state_unknown", client)
-        if not browser or not hmac.compare_digest(flow.browser_hash, _sha256(browser)):
-            raise await self._fail(provider_id, "state_other_browser", client)
         if flow.expires_at <= now:
             raise await self._fail(provider_id, "state_expired", client)
         if "error" in query:
@@ -212,8 +230,8 @@ class FederatedLogin:
         except FederationFailed as exc:
             raise await self._fail(provider_id, exc.reason, client) from None
         if flow.link_user_id is not None:
-            await self._link(flow.link_user_id, provider, who)
-            return CallbackResult(flow.return_to, linked=True)
+            offer = await offer_link(self._storage, self._clock, flow, who, self._email(who))
+            return CallbackResult(flow.return_to, link_offer=offer)
         try:
             started = await self._login_with(provider, who, client, start)
         except errors.MfaRequired as exc:
@@ -224,14 +242,30 @@ class FederatedLogin:
         self, provider_id: str, id_token: str, nonce: str | None, client: str,
         user_agent: str | None,
     ) -> TokenPair:  # fmt: skip
-        """``POST /login/federated``: an ID token a native app got from the provider itself
-        (``nonce`` compared as given) → a token pair of the JSON API. Raises like
-        ``callback_with`` (``FederationFailed`` for a GitHub provider: no ID tokens)."""
+        """``POST /login/federated``: an ID token a native app got from the provider itself →
+        a token pair of the JSON API. ``nonce`` is required and compared as given; the token's
+        ``iat`` at most ``NATIVE_MAX_AGE`` seconds old; an (issuer, nonce) pair is accepted
+        once until the token's ``exp`` (OpenID Connect Core §15.5.2). Raises like
+        ``callback_with`` (``FederationFailed`` for a GitHub provider: no ID tokens, a missing
+        nonce, a stale token, a replay)."""
         provider = self.provider(provider_id)
+        if not nonce:
+            raise await self._fail(provider_id, "nonce_missing", client)
         try:
             who = await self._client.verify_id_token(provider.upstream(), id_token, nonce)
         except FederationFailed as exc:
             raise await self._fail(provider_id, exc.reason, client) from None
+        now = self._clock.now()
+        refusal = native_id_token_refusal(who.issued_at, who.expires_at, now)
+        if refusal is not None:
+            raise await self._fail(provider_id, refusal, client)
+        assert who.expires_at is not None  # native_id_token_refusal checked it
+        async with self._storage.begin() as uow:  # (issuer, nonce) once, on every instance
+            fresh = await uow.identities.spend_nonce(who.issuer, _sha256(nonce), who.expires_at,
+                                                     now)  # fmt: skip
+            await uow.commit()
+        if not fresh:
+            raise await self._fail(provider_id, "nonce_replayed", client)
         issuer = TokenIssuer(self._signer, self._clock, self._auth)
 
         async def start(uow: UnitOfWork, user: User, method: str) -> tuple[TokenPair, list[Event]]:
@@ -270,7 +304,8 @@ class FederatedLogin:
                 user, events = await self._account(uow, provider, who, email)
             refusal = login_refusal(user, settings.require_verified_email)
             if refusal is None and user.mfa_enabled:
-                mfa_token = await open_challenge(uow, user, self._clock, settings)
+                mfa_token = await open_challenge(uow, user, self._clock, settings,
+                                                 FEDERATED_FIRST)  # fmt: skip
                 await record(uow, events, now)
                 await uow.commit()
             elif refusal is None:
@@ -308,8 +343,9 @@ class FederatedLogin:
         else:
             org = provider.org_id or self._auth.current.default_org_id
             assert email is not None  # federated_account creates only with an email
+            verified = new_user_email_verified(who.email_verified, provider.trust_email)
             user = User(id=new_id(), email=email, password_hash="", role=Role.VIEWER, org_id=org,
-                        created_at=now, email_verified=who.email_verified)  # fmt: skip
+                        created_at=now, email_verified=verified)  # fmt: skip
             try:
                 await uow.users.add(user)
             except errors.EmailTaken:  # registered meanwhile
@@ -317,7 +353,7 @@ class FederatedLogin:
             events.append(UserRegistered(user.id, org))
             how = "created"
         identity = FederatedIdentity(who.issuer, who.subject, provider.id, user.id, email, now,
-                                     now)  # fmt: skip
+                                     now, email_was_verified=user.email_verified)  # fmt: skip
         try:
             await uow.identities.add(identity)
         except errors.Conflict:
@@ -326,21 +362,3 @@ class FederatedLogin:
             ) from None
         events.append(IdentityLinked(user.id, provider.id, how))
         return user, events
-
-    async def _link(self, user_id: str, provider: ProviderSettings, who: UpstreamIdentity) -> None:
-        """Link ``who`` to the signed-in ``user_id`` (the account page). Raises ``Conflict``
-        when another user has this identity or this user has one of the provider."""
-        now = self._clock.now()
-        async with self._storage.begin() as uow:
-            known = await uow.identities.find(who.issuer, who.subject)
-            if known is not None and known.user_id == user_id:
-                return
-            if known is not None:
-                raise errors.Conflict("this identity is linked to another account")
-            identity = FederatedIdentity(who.issuer, who.subject, provider.id, user_id,
-                                         self._email(who), now)  # fmt: skip
-            await uow.identities.add(identity)  # Conflict: one of this provider already
-            event = IdentityLinked(user_id, provider.id, "account")
-            await record(uow, [event], now)
-            await uow.commit()
-        await self._bus.publish(event)

@@ -54,11 +54,22 @@ AMR: dict[str, tuple[tuple[str, ...], str]] = {
     PASSKEY_PRESENCE: (("hwk",), "1"),
     PASSKEY_SECOND_STEP: (("pwd", "hwk", "mfa"), "2"),
     "federated": (("fed",), "1"),
+    "federated_totp": (("fed", "otp", "mfa"), "2"),
+    "federated_recovery_code": (("fed", "otp", "mfa"), "2"),
+    "federated_" + PASSKEY_SECOND_STEP: (("fed", "hwk", "mfa"), "2"),
 }
 """Login method → (``amr`` values of RFC 8176, ``acr``: ``"1"`` one factor, ``"2"`` two).
 A passkey with user verification is two factors (contract sections 13 and 15: possession and
-the authenticator's PIN or biometric); without it, possession only."""
-AUDIT_METHOD = {PASSKEY_PRESENCE: "passkey", PASSKEY_SECOND_STEP: "passkey"}
+the authenticator's PIN or biometric); without it, possession only. A second step after
+another provider's login (``federated_…``, ``application.login.mfa_step.second_step_method``)
+says ``fed`` where a password's says ``pwd`` (``docs/reference/federation.md``)."""
+AUDIT_METHOD = {
+    PASSKEY_PRESENCE: "passkey",
+    PASSKEY_SECOND_STEP: "passkey",
+    "federated_totp": "totp",
+    "federated_recovery_code": "recovery_code",
+    "federated_" + PASSKEY_SECOND_STEP: "passkey",
+}
 """Login method → ``login.succeeded``'s ``details.method`` where they differ (contract
 section 13 names ``password``, ``passkey``, ``totp``, ``recovery_code``)."""
 

@@ -57,13 +57,39 @@ LoginStart = Callable[[UnitOfWork, User, str], Awaitable[tuple[T, list[Event]]]]
 _INVALID = "the code is wrong or used, or the mfa_token is unknown, expired or used"
 
 
-async def open_challenge(uow: UnitOfWork, user: User, clock: Clock, settings: AuthSettings) -> str:
-    """Store a new second step for ``user`` in ``uow``; returns the clear ``mfa_token`` (43
-    characters, 256 bits), which is never stored."""
+FEDERATED_FIRST = "federated"
+"""``MfaChallenge.first_factor`` after another provider's login
+(``docs/reference/federation.md``)."""
+_FEDERATED_PREFIX = "federated_"
+
+
+def second_step_method(first_factor: str, method: str) -> str:
+    """The login method a second step hands its start: ``method`` (``totp``,
+    ``recovery_code``, ``passkey_second_step``) after a password, ``federated_<method>``
+    after another provider's login (the hosted session's ``amr`` then says ``fed``)."""
+    return _FEDERATED_PREFIX + method if first_factor == FEDERATED_FIRST else method
+
+
+def audited_method(method: str) -> str:
+    """``login.succeeded``'s ``details.method`` of a second step's ``method`` (the
+    reference ``docs/reference/mfa-and-passkeys.md`` names ``totp``, ``recovery_code``,
+    ``passkey``)."""
+    return method.removeprefix(_FEDERATED_PREFIX)
+
+
+async def open_challenge(
+    uow: UnitOfWork, user: User, clock: Clock, settings: AuthSettings,
+    first_factor: str = "password",
+) -> str:  # fmt: skip
+    """Store a new second step for ``user`` in ``uow`` after ``first_factor`` (``password`` or
+    ``FEDERATED_FIRST``); returns the clear ``mfa_token`` (43 characters, 256 bits), which is
+    never stored."""
     clear, token_hash = new_opaque_token()
     now = clock.now()
     expires_at = now + timedelta(seconds=settings.mfa_token_ttl)
-    await uow.mfa.add_challenge(MfaChallenge(token_hash, user.id, expires_at, now))
+    await uow.mfa.add_challenge(
+        MfaChallenge(token_hash, user.id, expires_at, now, first_factor=first_factor)
+    )
     return clear
 
 
@@ -125,7 +151,8 @@ class MfaLogin:
             pair, issued = await self._issuer.issue_pair(
                 uow, user, "login", user_agent=user_agent, client_address=client
             )
-            return pair, [LoginSucceeded(user.id, issued.family_id, method), issued]
+            audited = audited_method(method)
+            return pair, [LoginSucceeded(user.id, issued.family_id, audited), issued]
 
         return await self.complete_with(mfa_token, code, client, start)
 
@@ -192,7 +219,8 @@ class MfaLogin:
             refusal = None if current is None else login_refusal(current, verified_only)
             method = "totp" if step is not None else "recovery_code"
             if current is not None and refusal is None and current.mfa_enabled:
-                started, events = await start(uow, current, method)
+                how = second_step_method(challenge.first_factor, method)
+                started, events = await start(uow, current, how)
                 await record(uow, events, now)
                 await uow.commit()
         if current is None or not current.mfa_enabled:

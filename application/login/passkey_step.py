@@ -33,7 +33,13 @@ import attrs
 from application.events.audit import publish_failure, record
 from application.events.catalog import Event, LoginFailed, LoginSucceeded, MfaFailed
 from application.events.passkeys import PasskeyCloneSuspected
-from application.login.mfa_step import LoginStart, claim_code_attempt, void_if_spent
+from application.login.mfa_step import (
+    LoginStart,
+    claim_code_attempt,
+    second_step_method,
+    void_if_spent,
+)
+from application.login.passkey_decoy import DecoyIds
 from application.login.refusal import refuse_login
 from application.login.tokens import TokenIssuer, TokenPair
 from application.passkeys.assertions import (
@@ -85,7 +91,6 @@ PASSKEY_SECOND_STEP = "passkey_second_step"
 """… for a passkey answering ``mfa_required`` after the password."""
 
 log = logging.getLogger(__name__)
-_DECOY_BYTES = 16
 _MFA_INVALID = "the passkey was refused, or the mfa_token is unknown, expired or used"
 
 
@@ -109,6 +114,10 @@ class PasskeyLogin:
     _throttle: LoginThrottle
     _normalize_email: EmailNormalizer
     _ids: IdFactory = new_id
+    _decoys: DecoyIds = attrs.field(
+        init=False,
+        default=attrs.Factory(lambda self: DecoyIds(self._storage, self._sealer), takes_self=True),
+    )
     _issuer: TokenIssuer = attrs.field(
         init=False,
         default=attrs.Factory(
@@ -142,8 +151,7 @@ class PasskeyLogin:
                     user_id = user.id
                     allow = [p.credential_id for p in await uow.passkeys.list_for_user(user.id)]
             if not allow:  # unknown email, or no passkey: the same shape, stable per email
-                mac = self._sealer.mac(f"authsvc passkey decoy {canonical}".encode())
-                allow = [mac[:_DECOY_BYTES]]
+                allow = [await self._decoys.for_email(canonical)]
         challenge = os.urandom(CHALLENGE_BYTES)
         ceremony = Ceremony(self._ids(), CeremonyKind.AUTHENTICATION, challenge, user_id, None,
                             now, now + timedelta(seconds=CEREMONY_TTL))  # fmt: skip
@@ -249,8 +257,9 @@ class PasskeyLogin:
         seen = await self._verified(passkey, credential, ceremony.challenge)
         if seen is None:
             await self._mfa_failed(token_hash, number, user.id, client)
+        method = second_step_method(challenge.first_factor, PASSKEY_SECOND_STEP)
         done = await self._log_in(
-            passkey, seen, user.email, attempt, client, start, PASSKEY_SECOND_STEP, token_hash
+            passkey, seen, user.email, attempt, client, start, method, token_hash
         )
         if done is None:
             await self._mfa_failed(token_hash, number, user.id, client)

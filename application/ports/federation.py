@@ -36,17 +36,31 @@ class FederatedIdentityRepo(Protocol):
         """Unlink the user's identity of ``provider``; the removed identity or None."""
         ...
 
+    async def remove_unproven(self, user_id: str) -> list[FederatedIdentity]:
+        """Unlink every identity of the user linked while its email was not verified
+        (``email_was_verified`` false); the removed identities."""
+        ...
+
+    async def spend_nonce(
+        self, issuer: str, nonce_hash: str, expires_at: datetime, now: datetime
+    ) -> bool:
+        """Remember (``issuer``, ``nonce_hash``) until ``expires_at``: True the first time,
+        False while a remembered one is live at ``now`` (a replay; atomic across instances)."""
+        ...
+
     async def put_flow(self, flow: FederationFlow) -> None:
         """Store a started login. Raises ``Conflict`` if its state hash exists."""
         ...
 
-    async def take_flow(self, state_hash: str) -> FederationFlow | None:
-        """Remove and return the started login (single use: a second take gets None), expired
-        or not (the caller checks ``expires_at``)."""
+    async def take_flow(self, state_hash: str, browser_hash: str) -> FederationFlow | None:
+        """Remove and return the started login bound to ``browser_hash`` (single use: a second
+        take gets None), expired or not (the caller checks ``expires_at``). Another browser's
+        take gets None and leaves it in place."""
         ...
 
     async def purge_expired(self, now: datetime, limit: int | None = None) -> int:
-        """Delete (up to ``limit``) the started logins expired by ``now``; how many."""
+        """Delete (up to ``limit`` of each) the started logins and remembered nonces expired
+        by ``now``; how many."""
         ...
 
 

@@ -277,6 +277,11 @@ class PasskeyRepo(Protocol):
         """The user's passkeys, newest first (``created_at`` descending, then id)."""
         ...
 
+    async def credential_id_lengths(self, limit: int) -> list[int]:
+        """The byte lengths of the credential ids of up to ``limit`` stored passkeys (any of
+        them: a sample for the decoys of ``docs/reference/mfa-and-passkeys.md``)."""
+        ...
+
     async def update(self, passkey: Passkey) -> None:
         """Store the changeable fields of ``passkey`` (name, counter, last use, backup state,
         ``suspected_clone``). Raises ``NotFound`` if there is none."""

@@ -25,6 +25,7 @@ from application.events.catalog import (
 )
 from application.ports import Clock, EmailNormalizer, EventBus, Hasher, Storage
 from application.recovery.mail import RESET, VERIFY, Outbox, compose
+from application.shared.proven_email import drop_unproven_identities
 from application.shared.settings import AuthSettings, EmailSettings, Live
 from application.shared.steps import hash_token, new_opaque_token, publish_all
 from application.shared.throttle import LoginThrottle
@@ -108,7 +109,9 @@ class EmailVerification(_Mailer):
 
     async def verify(self, token: str) -> None:
         """POST /email/verify: mark the token's user verified and spend the token (and any
-        other verification token of the user). Publishes ``EmailVerified``.
+        other verification token of the user); the identities linked while the email was
+        unverified are removed and the user's sessions end (``drop_unproven_identities``).
+        Publishes ``EmailVerified`` (and ``IdentityUnlinked`` / ``SessionEnded``).
 
         Raises ``InvalidVerificationToken`` (400) for an unknown, used or expired token; then
         nothing changes.
@@ -122,10 +125,11 @@ class EmailVerification(_Mailer):
                 raise InvalidVerificationToken("the verification link is invalid or expired")
             await uow.users.update(attrs.evolve(user, email_verified=True))
             await uow.email_tokens.void(user.id, EmailTokenPurpose.VERIFY)
-            verified = EmailVerified(user_id=user.id)
-            await record(uow, [verified], self.clock.now())
+            events: list[Event] = [EmailVerified(user_id=user.id)]
+            events += await drop_unproven_identities(uow, user.id, sessions_ended=False)
+            await record(uow, events, self.clock.now())
             await uow.commit()
-        await self.bus.publish(verified)
+        await publish_all(self.bus, events)
 
 
 @attrs.frozen
@@ -171,9 +175,11 @@ class PasswordRecovery(_Mailer):
 
     async def reset(self, token: str, new_password: str) -> None:
         """POST /password/reset: store the new bcrypt hash, mark the email verified, void every
-        reset token and ``mfa_token`` of the user and end every session of it — in one
-        transaction with spending the token. Publishes ``PasswordReset`` and a
-        ``SessionEnded`` (reason ``password_reset``) per session.
+        reset token and ``mfa_token`` of the user, end every session of it and remove the
+        identities linked while the email was unverified (``drop_unproven_identities``) — in
+        one transaction with spending the token. Publishes ``PasswordReset``, a
+        ``SessionEnded`` (reason ``password_reset``) per session and an ``IdentityUnlinked``
+        per removed identity.
 
         Raises ``ValidationFailed`` (422, the new password breaks the policy; checked first),
         ``InvalidResetToken`` (400) for an unknown, used, voided or expired token, or one of a
@@ -201,6 +207,7 @@ class PasswordRecovery(_Mailer):
             reason = SessionEndReason.PASSWORD_RESET
             events: list[Event] = [PasswordReset(user_id=user.id, revoked=len(ended))]
             events += [SessionEnded(user.id, s, reason, user.id) for s in ended]
+            events += await drop_unproven_identities(uow, user.id, sessions_ended=True)
             await record(uow, events, self.clock.now())
             await uow.commit()
         await publish_all(self.bus, events)

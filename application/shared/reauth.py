@@ -7,7 +7,9 @@ ASVS 5.0 V7.5.1; ADR 0025).
 - ``Reauthentication.require``: the routes that add a sign-in factor
   (``POST /me/passkeys/registration/options``, ``POST /me/mfa/totp``) need a fresh proof — the
   password, or an assertion of one of the user's passkeys from ``/login/passkey/options`` in
-  the same request; without one, or with one that fails, 401 ``reauthentication_required``.
+  the same request, or an ID token of one of the user's linked providers issued at most 300 s
+  ago (``provider``, ``id_token``, ``nonce``); without one, or with one that fails, 401
+  ``reauthentication_required``.
 
 Every failed proof counts against the login throttle of the user's email and the client
 address (``LoginThrottle``, contract section 2), which is asked first: past
@@ -32,7 +34,13 @@ from domain.errors import (
 )
 from domain.model import BCRYPT_MAX_PASSWORD_BYTES, User
 
-__all__ = ["FreshProof", "PasskeyCheck", "Reauthentication", "password_matches"]
+__all__ = [
+    "FederatedCheck",
+    "FreshProof",
+    "PasskeyCheck",
+    "Reauthentication",
+    "password_matches",
+]
 
 
 class PasskeyCheck(Protocol):
@@ -44,6 +52,16 @@ class PasskeyCheck(Protocol):
     ) -> bool:
         """True when ``credential`` (an ``AuthenticationResponseJSON``) answers the login
         ceremony ``ceremony_id`` with a valid assertion of one of ``user_id``'s passkeys."""
+        ...
+
+
+class FederatedCheck(Protocol):
+    """What re-authentication needs of the federated login
+    (``application.login.federated_proof.FederatedProof`` implements it)."""
+
+    async def belongs_to(self, user_id: str, provider_id: str, id_token: str, nonce: str) -> bool:
+        """True when ``id_token`` (with ``nonce``) is a fresh ID token of ``provider_id`` for an
+        identity linked to ``user_id`` (the nonce is then spent)."""
         ...
 
 
@@ -66,21 +84,27 @@ async def password_matches(
 @attrs.frozen
 class FreshProof:
     """What a request adding a factor carries: ``password``, or ``ceremony_id`` and
-    ``credential`` (an ``AuthenticationResponseJSON``), or nothing."""
+    ``credential`` (an ``AuthenticationResponseJSON``), or ``provider``, ``id_token`` and
+    ``nonce`` (an ID token of a linked provider), or nothing."""
 
     password: str | None = attrs.field(default=None, repr=False)
     ceremony_id: str | None = None
     credential: Mapping[str, Any] | None = attrs.field(default=None, repr=False)
+    provider: str | None = None
+    id_token: str | None = attrs.field(default=None, repr=False)
+    nonce: str | None = attrs.field(default=None, repr=False)
 
 
 @attrs.frozen
 class Reauthentication:
-    """``Reauthentication(hasher, throttle, passkeys)``: checks a password or a passkey
-    assertion of a known user, under the login throttle."""
+    """``Reauthentication(hasher, throttle, passkeys, federated)``: checks a password, a
+    passkey assertion or a linked provider's ID token of a known user, under the login
+    throttle (``federated`` None: no ID tokens are taken)."""
 
     _hasher: Hasher
     _throttle: LoginThrottle
     _passkeys: PasskeyCheck
+    _federated: FederatedCheck | None = None
 
     async def confirm_password(self, user: User, password: str, client: str) -> None:
         """The current password of ``user``, sent from ``client`` (its address). Raises
@@ -90,14 +114,19 @@ class Reauthentication:
 
     async def require(self, user: User, proof: FreshProof, client: str) -> None:
         """A fresh proof of ``user`` before a factor is added. Raises ``ValidationFailed``
-        (422) for both a password and an assertion, or half an assertion; ``RateLimited`` (429,
-        asked first); ``ReauthenticationRequired`` (401) without a proof or for a wrong
-        password or a refused assertion (both counted by the throttle)."""
+        (422) for two kinds of proof at once, or half an assertion or ID token proof;
+        ``RateLimited`` (429, asked first); ``ReauthenticationRequired`` (401) without a proof
+        or for a wrong password, a refused assertion or a refused ID token (each counted by
+        the throttle)."""
         by_passkey = proof.ceremony_id is not None or proof.credential is not None
-        if proof.password is not None and by_passkey:
-            raise ValidationFailed(
-                [FieldError("password", "give a password, or a ceremony_id and a credential")]
-            )
+        by_provider = proof.provider is not None or proof.id_token is not None
+        if sum((proof.password is not None, by_passkey, by_provider)) > 1:
+            raise ValidationFailed([FieldError(
+                "password", "give a password, or a ceremony_id and a credential, or a provider"
+                " and an id_token")])  # fmt: skip
+        if by_provider:
+            await self._by_provider(user, proof, client)
+            return
         if proof.password is not None:
             if await password_matches(self._hasher, self._throttle, user, proof.password, client):
                 return
@@ -113,4 +142,18 @@ class Reauthentication:
         attempt = await self._throttle.attempt(user.email, client)
         if not await self._passkeys.belongs_to(user.id, proof.ceremony_id, proof.credential):
             raise ReauthenticationRequired("the passkey assertion was refused")
+        await self._throttle.release(attempt)
+
+    async def _by_provider(self, user: User, proof: FreshProof, client: str) -> None:
+        """The ID-token proof: ``provider`` and ``id_token`` together (else 422); refused (401,
+        counted) when not a fresh token of a provider linked to ``user``, nonce missing too."""
+        if proof.provider is None or proof.id_token is None:
+            field = "id_token" if proof.id_token is None else "provider"
+            raise ValidationFailed([FieldError(field, "provider and id_token go together")])
+        attempt = await self._throttle.attempt(user.email, client)
+        ok = self._federated is not None and await self._federated.belongs_to(
+            user.id, proof.provider, proof.id_token, proof.nonce or ""
+        )
+        if not ok:
+            raise ReauthenticationRequired("the ID token was refused")
         await self._throttle.release(attempt)

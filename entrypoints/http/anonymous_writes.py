@@ -55,10 +55,11 @@ ANONYMOUS_WRITES: dict[tuple[str, str], AnonymousWrite] = {
     ("POST", "/ui/login/passkey"): AnonymousWrite(give_back=True),
     ("POST", "/ui/login/mfa/passkey/options"): AnonymousWrite(give_back=False),
     ("POST", "/ui/login/mfa/passkey"): AnonymousWrite(give_back=True),
+    ("GET", "/federation/{provider}/start"): AnonymousWrite(give_back=False, page=True),
 }
 """(method, path template) → how the route is limited: every route that anyone may call and
 that writes (a user, a ceremony, a reset or verification record, a failed-login or failed
-client-authentication audit row)."""
+client-authentication audit row, a started federated login's state)."""
 
 _DETAIL = "too many requests from this address; retry after the given seconds"
 

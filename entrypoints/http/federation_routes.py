@@ -26,8 +26,9 @@ class FederatedLoginRequest:
 
 
 async def login_federated(request: web.Request) -> web.Response:
-    """POST /login/federated ``{"provider", "id_token", "nonce"?}`` → 200 TokenPair; 401
-    ``mfa_required``; 400 ``federation_failed``; 404 unknown provider; 409 ``account_exists``;
+    """POST /login/federated ``{"provider", "id_token", "nonce"}`` → 200 TokenPair; 401
+    ``mfa_required``; 400 ``federation_failed`` (also without a nonce, for a nonce used before
+    at that issuer, or a token over 300 s old); 404 unknown provider; 409 ``account_exists``;
     403 ``federation_not_allowed`` / ``account_disabled``."""
     body = await read_json(request, FederatedLoginRequest)
     container = request.app[CONTAINER]
@@ -92,7 +93,10 @@ ROUTES = [
               request={"type": "object", "required": ["provider", "id_token"],
                        "properties": {"provider": {"type": "string"},
                                       "id_token": {"type": "string"},
-                                      "nonce": {"type": "string"}}}),
+                                      "nonce": {"type": "string", "description":
+                                                "needed (missing: 400 federation_failed); the"
+                                                " token's own, accepted once per issuer until"
+                                                " its exp; the token at most 300 s old"}}}),
     RouteSpec("GET", "/me/identities", list_identities,
               "The caller's identities at other providers",
               {200: "IdentityList", 401: "Problem"}, bearer=True),

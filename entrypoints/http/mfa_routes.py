@@ -43,11 +43,14 @@ class TotpCode:
 @attrs.frozen
 class TotpStart:
     """Body of POST /me/mfa/totp: the fresh proof of contract section 13 — ``{"password"}`` or
-    ``{"ceremony_id", "credential"}``."""
+    ``{"ceremony_id", "credential"}`` or ``{"provider", "id_token", "nonce"}``."""
 
     password: UncheckedText | None = attrs.field(default=None, repr=False)
     ceremony_id: str | None = None
     credential: dict[str, Any] | None = attrs.field(default=None, repr=False)
+    provider: UncheckedText | None = None
+    id_token: UncheckedText | None = attrs.field(default=None, repr=False)
+    nonce: UncheckedText | None = attrs.field(default=None, repr=False)
 
 
 @attrs.frozen

@@ -38,12 +38,16 @@ if TYPE_CHECKING:
 class RegistrationRequest:
     """Body of POST /me/passkeys/registration/options: ``{"name"?}`` (the name is given
     again, or first, when the passkey is stored) and the fresh proof of contract section 13:
-    ``"password"``, or ``"ceremony_id"`` + ``"credential"`` (a passkey assertion)."""
+    ``"password"``, or ``"ceremony_id"`` + ``"credential"`` (a passkey assertion), or
+    ``"provider"`` + ``"id_token"`` + ``"nonce"`` (a linked provider's fresh ID token)."""
 
     name: str | None = None
     password: UncheckedText | None = attrs.field(default=None, repr=False)
     ceremony_id: str | None = None
     credential: dict[str, Any] | None = attrs.field(default=None, repr=False)
+    provider: UncheckedText | None = None
+    id_token: UncheckedText | None = attrs.field(default=None, repr=False)
+    nonce: UncheckedText | None = attrs.field(default=None, repr=False)
 
 
 @attrs.frozen

@@ -1,6 +1,7 @@
 """The fresh proof that the routes adding a sign-in factor read from their body (contract
 section 13; ADR 0025): ``"password"``, or ``"ceremony_id"`` + ``"credential"`` (an assertion
-answering ``/login/passkey/options``), beside the route's own members."""
+answering ``/login/passkey/options``), or ``"provider"`` + ``"id_token"`` + ``"nonce"`` (an
+ID token of a linked provider, at most 300 s old), beside the route's own members."""
 
 from __future__ import annotations
 
@@ -23,22 +24,38 @@ PROOF_PROPERTIES: dict[str, Any] = {
         "type": "object",
         "description": "... and its AuthenticationResponseJSON, by a passkey of the caller",
     },
+    "provider": {
+        "type": "string",
+        "description": "instead: the id of a provider linked to the caller ...",
+    },
+    "id_token": {
+        "type": "string",
+        "description": "... an ID token it issued to the caller at most 300 s ago ...",
+    },
+    "nonce": {"type": "string", "description": "... and that token's nonce (spent once)"},
 }
 """The OpenAPI properties of the proof (``password`` | ``ceremony_id`` + ``credential``)."""
 
-_PROOF_MEMBERS = [{"required": [name]} for name in ("password", "ceremony_id", "credential")]
+_PROOF_MEMBERS = [
+    {"required": [name]}
+    for name in ("password", "ceremony_id", "credential", "provider", "id_token")
+]
 PROOF_ALTERNATIVES: list[dict[str, Any]] = [
     {"required": ["password"], "not": {"anyOf": _PROOF_MEMBERS[1:]}},
-    {"required": ["ceremony_id", "credential"], "not": _PROOF_MEMBERS[0]},
+    {"required": ["ceremony_id", "credential"],
+     "not": {"anyOf": [_PROOF_MEMBERS[0], *_PROOF_MEMBERS[3:]]}},
+    {"required": ["provider", "id_token", "nonce"], "not": {"anyOf": _PROOF_MEMBERS[:3]}},
     {"not": {"anyOf": _PROOF_MEMBERS}},  # no proof at all: 401 reauthentication_required
-]
-"""The body's ``oneOf``: the password alone, or ceremony_id + credential together, or neither
-(answered 401); a password beside an assertion, or half an assertion, is 422."""
+]  # fmt: skip
+"""The body's ``oneOf``: the password alone, or ceremony_id + credential together, or
+provider + id_token + nonce, or none (answered 401); two kinds at once, or half of one, is
+422."""
 
 PROOF_DESCRIPTION = (
     "Needs a fresh proof of the caller (ASVS 5.0 V7.5.1): its password, or a passkey assertion"
-    " (ceremony_id + credential from /login/passkey/options); without one, or with a wrong"
-    " one, 401 reauthentication_required; past auth.login_max_failures wrong ones, 429."
+    " (ceremony_id + credential from /login/passkey/options), or an ID token of a linked"
+    " provider issued at most 300 s ago (provider + id_token + nonce); without one, or with a"
+    " wrong one, 401 reauthentication_required; past auth.login_max_failures wrong ones, 429."
 )
 
 
@@ -51,5 +68,7 @@ async def read_optional_json(request: web.Request, cls: type[T]) -> T:
 
 
 def proof_of(body: Any) -> FreshProof:
-    """The ``FreshProof`` of a body with ``password``, ``ceremony_id`` and ``credential``."""
-    return FreshProof(body.password, body.ceremony_id, body.credential)
+    """The ``FreshProof`` of a body with ``password``, ``ceremony_id``, ``credential``,
+    ``provider``, ``id_token`` and ``nonce``."""
+    return FreshProof(body.password, body.ceremony_id, body.credential, body.provider,
+                      body.id_token, body.nonce)  # fmt: skip

@@ -54,7 +54,7 @@ _TABLES = (
     "users, sessions, refresh_tokens, rotated_refresh_tokens, groups, group_members, login_failures,"
     " audit_events, oauth_clients, revoked_access_tokens, dpop_proofs, passkeys,"
     " webauthn_user_handles, webauthn_ceremonies, oidc_codes, oidc_consents, oidc_hosted_sessions,"
-    " federated_identities, federation_flows"
+    " federated_identities, federation_flows, federation_nonces"
 )
 
 

@@ -215,7 +215,7 @@ async def test_housekeeping_drains_expired_federation_flows_in_batches(
     assert await purge() == 5
     assert await purge() == 0
     async with storage.begin() as uow:
-        assert await uow.identities.take_flow(f"{0:064x}") is None
-        live = await uow.identities.take_flow(f"{99:064x}")
+        assert await uow.identities.take_flow(f"{0:064x}", "b" * 64) is None
+        live = await uow.identities.take_flow(f"{99:064x}", "b" * 64)
         await uow.commit()
     assert live == _flow(99, NOW + timedelta(seconds=1))

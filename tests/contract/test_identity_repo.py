@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import attrs
 import pytest
 
 from application.ports import Storage
 from domain.errors import Conflict, NotFound
-from domain.federation import FederatedIdentity, FederationFlow
+from domain.federation import FederatedIdentity, FederationFlow, UpstreamIdentity
 from tests.contract.conftest import T0, Make
 
 ISS = "https://idp.example"
@@ -104,7 +105,7 @@ async def test_identities_and_link_flows_go_with_their_user(storage: Storage, ma
         await uow.commit()
     async with storage.begin() as uow:
         assert await uow.identities.find(ISS, "s1") is None
-        assert await uow.identities.take_flow("a" * 64) is None
+        assert await uow.identities.take_flow("a" * 64, "b" * 64) is None
 
 
 async def test_a_flow_is_taken_once(storage: Storage, make: Make) -> None:
@@ -119,10 +120,10 @@ async def test_a_flow_is_taken_once(storage: Storage, make: Make) -> None:
         with pytest.raises(Conflict):
             await uow.identities.put_flow(_flow())
     async with storage.begin() as uow:
-        assert await uow.identities.take_flow("a" * 64) == flow
+        assert await uow.identities.take_flow("a" * 64, "b" * 64) == flow
         await uow.commit()
     async with storage.begin() as uow:
-        assert await uow.identities.take_flow("a" * 64) is None
+        assert await uow.identities.take_flow("a" * 64, "b" * 64) is None
         with pytest.raises(NotFound):
             await uow.identities.put_flow(_flow("d" * 64, link_user_id="ghost"))
 
@@ -136,5 +137,65 @@ async def test_expired_flows_are_purged(storage: Storage, make: Make) -> None:
         assert await uow.identities.purge_expired(T0 + timedelta(seconds=60)) == 1
         await uow.commit()
     async with storage.begin() as uow:
-        assert await uow.identities.take_flow("a" * 64) is None
-        assert await uow.identities.take_flow("c" * 64) is not None
+        assert await uow.identities.take_flow("a" * 64, "b" * 64) is None
+        assert await uow.identities.take_flow("c" * 64, "b" * 64) is not None
+
+
+async def test_a_flow_of_another_browser_is_left_in_place(storage: Storage, make: Make) -> None:
+    """Contract section 16: the state is taken only when the browser cookie matches, so a
+    state seen by someone else (logs, Referer) cannot void the legitimate login."""
+    async with storage.begin() as uow:
+        await uow.identities.put_flow(_flow())
+        await uow.commit()
+    async with storage.begin() as uow:
+        assert await uow.identities.take_flow("a" * 64, "e" * 64) is None
+        await uow.commit()
+    async with storage.begin() as uow:
+        assert await uow.identities.take_flow("a" * 64, "b" * 64) == _flow()
+
+
+async def test_a_link_waiting_for_confirmation_keeps_its_upstream(
+    storage: Storage, make: Make
+) -> None:
+    await _user(storage, make)
+    up = UpstreamIdentity(ISS, "s9", "s9@example.com")
+    waiting = attrs.evolve(_flow(link_user_id="alice"), upstream=up)
+    async with storage.begin() as uow:
+        await uow.identities.put_flow(waiting)
+        await uow.commit()
+    async with storage.begin() as uow:
+        assert await uow.identities.take_flow("a" * 64, "b" * 64) == waiting
+
+
+async def test_identities_linked_unverified_are_removed(storage: Storage, make: Make) -> None:
+    """Pre-hijacked accounts: only the identities linked while the email was unverified go."""
+    await _user(storage, make)
+    proven = attrs.evolve(_identity("s1"), email_was_verified=True)
+    unproven = _identity("s2", provider="other", issuer="https://o.example")
+    async with storage.begin() as uow:
+        await uow.identities.add(proven)
+        await uow.identities.add(unproven)
+        await uow.commit()
+    async with storage.begin() as uow:
+        assert await uow.identities.remove_unproven("alice") == [unproven]
+        await uow.commit()
+    async with storage.begin() as uow:
+        assert await uow.identities.list_for_user("alice") == [proven]
+        assert await uow.identities.remove_unproven("alice") == []
+
+
+async def test_a_nonce_is_spent_once_until_it_expires(storage: Storage, make: Make) -> None:
+    """POST /login/federated: (issuer, nonce) accepted once until the token's exp; purged."""
+    until = T0 + timedelta(seconds=300)
+    async with storage.begin() as uow:
+        assert await uow.identities.spend_nonce(ISS, "n" * 64, until, T0)
+        assert await uow.identities.spend_nonce("https://o.example", "n" * 64, until, T0)
+        await uow.commit()
+    async with storage.begin() as uow:
+        assert not await uow.identities.spend_nonce(ISS, "n" * 64, until, T0)
+        later = T0 + timedelta(seconds=301)
+        assert await uow.identities.spend_nonce(ISS, "n" * 64, later + timedelta(seconds=9), later)
+        await uow.commit()
+    async with storage.begin() as uow:
+        assert await uow.identities.purge_expired(T0 + timedelta(days=1)) == 2
+        await uow.commit()

@@ -30,6 +30,7 @@ ALL = [
     "0015_oidc",
     "0016_federated_identities",
     "0017_client_all_organizations",
+    "0018_federation_hardening",
 ]
 EXPECTED_TABLES = {
     "users",
@@ -52,6 +53,7 @@ EXPECTED_TABLES = {
     "oidc_hosted_sessions",
     "federated_identities",
     "federation_flows",
+    "federation_nonces",
 }
 RUNNERS = 4
 

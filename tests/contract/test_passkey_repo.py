@@ -197,3 +197,18 @@ async def test_a_user_is_read_with_its_passkey_count(storage: Storage, make: Mak
         await uow.users.update(user)  # the count is read, never written
         await uow.passkeys.delete(_passkey(1).id)
         assert (await uow.users.get("alice")).passkeys == 1  # type: ignore[union-attr]
+
+
+async def test_credential_id_lengths_are_sampled(storage: Storage, make: Make) -> None:
+    """The decoys' length distribution (contract section 13): the byte lengths of up to
+    ``limit`` stored credential ids."""
+    await _user(storage, make)
+    async with storage.begin() as uow:
+        assert await uow.passkeys.credential_id_lengths(10) == []
+        await uow.passkeys.add(_passkey(1))
+        await uow.passkeys.add(_passkey(2, credential_id=bytes([2]) * 32))
+        await uow.passkeys.add(_passkey(3, credential_id=bytes([3]) * 64))
+        await uow.commit()
+    async with storage.read() as uow:
+        assert sorted(await uow.passkeys.credential_id_lengths(10)) == [16, 32, 64]
+        assert len(await uow.passkeys.credential_id_lengths(2)) == 2

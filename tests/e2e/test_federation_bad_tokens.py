@@ -4,21 +4,23 @@ fake OpenID provider (aiohttp, in the test) signs each token with PyJWT; every o
 
 from __future__ import annotations
 
-import json
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import jwt
 import pytest
-from aiohttp import web
-from aiohttp.test_utils import TestClient, TestServer
-from cryptography.hazmat.primitives.asymmetric import rsa
+from aiohttp.test_utils import TestClient
 
+from domain.audit import AuditQuery
 from tests.e2e.conftest import ONE_PER_BACKEND, MakeClient, container_of
-from tests.e2e.federation_helpers import callback, start
-
-CLIENT_ID = "fake-client"
+from tests.e2e.federation_helpers import (
+    CLIENT_ID,
+    callback,
+    fake_idp,
+    fake_provider_toml,
+    start,
+)
 
 
 @pytest.fixture(params=ONE_PER_BACKEND)
@@ -26,83 +28,13 @@ def deployment(request: pytest.FixtureRequest) -> tuple[str, str]:
     return request.param  # type: ignore[no-any-return]
 
 
-class FakeIdp:
-    """Discovery, JWKS (keys ``k1``, ``k2``), a token endpoint answering ``self.id_token``,
-    and userinfo answering ``self.userinfo_sub``; counts JWKS fetches."""
-
-    def __init__(self) -> None:
-        self.keys = {k: rsa.generate_private_key(public_exponent=65537, key_size=2048)
-                     for k in ("k1", "k2", "rogue")}  # fmt: skip
-        self.published = ["k1", "k2"]
-        self.issuer = ""
-        self.jwks_fetches = 0
-        self.claims_override: dict[str, Any] = {}
-        self.header: dict[str, Any] = {"kid": "k1"}
-        self.sign_with = "k1"
-        self.userinfo_sub: str | None = None
-        self.nonce = ""
-
-    def app(self) -> web.Application:
-        app = web.Application()
-        app.router.add_get("/.well-known/openid-configuration", self.discovery)
-        app.router.add_get("/jwks", self.jwks)
-        app.router.add_post("/token", self.token)
-        app.router.add_get("/userinfo", self.userinfo)
-        return app
-
-    async def discovery(self, _: web.Request) -> web.Response:
-        return web.json_response({
-            "issuer": self.issuer, "authorization_endpoint": f"{self.issuer}/authorize",
-            "token_endpoint": f"{self.issuer}/token", "jwks_uri": f"{self.issuer}/jwks",
-            "userinfo_endpoint": f"{self.issuer}/userinfo",
-            "id_token_signing_alg_values_supported": ["RS256"],
-        })  # fmt: skip
-
-    async def jwks(self, _: web.Request) -> web.Response:
-        self.jwks_fetches += 1
-        keys = []
-        for kid in self.published:
-            jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(self.keys[kid].public_key()))
-            keys.append({**jwk, "kid": kid, "use": "sig", "alg": "RS256"})
-        return web.json_response({"keys": keys})
-
-    def id_token(self, nonce: str | None = None) -> str:
-        now = int(time.time())
-        claims = {"iss": self.issuer, "sub": "fake-sub", "aud": CLIENT_ID, "iat": now,
-                  "exp": now + 300, "email": "fake@example.com", "email_verified": True}  # fmt: skip
-        if nonce is not None:
-            claims["nonce"] = nonce
-        claims.update(self.claims_override)
-        claims = {k: v for k, v in claims.items() if v is not None}
-        if self.header.get("alg") == "none":
-            return jwt.encode(claims, None, algorithm="none")
-        return jwt.encode(claims, self.keys[self.sign_with], algorithm="RS256",
-                          headers={k: v for k, v in self.header.items() if v is not None})  # fmt: skip
-
-    async def token(self, request: web.Request) -> web.Response:
-        return web.json_response({"access_token": "at", "token_type": "Bearer",
-                                  "id_token": self.id_token(self.nonce)})  # fmt: skip
-
-    async def userinfo(self, _: web.Request) -> web.Response:
-        return web.json_response({"sub": self.userinfo_sub or "fake-sub",
-                                  "email": "fake@example.com"})  # fmt: skip
-
-
 @pytest.fixture
 async def fake(make_client: MakeClient, tmp_path: Path) -> Any:
-    idp = FakeIdp()
-    server = TestServer(idp.app(), host="127.0.0.1")
-    await server.start_server()
-    idp.issuer = str(server.make_url("")).rstrip("/")
-    path = tmp_path / "authsvc.toml"
-    path.write_text(
-        "[[federation.providers]]\n"
-        f'id = "test"\nname = "Fake"\nissuer = "{idp.issuer}"\nclient_id = "{CLIENT_ID}"\n'
-        'client_secret = "s"\n'
-    )
-    client = await make_client(config_path=str(path))
-    yield idp, client
-    await server.close()
+    async with fake_idp() as idp:
+        path = tmp_path / "authsvc.toml"
+        path.write_text(fake_provider_toml(idp))
+        client = await make_client(config_path=str(path))
+        yield idp, client
 
 
 async def _users(client: TestClient) -> list[Any]:
@@ -171,11 +103,42 @@ async def test_up05_kid_absent_with_a_single_key_is_accepted(fake: Any) -> None:
 
 
 async def test_nonce_given_as_is(fake: Any) -> None:
-    """/login/federated: a token with a nonce and none given, or the reverse → 400."""
+    """/login/federated: a token with a nonce and none given, or the reverse, or neither → 400
+    (contract section 16: the nonce is required)."""
     idp, client = fake
     assert (await _native(client, idp.id_token("n-1"), nonce=None)).status == 400
     assert (await _native(client, idp.id_token(None), nonce="n-1")).status == 400
-    assert (await _native(client, idp.id_token(None), nonce=None)).status == 200
+    resp = await _native(client, idp.id_token(None), nonce=None)
+    assert resp.status == 400 and (await resp.json())["code"] == "federation_failed"
+    assert await _users(client) == []
+
+
+async def test_native_replay_and_stale_tokens_are_refused(fake: Any) -> None:
+    """/login/federated (security review s5, finding 8): an (issuer, nonce) pair is accepted
+    once until the token's exp — the same token again, or another token with that nonce, is
+    refused; a token whose ``iat`` is over 300 s old is refused though it has not expired; a
+    fresh token with a new nonce still works. The nonces are kept in the database (so every
+    instance refuses the replay) and purged by housekeeping after the token's exp."""
+    idp, client = fake
+    token = idp.id_token("n-once")
+    assert (await _native(client, token, nonce="n-once")).status == 200
+    again = await _native(client, token, nonce="n-once")
+    assert again.status == 400 and (await again.json())["code"] == "federation_failed"
+    assert (await _native(client, idp.id_token("n-once"), nonce="n-once")).status == 400
+    now = int(time.time())
+    idp.claims_override = {"iat": now - 301, "exp": now + 600}
+    stale = await _native(client, idp.id_token("n-stale"), nonce="n-stale")
+    assert stale.status == 400 and (await stale.json())["code"] == "federation_failed"
+    idp.claims_override = {}
+    assert (await _native(client, idp.id_token("n-new"), nonce="n-new")).status == 200
+    async with container_of(client).storage().read() as uow:
+        page = await uow.audit.list_page(AuditQuery(type="login.failed"), None, 50)
+    reasons = sorted(str(e.details.get("reason")) for e in page)
+    assert reasons == ["id_token_stale", "nonce_replayed", "nonce_replayed"], reasons
+    async with container_of(client).storage().begin() as uow:  # housekeeping's purge
+        assert await uow.identities.purge_expired(datetime.now(UTC)) == 0
+        assert await uow.identities.purge_expired(datetime.now(UTC) + timedelta(seconds=700)) == 2
+        await uow.commit()
 
 
 async def test_up12_an_unknown_kid_storm_fetches_the_key_set_rarely(fake: Any) -> None:

@@ -33,6 +33,7 @@ from tests.interop.conftest import chromium, node_modules  # noqa: F401 - fixtur
 from tests.interop.driver import (
     Action,
     DevInteractions,
+    HostedPages,
     UserAgent,
     chromium_browser,
     run_script,
@@ -153,7 +154,8 @@ async def test_continue_with_in_chromium_signs_in_and_authorize_is_then_silent(
 ) -> None:
     """UP-01, UP-02, UP-11 (its last step) in a browser: Chromium clicks "Continue with
     TestIdP" on /ui/login, signs in at oidc-provider and lands back on /ui/signed-in signed in
-    (a new user, verified email, the identity on /ui/account); then /oauth/authorize with
+    (a new user — its email unverified: the provider has no ``trust_email`` — and the
+    identity on /ui/account); then /oauth/authorize with
     ``prompt=none`` for a ``skip_consent`` client answers a code with no page at all, and the
     code's ID token says ``amr ["fed"]`` for that user. A second browser signing in the same way
     is the same user (UP-02)."""
@@ -197,7 +199,7 @@ async def test_continue_with_in_chromium_signs_in_and_authorize_is_then_silent(
                 assert resp.status == 200, tokens
         claims = jwt.decode(tokens["id_token"], options={"verify_signature": False})
         (user,) = await _users(base, LOGIN)
-        assert user["email_verified"] is True
+        assert user["email_verified"] is False  # the provider has no trust_email (review s5)
         assert (claims["sub"], claims["amr"], claims["nonce"]) == (user["id"], ["fed"], nonce)
         # UP-02: another browser, the same upstream account → the same user.
         again = await UserAgent.open(browser, FederatedPages(LOGIN), (RP_CALLBACK,))
@@ -238,3 +240,79 @@ async def test_up11_full_chain_from_a_relying_party(
     assert claims["sub"] == user["id"] and claims["amr"] == ["fed"], json.dumps(claims)
     assert claims["azp"] == client["client_id"] and claims["acr"] == "1"
     assert run.result["userinfo"]["email"] == LOGIN
+
+
+EVIL = "http://localhost:9/evil"
+"""Another site's page (answered by the browser's route, nothing listens there)."""
+
+
+async def _through_upstream(page: Page, until: str) -> None:
+    """Act on the upstream's devInteractions pages until the browser is back at ``until``."""
+    for _ in range(6):
+        if page.url.startswith(until):
+            return
+        action = await DevInteractions(LOGIN).next_action(page)
+        assert action is not None, (page.url, await page.locator("body").inner_text())
+        async with page.expect_navigation(wait_until="domcontentloaded"):
+            await action()
+    assert page.url.startswith(until), page.url
+
+
+async def test_linking_needs_the_account_pages_post_and_a_confirmation(
+    served: Deployment,
+    chromium: str,  # noqa: F811
+) -> None:
+    """Review s5, finding 7 (contract section 16), in a browser: alice has a fresh hosted
+    login. Another site's page navigates her browser to the old link URL
+    (``/federation/test/start?link=1``, a cross-site GET carrying her SameSite=Lax session):
+    it lands on /ui/account, nothing is linked and the provider is never visited. Her click
+    on "Link TestIdP" (a POST of the account page) goes to the provider, whose callback shows
+    a confirmation naming TestIdP and the upstream email — still nothing linked — and only
+    her "Link TestIdP" there links it."""
+    base = served.base
+    async with aiohttp.ClientSession() as http:
+        status, _ = await _json(http, "POST", base + "/register", email="alice@example.com",
+                                password=PASSWORD)  # fmt: skip
+        assert status == 201
+        _, pair = await _json(http, "POST", base + "/login", email="alice@example.com",
+                              password=PASSWORD)  # fmt: skip
+
+    async def identities() -> list[dict[str, Any]]:
+        async with aiohttp.ClientSession() as http:
+            _, listed = await _json(http, "GET", base + "/me/identities", pair["access_token"])
+        return listed["items"]  # type: ignore[no-any-return]
+
+    async with chromium_browser(chromium) as browser:
+        agent = await UserAgent.open(browser, HostedPages("alice@example.com", PASSWORD), ())
+        page = agent.page
+        visited: list[str] = []
+        page.on("request", lambda request: visited.append(request.url))
+        try:
+            landed = await agent.visit(f"{base}/ui/login?return_to=%2Fui%2Faccount")
+            assert landed == f"{base}/ui/account", agent.trail
+            link_url = f"{base}/federation/test/start?link=1&return_to=%2Fui%2Faccount"
+            html = f'<a id="go" href="{link_url}">win a prize</a>'
+            await agent.context.route(EVIL, lambda route: route.fulfill(
+                status=200, content_type="text/html", body=html))  # fmt: skip
+            await page.goto(EVIL)
+            async with page.expect_navigation(wait_until="domcontentloaded"):
+                await page.click("#go")
+            assert page.url == f"{base}/ui/account", page.url
+            assert "No provider is linked." in await page.locator("body").inner_text()
+            assert not any(u.startswith(served.up["issuer"]) for u in visited), visited
+            assert await identities() == []
+            # The account page's own button: a POST, then the provider, then a confirmation.
+            async with page.expect_navigation(wait_until="domcontentloaded"):
+                await page.click("form[action='/ui/account/link'] button")
+            await _through_upstream(page, f"{base}/federation/test/callback")
+            text = await page.locator("body").inner_text()
+            assert "Link TestIdP to your account?" in text and LOGIN in text, text
+            assert await identities() == []
+            async with page.expect_navigation(wait_until="domcontentloaded"):
+                await page.click("button[name=decision][value=allow]")
+            assert page.url == f"{base}/ui/account", page.url
+            assert "Unlink TestIdP" in await page.locator("body").inner_text()
+        finally:
+            await agent.close()
+    linked = await identities()
+    assert [(i["provider"], i["email"]) for i in linked] == [("test", LOGIN)], linked

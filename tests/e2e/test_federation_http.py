@@ -16,9 +16,12 @@ from dependency_injector import providers
 from domain.audit import AuditQuery
 from tests.e2e.conftest import ONE_PER_BACKEND, PASSWORD, MakeClient, bearer, container_of
 from tests.e2e.federation_helpers import (
+    answer_link,
     callback,
+    offer_of,
     provider_toml,
     start,
+    start_link,
     upstream,  # noqa: F401 - fixture
     upstream_login,
 )
@@ -71,7 +74,9 @@ async def test_up01_happy_path_creates_a_user_and_signs_in(
     upstream: dict[str, str],  # noqa: F811
 ) -> None:
     """UP-01: the redirect carries S256, state and nonce; the upstream login makes a new user
-    with a verified email and an identity (iss, sub); a hosted session; the audit rows."""
+    and an identity (iss, sub); a hosted session; the audit rows. The provider has no
+    ``trust_email``, so the new user's email is not verified, though the provider says it is
+    (contract section 16: pre-hijacked accounts)."""
     client = await fed_client()
     page = await client.get("/ui/login")
     assert "Continue with TestIdP" in await page.text()
@@ -85,7 +90,7 @@ async def test_up01_happy_path_creates_a_user_and_signs_in(
     assert resp.status == 303, await resp.text()
     assert resp.headers["Location"] == "/ui/account"
     (user,) = await _users(client)
-    assert (user.email, user.email_verified, user.password_hash) == ("dave@example.com", True, "")
+    assert (user.email, user.email_verified, user.password_hash) == ("dave@example.com", False, "")
     (identity,) = await _identities(client, user.id)
     assert (identity.issuer, identity.subject, identity.provider) == (
         upstream["issuer"], "dave@example.com", "test")  # fmt: skip
@@ -105,7 +110,10 @@ async def test_up02_the_same_sub_is_the_same_user(fed_client: Any) -> None:
 
 
 async def test_up03_state_checks_create_nothing(fed_client: Any) -> None:
-    """UP-03: a missing, wrong, replayed or other-browser state is refused; nothing created."""
+    """UP-03: a missing, wrong, replayed or other-browser state is refused, creating nothing.
+    The state is taken only when the browser cookie matches (contract section 16): another
+    browser presenting it (someone who saw it in a log or a Referer) does not void the login,
+    which the right browser then completes — once."""
     client = await fed_client()
     location = await start(client)
     query = await upstream_login(location, "frank@example.com")
@@ -115,9 +123,14 @@ async def test_up03_state_checks_create_nothing(fed_client: Any) -> None:
     cookies = list(client.session.cookie_jar)
     client.session.cookie_jar.clear()  # another browser: no federation cookie
     assert (await callback(client, query)).status == 400
-    client.session.cookie_jar.update_cookies({c.key: c.value for c in cookies})
-    assert (await callback(client, query)).status == 400  # replayed: taken already
+    client.session.cookie_jar.update_cookies({"authsvc_federation": "x" * 43})  # another one
+    assert (await callback(client, query)).status == 400
     assert await _users(client) == []
+    client.session.cookie_jar.clear()
+    client.session.cookie_jar.update_cookies({c.key: c.value for c in cookies})
+    assert (await callback(client, query)).status == 303  # the state was left in place
+    assert (await callback(client, query)).status == 400  # replayed: taken already
+    assert [u.email for u in await _users(client)] == ["frank@example.com"]
 
 
 async def test_up03_an_expired_state_is_refused(fed_client: Any) -> None:
@@ -235,14 +248,21 @@ async def test_mfa_user_still_passes_the_second_step(fed_client: Any) -> None:
 
 
 async def test_up10_link_and_unlink_from_the_account(fed_client: Any) -> None:
-    """UP-10: link from the account page after a fresh login; /me/identities lists it; unlink
-    works, but not the last login method; one (iss, sub) cannot go to two users."""
+    """UP-10: link from the account page after a fresh login — a POST of the page, then a
+    confirmation naming the provider and the upstream email, and only "Link" writes it;
+    /me/identities lists it; unlink works, but not the last login method; one (iss, sub)
+    cannot go to two users."""
     client = await fed_client()
     user_id = await _verified_user(client, "nia@example.com")
     await sign_in(client, "/ui/account", "nia@example.com")
-    location = await start(client, "/ui/account", link="1")
+    location = (await start_link(client)).headers["Location"]
     query = await upstream_login(location, "nia-upstream@example.com")
     resp = await callback(client, query)
+    page_text = await resp.text()
+    assert resp.status == 200 and "Link TestIdP to your account?" in page_text
+    assert "nia-upstream@example.com" in page_text
+    assert await _identities(client, user_id) == []  # nothing before the confirmation
+    resp = await answer_link(client, offer_of(page_text))
     assert resp.status == 303 and resp.headers["Location"] == "/ui/account"
     assert [i.provider for i in await _identities(client, user_id)] == ["test"]
     page = await client.get("/ui/account")
@@ -254,9 +274,10 @@ async def test_up10_link_and_unlink_from_the_account(fed_client: Any) -> None:
     client.session.cookie_jar.clear()
     await _verified_user(client, "oz@example.com")
     await sign_in(client, "/ui/account", "oz@example.com")
-    query = await upstream_login(await start(client, "/ui/account", link="1"),
+    query = await upstream_login((await start_link(client)).headers["Location"],
                                  "nia-upstream@example.com")  # fmt: skip
-    assert (await callback(client, query)).status == 400
+    resp = await callback(client, query)
+    assert (await answer_link(client, offer_of(await resp.text()))).status == 409
     # unlink: the password is left, so it works
     resp = await client.delete("/me/identities/test", headers=bearer(token))
     assert resp.status == 204

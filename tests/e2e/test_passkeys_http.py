@@ -6,6 +6,7 @@ counter in any answer."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
@@ -211,6 +212,27 @@ async def test_an_unknown_email_gets_options_of_the_same_shape(client: TestClien
     assert len(first["allowCredentials"]) == len(known["allowCredentials"]) == 1
     assert first["allowCredentials"] == again["allowCredentials"] != other["allowCredentials"]
     assert len(first["allowCredentials"][0]["id"]) == len(known["allowCredentials"][0]["id"])
+
+
+async def test_decoy_ids_take_the_length_of_the_stored_ids(client: TestClient) -> None:
+    """Contract section 13 (review s5, finding 12): decoy options for an email without a
+    passkey follow the length distribution of the stored credential ids — here 32 bytes, as
+    Chromium's and most platform authenticators make them (decoys were 16 bytes whatever was
+    stored, which told them apart); each email keeps its decoy."""
+    token = (await register_and_login(client, "alice@example.com"))["access_token"]
+    for _ in range(2):
+        device = SoftAuthenticator("ES256", credential_id=os.urandom(32))
+        assert (await register(client, token, device)).status == 201
+    await register_and_login(client, "bob@example.com")  # a user without a passkey
+    emails = [f"nobody{i}@example.com" for i in range(8)] + ["bob@example.com"]
+    decoys = []
+    for email in emails:
+        (decoy,) = (await login_options(client, email))["options"]["allowCredentials"]
+        decoys.append(b64url_decode(decoy["id"]))
+    assert {len(d) for d in decoys} == {32}
+    assert len(set(decoys)) == len(emails)
+    again = (await login_options(client, emails[0]))["options"]["allowCredentials"]
+    assert b64url_decode(again[0]["id"]) == decoys[0]
 
 
 async def test_failed_checks_are_one_answer_and_a_ceremony_is_used_once(

@@ -58,6 +58,25 @@ class MemoryFederatedIdentityRepo(FederatedIdentityRepo):
                 return identity
         return None
 
+    async def remove_unproven(self, user_id: str) -> list[FederatedIdentity]:
+        """Unlink the identities linked while the email was unverified; the removed ones."""
+        gone = [(k, i) for k, i in self._s.view.identities.items()
+                if i.user_id == user_id and not i.email_was_verified]  # fmt: skip
+        for key, _ in gone:
+            del self._s.write("identities")[key]
+        return [i for _, i in gone]
+
+    async def spend_nonce(
+        self, issuer: str, nonce_hash: str, expires_at: datetime, now: datetime
+    ) -> bool:
+        """True the first time (until ``expires_at``), False for a live one."""
+        require_aware(expires_at)
+        live = self._s.view.nonces.get((issuer, nonce_hash))
+        if live is not None and live > now:
+            return False
+        self._s.write("nonces")[(issuer, nonce_hash)] = expires_at
+        return True
+
     async def put_flow(self, flow: FederationFlow) -> None:
         """Store; ``Conflict`` if the state hash exists, ``NotFound`` without the linking user."""
         require_aware(flow.expires_at)
@@ -67,12 +86,14 @@ class MemoryFederatedIdentityRepo(FederatedIdentityRepo):
             raise Conflict("state exists")
         self._s.write("flows")[flow.state_hash] = flow
 
-    async def take_flow(self, state_hash: str) -> FederationFlow | None:
-        """Remove and return it, or None."""
-        if state_hash not in self._s.view.flows:
+    async def take_flow(self, state_hash: str, browser_hash: str) -> FederationFlow | None:
+        """Remove and return it when bound to ``browser_hash``, or None."""
+        flow = self._s.view.flows.get(state_hash)
+        if flow is None or flow.browser_hash != browser_hash:
             return None
         return self._s.write("flows").pop(state_hash)  # type: ignore[no-any-return]
 
     async def purge_expired(self, now: datetime, limit: int | None = None) -> int:
-        """Delete the started logins expired by ``now`` (up to ``limit``)."""
-        return self._s.purge("flows", lambda f: f.expires_at <= now, limit)
+        """Delete the started logins and nonces expired by ``now`` (up to ``limit`` each)."""
+        flows = self._s.purge("flows", lambda f: f.expires_at <= now, limit)
+        return flows + self._s.purge("nonces", lambda at: at <= now, limit)

@@ -46,6 +46,10 @@ class MemoryPasskeyRepo(PasskeyRepo):
         mine = [p for p in self._s.view.passkeys.values() if p.user_id == user_id]
         return sorted(mine, key=lambda p: (p.created_at, p.id), reverse=True)
 
+    async def credential_id_lengths(self, limit: int) -> list[int]:
+        """A sample of the stored credential ids' lengths."""
+        return [len(p.credential_id) for p in list(self._s.view.passkeys.values())[:limit]]
+
     async def update(self, passkey: Passkey) -> None:
         """Store the changeable fields; ``NotFound`` if there is none."""
         stored = self._s.view.passkeys.get(passkey.id)

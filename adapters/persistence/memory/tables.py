@@ -32,7 +32,8 @@ class Tables:
     ``mfa_recovery`` maps a user id to the hashes of its unused recovery codes; ``revoked`` maps
     a revoked access token's ``jti`` to its client id and expiry; ``consents`` is keyed by
     ``(user_id, client_id)``, ``codes`` by code hash, ``hosted`` by the hosted session's hash,
-    ``identities`` by ``(issuer, subject)``, ``flows`` by state hash.
+    ``identities`` by ``(issuer, subject)``, ``flows`` by state hash, ``nonces`` maps
+    ``(issuer, nonce hash)`` to its expiry.
     """
 
     def __init__(self) -> None:
@@ -58,6 +59,7 @@ class Tables:
         self.hosted: dict[str, HostedSession] = {}
         self.identities: dict[tuple[str, str], FederatedIdentity] = {}
         self.flows: dict[str, FederationFlow] = {}
+        self.nonces: dict[tuple[str, str], datetime] = {}
 
 
 @attrs.frozen
@@ -76,7 +78,7 @@ class Stage:
     _TABLES = ("users", "tokens", "rotated", "sessions", "groups", "members", "email_tokens",
                "mfa_totp", "mfa_recovery", "mfa_challenges", "audit", "clients",
                "revoked", "dpop_proofs", "passkeys", "user_handles", "ceremonies", "codes",
-               "consents", "hosted", "identities", "flows")  # fmt: skip
+               "consents", "hosted", "identities", "flows", "nonces")  # fmt: skip
 
     def __init__(self, base: Tables) -> None:
         self._base = base

@@ -1,5 +1,6 @@
 """The PostgreSQL federated identity store (contract section 16): tables
-``federated_identities`` and ``federation_flows`` (migration 0016)."""
+``federated_identities``, ``federation_flows`` and ``federation_nonces`` (migrations 0016,
+0018)."""
 
 from __future__ import annotations
 
@@ -58,6 +59,19 @@ class PostgresFederatedIdentityRepo(SqlQueries, FederatedIdentityRepo):
         row = await self._one(identities.DELETE, user_id, provider, write=True)
         return None if row is None else identity_row(tuple(row), _same)
 
+    async def remove_unproven(self, user_id: str) -> list[FederatedIdentity]:
+        """Unlink the identities linked while the email was unverified; the removed ones."""
+        rows = await self._s.run(lambda c: c.fetch(identities.REMOVE_UNPROVEN, user_id), write=True)
+        return [identity_row(tuple(r), _same) for r in rows]
+
+    async def spend_nonce(
+        self, issuer: str, nonce_hash: str, expires_at: datetime, now: datetime
+    ) -> bool:
+        """True the first time (until ``expires_at``), False for a live one."""
+        until, at = require_aware(expires_at), require_aware(now)
+        row = await self._one(identities.SPEND_NONCE, issuer, nonce_hash, until, at, write=True)
+        return row is not None
+
     async def put_flow(self, flow: FederationFlow) -> None:
         """Store; ``Conflict`` if the state hash exists, ``NotFound`` without the linking user."""
         try:
@@ -67,11 +81,13 @@ class PostgresFederatedIdentityRepo(SqlQueries, FederatedIdentityRepo):
         except asyncpg.UniqueViolationError:
             raise Conflict("state exists") from None
 
-    async def take_flow(self, state_hash: str) -> FederationFlow | None:
-        """Remove and return it, or None."""
-        row = await self._one(identities.TAKE_FLOW, state_hash, write=True)
+    async def take_flow(self, state_hash: str, browser_hash: str) -> FederationFlow | None:
+        """Remove and return it when bound to ``browser_hash``, or None."""
+        row = await self._one(identities.TAKE_FLOW, state_hash, browser_hash, write=True)
         return None if row is None else flow_row(tuple(row), _same)
 
     async def purge_expired(self, now: datetime, limit: int | None = None) -> int:
-        """Delete the started logins expired by ``now`` (up to ``limit``)."""
-        return await self._purge_where("federation_flows", EXPIRED, limit, require_aware(now))
+        """Delete the started logins and nonces expired by ``now`` (up to ``limit`` each)."""
+        at = require_aware(now)
+        flows = await self._purge_where("federation_flows", EXPIRED, limit, at)
+        return flows + await self._purge_where("federation_nonces", EXPIRED, limit, at)

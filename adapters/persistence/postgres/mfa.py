@@ -95,6 +95,7 @@ class PostgresMfaStore(SqlQueries, MfaStore):
                 require_aware(challenge.expires_at),
                 require_aware(challenge.created_at),
                 challenge.failures,
+                challenge.first_factor,
             )
         except asyncpg.ForeignKeyViolationError:
             raise NotFound(f"user {challenge.user_id} not found") from None

@@ -56,6 +56,11 @@ class PostgresPasskeyRepo(SqlQueries, PasskeyRepo):
         rows = await self._all(passkeys.OF_USER, user_id)
         return [passkey_row(tuple(r), _same) for r in rows]
 
+    async def credential_id_lengths(self, limit: int) -> list[int]:
+        """A sample of the stored credential ids' lengths."""
+        rows = await self._all(passkeys.ID_LENGTHS, limit)
+        return [int(r[0]) for r in rows]
+
     async def update(self, passkey: Passkey) -> None:
         """Store the changeable fields; ``NotFound`` if there is none."""
         params = (*change_params(passkey, require_aware), passkey.id)

@@ -85,7 +85,7 @@ EMAIL_TOKENS = "token_hash, user_id, purpose, expires_at, created_at"
 MFA_TOTP = "user_id, sealed_secret, confirmed, last_step, created_at"
 """The columns of ``mfa_totp`` in the order of ``TotpCredential``'s fields."""
 
-MFA_CHALLENGES = "token_hash, user_id, expires_at, created_at, failures"
+MFA_CHALLENGES = "token_hash, user_id, expires_at, created_at, failures, first_factor"
 """The columns of ``mfa_challenges`` in the order of ``MfaChallenge``'s fields."""
 
 AUDIT_EVENTS = (

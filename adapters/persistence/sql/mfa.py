@@ -30,7 +30,9 @@ USE_CODE = "DELETE FROM mfa_recovery_codes WHERE user_id = $1 AND code_hash = $2
 CODES_LEFT = "SELECT count(*) FROM mfa_recovery_codes WHERE user_id = $1"
 REMOVE_TOTP = "DELETE FROM mfa_totp WHERE user_id = $1 RETURNING confirmed"
 VOID_CHALLENGES = "DELETE FROM mfa_challenges WHERE user_id = $1"
-INSERT_CHALLENGE = f"INSERT INTO mfa_challenges ({cols.MFA_CHALLENGES}) VALUES ($1, $2, $3, $4, $5)"
+INSERT_CHALLENGE = (
+    f"INSERT INTO mfa_challenges ({cols.MFA_CHALLENGES}) VALUES ($1, $2, $3, $4, $5, $6)"
+)
 FIND_CHALLENGE = f"SELECT {cols.MFA_CHALLENGES} FROM mfa_challenges WHERE token_hash = $1"
 TAKE_CHALLENGE = f"DELETE FROM mfa_challenges WHERE token_hash = $1 RETURNING {cols.MFA_CHALLENGES}"
 CLAIM_ATTEMPT = (

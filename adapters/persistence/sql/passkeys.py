@@ -17,6 +17,8 @@ INSERT = f"INSERT INTO passkeys ({PASSKEYS}) VALUES ({_marks(len(PASSKEYS.split(
 BY_ID = f"SELECT {PASSKEYS} FROM passkeys WHERE id = $1"
 BY_CREDENTIAL_ID = f"SELECT {PASSKEYS} FROM passkeys WHERE credential_id = $1"
 OF_USER = f"SELECT {PASSKEYS} FROM passkeys WHERE user_id = $1 ORDER BY created_at DESC, id DESC"
+ID_LENGTHS = "SELECT length(credential_id) FROM passkeys LIMIT $1"
+"""A sample of the stored credential ids' byte lengths (``length`` of a BLOB / bytea)."""
 UPDATE = (
     "UPDATE passkeys SET "
     + ", ".join(f"{c} = ${n}" for n, c in enumerate(PASSKEY_CHANGES, 1))

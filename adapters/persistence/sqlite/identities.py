@@ -1,5 +1,5 @@
-"""The SQLite federated identity store (contract section 16): tables ``federated_identities``
-and ``federation_flows`` (migration 0016)."""
+"""The SQLite federated identity store (``docs/reference/federation.md``): tables
+``federated_identities``, ``federation_flows`` and ``federation_nonces`` (migrations 0016, 0018)."""
 
 from __future__ import annotations
 
@@ -53,6 +53,18 @@ class SqliteFederatedIdentityRepo(SqlQueries, FederatedIdentityRepo):
         row = await self._one(identities.DELETE, (user_id, provider))
         return None if row is None else identity_row(row, from_micros)
 
+    async def remove_unproven(self, user_id: str) -> list[FederatedIdentity]:
+        """Unlink the identities linked while the email was unverified; the removed ones."""
+        rows = await self._all(identities.REMOVE_UNPROVEN, (user_id,))
+        return [identity_row(r, from_micros) for r in rows]
+
+    async def spend_nonce(
+        self, issuer: str, nonce_hash: str, expires_at: datetime, now: datetime
+    ) -> bool:
+        """True the first time (until ``expires_at``), False for a live one."""
+        params = (issuer, nonce_hash, to_micros(expires_at), to_micros(now))
+        return await self._one(identities.SPEND_NONCE, params) is not None
+
     async def put_flow(self, flow: FederationFlow) -> None:
         """Store; ``Conflict`` if the state hash exists, ``NotFound`` without the linking user."""
         try:
@@ -62,11 +74,13 @@ class SqliteFederatedIdentityRepo(SqlQueries, FederatedIdentityRepo):
                 raise NotFound("user not found") from None
             raise Conflict("state exists") from None
 
-    async def take_flow(self, state_hash: str) -> FederationFlow | None:
-        """Remove and return it, or None."""
-        row = await self._one(identities.TAKE_FLOW, (state_hash,))
+    async def take_flow(self, state_hash: str, browser_hash: str) -> FederationFlow | None:
+        """Remove and return it when bound to ``browser_hash``, or None."""
+        row = await self._one(identities.TAKE_FLOW, (state_hash, browser_hash))
         return None if row is None else flow_row(row, from_micros)
 
     async def purge_expired(self, now: datetime, limit: int | None = None) -> int:
-        """Delete the started logins expired by ``now`` (up to ``limit``)."""
-        return await self._purge_where("federation_flows", EXPIRED, (to_micros(now),), limit)
+        """Delete the started logins and nonces expired by ``now`` (up to ``limit`` each)."""
+        at = (to_micros(now),)
+        flows = await self._purge_where("federation_flows", EXPIRED, at, limit)
+        return flows + await self._purge_where("federation_nonces", EXPIRED, at, limit)

@@ -29,10 +29,11 @@ def _totp(row: Iterable[Any]) -> TotpCredential:
 
 
 def _challenge(row: Iterable[Any]) -> MfaChallenge:
-    token_hash, user_id, expires_at, created_at, failures = row
+    token_hash, user_id, expires_at, created_at, failures, first_factor = row
     return MfaChallenge(
-        token_hash, user_id, from_micros(expires_at), from_micros(created_at), failures
-    )
+        token_hash, user_id, from_micros(expires_at), from_micros(created_at), failures,
+        first_factor,
+    )  # fmt: skip
 
 
 class SqliteMfaStore(SqlQueries, MfaStore):
@@ -107,6 +108,7 @@ class SqliteMfaStore(SqlQueries, MfaStore):
                     to_micros(challenge.expires_at),
                     to_micros(challenge.created_at),
                     challenge.failures,
+                    challenge.first_factor,
                 ),
             )
         except sqlite3.IntegrityError as exc:

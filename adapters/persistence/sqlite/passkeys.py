@@ -51,6 +51,11 @@ class SqlitePasskeyRepo(SqlQueries, PasskeyRepo):
         rows = await self._all(passkeys.OF_USER, (user_id,))
         return [passkey_row(r, from_micros) for r in rows]
 
+    async def credential_id_lengths(self, limit: int) -> list[int]:
+        """A sample of the stored credential ids' lengths."""
+        rows = await self._all(passkeys.ID_LENGTHS, (limit,))
+        return [int(r[0]) for r in rows]
+
     async def update(self, passkey: Passkey) -> None:
         """Store the changeable fields; ``NotFound`` if there is none."""
         params = (*change_params(passkey, to_micros), passkey.id)

@@ -1,6 +1,6 @@
 """Login with other identity providers, the browser's side (contract section 16):
 ``/federation/{provider}/start`` and ``/callback``, and the account page ``/ui/account`` with
-its "Link …" and "Unlink" buttons.
+its "Link …" and "Unlink" buttons (linking itself: ``entrypoints.http.ui.federation_link``).
 
 The start binds its state to this browser with the ``federation`` cookie (256 bits, HttpOnly,
 SameSite=Lax so that the provider's redirect back carries it; only its SHA-256 is stored).
@@ -20,6 +20,9 @@ from domain.errors import AccountExists, DomainError, FederationNotAllowed, NotF
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.requests import client_address, user_agent
 from entrypoints.http.routing import RouteSpec
+from entrypoints.http.ui.federation_link import BROWSER as _BROWSER
+from entrypoints.http.ui.federation_link import confirm as confirm_link
+from entrypoints.http.ui.federation_link import link_offer_page
 from entrypoints.http.ui.routes import forgot_url, passkeys_alone, provider_buttons, signed_in
 from entrypoints.http.ui.web import (
     cookie_name,
@@ -38,7 +41,6 @@ FAILED = "Signing in with {name} did not work. Try again, or sign in another way
 EXISTS = ("An account with this email already exists. Sign in with your password or passkey, "
           "then link {name} from your account page.")  # fmt: skip
 NOT_ALLOWED = "{name} cannot be used to create an account for this email here."
-_BROWSER = "federation"
 
 
 def login_page_with(request: web.Request, message: str, status: int,
@@ -57,27 +59,34 @@ def _name(request: web.Request, provider_id: str) -> str:
 
 
 async def start(request: web.Request) -> web.Response:
-    """GET /federation/{provider}/start?return_to=<path>[&link=1] → 303 to the provider (the
-    browser cookie set); linking without a recent hosted login → 303 to /ui/login and back;
-    404 for an unknown or disabled provider."""
+    """GET /federation/{provider}/start?return_to=<path> → 303 to the provider (the browser
+    cookie set); 404 for an unknown or disabled provider. A link never starts here (a GET
+    anyone's page can send): ``link=1`` → 303 to /ui/account, whose POST starts it."""
+    if request.query.get("link") is not None:
+        return see_other(request, "/ui/account")
+    return await begin_at_provider(request, request.match_info["provider"][:64],
+                                   request.query.get("return_to"), link=False)  # fmt: skip
+
+
+async def begin_at_provider(
+    request: web.Request, provider_id: str, return_to_param: str | None, link: bool
+) -> web.Response:
+    """Start a login (or, with ``link``, a link for the hosted session's user) at the
+    provider: 303 there with the browser cookie set; linking without a recent hosted login →
+    303 to /ui/login and back to /ui/account; 404 for an unknown or disabled provider."""
     container = request.app[CONTAINER]
-    provider_id = request.match_info["provider"][:64]
-    return_to = safe_return_to(request.query.get("return_to")) or "/ui/signed-in"
-    link = request.query.get("link") == "1"
+    return_to = safe_return_to(return_to_param) or ("/ui/account" if link else "/ui/signed-in")
     browser = request.cookies.get(cookie_name(request, _BROWSER), "")
     if len(browser) != 43:
         browser = secrets.token_urlsafe(32)
     try:
         url = await container.federated_login().begin(
-            provider_id, "/ui/account" if link and return_to == "/ui/signed-in" else return_to,
-            browser, (session_cookie(request) or "") if link else None,
-        )  # fmt: skip
+            provider_id, return_to, browser, (session_cookie(request) or "") if link else None
+        )
     except NotFound:
         return error_page(request, "There is no such sign-in provider.", 404)
     except LoginNeeded:
-        again = urlencode({"link": "1", "return_to": return_to})
-        back = f"/federation/{provider_id}/start?{again}"
-        return see_other(request, "/ui/login?" + urlencode({"return_to": back}))
+        return see_other(request, "/ui/login?" + urlencode({"return_to": "/ui/account"}))
     except DomainError as e:
         if e.code == "storage_unavailable":
             raise
@@ -123,6 +132,8 @@ async def callback(request: web.Request) -> web.Response:
         return response
     if result.started is not None:
         return signed_in(request, result.return_to, result.started)
+    if result.link_offer is not None:
+        return await link_offer_page(request, result.link_offer)
     return see_other(request, result.return_to)
 
 
@@ -146,13 +157,23 @@ async def _account(request: web.Request, error: str | None = None,
         "email": user.email, "mfa_enabled": user.mfa_enabled, "passkeys": user.passkeys,
         "identities": [{"provider": i.provider, "name": names.get(i.provider, i.provider),
                         "email": i.email or ""} for i in linked],
-        "linkable": [{"name": p.name, "url": f"/federation/{p.id}/start?link=1&return_to="
-                      "%2Fui%2Faccount"}
+        "linkable": [{"name": p.name, "id": p.id}
                      for p in container.federation_settings().current.enabled()
                      if p.id not in mine],
         "error": error,
     }  # fmt: skip
     return page(request, "account.html", context, status=status)
+
+
+async def link(request: web.Request) -> web.Response:
+    """POST /ui/account/link ``provider``, ``csrf_token`` → 303 to the provider to link it
+    (the hosted login must be at most ``federation.link_max_age`` old, else 303 to /ui/login
+    and back to /ui/account); 403 on a CSRF failure; 404 for an unknown provider."""
+    form = await read_page_form(request)
+    if form is None or not csrf_ok(request, form):
+        return csrf_refused(request)
+    return await begin_at_provider(request, form.get("provider", "")[:64], "/ui/account",
+                                   link=True)  # fmt: skip
 
 
 async def unlink(request: web.Request) -> web.Response:
@@ -186,14 +207,23 @@ _PROVIDER = ({"name": "provider", "in": "path", "required": True,
 ROUTES = [
     RouteSpec("GET", "/federation/{provider}/start", start,
               "Start signing in (or linking) with an identity provider",
-              {303: "See other (303)", 400: _HTML, 404: _HTML}, parameters=_PROVIDER,
-              tag="ui", page=True),
+              {303: "See other (303)", 400: _HTML, 404: _HTML, 429: _HTML},
+              parameters=_PROVIDER, tag="ui", page=True),
     RouteSpec("GET", "/federation/{provider}/callback", callback,
               "The identity provider's redirect back",
-              {303: "See other (303)", 400: _HTML, 403: _HTML, 404: _HTML, 409: _HTML},
-              parameters=_PROVIDER, tag="ui", page=True),
+              {200: _HTML, 303: "See other (303)", 400: _HTML, 403: _HTML, 404: _HTML,
+               409: _HTML}, parameters=_PROVIDER, tag="ui", page=True),
     RouteSpec("GET", "/ui/account", account_page, "The signed-in user's account page",
               {200: _HTML, 303: "See other (303)"}, tag="ui", page=True),
+    RouteSpec("POST", "/ui/account/link", link, "Start linking an identity provider",
+              {303: "See other (303)", 400: _HTML, 403: _HTML, 404: _HTML},
+              request={"type": "object", "properties": {}},
+              media_type="application/x-www-form-urlencoded", tag="ui", page=True),
+    RouteSpec("POST", "/ui/account/link/confirm", confirm_link,
+              "Confirm (or cancel) linking an identity provider",
+              {303: "See other (303)", 400: _HTML, 403: _HTML, 409: _HTML},
+              request={"type": "object", "properties": {}},
+              media_type="application/x-www-form-urlencoded", tag="ui", page=True),
     RouteSpec("POST", "/ui/account/unlink", unlink, "Unlink an identity provider",
               {303: "See other (303)", 403: _HTML, 409: _HTML},
               request={"type": "object", "properties": {}},
