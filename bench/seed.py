@@ -483,7 +483,7 @@ class Seeder:
             return (client_id(i), f"Seeded client {i}", _org_name(i % p.orgs),
                     "read write", audience, False, False, when(_ago(p, 1, 300)), secret_hash,
                     None, None, None, None, _GRANTS, "[]", "[]", False, "client_secret_basic",
-                    False, None, None, None, None)  # fmt: skip
+                    False, None, None, None, None, False)  # fmt: skip
 
         await self._load("oauth_clients", CLIENTS, _chunks(p.clients, client))
 

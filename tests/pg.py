@@ -7,6 +7,7 @@ import os
 import secrets
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 PG_ENV = "AUTHSVC_TEST_POSTGRES_DSN"
 PG_SKIP_REASON = f"{PG_ENV} not set"
@@ -29,6 +30,47 @@ def drop_pg_schema(dsn: str, schema: str) -> None:
 
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
+
+
+def empty_schema(conn: Any, schema: str, tables: list[str] | None = None) -> None:
+    """Delete every row of ``tables`` (default: every table but yoyo's) in ``schema`` and
+    restart its sequences, in one
+    transaction on the psycopg connection ``conn``. ``DELETE`` with the foreign-key triggers
+    off (``session_replication_role = replica``: every table is emptied, so nothing dangles)
+    takes milliseconds where ``TRUNCATE`` of the same tables replaces their files and takes
+    tenths of a second; without the superuser that setting needs, ``TRUNCATE``."""
+    import psycopg
+    from psycopg import sql
+
+    if tables is None:
+        tables = [
+            row[0]
+            for row in conn.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = %s", (schema,)
+            )
+            if "yoyo" not in row[0]
+        ]
+    sequences = [
+        row[0]
+        for row in conn.execute(
+            "SELECT sequencename FROM pg_sequences WHERE schemaname = %s", (schema,)
+        )
+    ]
+    try:
+        with conn.transaction():
+            conn.execute("SET LOCAL session_replication_role = replica")
+            for table in tables:
+                conn.execute(sql.SQL("DELETE FROM {}").format(sql.Identifier(schema, table)))
+            for sequence in sequences:
+                conn.execute(
+                    sql.SQL("ALTER SEQUENCE {} RESTART").format(sql.Identifier(schema, sequence))
+                )
+    except psycopg.errors.InsufficientPrivilege:
+        conn.execute(
+            sql.SQL("TRUNCATE {} RESTART IDENTITY CASCADE").format(
+                sql.SQL(", ").join(sql.Identifier(schema, t) for t in tables)
+            )
+        )
 
 
 def _postgres_migration_ids() -> frozenset[str]:
@@ -85,12 +127,7 @@ class _SchemaPool:
                     self._shape = shape
                 if shape != self._shape:
                     raise LookupError("changed by its test")
-                data = sorted(t for t in tables if not t.startswith(("_yoyo", "yoyo")))
-                conn.execute(
-                    sql.SQL("TRUNCATE {} RESTART IDENTITY CASCADE").format(
-                        sql.SQL(", ").join(sql.Identifier(schema, t) for t in data)
-                    )
-                )
+                empty_schema(conn, schema, sorted(t for t in tables if "yoyo" not in t))
         except (psycopg.Error, LookupError):
             drop_pg_schema(dsn, schema)
             return

@@ -25,6 +25,7 @@ from tests.pg import (
     PG_SKIP_REASON,
     SQLITE_TEMPLATE,
     drop_pg_schema,
+    empty_schema,
     new_schema_name,
     pg_dsn,
 )
@@ -48,14 +49,6 @@ async def counted(attempts: LoginAttempts, key: str, since: datetime) -> list[da
 async def record(attempts: LoginAttempts, key: str, at: datetime) -> None:
     """One record of ``key`` at ``at``: a claim whose limit no test reaches."""
     assert (await attempts.claim(key, at, at, 1_000_000)).admitted
-
-
-_TABLES = (
-    "users, sessions, refresh_tokens, rotated_refresh_tokens, groups, group_members, login_failures,"
-    " audit_events, oauth_clients, revoked_access_tokens, dpop_proofs, passkeys,"
-    " webauthn_user_handles, webauthn_ceremonies, oidc_codes, oidc_consents, oidc_hosted_sessions,"
-    " federated_identities, federation_flows, federation_nonces"
-)
 
 
 @pytest.fixture(scope="session")
@@ -94,10 +87,12 @@ def fresh_pg_schema() -> Iterator[str]:
         drop_pg_schema(dsn, schema)
 
 
-async def _truncate(storage: PostgresStorage) -> None:
-    async with storage.begin() as uow:
-        await uow._session.run(lambda c: c.execute(f"TRUNCATE {_TABLES} CASCADE"), write=True)
-        await uow.commit()
+def _truncate(schema: str) -> None:
+    """Empty this session's schema for the next test (``tests.pg.empty_schema``)."""
+    import psycopg
+
+    with psycopg.connect(pg_dsn() or "", autocommit=True) as conn:
+        empty_schema(conn, schema)
 
 
 StorageFactory = Callable[[], Awaitable[Storage]]
@@ -140,7 +135,7 @@ async def store(
         yield backend, first, open_one
     finally:
         if isinstance(first, PostgresStorage):
-            await _truncate(first)
+            _truncate(request.getfixturevalue("pg_schema"))
         for storage in reversed(opened):
             await storage.close()
 
