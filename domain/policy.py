@@ -1,5 +1,7 @@
-"""Who may do what: role ranks, organization scope and escalation rules (contract section 3),
-and access to the actuator (contract section 4).
+"""Who may do what: role ranks, organization scope and escalation rules
+(docs/reference/accounts.md), and access to the actuator (docs/reference/operations.md). Whether
+a user who proved who it is may log in, and what a federated identity becomes, are the login
+rules of ``domain.login``.
 
 Pure functions over domain values: no I/O, nothing but the standard library, attrs and
 ``domain``. The use cases in ``application`` (users, groups, operator) and the actuator's
@@ -10,7 +12,7 @@ The acting party (``Actor``) is a ``Principal`` (an authenticated caller, over H
 ``CLI_OPERATOR``, the box operator at the command line: trusted, it passes the role and scope
 checks and no escalation rule binds it, but the last superadmin stays (``check_last_superadmin``).
 
-The order of the checks is fixed by contract section 3 and is the same everywhere:
+The order of the checks is fixed (docs/reference/accounts.md) and the same everywhere:
 
 1. **Role** (``require``): a role that may never perform an operation gets ``Forbidden`` (403)
    whatever the target, even a target that does not exist.
@@ -33,7 +35,6 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from datetime import datetime, timedelta
 from types import MappingProxyType
 from typing import TypeAlias
 
@@ -41,18 +42,13 @@ import attrs
 
 from domain.clients import Client, Resource, check_resources_of_org
 from domain.errors import (
-    AccountDisabled,
-    AccountExists,
-    EmailNotVerified,
-    FederationNotAllowed,
     FieldError,
     Forbidden,
-    LastLoginMethod,
     LastSuperadmin,
     NotFound,
     ValidationFailed,
 )
-from domain.model import Group, Role, Session, User
+from domain.model import Group, Role, User
 
 __all__ = [
     "ACTUATOR_REQUIRED_ROLE",
@@ -65,7 +61,6 @@ __all__ = [
     "ActuatorOperation",
     "AnyOperation",
     "CliOperator",
-    "LoginRefusal",
     "Operation",
     "Principal",
     "authorize",
@@ -78,17 +73,14 @@ __all__ = [
     "check_role_change",
     "check_user_management",
     "client_admits_user",
-    "code_login_live",
     "consent_skippable",
     "in_scope",
     "list_scope",
-    "login_refusal",
     "may_set_first_party_fields",
     "require",
     "require_in_scope",
     "required_role",
     "target_org",
-    "user_token_live",
 ]
 
 
@@ -361,76 +353,6 @@ def target_org(actor: Actor, operation: Operation, requested_org_id: str | None)
     return requested_org_id
 
 
-LoginRefusal: TypeAlias = AccountDisabled | EmailNotVerified
-"""Why a user who proved who it is may still not log in; its ``code`` is the audit reason."""
-
-
-def login_refusal(user: User, require_verified_email: bool) -> LoginRefusal | None:
-    """May ``user`` log in now? None if so, else the refusal to raise: ``AccountDisabled``
-    (403 ``account_disabled``; contract section 8) for a disabled account, ``EmailNotVerified``
-    (403 ``email_not_verified``; section 9) for an unverified email while
-    ``auth.require_verified_email`` (``require_verified_email``) is on.
-
-    The one rule for every way in (password, MFA step, passkey, and later federated logins),
-    asked only once the user has proved itself, so nothing is learned without the credential.
-    The refusal's ``code`` is the ``reason`` of the ``login.failed`` audit row (section 11).
-    """
-    if user.disabled:
-        return AccountDisabled("this account is disabled")
-    if require_verified_email and not user.email_verified:
-        return EmailNotVerified("confirm your email address first: see the message we sent")
-    return None
-
-
-def user_token_live(
-    client_id: object,
-    user_id: str,
-    family: Session | None,
-    user: User | None,
-    revoked: bool,
-    now: datetime,
-) -> bool:
-    """Does a user's access token of the code flow still stand? ``client_id`` and
-    ``user_id`` are its ``client_id`` and ``sub`` claims, ``family`` the session its ``sid``
-    names (None once ended), ``user`` its user (None once deleted), ``revoked`` whether its
-    ``jti`` was revoked (RFC 7009).
-
-    True only while the family lives (not ended by a logout, a password change, a disable, a
-    consent revoked, a code reused or a revocation, and before its ``expires_at``), belongs to
-    that user and was started by that client, the user exists and is enabled, and the token
-    was not revoked. The one rule of ``/oauth/userinfo`` (RFC 6750 §3.1 ``invalid_token``)
-    and ``/oauth/introspect`` (RFC 7662 §2.2: a revoked token is ``active: false``).
-    """
-    return (
-        family is not None
-        and family.user_id == user_id
-        and family.client_id is not None
-        and family.client_id == client_id
-        and family.expires_at > now
-        and user is not None
-        and not user.disabled
-        and not revoked
-    )
-
-
-def code_login_live(user_id: str, login: Session | None, now: datetime) -> bool:
-    """May an authorization code of ``user_id`` still be redeemed, given ``login``, the
-    hosted session's ``sessions`` row it was issued under (None once that login ended: its
-    logout, a password change, a disable, the user's deletion, or a newer login in that
-    browser)? True while that row lives, is the user's and is before its ``expires_at``
-    (OIDC Core §3.1.2.1; the code is bound to the login it came from). The caller answers
-    ``invalid_grant`` otherwise (RFC 6749 §5.2)."""
-    return login is not None and login.user_id == user_id and login.expires_at > now
-
-
-def hint_ends_session(hint_sub: object, hint_sid: object, user_id: str, session_id: str) -> bool:
-    """May an RP-initiated logout end the browser's session (of ``user_id``, ``sessions`` row
-    ``session_id``) without asking? Only when the ``id_token_hint``'s ``sub`` is that user and
-    its ``sid``, when present, that session (RP-Initiated Logout 1.0 §2: otherwise the OP asks
-    the user, so anyone's own ID token cannot sign a victim out; docs/adr/0032)."""
-    return hint_sub == user_id and (hint_sid is None or hint_sid == session_id)
-
-
 def check_keeps_a_superadmin(target: User, superadmin_count: int, change: str) -> None:
     """The last enabled superadmin cannot be demoted, disabled or deleted (contract sections 3
     and 8): someone must be able to act across organizations.
@@ -592,74 +514,3 @@ def consent_skippable(client: Client, user: User) -> bool:
     the client's own organization, for whom it is first-party; everyone else is asked
     (OpenID Connect Core 1.0 §3.1.2.4)."""
     return client.skip_consent and user.org_id == client.org_id
-
-
-class FederatedOutcome(enum.Enum):
-    """What an unknown upstream identity does (contract section 16): link the account of its
-    email, or create a new user."""
-
-    LINK = "link"
-    CREATE = "create"
-
-
-def federated_account(
-    upstream_email: str | None,
-    upstream_email_verified: bool,
-    local: User | None,
-    trust_email: bool,
-    create_users: bool,
-    domain_allowed: bool,
-) -> FederatedOutcome:
-    """The linking rule of contract section 16 for an identity (issuer, sub) seen for the
-    first time; ``local`` is the user whose email equals the provider's (or None).
-
-    - An existing account is linked only when the provider has ``trust_email``, says
-      ``email_verified`` exactly true (``upstream_email_verified``), and the local email is
-      verified too; otherwise ``AccountExists`` (409 ``account_exists``: sign in, then link
-      from the account page). No automatic link ever rides on an unverified email, on either
-      side (research §4.2; the pre-hijacked account of UP-09 (e) is not linked).
-    - No account: a new user when ``create_users`` and the email's domain is allowed, else
-      ``FederationNotAllowed`` (403). A provider that gave no email creates nobody.
-    """
-    if local is not None:
-        if trust_email and upstream_email_verified and local.email_verified:
-            return FederatedOutcome.LINK
-        raise AccountExists("an account with this email exists: sign in to it, then link")
-    if upstream_email is None or not create_users or not domain_allowed:
-        raise FederationNotAllowed("this provider may not create an account for this email")
-    return FederatedOutcome.CREATE
-
-
-def new_user_email_verified(upstream_email_verified: bool, trust_email: bool) -> bool:
-    """Whether a user created by a provider's login starts with a verified email: only when the
-    provider has ``trust_email`` and says ``email_verified`` exactly true. A provider without
-    ``trust_email`` is not trusted to vouch for addresses (it may let anyone claim any email), so
-    its users prove their email themselves (a verification link or a password reset;
-    ``docs/reference/accounts.md``), which then removes the identities linked before — the
-    pre-hijacked account of Sudhodanan & Paverd 2022 (``docs/adr/0034-federated-login.md``)."""
-    return trust_email and upstream_email_verified
-
-
-NATIVE_ID_TOKEN_MAX_AGE = timedelta(seconds=300)
-"""How old an ID token sent to ``POST /login/federated`` may be (its ``iat``)."""
-
-
-def native_id_token_refusal(
-    issued_at: datetime | None, expires_at: datetime | None, now: datetime
-) -> str | None:
-    """Why an ID token a native app sent (``POST /login/federated``) is refused before its
-    nonce is spent, or None: without ``iat`` or ``exp`` (``id_token_invalid``), or issued more
-    than ``NATIVE_ID_TOKEN_MAX_AGE`` before ``now`` (``id_token_stale``) — a token lifted from
-    a log or a device cannot be replayed later (OpenID Connect Core §15.5.2)."""
-    if issued_at is None or expires_at is None:
-        return "id_token_invalid"
-    if now - issued_at > NATIVE_ID_TOKEN_MAX_AGE:
-        return "id_token_stale"
-    return None
-
-
-def check_unlink_leaves_a_login(user: User, other_identities: int) -> None:
-    """A user may unlink an identity only while another way to sign in is left: a password,
-    a passkey or another identity (contract section 16). Raises ``LastLoginMethod`` (409)."""
-    if not user.password_hash and user.passkeys == 0 and other_identities == 0:
-        raise LastLoginMethod("this is the last way to sign in to this account")

@@ -10,7 +10,7 @@ from application.events.federation import IdentityUnlinked
 from application.ports import Clock, EventBus, Storage
 from domain.errors import NotFound
 from domain.federation import FederatedIdentity
-from domain.policy import check_unlink_leaves_a_login
+from domain.login import check_unlink_leaves_a_login
 
 __all__ = ["OwnIdentities"]
 

@@ -46,6 +46,7 @@ from domain.errors import (
     RateLimited,
     ValidationFailed,
 )
+from domain.login import login_refusal
 from domain.model import (
     BCRYPT_MAX_PASSWORD_BYTES,
     Role,
@@ -53,7 +54,6 @@ from domain.model import (
     User,
     check_password_policy,
 )
-from domain.policy import login_refusal
 
 T = TypeVar("T")
 
@@ -191,7 +191,7 @@ class AuthService:
         on success; ``LoginFailed`` with reason ``wrong_password``, ``unknown_email`` or
         ``rate_limited`` on failure (naming the account of ``email`` when it exists, looked up
         once the answer is decided), ``account_disabled`` for a disabled account,
-        ``email_not_verified`` for an unverified one (``domain.policy.login_refusal``);
+        ``email_not_verified`` for an unverified one (``domain.login.login_refusal``);
         ``MfaChallenged`` for a second step.
         """
         canonical = self._login_email(email)

@@ -39,9 +39,9 @@ from application.shared.settings import AuthSettings, Live
 from application.shared.steps import hash_token, new_id
 from domain.clients import Client
 from domain.errors import InvalidRefreshToken
+from domain.login import code_login_live
 from domain.model import USER_AGENT_MAX_LENGTH, Session, User
 from domain.oidc import AuthorizationCode, pkce_s256_matches
-from domain.policy import code_login_live
 
 __all__ = ["CodeFlowGrants", "CodeFlowTokens"]
 
@@ -133,7 +133,7 @@ class CodeFlowGrants:
         ``redirect_uri``, and ``verifier`` must match its PKCE challenge — else
         ``invalid_grant`` and nothing changes. So is a code whose login ended meanwhile (the
         hosted session's ``sessions`` row gone: logout, password change, disable, delete, a
-        newer login in that browser; ``domain.policy.code_login_live``) or whose user is
+        newer login in that browser; ``domain.login.code_login_live``) or whose user is
         disabled. A second use of a code that passes those checks is ``invalid_grant`` and
         ends the family its first use started (``oauth.code_reused``, RFC 9700 §4.2.4)."""
         if "authorization_code" not in client.grant_types:

@@ -3,7 +3,7 @@ of the browser flow, the ID token of a native app, and linking from the account 
 
 The use case lives in ``login/`` because it opens what every login opens — a hosted session or
 a token pair, through the same ``LoginStart`` callbacks as the password, MFA and passkey logins
-— and shares their rules: ``domain.policy.login_refusal``, the MFA step (a federated login is
+— and shares their rules: ``domain.login.login_refusal``, the MFA step (a federated login is
 one factor), ``login.succeeded`` (``method = "federated"``, ``provider``). The provider client
 is the ``UpstreamClient`` port; the identities are ``uow.identities``; the provider list is the
 ``federation`` prefix in force (a refresh changes it).
@@ -57,15 +57,15 @@ from application.shared.settings import AuthSettings, Live
 from application.shared.steps import new_id, publish_all
 from domain import errors
 from domain.federation import FederatedIdentity, FederationFlow, UpstreamIdentity
-from domain.model import Role, User
-from domain.oidc import HostedSession
-from domain.policy import (
+from domain.login import (
     FederatedOutcome,
     federated_account,
     login_refusal,
     native_id_token_refusal,
     new_user_email_verified,
 )
+from domain.model import Role, User
+from domain.oidc import HostedSession
 
 __all__ = ["METHOD", "CallbackResult", "FederatedLogin", "LoginNeeded"]
 

@@ -15,7 +15,7 @@ import attrs
 from application.federation.settings import FederationSettings
 from application.ports import Clock, FederationFailed, Storage, UpstreamClient
 from application.shared.settings import Live
-from domain.policy import native_id_token_refusal
+from domain.login import native_id_token_refusal
 
 __all__ = ["FederatedProof"]
 

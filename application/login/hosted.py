@@ -38,9 +38,9 @@ from application.oauth.settings import OidcSettings
 from application.ports import Clock, EventBus, Storage, UnitOfWork
 from application.shared.settings import Live
 from application.shared.steps import new_id, publish_all
+from domain.login import hint_ends_session
 from domain.model import USER_AGENT_MAX_LENGTH, Session, SessionEndReason, User
 from domain.oidc import HostedSession
-from domain.policy import hint_ends_session
 
 __all__ = ["AMR", "AUDIT_METHOD", "HostedLogin"]
 
@@ -205,7 +205,7 @@ class HostedLogin:
     ) -> bool:
         """RP-initiated logout with a valid ``id_token_hint`` of ``client_id`` (its ``sub`` and
         ``sid`` claims): end the hosted session of ``cookie`` only when the hint names it
-        (``domain.policy.hint_ends_session``) → True; True too when there is no hosted session
+        (``domain.login.hint_ends_session``) → True; True too when there is no hosted session
         (nothing to end); False when the hint names another user or session: the caller asks
         the user first (RP-Initiated Logout 1.0 §2)."""
         return await self._end(cookie, client_id, (hint_sub, hint_sid)) is not False

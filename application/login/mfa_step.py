@@ -44,8 +44,8 @@ from application.shared.settings import AuthSettings, Live
 from application.shared.steps import hash_token, new_opaque_token, publish_all
 from application.shared.throttle import LoginThrottle
 from domain.errors import InvalidMfaCode, RateLimited
+from domain.login import login_refusal
 from domain.model import MFA_CHALLENGE_MAX_FAILURES, MfaChallenge, User
-from domain.policy import login_refusal
 
 log = logging.getLogger("authsvc.mfa")
 
@@ -166,7 +166,7 @@ class MfaLogin:
         Raises ``InvalidMfaCode`` (401) for an unknown, expired, used or voided ``mfa_token`` or
         a wrong or reused code (the fifth wrong one voids the token); ``RateLimited`` (429) while
         the user's email from ``client`` is throttled; ``AccountDisabled`` / ``EmailNotVerified``
-        (403; ``domain.policy.login_refusal``) if the account may not log in now (disabled
+        (403; ``domain.login.login_refusal``) if the account may not log in now (disabled
         since the password step, say), with a ``LoginFailed`` of method ``totp`` or
         ``recovery_code``. Events: ``LoginSucceeded`` and
         ``AccessTokenIssued`` on success; ``MfaFailed`` per failure; ``LoginFailed``

@@ -11,7 +11,7 @@ throttle (per credential id and client address; atomically, before the check: se
 ``application.shared.throttle``), checks the assertion in WebAuthn L3 §7.2's order — the credential
 and its user (a discoverable login's ``userHandle`` must be there and be the passkey owner's;
 any ``userHandle`` must be), then the signature (``WebAuthn`` port), and only then the counter —
-asks ``domain.policy.login_refusal`` whether the user may log in, stores the new counter by
+asks ``domain.login.login_refusal`` whether the user may log in, stores the new counter by
 compare-and-set (``PasskeyRepo.record_use``) and issues a ``TokenPair``. Every failed check is
 one answer, 401 ``invalid_passkey``; a counter that did not grow under a valid signature flags
 the passkey ``suspected_clone`` (kept, refused until deleted; ``passkey.clone_suspected``), so
@@ -75,9 +75,9 @@ from domain.errors import (
     RateLimited,
     ValidationFailed,
 )
+from domain.login import login_refusal
 from domain.model import User
 from domain.passkeys import CEREMONY_TTL, Ceremony, CeremonyKind, Passkey
-from domain.policy import login_refusal
 
 __all__ = ["PASSKEY", "PASSKEY_PRESENCE", "PASSKEY_SECOND_STEP", "PasskeyLogin"]
 

@@ -1,6 +1,6 @@
 """What every way of logging in (password, the MFA step, passkey; later federated logins) does
 alike once the user has proved itself (docs/reference/accounts.md and docs/reference/operations.md
-and docs/reference/mfa-and-passkeys.md): ask ``domain.policy.login_refusal`` whether the account may
+and docs/reference/mfa-and-passkeys.md): ask ``domain.login.login_refusal`` whether the account may
 log in now, and on a refusal record one ``login.failed`` row — the refusal's code as its reason, the
 factor used as its method — and raise that refusal (403 ``account_disabled`` /
 ``email_not_verified``).
@@ -17,7 +17,7 @@ from typing import NoReturn
 from application.events.audit import publish_failure
 from application.events.catalog import LoginFailed
 from application.ports import EventBus, Storage
-from domain.policy import LoginRefusal
+from domain.login import LoginRefusal
 
 __all__ = ["account_of", "refuse_login"]
 

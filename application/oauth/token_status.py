@@ -3,7 +3,7 @@ introspection (RFC 7662) for the tokens of both grants, the client credentials g
 §4.4) and the code flow's (its access tokens carry ``sid``, the family, and ``sub``, the
 user; its refresh tokens are stored hashed with their family).
 
-A code-flow access token stands while ``domain.policy.user_token_live`` says so: its family
+A code-flow access token stands while ``domain.login.user_token_live`` says so: its family
 lives (no logout, password change, disable, consent revoked, code reused, revocation), its user
 is enabled and its ``jti`` was not revoked. ``/oauth/userinfo`` asks the same
 (``live_user_of``). Errors are ``OAuthError`` (RFC 6749 §5.2), rendered by the HTTP driver.
@@ -26,9 +26,9 @@ from application.shared.settings import AuthSettings, Live
 from application.shared.steps import hash_token, publish_all
 from domain.clients import Client
 from domain.errors import InvalidToken
+from domain.login import user_token_live
 from domain.model import SessionEndReason, User
 from domain.oidc import OIDC_SCOPES
-from domain.policy import user_token_live
 
 __all__ = ["Introspection", "Revocation", "is_user_token", "live_user_of"]
 
@@ -56,7 +56,7 @@ async def live_user_of(
     uow: UnitOfWork, claims: dict[str, Any], now: datetime
 ) -> tuple[User, list[str]] | None:
     """The user (and its groups' names) behind the code-flow access token ``claims`` (see
-    ``is_user_token``) while it stands (``domain.policy.user_token_live``: its family live
+    ``is_user_token``) while it stands (``domain.login.user_token_live``: its family live
     and the client's, its user enabled, its ``jti`` not revoked); None otherwise."""
     family = await uow.sessions.get(str(claims["sid"]))
     found = await uow.users.get_with_groups(str(claims["sub"]))

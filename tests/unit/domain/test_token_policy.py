@@ -10,8 +10,8 @@ from datetime import UTC, datetime, timedelta
 import attrs
 import pytest
 
+from domain.login import code_login_live, user_token_live
 from domain.model import Role, Session, User
-from domain.policy import code_login_live, user_token_live
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 USER = User("u" * 32, "a@example.com", "", Role.VIEWER, "acme", NOW)
