@@ -1,4 +1,4 @@
-"""Login with other identity providers (contract section 16): the upstream provider as the
+"""Login with other identity providers (docs/reference/federation.md): the upstream provider as the
 provider client sees it, what it says about the user, a stored identity and a login flow.
 
 An identity is the pair (``issuer``, ``subject``) — the only stable key of OpenID Connect Core
@@ -73,13 +73,13 @@ class FederatedIdentity:
 
 @attrs.frozen
 class FederationFlow:
-    """One started login at a provider (the ``state`` record of contract section 16): keyed by
-    the SHA-256 hex of ``state``; ``browser_hash``: SHA-256 hex of the browser cookie it is
-    bound to; the ``nonce`` and PKCE ``code_verifier`` sent with it; where to go after
-    (``return_to``, a path of this service); ``link_user_id``: the signed-in user linking this
-    provider (None: a login); single use, until ``expires_at`` (≤ 10 minutes).
-    ``upstream``: set on a link whose callback proved this identity and that waits for the
-    user's confirmation (its key is then the SHA-256 hex of the confirmation's token)."""
+    """One started login at a provider (the ``state`` record of docs/reference/federation.md): keyed
+    by the SHA-256 hex of ``state``; ``browser_hash``: SHA-256 hex of the browser cookie it is bound
+    to; the ``nonce`` and PKCE ``code_verifier`` sent with it; where to go after (``return_to``, a
+    path of this service); ``link_user_id``: the signed-in user linking this provider (None: a
+    login); single use, until ``expires_at`` (≤ 10 minutes). ``upstream``: set on a link whose
+    callback proved this identity and that waits for the user's confirmation (its key is then the
+    SHA-256 hex of the confirmation's token)."""
 
     state_hash: str
     provider: str

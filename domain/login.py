@@ -29,8 +29,8 @@ LoginRefusal: TypeAlias = AccountDisabled | EmailNotVerified
 
 def login_refusal(user: User, require_verified_email: bool) -> LoginRefusal | None:
     """May ``user`` log in now? None if so, else the refusal to raise: ``AccountDisabled``
-    (403 ``account_disabled``; contract section 8) for a disabled account, ``EmailNotVerified``
-    (403 ``email_not_verified``; section 9) for an unverified email while
+    (403 ``account_disabled``; docs/reference/accounts.md) for a disabled account,
+    ``EmailNotVerified`` (403 ``email_not_verified``; section 9) for an unverified email while
     ``auth.require_verified_email`` (``require_verified_email``) is on.
 
     The one rule for every way in (password, MFA step, passkey, and later federated logins),
@@ -94,8 +94,8 @@ def hint_ends_session(hint_sub: object, hint_sid: object, user_id: str, session_
 
 
 class FederatedOutcome(enum.Enum):
-    """What an unknown upstream identity does (contract section 16): link the account of its
-    email, or create a new user."""
+    """What an unknown upstream identity does (docs/reference/federation.md): link the account of
+    its email, or create a new user."""
 
     LINK = "link"
     CREATE = "create"
@@ -109,7 +109,7 @@ def federated_account(
     create_users: bool,
     domain_allowed: bool,
 ) -> FederatedOutcome:
-    """The linking rule of contract section 16 for an identity (issuer, sub) seen for the
+    """The linking rule of docs/reference/federation.md for an identity (issuer, sub) seen for the
     first time; ``local`` is the user whose email equals the provider's (or None).
 
     - An existing account is linked only when the provider has ``trust_email``, says
@@ -159,6 +159,7 @@ def native_id_token_refusal(
 
 def check_unlink_leaves_a_login(user: User, other_identities: int) -> None:
     """A user may unlink an identity only while another way to sign in is left: a password,
-    a passkey or another identity (contract section 16). Raises ``LastLoginMethod`` (409)."""
+    a passkey or another identity (docs/reference/federation.md). Raises ``LastLoginMethod``
+    (409)."""
     if not user.password_hash and user.passkeys == 0 and other_identities == 0:
         raise LastLoginMethod("this is the last way to sign in to this account")

@@ -18,7 +18,7 @@ BCRYPT_MAX_PASSWORD_BYTES = 72
 
 
 class Role(enum.StrEnum):
-    """A user's role within its organization, lowest to highest (seed.md part 5)."""
+    """A user's role within its organization, lowest to highest (docs/reference/accounts.md)."""
 
     VIEWER = "viewer"
     OPERATOR = "operator"
@@ -46,32 +46,34 @@ class User:
     created_at: datetime
     disabled: bool = False
     """A disabled user cannot log in (403 ``account_disabled``) and its bearer tokens are
-    refused (contract section 8)."""
+    refused (docs/reference/accounts.md)."""
     email_verified: bool = False
-    """Whether the user proved it owns ``email`` (contract section 9)."""
+    """Whether the user proved it owns ``email`` (docs/reference/accounts.md)."""
     mfa_enabled: bool = False
-    """Whether logging in needs a second factor, a TOTP or recovery code (contract section 10)."""
+    """Whether logging in needs a second factor, a TOTP or recovery code
+    (docs/reference/mfa-and-passkeys.md)."""
     passkeys: int = attrs.field(default=0, eq=False)
-    """How many passkeys the user has (contract section 13): read with the user, never
-    written through it; not part of equality."""
+    """How many passkeys the user has (docs/reference/mfa-and-passkeys.md): read with the user,
+    never written through it; not part of equality."""
 
 
 USER_AGENT_MAX_LENGTH = 256
-"""A session keeps at most this many characters of the login's ``User-Agent`` (contract
-section 7)."""
+"""A session keeps at most this many characters of the login's ``User-Agent`` (
+docs/reference/tokens-and-sessions.md)."""
 
 
 @attrs.frozen
 class Session:
-    """A session: one refresh-token family, from a login to its end (contract section 7).
+    """A session: one refresh-token family, from a login to its end
+    (docs/reference/tokens-and-sessions.md).
 
     ``id`` is the family id. ``created_at``: the login; ``last_used_at``: the latest rotation
     (the login until one happens); ``expires_at``: the absolute end (login +
     ``auth.session_max_age``), which rotation never extends. ``user_agent``: the login's
     ``User-Agent`` cut to ``USER_AGENT_MAX_LENGTH`` characters, or None; ``client_address``: the
     login's client address under the ``server.trusted_proxies`` rule, or None. Never a token.
-    ``client_id``: the OAuth client whose authorization started it (a code exchange, contract
-    section 15), or None for a session of the JSON API.
+    ``client_id``: the OAuth client whose authorization started it (a code exchange,
+    docs/reference/oauth-and-oidc.md), or None for a session of the JSON API.
     """
 
     id: str
@@ -85,16 +87,15 @@ class Session:
 
 
 class SessionEndReason(enum.StrEnum):
-    """Why a session ended (``SessionEnded.reason``, contract section 7 and issue 12):
-    ``logout`` POST /logout; ``user`` the user ended it (DELETE /me/sessions...); ``admin`` an
-    administrator ended it; ``reuse`` a rotated refresh token came back (RFC 9700 section
-    4.14.2); ``password`` the password changed; ``disabled`` the account was disabled;
-    ``password_reset`` the password was reset by an emailed link (``docs/reference/accounts.md``);
-    ``revoked`` the OAuth client revoked its refresh token (RFC 7009); ``replaced`` a newer
-    login in the same browser ended the hosted session
-    (docs/adr/0032-openid-connect-provider.md); ``email_proven`` the owner proved the email by
-    its verification link, and the identities linked while it was unverified (who may have
-    started the session) were removed (``docs/reference/federation.md``)."""
+    """Why a session ended (``SessionEnded.reason``, docs/reference/tokens-and-sessions.md and issue
+    12): ``logout`` POST /logout; ``user`` the user ended it (DELETE /me/sessions...); ``admin`` an
+    administrator ended it; ``reuse`` a rotated refresh token came back (RFC 9700 section 4.14.2);
+    ``password`` the password changed; ``disabled`` the account was disabled; ``password_reset`` the
+    password was reset by an emailed link (``docs/reference/accounts.md``); ``revoked`` the OAuth
+    client revoked its refresh token (RFC 7009); ``replaced`` a newer login in the same browser
+    ended the hosted session (docs/adr/0032-openid-connect-provider.md); ``email_proven`` the owner
+    proved the email by its verification link, and the identities linked while it was unverified
+    (who may have started the session) were removed (``docs/reference/federation.md``)."""
 
     LOGOUT = "logout"
     USER = "user"
@@ -109,7 +110,7 @@ class SessionEndReason(enum.StrEnum):
 
 
 class EmailTokenPurpose(enum.StrEnum):
-    """What an email token proves (contract section 9): ``reset`` a password-reset link,
+    """What an email token proves (docs/reference/accounts.md): ``reset`` a password-reset link,
     ``verify`` an email-verification link."""
 
     RESET = "reset"
@@ -118,7 +119,7 @@ class EmailTokenPurpose(enum.StrEnum):
 
 @attrs.frozen
 class EmailToken:
-    """The stored form of a token sent by email (contract section 9): ``token_hash`` is the
+    """The stored form of a token sent by email (docs/reference/accounts.md): ``token_hash`` is the
     SHA-256 of the token, lower-case hex (64 chars) — the clear token exists only in the message.
     Single use; dead at ``expires_at``."""
 
@@ -134,12 +135,12 @@ class EmailToken:
 
 
 MFA_CHALLENGE_MAX_FAILURES = 5
-"""The wrong code that voids an ``mfa_token`` (contract section 10): the fifth."""
+"""The wrong code that voids an ``mfa_token`` (docs/reference/mfa-and-passkeys.md): the fifth."""
 
 
 @attrs.frozen
 class TotpCredential:
-    """A user's TOTP secret (RFC 6238; contract section 10), as stored.
+    """A user's TOTP secret (RFC 6238; docs/reference/mfa-and-passkeys.md), as stored.
 
     ``sealed_secret``: the base32 secret encrypted with AES-GCM (never stored in clear).
     ``confirmed``: False for a pending enrolment, True once a code confirmed it (MFA on).
@@ -156,8 +157,8 @@ class TotpCredential:
 
 @attrs.frozen
 class MfaChallenge:
-    """The stored form of an ``mfa_token`` (contract section 10): the second step of a login
-    whose password was right. ``token_hash``: SHA-256 hex of the opaque token; ``failures``:
+    """The stored form of an ``mfa_token`` (docs/reference/mfa-and-passkeys.md): the second step of
+    a login whose password was right. ``token_hash``: SHA-256 hex of the opaque token; ``failures``:
     wrong codes so far (the ``MFA_CHALLENGE_MAX_FAILURES``-th voids it); single use; dead at
     ``expires_at``. ``first_factor``: what the first step was — ``password`` or ``federated``
     (another provider's login; the second step's ``amr`` then starts with ``fed``, RFC 8176)."""
@@ -216,7 +217,7 @@ class RefreshToken:
 
 
 def check_password_policy(password: str, min_length: int, field: str = "password") -> None:
-    """Enforce the password policy of contract section 2.
+    """Enforce the password policy of docs/reference/tokens-and-sessions.md.
 
     At least ``min_length`` characters and at most 72 bytes in UTF-8 (bcrypt's limit).
     Raises ``ValidationFailed`` naming ``field`` and the reason.

@@ -85,25 +85,25 @@ __all__ = [
 
 
 class Operation(enum.Enum):
-    """The operations of contract section 3 that the policy rules on.
+    """The operations of docs/reference/accounts.md that the policy rules on.
 
     ``LIST_USERS`` GET /users, ``VIEW_USER`` GET /users/{id}, ``SET_ROLE`` PUT /users/{id}/role,
     ``MOVE_USER`` PATCH /users/{id} ``{"org_id"}``, ``DISABLE_USER`` PATCH /users/{id}
     ``{"disabled"}``, ``DELETE_USER`` DELETE /users/{id}, ``LIST_USER_SESSIONS`` GET
     /users/{id}/sessions, ``END_USER_SESSIONS`` DELETE /users/{id}/sessions, ``RESET_USER_MFA``
-    DELETE /users/{id}/mfa (contract section 10), ``LIST_GROUPS``
+    DELETE /users/{id}/mfa (docs/reference/mfa-and-passkeys.md), ``LIST_GROUPS``
     GET /groups, ``VIEW_GROUP`` GET /groups/{id},
     ``CREATE_GROUP`` POST /groups, ``RENAME_GROUP`` PATCH /groups/{id}, ``DELETE_GROUP``
     DELETE /groups/{id}, ``ADD_MEMBER`` PUT /groups/{id}/members/{user_id}, ``REMOVE_MEMBER``
-    DELETE /groups/{id}/members/{user_id}, ``LIST_AUDIT_EVENTS`` GET /audit-events (contract
-    section 11); OAuth clients (contract section 14): ``LIST_CLIENTS`` GET /oauth/clients,
-    ``VIEW_CLIENT`` GET /oauth/clients/{id}, ``CREATE_CLIENT`` POST /oauth/clients,
-    ``UPDATE_CLIENT`` PATCH, ``DELETE_CLIENT`` DELETE /oauth/clients/{id},
-    ``ROTATE_CLIENT_SECRET`` POST /oauth/clients/{id}/secret; passkeys (contract section 13):
-    ``LIST_USER_PASSKEYS`` GET /users/{id}/passkeys, ``DELETE_USER_PASSKEY`` DELETE
-    /users/{id}/passkeys/{pid}; the admin console (contract section 18): ``USE_ADMIN_CONSOLE``
-    any page of /ui/admin, ``VIEW_DASHBOARD`` its dashboard's counts, ``VIEW_SIGNING_KEYS`` the
-    dashboard's signing keys and their algorithms.
+    DELETE /groups/{id}/members/{user_id}, ``LIST_AUDIT_EVENTS`` GET /audit-events (
+    docs/reference/operations.md); OAuth clients (docs/reference/oauth-and-oidc.md):
+    ``LIST_CLIENTS`` GET /oauth/clients, ``VIEW_CLIENT`` GET /oauth/clients/{id}, ``CREATE_CLIENT``
+    POST /oauth/clients, ``UPDATE_CLIENT`` PATCH, ``DELETE_CLIENT`` DELETE /oauth/clients/{id},
+    ``ROTATE_CLIENT_SECRET`` POST /oauth/clients/{id}/secret; passkeys
+    (docs/reference/mfa-and-passkeys.md): ``LIST_USER_PASSKEYS`` GET /users/{id}/passkeys,
+    ``DELETE_USER_PASSKEY`` DELETE /users/{id}/passkeys/{pid}; the admin console
+    (docs/reference/console.md): ``USE_ADMIN_CONSOLE`` any page of /ui/admin, ``VIEW_DASHBOARD`` its
+    dashboard's counts, ``VIEW_SIGNING_KEYS`` the dashboard's signing keys and their algorithms.
     """
 
     LIST_USERS = "list_users"
@@ -168,7 +168,7 @@ REQUIRED_ROLE: Mapping[Operation, Role] = MappingProxyType(
         Operation.VIEW_SIGNING_KEYS: Role.SUPERADMIN,
     }
 )
-"""The lowest role allowed each operation (seed.md part 5 table; contract section 3 "Who").
+"""The lowest role allowed each operation (docs/reference/accounts.md "Who").
 
 Roles are ranked (``Role.rank``): a role may perform an operation when its rank is at least the
 required role's rank.
@@ -176,7 +176,7 @@ required role's rank.
 
 
 class ActuatorOperation(enum.Enum):
-    """The actuator's protected operations (contract section 4), ruled on by role alone.
+    """The actuator's protected operations (docs/reference/operations.md), ruled on by role alone.
 
     ``SEE_HEALTH_DETAILS`` components and details of GET /actuator/health (and /health/ready)
     under ``actuator.show_details = "when_authorized"``; ``READ_METRICS`` GET /actuator/metrics
@@ -195,12 +195,13 @@ ACTUATOR_REQUIRED_ROLE: Mapping[ActuatorOperation, Role] = MappingProxyType(
         ActuatorOperation.REFRESH_CONFIGURATION: Role.SUPERADMIN,
     }
 )
-"""The lowest role allowed each actuator operation (contract section 4: details for org_admin
-and superadmin, refresh for superadmin, metrics — when protected — for any authenticated user).
+"""The lowest role allowed each actuator operation (docs/reference/operations.md: details for
+org_admin and superadmin, refresh for superadmin, metrics — when protected — for any authenticated
+user).
 """
 
 ASSIGNABLE_BY_ORG_ADMIN: frozenset[Role] = frozenset({Role.VIEWER, Role.OPERATOR, Role.ORG_ADMIN})
-"""The roles an org_admin may set on users of its own organization (contract section 3)."""
+"""The roles an org_admin may set on users of its own organization (docs/reference/accounts.md)."""
 
 
 @attrs.frozen
@@ -276,8 +277,8 @@ def can(actor: Actor, operation: AnyOperation) -> bool:
 
 
 def require(actor: Actor, operation: AnyOperation) -> None:
-    """The role check of contract section 3, made first (and the only check of an
-    ``ActuatorOperation``, contract section 4).
+    """The role check of docs/reference/accounts.md, made first (and the only check of an
+    ``ActuatorOperation``, docs/reference/operations.md).
 
     Raises ``Forbidden`` (403) when the role may never perform ``operation``, whatever the target.
     The operator always passes.
@@ -287,13 +288,13 @@ def require(actor: Actor, operation: AnyOperation) -> None:
 
 
 def in_scope(actor: Actor, target_org_id: str) -> bool:
-    """True when ``target_org_id`` lies inside what ``actor`` may see (contract section 3):
+    """True when ``target_org_id`` lies inside what ``actor`` may see (docs/reference/accounts.md):
     its own organization, or any organization for a superadmin and for the operator."""
     return isinstance(actor, CliOperator) or actor.is_superadmin or actor.org_id == target_org_id
 
 
 def require_in_scope(actor: Actor, target_org_id: str, what: str = "resource") -> None:
-    """The organization-scope check of contract section 3, made after ``require``.
+    """The organization-scope check of docs/reference/accounts.md, made after ``require``.
 
     Raises ``NotFound`` (404) when the target lies outside ``actor``'s organization; the
     message is the one a missing resource gets (``"{what} not found"``), so existence never leaks.
@@ -309,14 +310,14 @@ def authorize(
     resource of ``target_org_id``?
 
     Raises ``Forbidden`` (role never allowed) before ``NotFound`` (outside the organization),
-    contract section 3.
+    docs/reference/accounts.md.
     """
     require(actor, operation)
     require_in_scope(actor, target_org_id, what)
 
 
 def list_scope(actor: Actor, operation: Operation, requested_org_id: str | None) -> str | None:
-    """The organization filter a listing by ``actor`` runs with (contract section 3).
+    """The organization filter a listing by ``actor`` runs with (docs/reference/accounts.md).
 
     ``operation`` is one of the ``LIST_*`` operations. A superadmin or
     the operator gets ``requested_org_id`` (None: every organization). Anyone else gets its own
@@ -334,8 +335,8 @@ def list_scope(actor: Actor, operation: Operation, requested_org_id: str | None)
 
 
 def target_org(actor: Actor, operation: Operation, requested_org_id: str | None) -> str:
-    """The organization a new resource (``CREATE_GROUP``, ``CREATE_CLIENT``) goes to (contract
-    section 3).
+    """The organization a new resource (``CREATE_GROUP``, ``CREATE_CLIENT``) goes to (
+    docs/reference/accounts.md).
 
     A superadmin may name any ``requested_org_id`` and defaults to its own; the command-line
     operator must name one (``ValidationFailed`` naming ``org_id`` otherwise). Anyone else gets
@@ -354,8 +355,8 @@ def target_org(actor: Actor, operation: Operation, requested_org_id: str | None)
 
 
 def check_keeps_a_superadmin(target: User, superadmin_count: int, change: str) -> None:
-    """The last enabled superadmin cannot be demoted, disabled or deleted (contract sections 3
-    and 8): someone must be able to act across organizations.
+    """The last enabled superadmin cannot be demoted, disabled or deleted
+    (docs/reference/accounts.md): someone must be able to act across organizations.
 
     ``superadmin_count`` is the number of enabled superadmins across organizations
     (``UserRepo.count_by_role``), read in the same unit of work as the change; ``change`` names
@@ -368,8 +369,8 @@ def check_keeps_a_superadmin(target: User, superadmin_count: int, change: str) -
 
 
 def check_last_superadmin(target: User, new_role: Role, superadmin_count: int) -> None:
-    """The last superadmin cannot be demoted (contract section 3): ``check_keeps_a_superadmin``
-    when ``new_role`` is not superadmin. Raises ``LastSuperadmin``."""
+    """The last superadmin cannot be demoted (docs/reference/accounts.md):
+    ``check_keeps_a_superadmin`` when ``new_role`` is not superadmin. Raises ``LastSuperadmin``."""
     if new_role is not Role.SUPERADMIN:
         check_keeps_a_superadmin(target, superadmin_count, "demoted")
 
@@ -383,12 +384,13 @@ _ON_ANOTHER_USER = frozenset(
         Operation.DELETE_USER_PASSKEY,
     }
 )
-"""Operations an org_admin may not perform on itself (contract section 8: "not itself";
+"""Operations an org_admin may not perform on itself (docs/reference/accounts.md: "not itself";
 section 13: its own sign-in factors only through the /me routes, which ask for the password)."""
 
 
 def check_user_management(actor: Actor, target: User, operation: Operation) -> None:
-    """May ``actor`` perform ``operation`` on the account ``target``? (contract sections 7–8)
+    """May ``actor`` perform ``operation`` on the account ``target``?
+    (docs/reference/tokens-and-sessions.md and docs/reference/accounts.md)
 
     ``operation`` is ``DISABLE_USER``, ``DELETE_USER``, ``LIST_USER_SESSIONS``,
     ``END_USER_SESSIONS``, ``RESET_USER_MFA``, ``LIST_USER_PASSKEYS`` or
@@ -397,10 +399,10 @@ def check_user_management(actor: Actor, target: User, operation: Operation) -> N
     - ``Forbidden``: the role may not perform it at all (viewer, operator);
     - ``NotFound``: ``target`` lies outside an org_admin's organization;
     - ``Forbidden``: an org_admin disabling, deleting, ending the sessions of, turning off the
-      MFA of, or listing or deleting the passkeys of a superadmin (contract sections 8 and 13),
-      or disabling, deleting, turning off the MFA of or listing or deleting the passkeys of
-      itself (it ends its own sessions at /me/sessions, and manages its own factors at /me/mfa
-      and /me/passkeys, with its password).
+      MFA of, or listing or deleting the passkeys of a superadmin (docs/reference/accounts.md and
+      docs/reference/mfa-and-passkeys.md), or disabling, deleting, turning off the MFA of or listing
+      or deleting the passkeys of itself (it ends its own sessions at /me/sessions, and manages its
+      own factors at /me/mfa and /me/passkeys, with its password).
 
     A superadmin may act on anyone and so may the command-line operator; the last-superadmin
     rule (``check_keeps_a_superadmin``) is checked by the caller, with the count.
@@ -417,7 +419,8 @@ def check_user_management(actor: Actor, target: User, operation: Operation) -> N
 
 
 def check_role_change(actor: Actor, target: User, new_role: Role, superadmin_count: int) -> None:
-    """May ``actor`` set ``new_role`` on ``target``? The escalation rules of contract section 3.
+    """May ``actor`` set ``new_role`` on ``target``? The escalation rules of
+    docs/reference/accounts.md.
 
     In order:
 
@@ -443,7 +446,8 @@ def check_role_change(actor: Actor, target: User, new_role: Role, superadmin_cou
 
 
 def check_member_org(group: Group, user: User, field: str = "user_id") -> None:
-    """A member added to a group must belong to the group's organization (contract section 3).
+    """A member added to a group must belong to the group's organization
+    (docs/reference/accounts.md).
 
     Raises ``ValidationFailed`` (422) naming ``field`` otherwise. Call it after the scope checks
     of the group and of the user, so that a caller outside either still gets ``NotFound``.

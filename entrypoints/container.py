@@ -5,8 +5,8 @@ The only place that names concrete adapters. ``storage.backend`` selects the Sto
 ``build_container(cfg, config_path=..., environ=...)`` when a refresh must re-read the source.
 
 Every use case is wrapped by ``entrypoints.telemetry.traced`` (one span per call). The actuator
-(contract section 4) gets the database and signing-key readiness indicators, the bearer-token
-authorizer, the config reloader and the service's own metrics registry.
+(docs/reference/operations.md) gets the database and signing-key readiness indicators, the
+bearer-token authorizer, the config reloader and the service's own metrics registry.
 """
 
 from __future__ import annotations
@@ -89,7 +89,8 @@ def _use_case(
 
 def _client_token_ttl(live: Live[Config]) -> Callable[[], int]:
     """The client tokens' lifetime in force (``oauth.client_token_ttl``, s), read at each call:
-    keys of an algorithm no longer listed verify at least that long (contract section 17)."""
+    keys of an algorithm no longer listed verify at least that long
+    (docs/reference/tokens-and-sessions.md)."""
     return lambda: live.current.oauth.client_token_ttl
 
 
@@ -188,7 +189,8 @@ class Container(containers.DeclarativeContainer):
     throttle = providers.Singleton(LoginThrottle, login_attempts, clock, auth_settings)
 
     email_settings = providers.Singleton(methodcaller("view", attrgetter("email")), live_config)
-    """``Live[EmailSettings]``: a view of the ``email`` prefix in force (contract section 9)."""
+    """``Live[EmailSettings]``: a view of the ``email`` prefix in force
+    (docs/reference/accounts.md)."""
     email_sender = providers.Singleton(
         ConfiguredEmailSender,
         email_settings,
@@ -236,7 +238,8 @@ class Container(containers.DeclarativeContainer):
         verification=email_verification,
     )
 
-    # Proofs of a user already holding a bearer token (contract section 13; ADR 0025).
+    #  Proofs of a user already holding a bearer token (docs/reference/mfa-and-passkeys.md; ADR
+    # 0025).
     webauthn_settings = providers.Singleton(
         methodcaller("view", attrgetter("webauthn")), live_config
     )
@@ -258,7 +261,7 @@ class Container(containers.DeclarativeContainer):
         providers.Singleton(FederatedProof, storage, upstream_client, clock, federation_settings),
     )  # fmt: skip
 
-    # Multi-factor authentication (contract section 10).
+    # Multi-factor authentication (docs/reference/mfa-and-passkeys.md).
     totp = providers.Singleton(PyotpTotp)
     secret_sealer = providers.Singleton(make_secret_sealer, config)
     """Seals the TOTP secrets; made when the app starts (it may create ``mfa.key``)."""
@@ -280,11 +283,12 @@ class Container(containers.DeclarativeContainer):
     )
     reset_user_mfa = _use_case(telemetry, ResetUserMfa, storage, bus, clock)
 
-    # Users, roles, groups and members (contract section 3); one span per call.
+    # Users, roles, groups and members (docs/reference/accounts.md); one span per call.
     list_users = _use_case(telemetry, users.ListUsers, storage)
     get_user = _use_case(telemetry, users.GetUser, storage)
     set_role = _use_case(telemetry, users.SetRole, storage, bus, clock)
-    # Sessions and the user lifecycle (contract sections 7 and 8).
+    #  Sessions and the user lifecycle (docs/reference/tokens-and-sessions.md and
+    # docs/reference/accounts.md).
     update_user = _use_case(telemetry, accounts.UpdateUser, storage, bus, clock)
     delete_user = _use_case(telemetry, accounts.DeleteUser, storage, bus, clock)
     delete_own_account = _use_case(
@@ -303,10 +307,10 @@ class Container(containers.DeclarativeContainer):
     delete_group = _use_case(telemetry, groups.DeleteGroup, storage, bus, clock)
     add_member = _use_case(telemetry, groups.AddMember, storage, bus, clock)
     remove_member = _use_case(telemetry, groups.RemoveMember, storage, bus, clock)
-    # The audit log (contract section 11).
+    # The audit log (docs/reference/operations.md).
     list_audit_events = _use_case(telemetry, ListAuditEvents, storage)
 
-    # OAuth clients (contract section 14).
+    # OAuth clients (docs/reference/oauth-and-oidc.md).
     oauth_settings = providers.Singleton(methodcaller("view", attrgetter("oauth")), live_config)
     """``Live[OAuthSettings]``: the ``oauth`` prefix in force."""
     list_clients = _use_case(telemetry, clients.ListClients, storage)
@@ -321,10 +325,10 @@ class Container(containers.DeclarativeContainer):
     rotate_client_secret = _use_case(
         telemetry, clients.RotateClientSecret, storage, bus, clock, oauth_settings
     )
-    # The consents a user gave OpenID Connect clients (contract section 15).
+    # The consents a user gave OpenID Connect clients (docs/reference/oauth-and-oidc.md).
     list_consents = _use_case(telemetry, consents.ListConsents, storage)
     revoke_consent = _use_case(telemetry, consents.RevokeConsent, storage, bus, clock)
-    # Passkeys (contract section 13).
+    # Passkeys (docs/reference/mfa-and-passkeys.md).
     passkey_registration = _use_case(
         telemetry, PasskeyRegistration, storage, webauthn, bus, clock, auth_settings,
         webauthn_settings, reauthentication,
@@ -354,7 +358,7 @@ class Container(containers.DeclarativeContainer):
         client_authenticator, clock,
     )  # fmt: skip
 
-    # The OpenID Connect provider (contract section 15).
+    # The OpenID Connect provider (docs/reference/oauth-and-oidc.md).
     oidc_settings = providers.Singleton(methodcaller("view", attrgetter("oidc")), live_config)
     """``Live[OidcSettings]``: the ``oidc`` prefix in force."""
     authorize = _use_case(
@@ -370,22 +374,24 @@ class Container(containers.DeclarativeContainer):
         oidc_settings,
     )  # fmt: skip
 
-    # Login with other identity providers (contract section 16).
+    # Login with other identity providers (docs/reference/federation.md).
     federation_health = providers.Singleton(FederationHealth, upstream_client, federation_settings)
     """Readiness component ``federation``: the providers' discovery probed in the background
-    (at start, then at most once a minute); always UP (contract section 16)."""
+    (at start, then at most once a minute); always UP (docs/reference/federation.md)."""
     federated_login = _use_case(
         telemetry, FederatedLogin, storage, upstream_client, signer, bus, clock, auth_settings,
         federation_settings, providers.Object(normalize_email),
     )  # fmt: skip
     own_identities = _use_case(telemetry, OwnIdentities, storage, bus, clock)
-    # The admin console (contract section 18): its caller from the hosted session; its dashboard.
+    #  The admin console (docs/reference/console.md): its caller from the hosted session; its
+    # dashboard.
     console_caller = providers.Singleton(ConsoleCaller, storage, clock, oidc_settings)
     dashboard = _use_case(telemetry, Dashboard, storage, signer, clock)
 
-    # Housekeeping (contract section 12): by the server on a timer and by ``authsvc purge``.
+    #  Housekeeping (docs/reference/operations.md): by the server on a timer and by ``authsvc
+    # purge``.
     audit_settings = providers.Singleton(methodcaller("view", attrgetter("audit")), live_config)
-    """``Live[AuditSettings]``: the ``audit`` prefix in force (contract section 11)."""
+    """``Live[AuditSettings]``: the ``audit`` prefix in force (docs/reference/operations.md)."""
     purge_expired = _use_case(telemetry, PurgeExpired, storage, clock, audit_settings)
 
     # The operator's command line on the box.
@@ -410,7 +416,7 @@ class Container(containers.DeclarativeContainer):
         operator.OperatorCommand, update_user.provided.set_disabled, email_normalizer
     )
 
-    # Actuator (contract section 4) and configuration refresh.
+    # Actuator (docs/reference/operations.md) and configuration refresh.
 
     reloader = providers.Singleton(
         ConfigReloader,
@@ -430,8 +436,8 @@ class Container(containers.DeclarativeContainer):
         AddressRateLimiter,
         providers.Singleton(methodcaller("view", attrgetter("server")), live_config),
     )
-    """Token buckets per client address for writes from anyone (contract section 12, ADR 0028);
-    ``server.anonymous_write_*`` read live, so a refresh changes the limit at once."""
+    """Token buckets per client address for writes from anyone (docs/reference/operations.md, ADR
+    0028); ``server.anonymous_write_*`` read live, so a refresh changes the limit at once."""
 
     actuator = providers.Singleton(
         build_actuator,

@@ -1,4 +1,4 @@
-"""``UpstreamClient`` on aiohttp's client and PyJWT (contract section 16; research §4.2).
+"""``UpstreamClient`` on aiohttp's client and PyJWT (docs/reference/federation.md; research §4.2).
 
 OIDC: discovery from ``{issuer}/.well-known/openid-configuration`` (cached ``DISCOVERY_TTL``;
 its ``issuer`` must equal the configured one exactly, OIDC Discovery §4.3; its token,

@@ -1,4 +1,4 @@
-"""The audit log's writing side (contract section 11; ADR 0019): which events become audit
+"""The audit log's writing side (docs/reference/operations.md; ADR 0019): which events become audit
 rows, with what, and when they are written.
 
 A use case that changes something records its events with ``record(uow, events, now)`` before

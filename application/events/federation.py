@@ -1,5 +1,5 @@
-"""Events of login with other identity providers (contract section 16). Ids and the provider
-only: never a token, a code or a secret."""
+"""Events of login with other identity providers (docs/reference/federation.md). Ids and the
+provider only: never a token, a code or a secret."""
 
 from __future__ import annotations
 

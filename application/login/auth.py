@@ -1,5 +1,5 @@
 """Authentication use cases: register, login, authenticate (bearer), profile, refresh, logout,
-change password (seed.md parts 3–5; docs/reference/tokens-and-sessions.md)."""
+change password (docs/reference/tokens-and-sessions.md, docs/reference/accounts.md)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Login with other identity providers (contract section 16; ADR 0034): the start and callback
-of the browser flow, the ID token of a native app, and linking from the account page.
+"""Login with other identity providers (docs/reference/federation.md; ADR 0034): the start and
+callback of the browser flow, the ID token of a native app, and linking from the account page.
 
 The use case lives in ``login/`` because it opens what every login opens — a hosted session or
 a token pair, through the same ``LoginStart`` callbacks as the password, MFA and passkey logins

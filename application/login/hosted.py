@@ -1,5 +1,5 @@
-"""The hosted login page's use cases (contract section 15): a password (then the MFA step)
-opens a hosted session — the browser's login at the provider — instead of a token pair.
+"""The hosted login page's use cases (docs/reference/oauth-and-oidc.md): a password (then the MFA
+step) opens a hosted session — the browser's login at the provider — instead of a token pair.
 
 A hosted session is a ``sessions`` row (one of the user's sessions of section 7, without
 refresh tokens; it ends with them: logout, password change, disable, delete) and a
@@ -59,10 +59,11 @@ AMR: dict[str, tuple[tuple[str, ...], str]] = {
     "federated_" + PASSKEY_SECOND_STEP: (("fed", "hwk", "mfa"), "2"),
 }
 """Login method → (``amr`` values of RFC 8176, ``acr``: ``"1"`` one factor, ``"2"`` two).
-A passkey with user verification is two factors (contract sections 13 and 15: possession and
-the authenticator's PIN or biometric); without it, possession only. A second step after
-another provider's login (``federated_…``, ``application.login.mfa_step.second_step_method``)
-says ``fed`` where a password's says ``pwd`` (``docs/reference/federation.md``)."""
+A passkey with user verification is two factors (docs/reference/mfa-and-passkeys.md and
+docs/reference/oauth-and-oidc.md: possession and the authenticator's PIN or biometric); without it,
+possession only. A second step after another provider's login (``federated_…``,
+``application.login.mfa_step.second_step_method``) says ``fed`` where a password's says ``pwd``
+(``docs/reference/federation.md``)."""
 AUDIT_METHOD = {
     PASSKEY_PRESENCE: "passkey",
     PASSKEY_SECOND_STEP: "passkey",
@@ -70,8 +71,8 @@ AUDIT_METHOD = {
     "federated_recovery_code": "recovery_code",
     "federated_" + PASSKEY_SECOND_STEP: "passkey",
 }
-"""Login method → ``login.succeeded``'s ``details.method`` where they differ (contract
-section 13 names ``password``, ``passkey``, ``totp``, ``recovery_code``)."""
+"""Login method → ``login.succeeded``'s ``details.method`` where they differ (
+docs/reference/mfa-and-passkeys.md names ``password``, ``passkey``, ``totp``, ``recovery_code``)."""
 
 
 @attrs.frozen

@@ -1,4 +1,4 @@
-"""The second step of a login for a user with MFA on (contract section 10; ADR 0018).
+"""The second step of a login for a user with MFA on (docs/reference/mfa-and-passkeys.md; ADR 0018).
 
 ``/login`` with the right password answers 401 ``mfa_required`` with an ``mfa_token``
 (``open_challenge``: opaque, stored only as a SHA-256 hash, single use, ``auth.mfa_token_ttl``
@@ -8,7 +8,7 @@ seconds). ``/login/mfa`` with that token and a TOTP or recovery code answers the
 One-time use, also under concurrency: a TOTP code's step is claimed by a compare-and-set on the
 user's ``last_step`` and the ``mfa_token`` is taken (deleted) in the same transaction as the new
 session, so of two requests with one code exactly one gets tokens. Every code is counted
-before it is checked (contract section 10: count first, then check), against the
+before it is checked (docs/reference/mfa-and-passkeys.md: count first, then check), against the
 ``mfa_token`` (``claim_code_attempt``: a compare-and-set, at most five evaluations; the fifth
 wrong one voids it) *and* the login throttle of the user's email and the client address
 (``LoginThrottle.attempt``), which only a completed second step resets: knowing the password
@@ -95,7 +95,7 @@ async def open_challenge(
 
 async def claim_code_attempt(storage: Storage, token_hash: str, now: datetime) -> int | None:
     """Claim one evaluation of a code (or passkey) on the ``mfa_token`` of ``token_hash``
-    before it is checked (contract section 10, count first): its number, 1 ..
+    before it is checked (docs/reference/mfa-and-passkeys.md, count first): its number, 1 ..
     ``MFA_CHALLENGE_MAX_FAILURES``, or None when the token is unknown, expired, used or has
     had all its tries — then nothing may be evaluated. Atomic in every backend
     (``MfaStore.claim_attempt``)."""

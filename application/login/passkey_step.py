@@ -1,4 +1,4 @@
-"""Logging in with a passkey (contract section 13): ``/login/passkey/options`` and
+"""Logging in with a passkey (docs/reference/mfa-and-passkeys.md): ``/login/passkey/options`` and
 ``/login/passkey``.
 
 Options are discoverable (no ``allowCredentials``) or, with an email, carry that user's
@@ -86,7 +86,7 @@ PASSKEY = "passkey"
 """The ``method`` a login's start gets for a passkey alone, with user verification (UV)."""
 PASSKEY_PRESENCE = "passkey_presence"
 """… for a passkey alone without UV (``webauthn.user_verification = "preferred"``): one
-factor, possession (contract section 15's ``acr`` ``"1"``)."""
+factor, possession (docs/reference/oauth-and-oidc.md's ``acr`` ``"1"``)."""
 PASSKEY_SECOND_STEP = "passkey_second_step"
 """… for a passkey answering ``mfa_required`` after the password."""
 
@@ -129,11 +129,12 @@ class PasskeyLogin:
         self, email: str | None = None, mfa_token: str | None = None
     ) -> RegistrationStarted:
         """Request options: discoverable without ``email``; else that user's credential ids,
-        or a decoy id for an unknown email. With an ``mfa_token`` (contract section 10) the
-        options carry that token's user's credentials and the ceremony is bound to it (only
-        ``/login/mfa`` with that token completes it). Raises ``Forbidden`` with
-        ``webauthn.passwordless`` off and no ``mfa_token``, ``InvalidMfaCode`` for an unknown or
-        expired ``mfa_token``, ``ValidationFailed`` for a malformed email or both given."""
+        or a decoy id for an unknown email. With an ``mfa_token``
+        (docs/reference/mfa-and-passkeys.md) the options carry that token's user's credentials and
+        the ceremony is bound to it (only ``/login/mfa`` with that token completes it). Raises
+        ``Forbidden`` with ``webauthn.passwordless`` off and no ``mfa_token``, ``InvalidMfaCode``
+        for an unknown or expired ``mfa_token``, ``ValidationFailed`` for a malformed email or both
+        given."""
         if mfa_token is not None:
             if email is not None:
                 raise ValidationFailed([FieldError("email", "give an email or an mfa_token")])

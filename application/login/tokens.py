@@ -75,7 +75,7 @@ class TokenIssuer:
     _settings: Live[AuthSettings]
 
     def access_claims(self, user: User, groups: list[str], now: datetime) -> dict[str, Any]:
-        """The claims of seed.md part 2.
+        """The claims of docs/reference/tokens-and-sessions.md (RFC 7519, RFC 9068).
 
         ``sub, email, role, org_id, iss, aud, iat, exp, groups, jti`` (iat/exp in Unix seconds).
         """

@@ -1,5 +1,5 @@
-"""Ports of login with other identity providers (contract section 16): the stored identities
-and started logins (``FederatedIdentityRepo``, in a unit of work) and the provider client
+"""Ports of login with other identity providers (docs/reference/federation.md): the stored
+identities and started logins (``FederatedIdentityRepo``, in a unit of work) and the provider client
 (``UpstreamClient``). See ``application.ports`` for the conventions every port follows."""
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ class FederatedIdentityRepo(Protocol):
 
 
 class FederationFailed(Exception):
-    """A check of contract section 16 failed (the provider unreachable or answering badly,
+    """A check of docs/reference/federation.md failed (the provider unreachable or answering badly,
     the code exchange refused, an ID token or userinfo answer that fails validation).
     ``reason`` is a short code for logs and audit (``id_token_invalid``, ``nonce_mismatch``,
     ``userinfo_sub_mismatch``, ``exchange_failed``, ``discovery_failed`` ...); never a secret

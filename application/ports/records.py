@@ -19,8 +19,8 @@ from domain.passkeys import Ceremony, Passkey
 
 
 class MfaStore(Protocol):
-    """Second factors (contract section 10) inside one unit of work: each user's TOTP secret
-    (sealed), its recovery codes (SHA-256 hashes, single use) and the pending second steps of
+    """Second factors (docs/reference/mfa-and-passkeys.md) inside one unit of work: each user's TOTP
+    secret (sealed), its recovery codes (SHA-256 hashes, single use) and the pending second steps of
     logins (``mfa_token`` hashes). Deleting a user deletes all of it."""
 
     async def put_pending(self, user_id: str, sealed_secret: bytes, now: datetime) -> None:
@@ -67,7 +67,7 @@ class MfaStore(Protocol):
     async def void_challenges(self, user_id: str) -> int:
         """Delete every pending second step (``mfa_token``) of the user, expired or not, and
         nothing else; returns how many went. A password change or reset, disabling and deleting
-        void them (contract section 9)."""
+        void them (docs/reference/accounts.md)."""
         ...
 
     async def add_challenge(self, challenge: MfaChallenge) -> None:
@@ -86,12 +86,12 @@ class MfaStore(Protocol):
         ...
 
     async def claim_attempt(self, token_hash: str, max_attempts: int, now: datetime) -> int | None:
-        """Claim one code evaluation on the second step before the code is checked (contract
-        section 10: count first, then check): atomically, if the step exists, is unexpired at
-        ``now`` and has had fewer than ``max_attempts`` evaluations, add one to its
-        ``failures`` and return the new number (1 .. ``max_attempts``); else None and no
-        change. A single compare-and-set statement, so of any number of concurrent claims on
-        one step, in any process or instance, at most ``max_attempts`` get a number."""
+        """Claim one code evaluation on the second step before the code is checked (
+        docs/reference/mfa-and-passkeys.md: count first, then check): atomically, if the step
+        exists, is unexpired at ``now`` and has had fewer than ``max_attempts`` evaluations, add one
+        to its ``failures`` and return the new number (1 .. ``max_attempts``); else None and no
+        change. A single compare-and-set statement, so of any number of concurrent claims on one
+        step, in any process or instance, at most ``max_attempts`` get a number."""
         ...
 
     async def purge_expired(self, now: datetime, limit: int | None = None) -> int:
@@ -182,8 +182,8 @@ class GroupRepo(Protocol):
 
 
 class AuditLog(Protocol):
-    """The audit log (contract section 11) inside one unit of work: a row recorded here commits
-    with the change it records, or neither does. Rows are never changed, only purged."""
+    """The audit log (docs/reference/operations.md) inside one unit of work: a row recorded here
+    commits with the change it records, or neither does. Rows are never changed, only purged."""
 
     async def record(self, event: AuditEvent) -> None:
         """Store ``event``. When its ``org_id`` is None and its ``user_id`` names an existing
@@ -207,8 +207,8 @@ class AuditLog(Protocol):
 
 
 class ClientRepo(Protocol):
-    """OAuth clients (contract section 14) and the access tokens revoked before their ``exp``
-    (RFC 7009), inside one unit of work."""
+    """OAuth clients (docs/reference/oauth-and-oidc.md) and the access tokens revoked before their
+    ``exp`` (RFC 7009), inside one unit of work."""
 
     async def add(self, client: Client) -> None:
         """Insert. Raises ``Conflict`` if the id exists, ``ValidationFailed`` if a value cannot
@@ -257,8 +257,8 @@ class ClientRepo(Protocol):
 
 
 class PasskeyRepo(Protocol):
-    """Passkeys, WebAuthn user handles and ceremonies (contract section 13), inside one unit of
-    work. Deleting a user deletes its passkeys and its handle."""
+    """Passkeys, WebAuthn user handles and ceremonies (docs/reference/mfa-and-passkeys.md), inside
+    one unit of work. Deleting a user deletes its passkeys and its handle."""
 
     async def add(self, passkey: Passkey) -> None:
         """Insert. Raises ``Conflict`` if the credential id (or our id) is registered already,
@@ -288,11 +288,11 @@ class PasskeyRepo(Protocol):
         ...
 
     async def record_use(self, used: Passkey, old_sign_count: int) -> bool:
-        """A login with the passkey ``used.id``, by compare-and-set (contract section 13):
-        store ``used``'s ``sign_count``, ``backed_up`` (the BS flag) and ``last_used_at`` only
-        if the stored counter is still ``old_sign_count`` and the passkey is not
-        ``suspected_clone`` (``UPDATE ... WHERE sign_count = old``); nothing else of ``used``.
-        True if stored; False if the counter moved or the passkey was flagged or deleted
+        """A login with the passkey ``used.id``, by compare-and-set
+        (docs/reference/mfa-and-passkeys.md): store ``used``'s ``sign_count``, ``backed_up`` (the BS
+        flag) and ``last_used_at`` only if the stored counter is still ``old_sign_count`` and the
+        passkey is not ``suspected_clone`` (``UPDATE ... WHERE sign_count = old``); nothing else of
+        ``used``. True if stored; False if the counter moved or the passkey was flagged or deleted
         meanwhile (of two uses read at one counter, one wins)."""
         ...
 

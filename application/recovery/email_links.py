@@ -1,4 +1,4 @@
-"""Email verification and password reset by emailed links (contract section 9).
+"""Email verification and password reset by emailed links (docs/reference/accounts.md).
 
 Tokens are 256 bits from ``secrets``, stored only as SHA-256 hashes (``EmailTokenStore``),
 single use (taken by an atomic delete). Messages go through the ``Outbox`` after the commit, so
@@ -83,7 +83,7 @@ class _Mailer:
 
 @attrs.frozen
 class EmailVerification(_Mailer):
-    """Verification of a user's email address (contract section 9): the message at
+    """Verification of a user's email address (docs/reference/accounts.md): the message at
     registration, its link (``verify``) and a new message on request (``resend``).
 
     ``EmailVerification(storage, outbox, clock, auth_settings, email_settings, bus, throttle)``.
@@ -134,7 +134,7 @@ class EmailVerification(_Mailer):
 
 @attrs.frozen
 class PasswordRecovery(_Mailer):
-    """Password reset by an emailed link (contract section 9): ``forgot`` sends the link,
+    """Password reset by an emailed link (docs/reference/accounts.md): ``forgot`` sends the link,
     ``reset`` sets the new password.
 
     ``PasswordRecovery(storage, outbox, clock, auth_settings, email_settings, bus, throttle,
@@ -183,7 +183,7 @@ class PasswordRecovery(_Mailer):
 
         Raises ``ValidationFailed`` (422, the new password breaks the policy; checked first),
         ``InvalidResetToken`` (400) for an unknown, used, voided or expired token, or one of a
-        disabled user (contract section 9: refused like a used one). On any
+        disabled user (docs/reference/accounts.md: refused like a used one). On any
         error nothing changes.
         """
         check_password_policy(new_password, self.auth.current.password_min_length, "new_password")

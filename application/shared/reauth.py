@@ -1,5 +1,5 @@
-"""Proofs of the user on routes that already carry its bearer token (contract section 13,
-ASVS 5.0 V7.5.1; ADR 0025).
+"""Proofs of the user on routes that already carry its bearer token
+(docs/reference/mfa-and-passkeys.md, ASVS 5.0 V7.5.1; ADR 0025).
 
 - ``Reauthentication.confirm_password``: the routes that confirm the current password
   (``/me/password``, ``DELETE /me``, ``DELETE /me/mfa``, ``DELETE /me/passkeys/{id}``); a
@@ -12,7 +12,7 @@ ASVS 5.0 V7.5.1; ADR 0025).
   ``reauthentication_required``.
 
 Every failed proof counts against the login throttle of the user's email and the client
-address (``LoginThrottle``, contract section 2), which is asked first: past
+address (``LoginThrottle``, docs/reference/tokens-and-sessions.md), which is asked first: past
 ``auth.login_max_failures`` the answer is 429 ``rate_limited`` before any password is checked,
 so a stolen access token buys no more password guesses than the login allows.
 """

@@ -1,12 +1,12 @@
-"""Writes from anyone, limited per client address at the HTTP edge (contract section 12,
+"""Writes from anyone, limited per client address at the HTTP edge (docs/reference/operations.md,
 ADR 0028): the routes that anyone may call and that write, and the middleware that draws a
 token per request from ``application.shared.address_limit.AddressRateLimiter``.
 
 Past the limit the answer is 429 ``rate_limited`` with ``Retry-After`` (seconds), given before
-the handler runs: nothing is read or written. On the OAuth endpoints (contract section 14) the
-body is RFC 6749 §5.2 JSON (``{"error": "rate_limited", "error_description"}``), elsewhere
-problem+json. The client address is the one the audit log records (``server.trusted_proxies``
-applied, ``entrypoints.http.requests.client_address``).
+the handler runs: nothing is read or written. On the OAuth endpoints
+(docs/reference/oauth-and-oidc.md) the body is RFC 6749 §5.2 JSON (``{"error": "rate_limited",
+"error_description"}``), elsewhere problem+json. The client address is the one the audit log records
+(``server.trusted_proxies`` applied, ``entrypoints.http.requests.client_address``).
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ class AnonymousWrite:
     """How a route is limited: ``give_back`` — its success proves a credential (a password, a
     code, a token sent by email, a client secret), so a request that succeeds (status < 400)
     returns its token and only what anyone can send is counted; ``oauth`` — answer in RFC 6749
-    JSON; ``page`` — a hosted page's form (contract section 15): answer with the error page."""
+    JSON; ``page`` — a hosted page's form (docs/reference/oauth-and-oidc.md): answer with the error
+    page."""
 
     give_back: bool
     oauth: bool = False

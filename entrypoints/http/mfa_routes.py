@@ -1,4 +1,5 @@
-"""Routes of contract section 10: TOTP enrolment, the login's second step, turning MFA off.
+"""Routes of docs/reference/mfa-and-passkeys.md: TOTP enrolment, the login's second step, turning
+MFA off.
 
 Each hands over to ``application.mfa.totp`` / ``application.login.mfa_step``; who may reset another
 user's MFA is decided by ``domain.policy`` in the use case. Secrets, codes and ``mfa_token``s
@@ -42,8 +43,9 @@ class TotpCode:
 
 @attrs.frozen
 class TotpStart:
-    """Body of POST /me/mfa/totp: the fresh proof of contract section 13 — ``{"password"}`` or
-    ``{"ceremony_id", "credential"}`` or ``{"provider", "id_token", "nonce"}``."""
+    """Body of POST /me/mfa/totp: the fresh proof of docs/reference/mfa-and-passkeys.md —
+    ``{"password"}`` or ``{"ceremony_id", "credential"}`` or ``{"provider", "id_token",
+    "nonce"}``."""
 
     password: UncheckedText | None = attrs.field(default=None, repr=False)
     ceremony_id: str | None = None
@@ -56,8 +58,8 @@ class TotpStart:
 @attrs.frozen
 class MfaLoginRequest:
     """Body of /login/mfa: ``{"mfa_token", "code"}`` (a TOTP or a recovery code) or
-    ``{"mfa_token", "ceremony_id", "credential"}`` (a passkey, contract section 13). Any string
-    is taken as a token or code: one no token or code can be is just wrong (401); giving
+    ``{"mfa_token", "ceremony_id", "credential"}`` (a passkey, docs/reference/mfa-and-passkeys.md).
+    Any string is taken as a token or code: one no token or code can be is just wrong (401); giving
     neither or both answers is a 422."""
 
     mfa_token: UncheckedText = attrs.field(repr=False)
@@ -182,4 +184,4 @@ ROUTES = [
               {200: "TokenPair", 400: _P, 401: _P, 403: _P, 413: _P, 422: _P, 429: _P},
               request=_LOGIN_MFA, tag="mfa"),
 ]  # fmt: skip
-"""The routes of contract section 10, registered by ``create_app``."""
+"""The routes of docs/reference/mfa-and-passkeys.md, registered by ``create_app``."""

@@ -1,4 +1,4 @@
-"""Routes of passkey registration and management (contract section 13).
+"""Routes of passkey registration and management (docs/reference/mfa-and-passkeys.md).
 
 The caller's routes authenticate it (401 ``invalid_token``) and act on its own passkeys; the
 admin routes (``/users/{id}/passkeys``) ask ``domain.policy`` through the use case (403 below
@@ -37,9 +37,10 @@ if TYPE_CHECKING:
 @attrs.frozen
 class RegistrationRequest:
     """Body of POST /me/passkeys/registration/options: ``{"name"?}`` (the name is given
-    again, or first, when the passkey is stored) and the fresh proof of contract section 13:
-    ``"password"``, or ``"ceremony_id"`` + ``"credential"`` (a passkey assertion), or
-    ``"provider"`` + ``"id_token"`` + ``"nonce"`` (a linked provider's fresh ID token)."""
+    again, or first, when the passkey is stored) and the fresh proof of
+    docs/reference/mfa-and-passkeys.md: ``"password"``, or ``"ceremony_id"`` + ``"credential"`` (a
+    passkey assertion), or ``"provider"`` + ``"id_token"`` + ``"nonce"`` (a linked provider's fresh
+    ID token)."""
 
     name: str | None = None
     password: UncheckedText | None = attrs.field(default=None, repr=False)
@@ -266,4 +267,4 @@ ROUTES = [
               {204: "No Content", 401: _P, 403: _P, 404: _P},
               bearer=True, parameters=(_USER, _PID), tag="passkeys"),
 ]  # fmt: skip
-"""The passkey registration and management routes of contract section 13."""
+"""The passkey registration and management routes of docs/reference/mfa-and-passkeys.md."""

@@ -1,7 +1,8 @@
-"""The fresh proof that the routes adding a sign-in factor read from their body (contract
-section 13; ADR 0025): ``"password"``, or ``"ceremony_id"`` + ``"credential"`` (an assertion
-answering ``/login/passkey/options``), or ``"provider"`` + ``"id_token"`` + ``"nonce"`` (an
-ID token of a linked provider, at most 300 s old), beside the route's own members."""
+"""The fresh proof that the routes adding a sign-in factor read from their body (
+docs/reference/mfa-and-passkeys.md; ADR 0025): ``"password"``, or ``"ceremony_id"`` +
+``"credential"`` (an assertion answering ``/login/passkey/options``), or ``"provider"`` +
+``"id_token"`` + ``"nonce"`` (an ID token of a linked provider, at most 300 s old), beside the
+route's own members."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
-"""Housekeeping's bounded batches (contract section 12; issue 35), over every storage adapter: a
-purge with a ``limit`` deletes at most that many rows of each table, only expired ones, and the
-rest on the next call; ``PurgeExpired`` drains a backlog larger than its batch, one committed
-transaction per batch (refresh tokens, sessions, audit events, and the provider's authorization
-codes and hosted sessions, and the started federated logins)."""
+"""Housekeeping's bounded batches (docs/reference/operations.md; issue 35), over every storage
+adapter: a purge with a ``limit`` deletes at most that many rows of each table, only expired ones,
+and the rest on the next call; ``PurgeExpired`` drains a backlog larger than its batch, one
+committed transaction per batch (refresh tokens, sessions, audit events, and the provider's
+authorization codes and hosted sessions, and the started federated logins)."""
 
 from __future__ import annotations
 
@@ -196,7 +196,7 @@ def _flow(n: int, expires_at: datetime, link_user_id: str | None = None) -> Fede
 async def test_housekeeping_drains_expired_federation_flows_in_batches(
     storage: Storage, make: Make
 ) -> None:
-    """Contract section 16 (UP-03's ``state`` records): seven started federated logins past
+    """docs/reference/federation.md (UP-03's ``state`` records): seven started federated logins past
     their ``expires_at`` (one of them a link by alice): a purge limited to two deletes two, then
     housekeeping the other five in batches of three; the live one
     stays and can still be taken once."""

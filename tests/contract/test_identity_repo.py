@@ -1,6 +1,6 @@
-"""Contract of the FederatedIdentityRepo port (contract section 16) over every storage adapter:
-an identity is (issuer, subject), linked to one user and once per user and provider; it goes
-with its user; a started login is taken once."""
+"""Contract of the FederatedIdentityRepo port (docs/reference/federation.md) over every storage
+adapter: an identity is (issuer, subject), linked to one user and once per user and provider; it
+goes with its user; a started login is taken once."""
 
 from __future__ import annotations
 
@@ -142,7 +142,7 @@ async def test_expired_flows_are_purged(storage: Storage, make: Make) -> None:
 
 
 async def test_a_flow_of_another_browser_is_left_in_place(storage: Storage, make: Make) -> None:
-    """Contract section 16: the state is taken only when the browser cookie matches, so a
+    """docs/reference/federation.md: the state is taken only when the browser cookie matches, so a
     state seen by someone else (logs, Referer) cannot void the legitimate login."""
     async with storage.begin() as uow:
         await uow.identities.put_flow(_flow())

@@ -200,8 +200,8 @@ async def test_a_user_is_read_with_its_passkey_count(storage: Storage, make: Mak
 
 
 async def test_credential_id_lengths_are_sampled(storage: Storage, make: Make) -> None:
-    """The decoys' length distribution (contract section 13): the byte lengths of up to
-    ``limit`` stored credential ids."""
+    """The decoys' length distribution (docs/reference/mfa-and-passkeys.md): the byte lengths of up
+    to ``limit`` stored credential ids."""
     await _user(storage, make)
     async with storage.begin() as uow:
         assert await uow.passkeys.credential_id_lengths(10) == []

@@ -1,5 +1,5 @@
-"""Helpers of the federated login tests (contract section 16): panva ``oidc-provider`` as the
-upstream (``tests/interop/upstream_op.mjs``) and its devInteractions login driven over HTTP."""
+"""Helpers of the federated login tests (docs/reference/federation.md): panva ``oidc-provider`` as
+the upstream (``tests/interop/upstream_op.mjs``) and its devInteractions login driven over HTTP."""
 
 from __future__ import annotations
 

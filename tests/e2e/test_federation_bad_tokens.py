@@ -1,5 +1,5 @@
-"""Bad ID tokens from a misbehaving provider (contract section 16; UP-05, UP-06, UP-12): a small
-fake OpenID provider (aiohttp, in the test) signs each token with PyJWT; every one is refused
+"""Bad ID tokens from a misbehaving provider (docs/reference/federation.md; UP-05, UP-06, UP-12): a
+small fake OpenID provider (aiohttp, in the test) signs each token with PyJWT; every one is refused
 (400 ``federation_failed``) with nothing created."""
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ async def test_up05_kid_absent_with_a_single_key_is_accepted(fake: Any) -> None:
 
 async def test_nonce_given_as_is(fake: Any) -> None:
     """/login/federated: a token with a nonce and none given, or the reverse, or neither → 400
-    (contract section 16: the nonce is required)."""
+    (docs/reference/federation.md: the nonce is required)."""
     idp, client = fake
     assert (await _native(client, idp.id_token("n-1"), nonce=None)).status == 400
     assert (await _native(client, idp.id_token(None), nonce="n-1")).status == 400

@@ -1,8 +1,8 @@
-"""Federated login in a real browser (contract section 16; research oidc-provider.md §6, UP-01,
-UP-02, UP-11): Playwright drives Debian's Chromium (``tests.interop.driver.UserAgent``) through
-a real ``authsvc serve`` (SQLite and PostgreSQL) and panva ``oidc-provider`` as the upstream
-(``tests/interop/upstream_op.mjs``), both on loopback ports; the relying party of UP-11 is
-panva ``openid-client`` (``tests/interop/rp_flow.mjs``).
+"""Federated login in a real browser (docs/reference/federation.md; research oidc-provider.md §6,
+UP-01, UP-02, UP-11): Playwright drives Debian's Chromium (``tests.interop.driver.UserAgent``)
+through a real ``authsvc serve`` (SQLite and PostgreSQL) and panva ``oidc-provider`` as the upstream
+(``tests/interop/upstream_op.mjs``), both on loopback ports; the relying party of UP-11 is panva
+``openid-client`` (``tests/interop/rp_flow.mjs``).
 
 Skipped, with the reason, only without node/npm or without Chromium (``AUTHSVC_TEST_CHROMIUM``
 unset and no ``/usr/bin/chromium``; set but missing is a failure)."""
@@ -262,7 +262,7 @@ async def test_linking_needs_the_account_pages_post_and_a_confirmation(
     served: Deployment,
     chromium: str,  # noqa: F811
 ) -> None:
-    """Review s5, finding 7 (contract section 16), in a browser: alice has a fresh hosted
+    """Review s5, finding 7 (docs/reference/federation.md), in a browser: alice has a fresh hosted
     login. Another site's page navigates her browser to the old link URL
     (``/federation/test/start?link=1``, a cross-site GET carrying her SameSite=Lax session):
     it lands on /ui/account, nothing is linked and the provider is never visited. Her click

@@ -1,7 +1,8 @@
-"""Federation hardening over HTTP (contract sections 13 and 16; security review s5, findings
-2, 7, 8, 10, 11 and 12): two fake OpenID providers (``tests.e2e.federation_helpers.FakeIdp``)
-— ``untrusted`` (no ``trust_email``: it lets anyone claim any address) and ``trusted``
-(``trust_email``) — in front of the real app, on SQLite and PostgreSQL."""
+"""Federation hardening over HTTP (docs/reference/mfa-and-passkeys.md and
+docs/reference/federation.md; security review s5, findings 2, 7, 8, 10, 11 and 12): two fake OpenID
+providers (``tests.e2e.federation_helpers.FakeIdp``) — ``untrusted`` (no ``trust_email``: it lets
+anyone claim any address) and ``trusted`` (``trust_email``) — in front of the real app, on SQLite
+and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -234,10 +235,10 @@ async def test_a_cross_site_get_cannot_start_a_link(idps: Idps) -> None:
 async def test_a_federated_only_user_adds_totp_and_a_passkey_with_an_id_token(
     idps: Idps,
 ) -> None:
-    """Finding 12 (contract section 13): a user with no password and no passkey proves itself
-    with a fresh ID token of its linked provider (``provider`` + ``id_token`` + ``nonce``) to
-    turn TOTP on and to start a passkey registration. A token of another subject, a stale one
-    (``iat`` over 300 s), a replayed nonce or an unlinked provider → 401
+    """Finding 12 (docs/reference/mfa-and-passkeys.md): a user with no password and no passkey
+    proves itself with a fresh ID token of its linked provider (``provider`` + ``id_token`` +
+    ``nonce``) to turn TOTP on and to start a passkey registration. A token of another subject, a
+    stale one (``iat`` over 300 s), a replayed nonce or an unlinked provider → 401
     ``reauthentication_required``."""
     client = idps.client
     resp = await _native(client, "trusted", idps.trusted, "fed-only", "fed@corp.example")
@@ -289,8 +290,8 @@ async def test_the_native_nonce_is_single_use_across_requests_for_the_issuer(idp
 async def test_a_federated_login_with_totp_says_fed_otp_mfa(idps: Idps) -> None:
     """Finding 11 (``amr``): a federated first step completed by a TOTP code on the hosted
     pages gives an ID token with ``amr`` ["fed", "otp", "mfa"] and ``acr`` "2" — not a
-    password that was never used (contract section 16). The user is federated-only and turned
-    TOTP on with an ID-token proof (finding 12)."""
+    password that was never used (docs/reference/federation.md). The user is federated-only and
+    turned TOTP on with an ID-token proof (finding 12)."""
     client, idp = idps.client, idps.trusted
     resp = await _native(client, "trusted", idp, "mfa-user", "mfa@corp.example")
     access = (await resp.json())["access_token"]

@@ -1,4 +1,4 @@
-"""Login with another identity provider over HTTP (contract section 16) against a real OIDC
+"""Login with another identity provider over HTTP (docs/reference/federation.md) against a real OIDC
 provider: panva ``oidc-provider`` 9.13.3 started by the tests, its login driven over HTTP.
 SQLite and PostgreSQL; UP-xx are the research file's checks (§6, work item B)."""
 
@@ -76,7 +76,7 @@ async def test_up01_happy_path_creates_a_user_and_signs_in(
     """UP-01: the redirect carries S256, state and nonce; the upstream login makes a new user
     and an identity (iss, sub); a hosted session; the audit rows. The provider has no
     ``trust_email``, so the new user's email is not verified, though the provider says it is
-    (contract section 16: pre-hijacked accounts)."""
+    (docs/reference/federation.md: pre-hijacked accounts)."""
     client = await fed_client()
     page = await client.get("/ui/login")
     assert "Continue with TestIdP" in await page.text()
@@ -111,7 +111,7 @@ async def test_up02_the_same_sub_is_the_same_user(fed_client: Any) -> None:
 
 async def test_up03_state_checks_create_nothing(fed_client: Any) -> None:
     """UP-03: a missing, wrong, replayed or other-browser state is refused, creating nothing.
-    The state is taken only when the browser cookie matches (contract section 16): another
+    The state is taken only when the browser cookie matches (docs/reference/federation.md): another
     browser presenting it (someone who saw it in a log or a Referer) does not void the login,
     which the right browser then completes — once."""
     client = await fed_client()

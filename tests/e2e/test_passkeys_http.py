@@ -1,4 +1,4 @@
-"""Passkey registration and management over HTTP (contract section 13), on SQLite and
+"""Passkey registration and management over HTTP (docs/reference/mfa-and-passkeys.md), on SQLite and
 PostgreSQL, with the software authenticator: register (options, then the answer), list, rename,
 delete with the password; a ceremony used once and bound to its user; a refused response and a
 duplicate credential; an admin's view and deletion, scoped to its organization; no key or
@@ -108,7 +108,7 @@ async def test_ceremonies_responses_and_duplicates_are_refused(client: TestClien
 
 
 async def test_a_credential_id_over_1023_bytes_is_refused(client: TestClient) -> None:
-    """WebAuthn L3 §7.1 step 23 and contract section 13: longer ids are refused at
+    """WebAuthn L3 §7.1 step 23 and docs/reference/mfa-and-passkeys.md: longer ids are refused at
     registration (400 ``invalid_passkey``) and nothing is stored; 1023 bytes are fine."""
     token = (await register_and_login(client))["access_token"]
     long_id = SoftAuthenticator("ES256", credential_id=b"\x01" * 1024)
@@ -215,9 +215,9 @@ async def test_an_unknown_email_gets_options_of_the_same_shape(client: TestClien
 
 
 async def test_decoy_ids_take_the_length_of_the_stored_ids(client: TestClient) -> None:
-    """Contract section 13 (review s5, finding 12): decoy options for an email without a
-    passkey follow the length distribution of the stored credential ids — here 32 bytes, as
-    Chromium's and most platform authenticators make them (decoys were 16 bytes whatever was
+    """docs/reference/mfa-and-passkeys.md (review s5, finding 12): decoy options for an email
+    without a passkey follow the length distribution of the stored credential ids — here 32 bytes,
+    as Chromium's and most platform authenticators make them (decoys were 16 bytes whatever was
     stored, which told them apart); each email keeps its decoy."""
     token = (await register_and_login(client, "alice@example.com"))["access_token"]
     for _ in range(2):

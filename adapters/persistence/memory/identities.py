@@ -1,4 +1,4 @@
-"""The in-memory federated identity store (contract section 16)."""
+"""The in-memory federated identity store (docs/reference/federation.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The in-memory passkey store (contract section 13): passkeys, user handles, ceremonies."""
+"""The in-memory passkey store (docs/reference/mfa-and-passkeys.md): passkeys, user handles,
+ceremonies."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The PostgreSQL federated identity store (contract section 16): tables
+"""The PostgreSQL federated identity store (docs/reference/federation.md): tables
 ``federated_identities``, ``federation_flows`` and ``federation_nonces`` (migrations 0016,
 0018)."""
 

@@ -1,4 +1,4 @@
-"""The PostgreSQL store of second factors (contract section 10): tables ``mfa_totp``,
+"""The PostgreSQL store of second factors (docs/reference/mfa-and-passkeys.md): tables ``mfa_totp``,
 ``mfa_recovery_codes`` and ``mfa_challenges`` (migration 0006)."""
 
 from __future__ import annotations

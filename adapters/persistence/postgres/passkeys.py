@@ -1,4 +1,4 @@
-"""The PostgreSQL passkey store (contract section 13): tables ``passkeys``,
+"""The PostgreSQL passkey store (docs/reference/mfa-and-passkeys.md): tables ``passkeys``,
 ``webauthn_user_handles`` and ``webauthn_ceremonies`` (migration 0009)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The SQLite store of second factors (contract section 10): tables ``mfa_totp``,
+"""The SQLite store of second factors (docs/reference/mfa-and-passkeys.md): tables ``mfa_totp``,
 ``mfa_recovery_codes`` and ``mfa_challenges`` (migration 0006)."""
 
 # Only placeholders are interpolated into SQL; values are always bound.

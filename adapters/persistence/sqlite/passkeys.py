@@ -1,4 +1,4 @@
-"""The SQLite passkey store (contract section 13): tables ``passkeys``,
+"""The SQLite passkey store (docs/reference/mfa-and-passkeys.md): tables ``passkeys``,
 ``webauthn_user_handles`` and ``webauthn_ceremonies`` (migration 0009)."""
 
 from __future__ import annotations

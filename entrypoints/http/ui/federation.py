@@ -1,4 +1,4 @@
-"""Login with other identity providers, the browser's side (contract section 16):
+"""Login with other identity providers, the browser's side (docs/reference/federation.md):
 ``/federation/{provider}/start`` and ``/callback``, and the account page ``/ui/account`` with
 its "Link …" and "Unlink" buttons (linking itself: ``entrypoints.http.ui.federation_link``).
 
@@ -229,4 +229,4 @@ ROUTES = [
               request={"type": "object", "properties": {}},
               media_type="application/x-www-form-urlencoded", tag="ui", page=True),
 ]  # fmt: skip
-"""The browser routes of contract section 16."""
+"""The browser routes of docs/reference/federation.md."""
