@@ -49,3 +49,23 @@ def test_no_tracked_file_names_an_absolute_path_of_one_machine() -> None:
             continue
         found += [f"{path}: {m.group(0)}" for m in MACHINE_PATH.finditer(text)]
     assert found == []
+
+
+_OUTSIDE_CITATION = re.compile(r"contract(\.md)?\W{0,3}(sections?|§)\s*\d|seed\.md", re.IGNORECASE)
+
+
+def test_no_source_cites_a_document_outside_the_repository() -> None:
+    """Docstrings and comments cite RFCs, ADRs or the pages of ``docs/``, which ship with the
+    code: never a section of a specification kept elsewhere."""
+    sources = [
+        path
+        for top in ("domain", "application", "adapters", "entrypoints", "service_actuator")
+        for path in (ROOT / top).rglob("*")
+        if path.suffix in {".py", ".sql", ".html", ".js", ".css"}
+    ]
+    citing = [
+        str(path.relative_to(ROOT))
+        for path in sources
+        if _OUTSIDE_CITATION.search(path.read_text(encoding="utf-8"))
+    ]
+    assert sources and citing == []

@@ -1,5 +1,5 @@
 -- depends: 0003_signing_keys
--- Sessions (contract section 7), the user lifecycle (section 8) and the refresh-token reuse
+-- Sessions (docs/reference/tokens-and-sessions.md), the user lifecycle (section 8) and the refresh-token reuse
 -- interval (section 2; ADR 0016).
 
 ALTER TABLE users ADD COLUMN disabled BOOLEAN NOT NULL DEFAULT FALSE;

@@ -1,5 +1,5 @@
 -- depends: 0004_sessions
--- Tokens sent by email (contract section 9): password-reset and email-verification links,
+-- Tokens sent by email (docs/reference/accounts.md): password-reset and email-verification links,
 -- stored only as SHA-256 hashes; single use.
 CREATE TABLE email_tokens (
     token_hash TEXT        NOT NULL PRIMARY KEY,

@@ -1,5 +1,5 @@
 -- depends: 0006_mfa
--- The audit log (contract section 11; ADR 0019): one row per security event, written in the
+-- The audit log (docs/reference/operations.md; ADR 0019): one row per security event, written in the
 -- transaction of the change it records. No foreign keys: a row outlives its user and group.
 -- id: time-ordered (the first 14 hex digits are the microseconds), so ORDER BY id DESC is
 -- newest first. details is a JSON object of ids and reasons.

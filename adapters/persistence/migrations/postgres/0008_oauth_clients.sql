@@ -1,5 +1,5 @@
 -- depends: 0007_audit
--- OAuth clients (contract section 14; ADR 0020): secrets stored only as SHA-256 hashes (the
+-- OAuth clients (docs/reference/oauth-and-oidc.md; ADR 0020): secrets stored only as SHA-256 hashes (the
 -- previous one kept for its grace after a rotation), scopes space-separated, audience a JSON
 -- array.
 CREATE TABLE oauth_clients (

@@ -1,5 +1,5 @@
 -- depends: 0008_oauth_clients
--- Passkeys (contract section 13): credentials (the COSE public key and the signature counter
+-- Passkeys (docs/reference/mfa-and-passkeys.md): credentials (the COSE public key and the signature counter
 -- stay here), one opaque WebAuthn user handle per user, and the ceremonies in progress.
 -- transports space-separated.
 CREATE TABLE passkeys (

@@ -1,5 +1,5 @@
 -- depends: 0013_client_signing_alg
--- The OpenID Connect provider (issue 31, contract section 15). Scopes and amr are
+-- The OpenID Connect provider (issue 31, docs/reference/oauth-and-oidc.md). Scopes and amr are
 -- space-separated; URI lists are JSON arrays (as oauth_clients.audience).
 
 -- The code flow's client fields; the defaults keep every existing client a client-credentials

@@ -1,5 +1,5 @@
 -- depends: 0015_oidc
--- Login with other identity providers (issue 33, contract section 16).
+-- Login with other identity providers (issue 33, docs/reference/federation.md).
 
 -- An identity is (issuer, subject), never the email; at most one per user and provider.
 CREATE TABLE federated_identities (

@@ -1,4 +1,4 @@
 -- depends: 0016_federated_identities
 -- A code-flow client signs in only users of its own organization unless a superadmin (or the
--- command line) sets all_organizations (contract section 15). Existing clients keep to theirs.
+-- command line) sets all_organizations (docs/reference/oauth-and-oidc.md). Existing clients keep to theirs.
 ALTER TABLE oauth_clients ADD COLUMN all_organizations BOOLEAN NOT NULL DEFAULT FALSE;

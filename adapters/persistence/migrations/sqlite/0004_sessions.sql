@@ -1,5 +1,5 @@
 -- depends: 0003_signing_keys
--- Sessions (contract section 7), the user lifecycle (section 8) and the refresh-token reuse
+-- Sessions (docs/reference/tokens-and-sessions.md), the user lifecycle (section 8) and the refresh-token reuse
 -- interval (section 2; ADR 0016). Times are INTEGER microseconds since the Unix epoch, UTC.
 
 -- Booleans are 0 or 1. (No CHECK on an added column: SQLite verifies it with a query whose

@@ -1,5 +1,5 @@
 -- depends: 0004_sessions
--- Tokens sent by email (contract section 9): password-reset and email-verification links,
+-- Tokens sent by email (docs/reference/accounts.md): password-reset and email-verification links,
 -- stored only as SHA-256 hashes; single use. Times are INTEGER microseconds since the Unix
 -- epoch, UTC.
 CREATE TABLE email_tokens (

@@ -1,5 +1,5 @@
 -- depends: 0005_email_tokens
--- Multi-factor authentication (contract section 10; ADR 0018): TOTP secrets (AES-GCM sealed,
+-- Multi-factor authentication (docs/reference/mfa-and-passkeys.md; ADR 0018): TOTP secrets (AES-GCM sealed,
 -- never in clear), recovery codes (SHA-256 hashes, single use) and the second steps of logins
 -- (mfa_token hashes). Times are INTEGER microseconds since the Unix epoch, UTC.
 

@@ -1,5 +1,5 @@
 -- depends: 0013_client_signing_alg
--- The OpenID Connect provider (issue 31, contract section 15). Times are INTEGER microseconds
+-- The OpenID Connect provider (issue 31, docs/reference/oauth-and-oidc.md). Times are INTEGER microseconds
 -- since the Unix epoch, UTC; scopes and amr are space-separated; URI lists are JSON arrays.
 
 -- The code flow's client fields; the defaults keep every existing client a client-credentials

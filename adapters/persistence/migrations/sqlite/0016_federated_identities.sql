@@ -1,5 +1,5 @@
 -- depends: 0015_oidc
--- Login with other identity providers (issue 33, contract section 16). Times are INTEGER
+-- Login with other identity providers (issue 33, docs/reference/federation.md). Times are INTEGER
 -- microseconds since the Unix epoch, UTC.
 
 -- An identity is (issuer, subject), never the email; at most one per user and provider.

@@ -1,4 +1,4 @@
-// Passkeys on the hosted pages (contract sections 13 and 15; ADR 0033). Loaded by /ui/login
+// Passkeys on the hosted pages (docs/reference/mfa-and-passkeys.md and docs/reference/oauth-and-oidc.md; ADR 0033). Loaded by /ui/login
 // (data-passkey="login") and /ui/login/mfa (data-passkey="mfa"); the pages work without it,
 // passkeys aside. No inline script: the pages' CSP is default-src 'self'.
 //
