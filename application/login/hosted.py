@@ -100,18 +100,11 @@ class HostedLogin:
         client_id: str | None,
         previous: str | None = None,
     ) -> LoginStart[str]:
-        """The ``LoginStart`` that opens a hosted session (for the federated login of
-        ``application.login.federated``, which finds its user itself); ``previous``: the
-        browser's current hosted-session cookie, ended by this login."""
-        return self._start(user_agent, address, client_id, previous)
+        """The ``LoginStart`` that opens a hosted session (for every login of the hosted pages,
+        and for the federated login of ``application.login.federated``, which finds its user
+        itself); ``previous``: the browser's current hosted-session cookie, ended by this
+        login."""
 
-    def _start(
-        self,
-        user_agent: str | None,
-        address: str,
-        client_id: str | None,
-        previous: str | None = None,
-    ) -> LoginStart[str]:
         async def start(uow: UnitOfWork, user: User, method: str) -> tuple[str, list[Event]]:
             settings = self._oidc.current
             clear = secrets.token_urlsafe(COOKIE_BYTES)
@@ -148,7 +141,7 @@ class HostedLogin:
         """A hosted session for the right ``email`` and ``password`` (``client``: the client
         address; ``client_id``: the OAuth client the login is for, if any; ``previous``: the
         browser's hosted-session cookie, which this login ends)."""
-        start = self._start(user_agent, client, client_id, previous)
+        start = self.start(user_agent, client, client_id, previous)
         return await self._auth.login_with(email, password, client, start)
 
     async def mfa(
@@ -161,7 +154,7 @@ class HostedLogin:
         previous: str | None = None,
     ) -> str:
         """A hosted session after the second step (a TOTP or recovery ``code``)."""
-        start = self._start(user_agent, client, client_id, previous)
+        start = self.start(user_agent, client, client_id, previous)
         return await self._mfa.complete_with(mfa_token, code, client, start)
 
     async def passkey(
@@ -176,7 +169,7 @@ class HostedLogin:
         """A hosted session for a passkey assertion (``credential``, AuthenticationResponseJSON)
         answering the ceremony ``ceremony_id`` of ``/login/passkey/options``; raises what
         ``PasskeyLogin.finish`` raises."""
-        start = self._start(user_agent, client, client_id, previous)
+        start = self.start(user_agent, client, client_id, previous)
         return await self._passkeys.finish_with(ceremony_id, credential, client, start)
 
     async def passkey_mfa(
@@ -191,7 +184,7 @@ class HostedLogin:
     ) -> str:
         """A hosted session after the second step answered with a passkey (a ceremony bound to
         ``mfa_token``); raises what ``PasskeyLogin.answer_mfa`` raises."""
-        start = self._start(user_agent, client, client_id, previous)
+        start = self.start(user_agent, client, client_id, previous)
         return await self._passkeys.answer_mfa_with(
             mfa_token, ceremony_id, credential, client, start
         )
