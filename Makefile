@@ -55,7 +55,7 @@ test: lint typecheck imports docs unit wheel-check
 FUZZ_EXAMPLES ?= 300
 fuzz: .venv/.synced
 	AUTHSVC_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(UV) run --frozen --no-sync pytest -q -s \
-		-p no:cacheprovider --timeout 0 tests/e2e/test_schemathesis.py
+		-p no:cacheprovider --timeout 0 tests/e2e/processes/test_schemathesis.py
 
 bench: .venv/.synced
 	$(UV) run --frozen --no-sync python -m bench.run

@@ -14,7 +14,7 @@ with ``server.header_timeout``, ``server.body_timeout`` and ``server.keepalive_t
 ``HeaderTimeoutHandler`` reads a few private attributes of aiohttp's ``RequestHandler``
 (``_messages``, ``_request_in_progress``, ``_waiter``, ``_force_close``,
 ``_next_keepalive_close_time``); aiohttp is pinned by ``uv.lock`` and
-``tests/e2e/test_slow_clients.py`` fails if an upgrade changes them.
+``tests/e2e/processes/test_slow_clients.py`` fails if an upgrade changes them.
 """
 
 from __future__ import annotations

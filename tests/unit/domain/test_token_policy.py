@@ -1,7 +1,7 @@
 """domain.policy's rules for code-flow tokens and codes (RFC 7662 §2.2, RFC 7009;
 docs/reference/oauth-and-oidc.md): ``user_token_live`` (userinfo and introspection) and
 ``code_login_live`` (the code exchange). The HTTP behaviour is in
-``tests/e2e/test_oidc_token_status.py``."""
+``tests/e2e/http/test_oidc_token_status.py``."""
 
 from __future__ import annotations
 

@@ -15,8 +15,8 @@ from typing import Any
 import aiohttp
 import pytest
 
+from tests.e2e.processes.test_processes import Database
 from tests.e2e.servers import ROOT, Server, each_backend, server_env  # noqa: F401 - each_backend overrides the e2e fixture
-from tests.e2e.test_processes import Database
 
 pytestmark = pytest.mark.slow
 

@@ -16,7 +16,7 @@ from entrypoints.config import load_config
 from entrypoints.container import build_container
 from entrypoints.http.app import create_app
 from tests.e2e.conftest import ONE_PER_BACKEND, bearer
-from tests.e2e.test_oauth_http import Machines, machines
+from tests.e2e.http.test_oauth_http import Machines, machines
 from tests.fakes import FakeClock
 
 TTL = 300  # oauth.client_token_ttl (default)

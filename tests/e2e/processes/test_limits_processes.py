@@ -29,8 +29,8 @@ import aiohttp
 import pyotp
 import pytest
 
+from tests.e2e.processes.test_processes import Database
 from tests.e2e.servers import Server, server_env
-from tests.e2e.test_processes import Database
 
 pytestmark = pytest.mark.slow
 

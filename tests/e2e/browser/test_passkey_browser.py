@@ -29,7 +29,7 @@ from tests.e2e.servers import free_port
 # .ci/run installs Debian's chromium and names it here, so CI always runs this test; elsewhere
 # it runs when /usr/bin/chromium exists and is skipped, with the reason, when it does not.
 CHROMIUM = os.environ.get("AUTHSVC_TEST_CHROMIUM", "/usr/bin/chromium")
-PAGE = Path(__file__).with_name("passkey_page.html")
+PAGE = Path(__file__).resolve().parents[1] / "passkey_page.html"
 FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync"]  # fmt: skip
 

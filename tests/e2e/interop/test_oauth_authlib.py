@@ -9,7 +9,7 @@ import pytest
 from authlib.integrations.httpx_client import AsyncOAuth2Client
 
 from tests.e2e.conftest import ONE_PER_BACKEND, MakeClient
-from tests.e2e.test_oauth_http import machines
+from tests.e2e.http.test_oauth_http import machines
 
 
 @pytest.fixture(params=ONE_PER_BACKEND)

@@ -85,10 +85,12 @@ from tests.e2e.console_harness import (
     with_identity,
     with_mfa,
 )
+from tests.e2e.http.test_admin_http import HOME, OTHER, make_world
+from tests.e2e.http.test_admin_http import (
+    shared_key_dir as shared_key_dir,  # one RSA key per module
+)
 from tests.e2e.oidc_helpers import auth_params, pkce, register_client
 from tests.e2e.servers import free_port
-from tests.e2e.test_admin_http import HOME, OTHER, make_world
-from tests.e2e.test_admin_http import shared_key_dir as shared_key_dir  # one RSA key per module
 from tests.interop.conftest import node_modules as node_modules  # the npm ci fixture
 
 CHROMIUM = os.environ.get("AUTHSVC_TEST_CHROMIUM")

@@ -13,7 +13,7 @@ import pytest
 from application.shared.steps import hash_token
 from domain.audit import AuditQuery
 from domain.clients import Client
-from tests.e2e.test_cli import env, one_error_line, run, with_container
+from tests.e2e.processes.test_cli import env, one_error_line, run, with_container
 
 __all__ = ["env"]  # the fixture, for pytest
 

@@ -21,8 +21,8 @@ from aiohttp.test_utils import TestClient
 
 from entrypoints.config import ConfigError
 from tests.e2e.conftest import ONE_PER_BACKEND, MakeClient, assert_problem, bearer, container_of
-from tests.e2e.test_actuator_http import refresh, write_config
-from tests.e2e.test_oauth_http import Machines, machines
+from tests.e2e.http.test_actuator_http import refresh, write_config
+from tests.e2e.http.test_oauth_http import Machines, machines
 
 ACME_API = "https://api.acme.example"  # the home organization's ("default")
 GLOBEX_API = "https://api.globex.example"  # another tenant's

@@ -23,8 +23,7 @@ from aiohttp.test_utils import TestClient
 from domain.federation import FederatedIdentity
 from domain.model import Role
 from tests.e2e.conftest import ONE_PER_BACKEND, bearer
-from tests.e2e.oidc_helpers import ORIGIN, csrf_of, sign_in
-from tests.e2e.test_admin_http import (
+from tests.e2e.http.test_admin_http import (
     HOME,
     OTHER,
     World,
@@ -33,8 +32,9 @@ from tests.e2e.test_admin_http import (
     login,
     make_world,
 )
-from tests.e2e.test_admin_http import base_env as base_env  # the shared key directory
-from tests.e2e.test_admin_http import shared_key_dir as shared_key_dir
+from tests.e2e.http.test_admin_http import base_env as base_env  # the shared key directory
+from tests.e2e.http.test_admin_http import shared_key_dir as shared_key_dir
+from tests.e2e.oidc_helpers import ORIGIN, csrf_of, sign_in
 
 
 @pytest.fixture(params=ONE_PER_BACKEND)

@@ -28,6 +28,8 @@ from aiohttp.test_utils import TestClient
 from domain.audit import AuditQuery
 from domain.model import Role
 from tests.e2e.conftest import ONE_PER_BACKEND, assert_problem, bearer, container_of
+from tests.e2e.http.test_admin_console import post
+from tests.e2e.http.test_admin_http import ROOT, add_user, login
 from tests.e2e.oidc_helpers import (
     ISSUER,
     ORIGIN,
@@ -42,8 +44,6 @@ from tests.e2e.oidc_helpers import (
     query_of,
     sign_in,
 )
-from tests.e2e.test_admin_console import post
-from tests.e2e.test_admin_http import ROOT, add_user, login
 
 GLOBEX = "globex"
 ADMIN_B = "admin@globex.example"

@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 
 from tests.brokers import new_channel, new_kek, require_broker
+from tests.e2e.http.test_pq_migration_http import header
+from tests.e2e.processes.test_instances import PASSWORD, ROOT_EMAIL, call, eventually, login
 from tests.e2e.servers import ROOT, Server
-from tests.e2e.test_instances import PASSWORD, ROOT_EMAIL, call, eventually, login
-from tests.e2e.test_pq_migration_http import header
 from tests.pg import PG_SKIP_REASON, drop_pg_schema, new_schema_name, pg_dsn
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]

@@ -19,8 +19,8 @@ from application.shared.steps import hash_token
 from domain.audit import AUDIT_EVENT_TYPES, AuditEvent, AuditQuery
 from domain.oidc import Consent
 from tests.e2e.conftest import ONE_PER_BACKEND, PASSWORD, MakeClient, bearer, container_of
+from tests.e2e.http.test_oauth_http import basic
 from tests.e2e.oidc_helpers import auth_params, code_via_browser, exchange, pkce, register_client
-from tests.e2e.test_oauth_http import basic
 from tests.smtp import SmtpSink, smtp_env, smtp_server, token_of
 from tests.webauthn_authenticator import SoftAuthenticator, b64url_decode
 
@@ -208,7 +208,7 @@ async def test_every_action_leaves_its_row_and_no_row_holds_a_secret(
 
     found = await rows(client)
     # Linking needs an upstream provider: identity.linked / identity.unlinked rows are asserted
-    # by tests/e2e/test_federation_http.py (link and unlink against panva oidc-provider).
+    # by tests/e2e/http/test_federation_http.py (link and unlink against panva oidc-provider).
     assert {r.type for r in found} == set(AUDIT_EVENT_TYPES) - FEDERATED
     assert [r.id for r in found] == sorted((r.id for r in found), reverse=True)
     by_type = {t: [r for r in found if r.type == t] for t in AUDIT_EVENT_TYPES}

@@ -21,7 +21,7 @@ from tests.e2e.conftest import (
     bearer,
     container_of,
 )
-from tests.e2e.test_passkeys_http import enrolled, passkey_login
+from tests.e2e.http.test_passkeys_http import enrolled, passkey_login
 
 
 @pytest.fixture(params=ONE_PER_BACKEND)

@@ -19,6 +19,7 @@ from playwright.async_api import BrowserContext, Page, Route, async_playwright
 from entrypoints.config import load_config
 from entrypoints.container import build_container
 from entrypoints.http.app import create_app
+from tests.e2e.browser.test_oidc_passkey_browser import FLAGS, chromium  # noqa: F401 - fixture
 from tests.e2e.conftest import PASSWORD
 from tests.e2e.oidc_helpers import (
     REDIRECT,
@@ -31,7 +32,6 @@ from tests.e2e.oidc_helpers import (
     register_user,
 )
 from tests.e2e.servers import free_port
-from tests.e2e.test_oidc_passkey_browser import FLAGS, chromium  # noqa: F401 - fixture
 
 ATTACKER = "http://attacker.example"
 

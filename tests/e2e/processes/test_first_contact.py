@@ -15,8 +15,8 @@ import aiohttp
 import pytest
 
 from tests.e2e.conftest import ONE_PER_BACKEND, PASSWORD, MakeClient, bearer
+from tests.e2e.http.test_actuator_http import superadmin_token
 from tests.e2e.servers import Server, server_env
-from tests.e2e.test_actuator_http import superadmin_token
 
 LINK = re.compile(r"(https?://[^/\s]+)(/ui/(?:verify|reset)\?token=[A-Za-z0-9_-]+)")
 LONG = 12_000

@@ -43,7 +43,7 @@ from tests.e2e.conftest import (
 )
 from tests.no_prometheus import REFUSE_PROMETHEUS
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 TEXT_0_0_4 = "text/plain; version=0.0.4; charset=utf-8"
 OPENMETRICS = "application/openmetrics-text; version=1.0.0; charset=utf-8"
 

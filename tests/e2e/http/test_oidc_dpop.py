@@ -18,6 +18,7 @@ from aiohttp.test_utils import TestClient
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from tests.e2e.conftest import ONE_PER_BACKEND
+from tests.e2e.http.test_dpop_http import proof, public_jwk, thumbprint
 from tests.e2e.oidc_helpers import (
     ISSUER,
     Registered,
@@ -28,7 +29,6 @@ from tests.e2e.oidc_helpers import (
     register_user,
     verify_id_token,
 )
-from tests.e2e.test_dpop_http import proof, public_jwk, thumbprint
 
 TOKEN_URL = ISSUER + "/oauth/token"
 USERINFO_URL = ISSUER + "/oauth/userinfo"

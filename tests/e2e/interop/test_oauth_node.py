@@ -19,11 +19,11 @@ from entrypoints.config import load_config
 from entrypoints.container import build_container
 from entrypoints.http.app import create_app
 from tests.e2e.conftest import ONE_PER_BACKEND
+from tests.e2e.http.test_oauth_http import SHARED_SCOPES, Machines, machines
 from tests.e2e.servers import free_port
-from tests.e2e.test_oauth_http import SHARED_SCOPES, Machines, machines
 
 OAUTH4WEBAPI = "oauth4webapi@3.8.8"
-SCRIPT = Path(__file__).with_name("oauth4webapi_client.mjs")
+SCRIPT = Path(__file__).resolve().parents[1] / "oauth4webapi_client.mjs"
 
 
 @pytest.fixture(params=ONE_PER_BACKEND)

@@ -25,7 +25,7 @@ from tests.brokers import new_kek
 
 T = TypeVar("T")
 PASSWORD = "correct horse battery"
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture

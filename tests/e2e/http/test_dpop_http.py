@@ -19,7 +19,7 @@ from jwt.algorithms import ECAlgorithm
 from multidict import CIMultiDict
 
 from tests.e2e.conftest import ONE_PER_BACKEND, MakeClient, container_of
-from tests.e2e.test_oauth_http import Machines, basic, machines, oauth_error
+from tests.e2e.http.test_oauth_http import Machines, basic, machines, oauth_error
 
 
 @pytest.fixture(params=ONE_PER_BACKEND)

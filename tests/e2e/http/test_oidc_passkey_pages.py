@@ -22,6 +22,7 @@ from tests.e2e.conftest import (
     assert_problem,
     bearer,
 )
+from tests.e2e.http.test_passkeys_http import enrolled, login_options
 from tests.e2e.oidc_helpers import (
     ISSUER,
     ORIGIN,
@@ -36,7 +37,6 @@ from tests.e2e.oidc_helpers import (
     register_user,
     verify_id_token,
 )
-from tests.e2e.test_passkeys_http import enrolled, login_options
 from tests.webauthn_authenticator import BE, BS, UP, SoftAuthenticator
 
 

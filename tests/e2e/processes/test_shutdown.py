@@ -17,8 +17,8 @@ from pathlib import Path
 import aiohttp
 import pytest
 
+from tests.e2e.processes.test_processes import Database, login, setup_user
 from tests.e2e.servers import Server, each_backend, server_env  # noqa: F401 - each_backend overrides the e2e fixture
-from tests.e2e.test_processes import Database, login, setup_user
 
 pytestmark = pytest.mark.slow
 
