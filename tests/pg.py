@@ -3,6 +3,7 @@ without it, Postgres tests skip with ``PG_SKIP_REASON``. Each user of it works i
 
 from __future__ import annotations
 
+import functools
 import os
 import secrets
 from collections.abc import Iterator
@@ -34,8 +35,7 @@ def drop_pg_schema(dsn: str, schema: str) -> None:
 
 def empty_schema(conn: Any, schema: str, tables: list[str] | None = None) -> None:
     """Delete every row of ``tables`` (default: every table but yoyo's) in ``schema`` and
-    restart its sequences, in one
-    transaction on the psycopg connection ``conn``. ``DELETE`` with the foreign-key triggers
+    restart its sequences, in one transaction on the psycopg connection ``conn``. ``DELETE`` with the foreign-key triggers
     off (``session_replication_role = replica``: every table is emptied, so nothing dangles)
     takes milliseconds where ``TRUNCATE`` of the same tables replaces their files and takes
     tenths of a second; without the superuser that setting needs, ``TRUNCATE``."""
@@ -73,6 +73,7 @@ def empty_schema(conn: Any, schema: str, tables: list[str] | None = None) -> Non
         )
 
 
+@functools.cache
 def _postgres_migration_ids() -> frozenset[str]:
     """The ids of every PostgreSQL migration the service ships (its file names)."""
     from adapters.persistence.migrate import MIGRATIONS_DIR
@@ -84,8 +85,8 @@ def _postgres_migration_ids() -> frozenset[str]:
 
 class _SchemaPool:
     """Migrated PostgreSQL schemas of this test process, emptied after use and handed out
-    again: a fresh schema costs its 20-odd migrations (about a second), an emptied one a
-    ``TRUNCATE``. A schema goes back to the pool only when it holds exactly the tables and the
+    again: a fresh schema costs its 20-odd migrations (about a second), an emptied one a few
+    milliseconds (``empty_schema``). A schema goes back to the pool only when it holds exactly the tables and the
     applied migration ids it had when first migrated; anything else is dropped."""
 
     def __init__(self) -> None:

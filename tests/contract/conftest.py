@@ -87,7 +87,7 @@ def fresh_pg_schema() -> Iterator[str]:
         drop_pg_schema(dsn, schema)
 
 
-def _truncate(schema: str) -> None:
+def _empty_session_schema(schema: str) -> None:
     """Empty this session's schema for the next test (``tests.pg.empty_schema``)."""
     import psycopg
 
@@ -135,7 +135,7 @@ async def store(
         yield backend, first, open_one
     finally:
         if isinstance(first, PostgresStorage):
-            _truncate(request.getfixturevalue("pg_schema"))
+            _empty_session_schema(request.getfixturevalue("pg_schema"))
         for storage in reversed(opened):
             await storage.close()
 
