@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import secrets
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +23,11 @@ from dependency_injector import providers
 
 from adapters.events.inprocess import InProcessEventBus
 from adapters.persistence.memory import MemoryStorage
-from application.federation.settings import FederationSettings
+from application.federation.settings import FederationSettings, ProviderSettings
+from application.ports import FederationFailed
 from application.shared.settings import AuthSettings, StorageSettings
 from domain.clients import Client
+from domain.federation import UpstreamIdentity, UpstreamProvider
 from domain.model import Role, User
 from entrypoints.config import Config
 from entrypoints.container import Container
@@ -45,13 +48,44 @@ def pkce_pair() -> tuple[str, str]:
 
 
 @attrs.define
+class FakeUpstream:
+    """An ``UpstreamClient`` (application.ports) whose ID tokens all prove ``identity`` (set it
+    before a login), issued by ``clock``'s now and valid five minutes."""
+
+    clock: FakeClock
+    identity: UpstreamIdentity | None = None
+
+    async def verify_id_token(
+        self, provider: UpstreamProvider, id_token: str, nonce: str | None
+    ) -> UpstreamIdentity:
+        """``identity`` with ``iat`` now; ``FederationFailed`` when none is set."""
+        if self.identity is None:
+            raise FederationFailed("id_token_invalid")
+        now = self.clock.now()
+        return attrs.evolve(self.identity, issued_at=now, expires_at=now + timedelta(minutes=5))
+
+    async def authorization_url(self, *args: Any) -> str:
+        raise FederationFailed("discovery_failed")
+
+    async def announces_iss(self, provider: UpstreamProvider) -> bool:
+        return False
+
+    async def redeem(self, *args: Any) -> UpstreamIdentity:
+        raise FederationFailed("exchange_failed")
+
+    async def check(self, provider: UpstreamProvider) -> None:
+        return None
+
+
+@attrs.define
 class Harness:
     """One container over memory storage with a ``FakeClock``; ``recorder`` holds every event
-    published on its bus."""
+    published on its bus; ``upstream`` is its identity-provider client."""
 
     container: Container
     clock: FakeClock
     recorder: Recorder
+    upstream: FakeUpstream
 
     @property
     def storage(self) -> MemoryStorage:
@@ -114,21 +148,35 @@ class Harness:
         return str(await hosted.password(user.email, PASSWORD, ADDRESS, "ua", client_id))
 
 
-def build_harness(tmp_path: Path, **config: Any) -> Harness:
+def build_harness(tmp_path: Path, *, auth: dict[str, Any] | None = None, **config: Any) -> Harness:
     """A ``Harness`` whose ``Config`` has memory storage, bcrypt cost 4, ML-DSA-65 signing keys
-    (generated in milliseconds, unlike RSA) in ``tmp_path``, and ``config`` (prefix name →
-    settings object) replacing any prefix."""
-    auth = AuthSettings(bcrypt_rounds=4, algorithm="ML-DSA-65", key_dir=str(tmp_path / "keys"))
-    prefixes: dict[str, Any] = {"auth": auth, "storage": StorageSettings(backend="memory")}
+    (generated in milliseconds, unlike RSA) in ``tmp_path``, the ``auth`` settings given, and
+    ``config`` (prefix name → settings object) replacing any other prefix; its identity-provider
+    client is ``harness.upstream``."""
+    settings = AuthSettings(
+        bcrypt_rounds=4, algorithm="ML-DSA-65", key_dir=str(tmp_path / "keys"), **(auth or {})
+    )
+    prefixes: dict[str, Any] = {"auth": settings, "storage": StorageSettings(backend="memory")}
     prefixes.update(config)
     container = Container(config=providers.Object(Config(**prefixes)))
     clock = FakeClock()
     container.clock.override(providers.Object(clock))
+    upstream = FakeUpstream(clock)
+    container.upstream_client.override(providers.Object(upstream))
     bus = container.bus()
     assert isinstance(bus, InProcessEventBus)
-    return Harness(container, clock, Recorder(bus))
+    return Harness(container, clock, Recorder(bus), upstream)
 
 
-def federation(*providers_: Any, **settings: Any) -> FederationSettings:
-    """``FederationSettings`` with ``providers_`` (``ProviderSettings``)."""
-    return FederationSettings(providers=tuple(providers_), **settings)
+def provider(provider_id: str = "idp", **fields: Any) -> ProviderSettings:
+    """An OIDC provider at ``https://{provider_id}.example`` with ``fields`` (``trust_email``,
+    ``create_users``...)."""
+    return ProviderSettings(
+        id=provider_id, name=provider_id, client_id="rp", issuer=f"https://{provider_id}.example",
+        **fields,
+    )  # fmt: skip
+
+
+def federation(*providers_: ProviderSettings) -> FederationSettings:
+    """``FederationSettings`` with ``providers_``."""
+    return FederationSettings(providers=providers_)
