@@ -117,9 +117,11 @@ class Harness:
         return user
 
     async def update_user(self, user: User, **changes: Any) -> User:
-        """Store ``user`` with ``changes`` (``disabled``, ``email_verified``...)."""
-        changed = attrs.evolve(user, **changes)
+        """Store ``user`` as stored now with ``changes`` (``disabled``, ``email_verified``...)."""
         async with self.storage.begin() as uow:
+            current = await uow.users.get(user.id)
+            assert current is not None
+            changed = attrs.evolve(current, **changes)
             await uow.users.update(changed)
             await uow.commit()
         return changed
