@@ -5,8 +5,8 @@ HTTP server and no process.
 Tests ask the ``Container`` (``entrypoints.container``) for use cases by their provider names
 (``authorize``, ``code_flow_grants``, ``hosted_login``, ``auth_service``, ``mfa_login``,
 ``passkey_login``, ``federated_login``...), so they follow the wiring when modules move. Only
-the clock and, where a test needs one, the identity-provider client are overridden; users and
-clients are written to the storage directly.
+the clock (a ``FakeClock``) and the identity-provider client (a ``FakeUpstream``: no test
+reaches a network) are overridden; users and clients are written to the storage directly.
 """
 
 from __future__ import annotations
@@ -65,12 +65,14 @@ class FakeUpstream:
         return attrs.evolve(self.identity, issued_at=now, expires_at=now + timedelta(minutes=5))
 
     async def authorization_url(self, *args: Any) -> str:
+        """Fails as an unreachable provider (the browser flow is tested over HTTP)."""
         raise FederationFailed("discovery_failed")
 
     async def announces_iss(self, provider: UpstreamProvider) -> bool:
         return False
 
     async def redeem(self, *args: Any) -> UpstreamIdentity:
+        """Fails as a refused code exchange (the browser flow is tested over HTTP)."""
         raise FederationFailed("exchange_failed")
 
     async def check(self, provider: UpstreamProvider) -> None:
