@@ -172,3 +172,21 @@ async def test_the_consent_decision_of_a_client_of_another_organization(harness:
     cookie = await harness.sign_in(user, client.id)
     decided = await harness.container.authorize().decide(_request(client.id), cookie, True)
     assert _outcome(decided) == "error=access_denied"
+
+
+async def test_a_disabled_client_gets_the_error_page(harness: Harness) -> None:
+    client = await harness.add_client(disabled=True)
+    with pytest.raises(AuthorizePageError):
+        await harness.container.authorize()(_request(client.id), None)
+
+
+async def test_the_session_of_a_user_disabled_since_does_not_count(harness: Harness) -> None:
+    user = await harness.add_user()
+    client = await harness.add_client(skip_consent=True)
+    cookie = await harness.sign_in(user, client.id)
+    await harness.update_user(user, disabled=True)
+    authorize = harness.container.authorize()
+    assert _outcome(await authorize(_request(client.id), cookie)) == "login"
+    assert _outcome(await authorize(_request(client.id, prompt="none"), cookie)) == (
+        "error=login_required"
+    )
