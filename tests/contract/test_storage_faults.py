@@ -57,8 +57,8 @@ async def _stored(storage: Storage, *users: User) -> None:
 
 
 async def _pid(uow: object) -> int:
-    session = uow._session  # type: ignore[attr-defined]
-    return int(await session.run(lambda c: c.fetchval("SELECT pg_backend_pid()"), write=False))
+    unit = uow._unit  # type: ignore[attr-defined]
+    return int(await unit.run(lambda c: c.fetchval("SELECT pg_backend_pid()"), write=False))
 
 
 @pytest.mark.postgres

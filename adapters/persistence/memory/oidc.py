@@ -7,7 +7,7 @@ from datetime import datetime
 
 import attrs
 
-from adapters.persistence.memory.tables import Stage
+from adapters.persistence.memory.unit import MemoryUnit
 from adapters.persistence.times import require_aware
 from application.ports.oidc import AuthorizationCodeStore, ConsentStore, HostedSessionStore
 from domain.errors import Conflict, NotFound
@@ -18,7 +18,7 @@ class MemoryAuthorizationCodeStore(AuthorizationCodeStore):
     """``AuthorizationCodeStore`` over the working copy (codes keyed by hash). Units run one at
     a time, so ``take``'s check and mark are atomic."""
 
-    def __init__(self, stage: Stage) -> None:
+    def __init__(self, stage: MemoryUnit) -> None:
         self._s = stage
 
     async def add(self, code: AuthorizationCode) -> None:
@@ -56,7 +56,7 @@ class MemoryAuthorizationCodeStore(AuthorizationCodeStore):
 class MemoryConsentStore(ConsentStore):
     """``ConsentStore`` over the working copy (keyed by ``(user_id, client_id)``)."""
 
-    def __init__(self, stage: Stage) -> None:
+    def __init__(self, stage: MemoryUnit) -> None:
         self._s = stage
 
     async def get(self, user_id: str, client_id: str) -> Consent | None:
@@ -94,7 +94,7 @@ class MemoryHostedSessionStore(HostedSessionStore):
     """``HostedSessionStore`` over the working copy (keyed by the cookie's hash). A row whose
     ``sessions`` row is gone is dead (the session stores drop it with the row)."""
 
-    def __init__(self, stage: Stage) -> None:
+    def __init__(self, stage: MemoryUnit) -> None:
         self._s = stage
 
     async def add(self, hosted: HostedSession) -> None:

@@ -6,7 +6,7 @@ from datetime import datetime
 
 import attrs
 
-from adapters.persistence.memory.tables import RotatedToken, Stage
+from adapters.persistence.memory.unit import MemoryUnit, RotatedToken
 from adapters.persistence.times import require_aware
 from application.ports import GroupRepo, UserRepo
 from domain.errors import Conflict, EmailTaken, NotFound
@@ -28,7 +28,7 @@ from domain.passkeys import Passkey
 class MemoryUserRepo(UserRepo):
     """``UserRepo`` over the working copy. Emails are stored lower-case; uniqueness is by email."""
 
-    def __init__(self, stage: Stage) -> None:
+    def __init__(self, stage: MemoryUnit) -> None:
         self._s = stage
 
     def _email_owner(self, email: str) -> str | None:
@@ -126,7 +126,7 @@ class MemoryUserRepo(UserRepo):
         return True
 
 
-def counted(stage: Stage, user: User) -> User:
+def counted(stage: MemoryUnit, user: User) -> User:
     """``user`` with its passkey count (``User.passkeys``), as the SQL stores read it."""
     keys = sum(1 for p in stage.view.passkeys.values() if p.user_id == user.id)
     return attrs.evolve(user, passkeys=keys) if keys != user.passkeys else user
@@ -150,7 +150,7 @@ def _user_of(
 class MemoryGroupRepo(GroupRepo):
     """``GroupRepo`` over the working copy. Group names are unique per organization (exact)."""
 
-    def __init__(self, stage: Stage) -> None:
+    def __init__(self, stage: MemoryUnit) -> None:
         self._s = stage
 
     def _name_owner(self, org_id: str, name: str) -> str | None:

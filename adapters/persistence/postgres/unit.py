@@ -1,12 +1,13 @@
-"""PostgreSQL sessions: one pooled connection per unit of work (from the storage's
+"""The PostgreSQL unit: one pooled connection per unit of work (from the storage's
 ``ConnectionSource``), storage faults translated (``StorageFault``, docs/reference/operations.md,
-ADR 0014) and reads retried once on a fresh connection; the query helpers every repository uses."""
+ADR 0014) and reads retried once on a fresh connection; it offers the shared stores
+``SqlQueries`` with PostgreSQL's ``Dialect`` (ADR 0039)."""
 
 # Only module constants (column lists) are interpolated into SQL; values are always bound.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any, TypeVar
 
@@ -20,14 +21,28 @@ from adapters.persistence.postgres.faults import (
     is_fault,
     log,
 )
+from adapters.persistence.sql.dialect import Dialect
 from adapters.persistence.sql.purge import bounded_delete
+from adapters.persistence.times import require_aware
 from domain.errors import FieldError, StorageFault, ValidationFailed
 
 T = TypeVar("T")
 
-SKIP_CONFLICT = " ON CONFLICT DO NOTHING"
-"""Appended to an insert that may fail on purpose: no row is inserted (a count of 0) instead of
-an error, so the transaction stays usable without a savepoint."""
+
+def _same(value: Any) -> Any:
+    return value
+
+
+POSTGRES = Dialect(
+    "postgres",
+    to_db=require_aware,
+    from_db=_same,
+    bool_to_db=bool,
+    is_unique_violation=lambda exc: isinstance(exc, asyncpg.UniqueViolationError),
+    is_foreign_key_violation=lambda exc: isinstance(exc, asyncpg.ForeignKeyViolationError),
+    lock_rows=" FOR UPDATE",
+)
+"""PostgreSQL's ``Dialect``: times as ``timestamptz`` (aware), booleans as ``boolean``."""
 
 
 def _affected(status: str) -> int:
@@ -49,7 +64,7 @@ def _translated() -> Iterator[None]:
         raise ValidationFailed([FieldError("", "a value cannot be stored or looked up")]) from None
 
 
-class PooledSession:
+class PostgresUnit:
     """The pooled connection a unit of work (or one ``LoginAttempts`` call) runs on.
 
     ``transactional``: statements run in one transaction, begun lazily before the first
@@ -57,7 +72,7 @@ class PooledSession:
     statement goes through ``run``, which turns storage faults into ``StorageFault``, discards
     the connection, and retries a read (or a write whose ``BEGIN`` failed) once on a fresh
     connection when nothing was written since the transaction began. After a fault that was not
-    retried the session is broken: every later statement raises ``StorageFault`` too.
+    retried the unit is broken: every later statement raises ``StorageFault`` too.
     """
 
     def __init__(self, connections: ConnectionSource, conn: Any, *, transactional: bool) -> None:
@@ -76,7 +91,7 @@ class PooledSession:
         return self._conn
 
     async def run(self, op: Callable[[Any], Awaitable[T]], *, write: bool) -> T:
-        """``await op(connection)`` in the session's transaction. ``write``: ``op`` may change
+        """``await op(connection)`` in the unit's transaction. ``write``: ``op`` may change
         data. A lost connection is retried once, on a fresh one, when nothing can be lost by
         it: the transaction has written nothing and ``op`` is a read, or never started (its
         ``BEGIN`` failed). Raises ``StorageFault``, ``ValidationFailed`` (a driver data error),
@@ -107,6 +122,36 @@ class PooledSession:
                 log.info("retrying on a fresh connection")
                 self._conn = await self._connections.acquire()
                 self._wrote = False
+
+    # ``SqlQueries`` (adapters.persistence.sql.queries): reads may be retried on a fresh
+    # connection, writes never; a guarded write runs under a savepoint.
+
+    dialect = POSTGRES
+
+    async def all(self, sql: str, params: Sequence[Any] = (), *, write: bool = False) -> list[Any]:
+        """Every row of the statement (``SqlQueries.all``)."""
+        return list(await self.run(lambda c: c.fetch(sql, *params), write=write))
+
+    async def one(self, sql: str, params: Sequence[Any] = (), *, write: bool = False) -> Any:
+        """The first row of the statement, or None (``SqlQueries.one``)."""
+        return await self.run(lambda c: c.fetchrow(sql, *params), write=write)
+
+    async def execute(self, sql: str, params: Sequence[Any] = (), *, guarded: bool = False) -> int:
+        """Run an INSERT, UPDATE or DELETE; the rows it changed (``SqlQueries.execute``)."""
+        if not guarded:
+            return _affected(await self.run(lambda c: c.execute(sql, *params), write=True))
+
+        async def op(conn: Any) -> int:
+            async with conn.transaction():
+                return _affected(await conn.execute(sql, *params))
+
+        return await self.run(op, write=True)
+
+    async def purge(
+        self, table: str, condition: str, params: Sequence[Any], limit: int | None
+    ) -> int:
+        """Delete up to ``limit`` rows of ``table`` meeting ``condition``; the rows deleted."""
+        return await self.execute(bounded_delete("postgres", table, condition, limit), params)
 
     async def commit(self) -> None:
         """Commit the transaction (if one began); the next statement begins another. Raises
@@ -155,42 +200,3 @@ class PooledSession:
             with suppress(Exception):
                 conn.terminate()
         await self._connections.release(conn)
-
-
-class SqlQueries:
-    """Query helpers over the unit's ``PooledSession``, the base of every repository: reads may
-    be retried on a fresh connection, writes never; each translates driver errors
-    (``_translated``, ``StorageFault``)."""
-
-    def __init__(self, session: PooledSession) -> None:
-        self._s = session
-
-    async def _run(self, sql: str, *args: Any) -> int:
-        """A write; the number of rows it affected."""
-        return _affected(await self._s.run(lambda c: c.execute(sql, *args), write=True))
-
-    async def _purge_where(self, table: str, condition: str, limit: int | None, *args: Any) -> int:
-        """Delete up to ``limit`` rows (all with None) of ``table`` meeting ``condition``
-        (``sql.purge.bounded_delete``); the rows deleted."""
-        return await self._run(bounded_delete("postgres", table, condition, limit), *args)
-
-    async def _run_guarded(self, sql: str, *args: Any) -> int:
-        """A write under a savepoint, so a constraint violation (raised as is, for the caller
-        to translate) leaves the unit usable; the number of rows it affected."""
-
-        async def op(conn: Any) -> int:
-            async with conn.transaction():
-                return _affected(await conn.execute(sql, *args))
-
-        return await self._s.run(op, write=True)
-
-    async def _all(self, sql: str, *args: Any) -> list[asyncpg.Record]:
-        """A read: every row."""
-        return list(await self._s.run(lambda c: c.fetch(sql, *args), write=False))
-
-    async def _one(self, sql: str, *args: Any, write: bool = False) -> asyncpg.Record | None:
-        """The first row (``write``: the statement changes data, e.g. ``DELETE ... RETURNING``)."""
-        row: asyncpg.Record | None = await self._s.run(
-            lambda c: c.fetchrow(sql, *args), write=write
-        )
-        return row

@@ -71,7 +71,7 @@ class RotatedToken:
     reuse_count: int = 0
 
 
-class Stage:
+class MemoryUnit:
     """The working copy of one unit of work: reads see the committed tables until a table is
     first written, which copies it (copy-on-write). ``publish()`` hands the result back."""
 
