@@ -1,7 +1,8 @@
 """The login rules (docs/reference/tokens-and-sessions.md, docs/reference/federation.md): whether
-a user who proved who it is may log in (``login_refusal``), whether what a login issued still
-stands (``user_token_live``, ``code_login_live``, ``hint_ends_session``), and what an upstream
-identity becomes (``federated_account``, ``new_user_email_verified``, ``native_id_token_refusal``,
+a user who proved who it is may log in (``login_refusal``), whether it still may
+(``still_active``), whether what a login issued still stands (``user_token_live``,
+``code_login_live``, ``hint_ends_session``), and what an upstream identity becomes
+(``federated_account``, ``new_user_email_verified``, ``native_id_token_refusal``,
 ``check_unlink_leaves_a_login``).
 
 Pure functions over domain values, like ``domain.policy`` (which decides access by role and
@@ -25,6 +26,13 @@ from domain.model import Session, User
 
 LoginRefusal: TypeAlias = AccountDisabled | EmailNotVerified
 """Why a user who proved who it is may still not log in; its ``code`` is the audit reason."""
+
+
+def still_active(user: User | None) -> bool:
+    """Does ``user`` still stand behind what it was issued (a token, a session, a link)? False
+    once it is gone (None: deleted) or disabled (docs/reference/accounts.md). The one rule every
+    token, session and hosted-session check asks after the login itself."""
+    return user is not None and not user.disabled
 
 
 def login_refusal(user: User, require_verified_email: bool) -> LoginRefusal | None:

@@ -22,11 +22,11 @@ import application.accounts.groups as groups
 import application.accounts.lifecycle as accounts
 import application.accounts.operator as operator
 import application.accounts.users as users
-import application.login.sessions as sessions
 import application.oauth.clients as clients
 import application.oauth.consents as consents
 import application.oauth.grants as oauth
 import application.oauth.token_status as token_status
+import application.sessions.manage as sessions
 from adapters.clock import SystemClock
 from adapters.crypto.bcrypt_hasher import BcryptHasher
 from adapters.crypto.dpop import JwtDpopVerifier
@@ -65,6 +65,7 @@ from application.passkeys.reauth import PasskeyProof
 from application.passkeys.registration import OwnPasskeys, PasskeyAdmin, PasskeyRegistration
 from application.recovery.email_links import EmailVerification, PasswordRecovery
 from application.recovery.mail import Outbox
+from application.sessions.tokens import SessionRotation, TokenIssuer
 from application.shared.address_limit import AddressRateLimiter
 from application.shared.reauth import Reauthentication
 from application.shared.settings import Live
@@ -224,6 +225,12 @@ class Container(containers.DeclarativeContainer):
         providers.Object(normalize_email),
     )
 
+    token_issuer = providers.Singleton(TokenIssuer, signer, clock, auth_settings)
+    """Signs access tokens and stores refresh tokens (docs/reference/tokens-and-sessions.md)."""
+    session_rotation = providers.Singleton(
+        SessionRotation, storage, token_issuer, bus, clock, auth_settings
+    )
+    """Refresh-token rotation with reuse detection, and logout (RFC 9700 section 4.14.2)."""
     auth_service = _use_case(
         telemetry,
         AuthService,
@@ -235,6 +242,8 @@ class Container(containers.DeclarativeContainer):
         settings=auth_settings,
         normalize_email=providers.Object(normalize_email),
         throttle=throttle,
+        issuer=token_issuer,
+        rotation=session_rotation,
         verification=email_verification,
     )
 
@@ -275,7 +284,7 @@ class Container(containers.DeclarativeContainer):
         storage,
         totp,
         secret_sealer,
-        signer,
+        token_issuer,
         bus,
         clock,
         auth_settings,
@@ -336,7 +345,7 @@ class Container(containers.DeclarativeContainer):
     own_passkeys = _use_case(telemetry, OwnPasskeys, storage, bus, reauthentication, clock)
     passkey_admin = _use_case(telemetry, PasskeyAdmin, storage, bus, clock)
     passkey_login = _use_case(
-        telemetry, PasskeyLogin, storage, webauthn, signer, secret_sealer, bus, clock,
+        telemetry, PasskeyLogin, storage, webauthn, token_issuer, secret_sealer, bus, clock,
         auth_settings, webauthn_settings, throttle, providers.Object(normalize_email),
     )  # fmt: skip
 
@@ -366,8 +375,9 @@ class Container(containers.DeclarativeContainer):
         oidc_settings,
     )  # fmt: skip
     code_flow_grants = _use_case(
-        telemetry, CodeFlowGrants, storage, signer, bus, clock, auth_settings, oidc_settings
-    )
+        telemetry, CodeFlowGrants, storage, signer, bus, clock, auth_settings, oidc_settings,
+        token_issuer, session_rotation,
+    )  # fmt: skip
     userinfo = _use_case(telemetry, UserInfo, storage, signer, auth_settings, dpop_verifier, clock)
     hosted_login = _use_case(
         telemetry, HostedLogin, storage, auth_service, mfa_login, passkey_login, bus, clock,
@@ -379,8 +389,8 @@ class Container(containers.DeclarativeContainer):
     """Readiness component ``federation``: the providers' discovery probed in the background
     (at start, then at most once a minute); always UP (docs/reference/federation.md)."""
     federated_login = _use_case(
-        telemetry, FederatedLogin, storage, upstream_client, signer, bus, clock, auth_settings,
-        federation_settings, providers.Object(normalize_email),
+        telemetry, FederatedLogin, storage, upstream_client, token_issuer, bus, clock,
+        auth_settings, federation_settings, providers.Object(normalize_email),
     )  # fmt: skip
     own_identities = _use_case(telemetry, OwnIdentities, storage, bus, clock)
     #  The admin console (docs/reference/console.md): its caller from the hosted session; its

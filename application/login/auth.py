@@ -20,7 +20,6 @@ from application.events.catalog import (
 )
 from application.login.mfa_step import open_challenge
 from application.login.refusal import account_of, refuse_login
-from application.login.tokens import SessionRotation, TokenIssuer, TokenPair
 from application.ports import (
     Clock,
     EmailNormalizer,
@@ -31,6 +30,7 @@ from application.ports import (
     UnitOfWork,
 )
 from application.recovery.email_links import EmailVerification
+from application.sessions.tokens import SessionRotation, TokenIssuer, TokenPair
 from application.shared.reauth import password_matches
 from application.shared.settings import AuthSettings, Live
 from application.shared.steps import new_id, publish_all
@@ -82,7 +82,8 @@ class Authenticated:
 @attrs.frozen
 class AuthService:
     """The authentication use cases, their ports injected (one instance per process):
-    ``AuthService(storage, hasher, signer, bus, clock, settings, normalize_email, throttle)``."""
+    ``AuthService(storage, hasher, signer, bus, clock, settings, normalize_email, throttle,
+    issuer, rotation)``; the token issuer and the session rotation come from the container."""
 
     _storage: Storage
     _hasher: Hasher
@@ -92,24 +93,11 @@ class AuthService:
     _settings: Live[AuthSettings]
     _normalize_email: EmailNormalizer
     _throttle: LoginThrottle
+    _issuer: TokenIssuer
+    _rotation: SessionRotation
     _verification: EmailVerification | None = None
     """Sends the verification message at registration (docs/reference/accounts.md); None: no
     mail."""
-    _issuer: TokenIssuer = attrs.field(
-        init=False,
-        default=attrs.Factory(
-            lambda self: TokenIssuer(self._signer, self._clock, self._settings), takes_self=True
-        ),
-    )
-    _rotation: SessionRotation = attrs.field(
-        init=False,
-        default=attrs.Factory(
-            lambda self: SessionRotation(
-                self._storage, self._issuer, self._bus, self._clock, self._settings
-            ),
-            takes_self=True,
-        ),
-    )
 
     async def register(self, email: str, password: str) -> User:
         """Create a user with role ``viewer`` in ``auth.default_org_id``.

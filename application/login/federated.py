@@ -41,18 +41,17 @@ from application.login.auth import LoginStart
 from application.login.federated_link import LinkOffer, confirm_link, offer_link
 from application.login.mfa_step import FEDERATED_FIRST, open_challenge
 from application.login.refusal import refuse_login
-from application.login.tokens import TokenIssuer, TokenPair
-from application.oauth.interaction import hosted_session_hash
 from application.ports import (
     Clock,
     EmailNormalizer,
     EventBus,
     FederationFailed,
-    Signer,
     Storage,
     UnitOfWork,
     UpstreamClient,
 )
+from application.sessions.hosted import signed_in
+from application.sessions.tokens import TokenIssuer, TokenPair
 from application.shared.settings import AuthSettings, Live
 from application.shared.steps import new_id, publish_all
 from domain import errors
@@ -109,7 +108,7 @@ class FederatedLogin:
 
     _storage: Storage
     _client: UpstreamClient
-    _signer: Signer
+    _issuer: TokenIssuer
     _bus: EventBus
     _clock: Clock
     _auth: Live[AuthSettings]
@@ -129,14 +128,8 @@ class FederatedLogin:
 
     async def signed_in(self, cookie: str | None) -> tuple[User, HostedSession] | None:
         """The user of the live hosted session ``cookie``, or None."""
-        if not cookie or len(cookie) > 128:
-            return None
-        async with self._storage.read() as uow:
-            hosted = await uow.hosted_sessions.find(hosted_session_hash(cookie), self._clock.now())
-            user = None if hosted is None else await uow.users.get(hosted.user_id)
-        if hosted is None or user is None or user.disabled:
-            return None
-        return user, hosted
+        found = await signed_in(self._storage, cookie, self._clock.now())
+        return None if found is None else (found[1], found[0])
 
     async def confirm_link(
         self, token: str, browser: str | None, cookie: str | None, accept: bool
@@ -266,10 +259,9 @@ class FederatedLogin:
             await uow.commit()
         if not fresh:
             raise await self._fail(provider_id, "nonce_replayed", client)
-        issuer = TokenIssuer(self._signer, self._clock, self._auth)
 
         async def start(uow: UnitOfWork, user: User, method: str) -> tuple[TokenPair, list[Event]]:
-            pair, issued = await issuer.issue_pair(
+            pair, issued = await self._issuer.issue_pair(
                 uow, user, "login", user_agent=user_agent, client_address=client
             )
             return pair, [LoginSucceeded(user.id, issued.family_id, method), issued]

@@ -28,18 +28,17 @@ import attrs
 from application.events.audit import publish_failure, record
 from application.events.catalog import Event, LoginFailed, LoginSucceeded, MfaFailed
 from application.login.refusal import refuse_login
-from application.login.tokens import TokenIssuer, TokenPair
 from application.mfa.totp import recovery_code_hash, secret_context
 from application.ports import (
     Clock,
     EventBus,
     SealedSecretError,
     SecretSealer,
-    Signer,
     Storage,
     Totp,
     UnitOfWork,
 )
+from application.sessions.tokens import TokenIssuer, TokenPair
 from application.shared.settings import AuthSettings, Live
 from application.shared.steps import hash_token, new_opaque_token, publish_all
 from application.shared.throttle import LoginThrottle
@@ -123,23 +122,17 @@ def is_totp_code(code: str) -> bool:
 
 @attrs.frozen
 class MfaLogin:
-    """POST /login/mfa: ``MfaLogin(storage, totp, sealer, signer, bus, clock, settings,
+    """POST /login/mfa: ``MfaLogin(storage, totp, sealer, issuer, bus, clock, settings,
     throttle)``."""
 
     _storage: Storage
     _totp: Totp
     _sealer: SecretSealer
-    _signer: Signer
+    _issuer: TokenIssuer
     _bus: EventBus
     _clock: Clock
     _settings: Live[AuthSettings]
     _throttle: LoginThrottle
-    _issuer: TokenIssuer = attrs.field(
-        init=False,
-        default=attrs.Factory(
-            lambda self: TokenIssuer(self._signer, self._clock, self._settings), takes_self=True
-        ),
-    )
 
     async def complete(
         self, mfa_token: str, code: str, client: str, user_agent: str | None = None

@@ -41,7 +41,6 @@ from application.login.mfa_step import (
 )
 from application.login.passkey_decoy import DecoyIds
 from application.login.refusal import refuse_login
-from application.login.tokens import TokenIssuer, TokenPair
 from application.passkeys.assertions import (
     credential_id_of,
     handle_refused,
@@ -56,12 +55,12 @@ from application.ports import (
     EmailNormalizer,
     EventBus,
     SecretSealer,
-    Signer,
     Storage,
     UnitOfWork,
     VerifiedAssertion,
     WebAuthn,
 )
+from application.sessions.tokens import TokenIssuer, TokenPair
 from application.shared.settings import AuthSettings, Live
 from application.shared.steps import IdFactory, hash_token, new_id, publish_all
 from application.shared.throttle import Attempt, LoginThrottle
@@ -105,7 +104,7 @@ class PasskeyLogin:
 
     _storage: Storage
     _webauthn: WebAuthn
-    _signer: Signer
+    _issuer: TokenIssuer
     _sealer: SecretSealer
     _bus: EventBus
     _clock: Clock
@@ -117,12 +116,6 @@ class PasskeyLogin:
     _decoys: DecoyIds = attrs.field(
         init=False,
         default=attrs.Factory(lambda self: DecoyIds(self._storage, self._sealer), takes_self=True),
-    )
-    _issuer: TokenIssuer = attrs.field(
-        init=False,
-        default=attrs.Factory(
-            lambda self: TokenIssuer(self._signer, self._clock, self._auth), takes_self=True
-        ),
     )
 
     async def start(

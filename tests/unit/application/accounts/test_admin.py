@@ -45,7 +45,6 @@ from application.events.catalog import (
     UserRegistered,
 )
 from application.login.console import ConsoleCaller
-from application.login.sessions import EndUserSessions, ListSessions
 from application.mfa.totp import ResetUserMfa
 from application.oauth.clients import (
     CreateClient,
@@ -56,6 +55,7 @@ from application.oauth.clients import (
     UpdateClient,
 )
 from application.passkeys.registration import PasskeyAdmin
+from application.sessions.manage import EndUserSessions, ListSessions
 from application.shared.pagination import Page
 from application.shared.settings import AuthSettings, Live, OAuthSettings
 from application.shared.steps import new_id
