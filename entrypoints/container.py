@@ -45,13 +45,12 @@ from adapters.persistence.postgres import PostgresStorage
 from adapters.persistence.sqlite import SqliteStorage
 from adapters.webauthn.py_webauthn import PyWebAuthn
 from application.accounts.search import SearchUsers
-from application.audit.dashboard import Dashboard
 from application.audit.housekeeping import PurgeExpired
 from application.audit.query import ListAuditEvents
+from application.console.caller import ConsoleCaller
+from application.console.dashboard import Dashboard
 from application.federation.identities import OwnIdentities
 from application.login.auth import AuthService
-from application.login.code_exchange import CodeFlowGrants
-from application.login.console import ConsoleCaller
 from application.login.federated import FederatedLogin
 from application.login.federated_proof import FederatedProof
 from application.login.hosted import HostedLogin
@@ -59,6 +58,7 @@ from application.login.mfa_step import MfaLogin
 from application.login.passkey_step import PasskeyLogin
 from application.mfa.totp import MfaEnrolment, ResetUserMfa
 from application.oauth.code_client import CodeClientAuthenticator
+from application.oauth.code_exchange import CodeFlowGrants
 from application.oauth.interaction import Authorize
 from application.oauth.userinfo import UserInfo
 from application.passkeys.reauth import PasskeyProof
@@ -93,6 +93,12 @@ def _client_token_ttl(live: Live[Config]) -> Callable[[], int]:
     keys of an algorithm no longer listed verify at least that long
     (docs/reference/tokens-and-sessions.md)."""
     return lambda: live.current.oauth.client_token_ttl
+
+
+def _session_idle_ttl(live: Live[Config]) -> Callable[[], int]:
+    """The hosted sessions' idle lifetime in force (``oidc.session_idle_ttl``, s), read at each
+    call (docs/reference/oauth-and-oidc.md)."""
+    return lambda: live.current.oidc.session_idle_ttl
 
 
 def _nats_bus(url: str, channel: str) -> Any:
@@ -395,7 +401,9 @@ class Container(containers.DeclarativeContainer):
     own_identities = _use_case(telemetry, OwnIdentities, storage, bus, clock)
     #  The admin console (docs/reference/console.md): its caller from the hosted session; its
     # dashboard.
-    console_caller = providers.Singleton(ConsoleCaller, storage, clock, oidc_settings)
+    console_caller = providers.Singleton(
+        ConsoleCaller, storage, clock, providers.Callable(_session_idle_ttl, live_config)
+    )
     dashboard = _use_case(telemetry, Dashboard, storage, signer, clock)
 
     #  Housekeeping (docs/reference/operations.md): by the server on a timer and by ``authsvc

@@ -10,12 +10,12 @@ endpoint does. Whether that principal may open the console at all is
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import attrs
 
-from application.oauth.settings import OidcSettings
 from application.ports import Clock, Storage
 from application.sessions.hosted import live_hosted, move_idle_end, plausible_cookie
-from application.shared.settings import Live
 from domain import policy
 from domain.policy import Operation, Principal
 
@@ -31,7 +31,9 @@ class ConsoleCaller:
 
     _storage: Storage
     _clock: Clock
-    _oidc: Live[OidcSettings]
+    _idle_ttl: Callable[[], int]
+    """The hosted sessions' idle lifetime in force (``oidc.session_idle_ttl``, s), read at each
+    page view."""
 
     async def __call__(self, cookie: str | None) -> Principal | None:
         """The principal behind ``cookie``, its session's idle end moved on; or None."""
@@ -43,7 +45,7 @@ class ConsoleCaller:
             if found is None:
                 return None
             hosted, user = found
-            await move_idle_end(uow, hosted, now, self._oidc.current.session_idle_ttl)
+            await move_idle_end(uow, hosted, now, self._idle_ttl())
             await uow.commit()
         return Principal.of(user)
 
