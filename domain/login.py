@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import enum
 from datetime import datetime, timedelta
-from typing import TypeAlias
+from typing import TypeAlias, TypeGuard
 
 from domain.errors import (
     AccountDisabled,
@@ -28,7 +28,7 @@ LoginRefusal: TypeAlias = AccountDisabled | EmailNotVerified
 """Why a user who proved who it is may still not log in; its ``code`` is the audit reason."""
 
 
-def still_active(user: User | None) -> bool:
+def still_active(user: User | None) -> TypeGuard[User]:
     """Does ``user`` still stand behind what it was issued (a token, a session, a link)? False
     once it is gone (None: deleted) or disabled (docs/reference/accounts.md). The one rule every
     token, session and hosted-session check asks after the login itself."""
@@ -45,7 +45,7 @@ def login_refusal(user: User, require_verified_email: bool) -> LoginRefusal | No
     asked only once the user has proved itself, so nothing is learned without the credential.
     The refusal's ``code`` is the ``reason`` of the ``login.failed`` audit row (section 11).
     """
-    if user.disabled:
+    if not still_active(user):
         return AccountDisabled("this account is disabled")
     if require_verified_email and not user.email_verified:
         return EmailNotVerified("confirm your email address first: see the message we sent")
@@ -77,8 +77,7 @@ def user_token_live(
         and family.client_id is not None
         and family.client_id == client_id
         and family.expires_at > now
-        and user is not None
-        and not user.disabled
+        and still_active(user)
         and not revoked
     )
 

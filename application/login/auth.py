@@ -3,7 +3,6 @@ change password (docs/reference/tokens-and-sessions.md, docs/reference/accounts.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import attrs
@@ -13,13 +12,11 @@ from application.events.catalog import (
     Event,
     LoginFailed,
     LoginSucceeded,
-    MfaChallenged,
     PasswordChanged,
     SessionEnded,
     UserRegistered,
 )
-from application.login.mfa_step import open_challenge
-from application.login.refusal import account_of, refuse_login
+from application.login.finish import LoginStart, account_of, finish_login
 from application.ports import (
     Clock,
     EmailNormalizer,
@@ -42,11 +39,9 @@ from domain.errors import (
     InvalidCredentials,
     InvalidOldPassword,
     InvalidToken,
-    MfaRequired,
     RateLimited,
     ValidationFailed,
 )
-from domain.login import login_refusal
 from domain.model import (
     BCRYPT_MAX_PASSWORD_BYTES,
     Role,
@@ -56,11 +51,6 @@ from domain.model import (
 )
 
 T = TypeVar("T")
-
-LoginStart = Callable[[UnitOfWork, User, str], Awaitable[tuple[T, list[Event]]]]
-"""Starts what a successful login opens, in the login's unit of work: ``(uow, user, method)``
-(``method``: ``password``, ``totp``, ``recovery_code`` or ``passkey``) → ``(result, events)``;
-the events (a ``LoginSucceeded`` first) are recorded with the commit and published after it."""
 
 
 @attrs.frozen
@@ -210,27 +200,14 @@ class AuthService:
             await self._throttle.succeeded(throttle_key, client)
         else:  # a right password is no failure: uncount it, keep the others
             await self._throttle.release(attempt)
-        mfa_token = None
+        now = self._clock.now()
         async with self._storage.begin() as uow:
             current = await uow.users.get(user.id)
-            if current is None:  # deleted between the check and now
-                raise InvalidCredentials("email or password is wrong")
-            refusal = login_refusal(current, self._settings.current.require_verified_email)
-            if refusal is None and current.mfa_enabled:
-                mfa_token = await open_challenge(uow, current, self._clock, self._settings.current)
-                await uow.commit()
-            elif refusal is None:
-                started, events = await start(uow, current, "password")
-                await record(uow, events, self._clock.now())
-                await uow.commit()
-        if refusal is not None:
-            now = self._clock.now()
-            await refuse_login(self._storage, self._bus, now, user.id, client, refusal, "password")
-        if mfa_token is not None:
-            await self._bus.publish(MfaChallenged(user_id=user.id, client=client))
-            raise MfaRequired(mfa_token)
-        await publish_all(self._bus, events)
-        return started
+            outcome = await finish_login(uow, current, start, "password", self._settings.current,
+                                         now, second_step="password")  # fmt: skip
+        if not outcome.held:  # deleted between the check and now
+            raise InvalidCredentials("email or password is wrong")
+        return await outcome.conclude(self._storage, self._bus, client)
 
     async def _verified_subject(self, token: str) -> tuple[str, dict[str, Any]]:
         cfg = self._settings.current

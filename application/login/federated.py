@@ -27,20 +27,18 @@ from typing import TypeVar
 
 import attrs
 
-from application.events.audit import publish_failure, record
+from application.events.audit import publish_failure
 from application.events.catalog import (
     Event,
     LoginFailed,
     LoginSucceeded,
-    MfaChallenged,
     UserRegistered,
 )
 from application.events.federation import IdentityLinked
 from application.federation.settings import FederationSettings, ProviderSettings
-from application.login.auth import LoginStart
 from application.login.federated_link import LinkOffer, confirm_link, offer_link
-from application.login.mfa_step import FEDERATED_FIRST, open_challenge
-from application.login.refusal import refuse_login
+from application.login.finish import LoginStart, finish_login
+from application.login.mfa_step import FEDERATED_FIRST
 from application.ports import (
     Clock,
     EmailNormalizer,
@@ -53,13 +51,12 @@ from application.ports import (
 from application.sessions.hosted import signed_in
 from application.sessions.tokens import TokenIssuer, TokenPair
 from application.shared.settings import AuthSettings, Live
-from application.shared.steps import new_id, publish_all
+from application.shared.steps import new_id
 from domain import errors
 from domain.federation import FederatedIdentity, FederationFlow, UpstreamIdentity
 from domain.login import (
     FederatedOutcome,
     federated_account,
-    login_refusal,
     native_id_token_refusal,
     new_user_email_verified,
 )
@@ -281,9 +278,15 @@ class FederatedLogin:
     ) -> T:
         """Find or make the account of ``who`` (the linking rules), then log it in."""
         now = self._clock.now()
-        settings = self._auth.current
         events: list[Event] = []
-        mfa_token = None
+
+        async def start_here(uow: UnitOfWork, user: User, method: str) -> tuple[T, list[Event]]:
+            started, opened = await start(uow, user, method)
+            return started, [
+                attrs.evolve(e, provider=provider.id) if isinstance(e, LoginSucceeded) else e
+                for e in opened
+            ]
+
         async with self._storage.begin() as uow:
             known = await uow.identities.find(who.issuer, who.subject)
             email = self._email(who)
@@ -294,28 +297,9 @@ class FederatedLogin:
                 await uow.identities.record_use(who.issuer, who.subject, email, now)
             else:
                 user, events = await self._account(uow, provider, who, email)
-            refusal = login_refusal(user, settings.require_verified_email)
-            if refusal is None and user.mfa_enabled:
-                mfa_token = await open_challenge(uow, user, self._clock, settings,
-                                                 FEDERATED_FIRST)  # fmt: skip
-                await record(uow, events, now)
-                await uow.commit()
-            elif refusal is None:
-                started, opened = await start(uow, user, METHOD)
-                opened = [
-                    attrs.evolve(e, provider=provider.id) if isinstance(e, LoginSucceeded) else e
-                    for e in opened
-                ]
-                events = [*opened, *events]
-                await record(uow, events, now)
-                await uow.commit()
-        if refusal is not None:  # nothing of this login was committed
-            await refuse_login(self._storage, self._bus, now, user.id, client, refusal, METHOD)
-        await publish_all(self._bus, events)
-        if mfa_token is not None:
-            await self._bus.publish(MfaChallenged(user_id=user.id, client=client))
-            raise errors.MfaRequired(mfa_token)
-        return started
+            outcome = await finish_login(uow, user, start_here, METHOD, self._auth.current, now,
+                                         second_step=FEDERATED_FIRST, also=events)  # fmt: skip
+        return await outcome.conclude(self._storage, self._bus, client)
 
     async def _account(
         self, uow: UnitOfWork, provider: ProviderSettings, who: UpstreamIdentity,

@@ -26,7 +26,8 @@ from application.events.audit import record
 from application.events.catalog import Event, LoginSucceeded, SessionEnded
 from application.events.oidc import OidcLogout
 from application.login.auth import AuthService
-from application.login.mfa_step import LoginStart, MfaLogin
+from application.login.finish import LoginStart
+from application.login.mfa_step import MfaLogin
 from application.login.passkey_step import (
     PASSKEY,
     PASSKEY_PRESENCE,

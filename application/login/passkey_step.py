@@ -33,14 +33,13 @@ import attrs
 from application.events.audit import publish_failure, record
 from application.events.catalog import Event, LoginFailed, LoginSucceeded, MfaFailed
 from application.events.passkeys import PasskeyCloneSuspected
+from application.login.finish import LoginStart, finish_login
 from application.login.mfa_step import (
-    LoginStart,
     claim_code_attempt,
     second_step_method,
     void_if_spent,
 )
 from application.login.passkey_decoy import DecoyIds
-from application.login.refusal import refuse_login
 from application.passkeys.assertions import (
     credential_id_of,
     handle_refused,
@@ -62,7 +61,7 @@ from application.ports import (
 )
 from application.sessions.tokens import TokenIssuer, TokenPair
 from application.shared.settings import AuthSettings, Live
-from application.shared.steps import IdFactory, hash_token, new_id, publish_all
+from application.shared.steps import IdFactory, hash_token, new_id
 from application.shared.throttle import Attempt, LoginThrottle
 from domain.errors import (
     FieldError,
@@ -74,7 +73,6 @@ from domain.errors import (
     RateLimited,
     ValidationFailed,
 )
-from domain.login import login_refusal
 from domain.model import User
 from domain.passkeys import CEREMONY_TTL, Ceremony, CeremonyKind, Passkey
 
@@ -372,32 +370,25 @@ class PasskeyLogin:
         (recorded as ``login.failed``, method ``passkey``; the throttle's ``attempt`` is
         released first: a valid proof is no failure)."""
         now = self._clock.now()
-        verified_only = self._auth.current.require_verified_email
         used = attrs.evolve(passkey, sign_count=seen.sign_count, backed_up=seen.backed_up,
                             last_used_at=now)  # fmt: skip
         async with self._storage.begin() as uow:
             if mfa_token_hash is not None and await uow.mfa.take_challenge(mfa_token_hash) is None:
                 return None  # voided or used by a concurrent request: nothing changes
+
+            async def counted(_: User) -> bool:  # the counter's compare-and-set
+                return await uow.passkeys.record_use(used, passkey.sign_count)
+
             user = await uow.users.get(passkey.user_id)
-            refusal = None if user is None else login_refusal(user, verified_only)
-            stored = (
-                user is not None
-                and refusal is None
-                and await uow.passkeys.record_use(used, passkey.sign_count)
-            )
-            if user is not None and stored:
-                started, events = await start(uow, user, method)
-                await record(uow, events, now)
-                await uow.commit()
-        if refusal is not None:
-            await self._throttle.release(attempt)
-            await refuse_login(self._storage, self._bus, now, passkey.user_id, client, refusal,
-                               "passkey")  # fmt: skip
-        if not stored:
+            outcome = await finish_login(uow, user, start, method, self._auth.current, now,
+                                         audited=PASSKEY, last_check=counted)  # fmt: skip
+        if not outcome.held:
             return None
-        await self._throttle.succeeded(key, client)
-        await publish_all(self._bus, events)
-        return (started,)
+        if outcome.refusal is not None:  # a valid proof is no failure
+            await self._throttle.release(attempt)
+        else:
+            await self._throttle.succeeded(key, client)
+        return (await outcome.conclude(self._storage, self._bus, client),)
 
     async def _flag_clone(self, passkey: Passkey) -> None:
         """Mark ``passkey`` ``suspected_clone`` and record it (its counter went backwards)."""

@@ -39,7 +39,7 @@ from application.shared.settings import AuthSettings, Live
 from application.shared.steps import hash_token, new_id
 from domain.clients import Client
 from domain.errors import InvalidRefreshToken
-from domain.login import code_login_live
+from domain.login import code_login_live, still_active
 from domain.model import USER_AGENT_MAX_LENGTH, Session, User
 from domain.oidc import AuthorizationCode, pkce_s256_matches
 
@@ -149,10 +149,8 @@ class CodeFlowGrants:
                 reused_event = None
                 user = await uow.users.get(found.user_id)
                 login_row = await uow.sessions.get(found.session_id)
-                if (
-                    user is None
-                    or user.disabled
-                    or not code_login_live(found.user_id, login_row, now)
+                if not still_active(user) or not code_login_live(
+                    found.user_id, login_row, now
                 ):  # no commit: the take is undone
                     raise _invalid_grant("the login this code came from has ended")
                 login = _Login(

@@ -48,7 +48,7 @@ async def live_hosted(
     unknown, ended or expired session, or a user gone or disabled."""
     hosted = await uow.hosted_sessions.find(hosted_session_hash(cookie), now)
     user = None if hosted is None else await uow.users.get(hosted.user_id)
-    if hosted is None or user is None or not still_active(user):
+    if hosted is None or not still_active(user):
         return None
     return hosted, user
 
