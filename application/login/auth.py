@@ -11,12 +11,11 @@ from application.events.audit import publish_failure, record
 from application.events.catalog import (
     Event,
     LoginFailed,
-    LoginSucceeded,
     PasswordChanged,
     SessionEnded,
     UserRegistered,
 )
-from application.login.finish import LoginStart, account_of, finish_login
+from application.login.finish import LoginStart, account_of, finish_login, token_start
 from application.ports import (
     Clock,
     EmailNormalizer,
@@ -24,7 +23,6 @@ from application.ports import (
     Hasher,
     Signer,
     Storage,
-    UnitOfWork,
 )
 from application.recovery.email_links import EmailVerification
 from application.sessions.tokens import SessionRotation, TokenIssuer, TokenPair
@@ -137,12 +135,7 @@ class AuthService:
         """``login_with`` starting a session of the JSON API: a new refresh-token family
         recording ``user_agent`` and ``client``; returns its ``TokenPair``."""
 
-        async def start(uow: UnitOfWork, user: User, method: str) -> tuple[TokenPair, list[Event]]:
-            pair, issued = await self._issuer.issue_pair(
-                uow, user, "login", user_agent=user_agent, client_address=client
-            )
-            return pair, [LoginSucceeded(user_id=user.id, family_id=issued.family_id), issued]
-
+        start = token_start(self._issuer, client, user_agent)
         return await self.login_with(email, password, client, start)
 
     async def login_with(self, email: str, password: str, client: str, start: LoginStart[T]) -> T:

@@ -37,7 +37,7 @@ from application.events.catalog import (
 from application.events.federation import IdentityLinked
 from application.federation.settings import FederationSettings, ProviderSettings
 from application.login.federated_link import LinkOffer, confirm_link, offer_link
-from application.login.finish import LoginStart, finish_login
+from application.login.finish import LoginStart, finish_login, token_start
 from application.login.mfa_step import FEDERATED_FIRST
 from application.ports import (
     Clock,
@@ -257,12 +257,7 @@ class FederatedLogin:
         if not fresh:
             raise await self._fail(provider_id, "nonce_replayed", client)
 
-        async def start(uow: UnitOfWork, user: User, method: str) -> tuple[TokenPair, list[Event]]:
-            pair, issued = await self._issuer.issue_pair(
-                uow, user, "login", user_agent=user_agent, client_address=client
-            )
-            return pair, [LoginSucceeded(user.id, issued.family_id, method), issued]
-
+        start = token_start(self._issuer, client, user_agent)
         return await self._login_with(provider, who, client, start)
 
     def _email(self, who: UpstreamIdentity) -> str | None:

@@ -5,13 +5,16 @@ step, the passkey login and the federated login decide and end alike.
 ``finish_login`` decides inside the login's unit of work and returns a ``LoginOutcome``: its
 events, and exactly one of a result (what ``start`` opened, committed with its audit rows), an
 ``mfa_token`` (a second step opened, ``open_challenge``) or a refusal
-(``domain.login.login_refusal``: nothing is committed). ``LoginOutcome.conclude`` is the one
-linear tail after the unit of work: refuse (one ``login.failed`` row, the refusal's code as its
-reason, the factor as its method; 403 ``account_disabled`` / ``email_not_verified``), or publish
-the events, then challenge (401 ``mfa_required``) or return the result.
+(``domain.login.login_refusal``: nothing is committed) — none when the proof did not hold
+after all (``LoginOutcome.held``), and the path answers its own failure.
+``LoginOutcome.conclude`` is the one linear tail after the unit of work: refuse (one
+``login.failed`` row, the refusal's code as its reason, the factor as its method; 403
+``account_disabled`` / ``email_not_verified``), or publish the events, then challenge (401
+``mfa_required``) or return the result.
 
-``account_of`` names the account of an email tried in a failed or throttled login's audit row;
-the login paths call it only once their answer is decided.
+``token_start`` is the start of every login of the JSON API (a token pair). ``account_of``
+names the account of an email tried in a failed or throttled login's audit row; the login paths
+call it only once their answer is decided.
 """
 
 from __future__ import annotations
@@ -23,8 +26,9 @@ from typing import Generic, NoReturn, TypeVar
 import attrs
 
 from application.events.audit import publish_failure, record
-from application.events.catalog import Event, LoginFailed, MfaChallenged
+from application.events.catalog import Event, LoginFailed, LoginSucceeded, MfaChallenged
 from application.ports import EventBus, Storage, UnitOfWork
+from application.sessions.tokens import TokenIssuer, TokenPair
 from application.shared.settings import AuthSettings
 from application.shared.steps import new_opaque_token, publish_all
 from domain.errors import MfaRequired
@@ -38,6 +42,7 @@ __all__ = [
     "finish_login",
     "open_challenge",
     "refuse_login",
+    "token_start",
 ]
 
 T = TypeVar("T")
@@ -142,6 +147,26 @@ async def finish_login(
     await record(uow, events, now)
     await uow.commit()
     return attrs.evolve(outcome, events=events, started=(started,))
+
+
+def token_start(
+    issuer: TokenIssuer,
+    client: str,
+    user_agent: str | None,
+    audited: Callable[[str], str] = lambda method: method,
+) -> LoginStart[TokenPair]:
+    """The start of a session of the JSON API (docs/reference/tokens-and-sessions.md): a new
+    refresh-token family recording ``user_agent`` and ``client`` (the client address), whose
+    ``TokenPair`` is the result; its events are ``LoginSucceeded`` (method ``audited(method)``)
+    and ``AccessTokenIssued`` (grant ``login``)."""
+
+    async def start(uow: UnitOfWork, user: User, method: str) -> tuple[TokenPair, list[Event]]:
+        pair, issued = await issuer.issue_pair(
+            uow, user, "login", user_agent=user_agent, client_address=client
+        )
+        return pair, [LoginSucceeded(user.id, issued.family_id, audited(method)), issued]
+
+    return start
 
 
 async def open_challenge(

@@ -25,8 +25,8 @@ from typing import NoReturn, TypeVar
 import attrs
 
 from application.events.audit import publish_failure
-from application.events.catalog import Event, LoginFailed, LoginSucceeded, MfaFailed
-from application.login.finish import LoginStart, finish_login
+from application.events.catalog import LoginFailed, MfaFailed
+from application.login.finish import LoginStart, finish_login, token_start
 from application.mfa.totp import recovery_code_hash, secret_context
 from application.ports import (
     Clock,
@@ -35,7 +35,6 @@ from application.ports import (
     SecretSealer,
     Storage,
     Totp,
-    UnitOfWork,
 )
 from application.sessions.tokens import TokenIssuer, TokenPair
 from application.shared.settings import AuthSettings, Live
@@ -119,13 +118,7 @@ class MfaLogin:
         """``complete_with`` starting a session of the JSON API (a refresh-token family
         recording ``user_agent`` and ``client``); returns its ``TokenPair``."""
 
-        async def start(uow: UnitOfWork, user: User, method: str) -> tuple[TokenPair, list[Event]]:
-            pair, issued = await self._issuer.issue_pair(
-                uow, user, "login", user_agent=user_agent, client_address=client
-            )
-            audited = audited_method(method)
-            return pair, [LoginSucceeded(user.id, issued.family_id, audited), issued]
-
+        start = token_start(self._issuer, client, user_agent, audited_method)
         return await self.complete_with(mfa_token, code, client, start)
 
     async def complete_with(

@@ -22,7 +22,6 @@ stored a counter since this one was read) is refused alike and flags nothing (AD
 from __future__ import annotations
 
 import base64
-import logging
 import os
 from collections.abc import Mapping
 from datetime import timedelta
@@ -30,10 +29,9 @@ from typing import Any, NoReturn, TypeVar
 
 import attrs
 
-from application.events.audit import publish_failure, record
-from application.events.catalog import Event, LoginFailed, LoginSucceeded, MfaFailed
-from application.events.passkeys import PasskeyCloneSuspected
-from application.login.finish import LoginStart, finish_login
+from application.events.audit import publish_failure
+from application.events.catalog import LoginFailed, MfaFailed
+from application.login.finish import LoginStart, finish_login, token_start
 from application.login.mfa_step import (
     claim_code_attempt,
     second_step_method,
@@ -42,6 +40,7 @@ from application.login.mfa_step import (
 from application.login.passkey_decoy import DecoyIds
 from application.passkeys.assertions import (
     credential_id_of,
+    flag_clone,
     handle_refused,
     take_ceremony,
     take_login_ceremony,
@@ -55,7 +54,6 @@ from application.ports import (
     EventBus,
     SecretSealer,
     Storage,
-    UnitOfWork,
     VerifiedAssertion,
     WebAuthn,
 )
@@ -87,7 +85,6 @@ factor, possession (docs/reference/oauth-and-oidc.md's ``acr`` ``"1"``)."""
 PASSKEY_SECOND_STEP = "passkey_second_step"
 """… for a passkey answering ``mfa_required`` after the password."""
 
-log = logging.getLogger(__name__)
 _MFA_INVALID = "the passkey was refused, or the mfa_token is unknown, expired or used"
 
 
@@ -175,16 +172,9 @@ class PasskeyLogin:
         )
 
     def _token_start(self, client: str, user_agent: str | None) -> LoginStart[TokenPair]:
-        """A start opening a session of the JSON API (a refresh-token family recording
-        ``user_agent`` and ``client``); its ``login.succeeded`` says ``passkey``."""
-
-        async def start(uow: UnitOfWork, user: User, _: str) -> tuple[TokenPair, list[Event]]:
-            pair, issued = await self._issuer.issue_pair(
-                uow, user, "login", user_agent=user_agent, client_address=client
-            )
-            return pair, [LoginSucceeded(user.id, issued.family_id, PASSKEY), issued]
-
-        return start
+        """A session of the JSON API (``token_start``); its ``login.succeeded`` says
+        ``passkey``."""
+        return token_start(self._issuer, client, user_agent, lambda _: PASSKEY)
 
     async def answer_mfa(
         self,
@@ -346,7 +336,7 @@ class PasskeyLogin:
             )
         except InvalidPasskey as exc:
             if exc.reason == "counter":  # only ever after a valid signature
-                await self._flag_clone(passkey)
+                await flag_clone(self._storage, self._bus, self._clock.now(), passkey)
             return None
 
     async def _log_in(
@@ -389,19 +379,6 @@ class PasskeyLogin:
         else:
             await self._throttle.succeeded(key, client)
         return (await outcome.conclude(self._storage, self._bus, client),)
-
-    async def _flag_clone(self, passkey: Passkey) -> None:
-        """Mark ``passkey`` ``suspected_clone`` and record it (its counter went backwards)."""
-        flagged = PasskeyCloneSuspected(passkey.user_id, passkey.id)
-        async with self._storage.begin() as uow:
-            current = await uow.passkeys.get(passkey.id)
-            if current is not None:
-                await uow.passkeys.update(attrs.evolve(current, suspected_clone=True))
-                await record(uow, [flagged], self._clock.now())
-            await uow.commit()
-        log.warning("passkey %s of user %s: its counter went backwards", passkey.id,
-                    passkey.user_id)  # fmt: skip
-        await self._bus.publish(flagged)
 
     async def _failed(self, key: str, client: str, user_id: str | None) -> NoReturn:
         """Record the failure (the throttle's attempt for ``key`` already counts it), refuse
