@@ -17,6 +17,7 @@ from application.events.catalog import Event
 from application.login.auth import AuthService
 from application.passkeys.reauth import PasskeyProof
 from application.passkeys.settings import WebAuthnSettings
+from application.sessions.tokens import SessionRotation, TokenIssuer
 from application.shared.reauth import Reauthentication
 from application.shared.settings import AuthSettings, Live
 from application.shared.throttle import LoginThrottle
@@ -69,6 +70,19 @@ def hasher(auth_settings: Live[AuthSettings]) -> BcryptHasher:
     return BcryptHasher(auth_settings)
 
 
+def make_tokens(
+    storage: MemoryStorage,
+    signer: JwtSigner,
+    bus: InProcessEventBus,
+    clock: FakeClock,
+    settings: Live[AuthSettings],
+) -> tuple[TokenIssuer, SessionRotation]:
+    """The token issuer and the session rotation the container injects into the login use
+    cases (docs/reference/tokens-and-sessions.md), over ``storage``."""
+    issuer = TokenIssuer(signer, clock, settings)
+    return issuer, SessionRotation(storage, issuer, bus, clock, settings)
+
+
 def make_reauth(
     storage: MemoryStorage, hasher: BcryptHasher, clock: FakeClock, settings: Live[AuthSettings]
 ) -> Reauthentication:
@@ -99,6 +113,8 @@ def service(
     auth_settings: Live[AuthSettings],
 ) -> AuthService:
     throttle = LoginThrottle(MemoryLoginAttempts(), clock, auth_settings)
+    issuer, rotation = make_tokens(storage, signer, bus, clock, auth_settings)
     return AuthService(
-        storage, hasher, signer, bus, clock, auth_settings, normalize_email, throttle
-    )
+        storage, hasher, signer, bus, clock, auth_settings, normalize_email, throttle, issuer,
+        rotation,
+    )  # fmt: skip

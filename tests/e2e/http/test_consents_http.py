@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestClient
 
-from application.login.tokens import hash_refresh_token
+from application.sessions.tokens import hash_refresh_token
 from domain.audit import AuditQuery
 from domain.clients import Client
 from domain.model import RefreshToken, Session

@@ -33,8 +33,9 @@ from application.accounts.groups import (
 from application.accounts.lifecycle import DeleteUser, UpdateUser
 from application.accounts.operator import CreateSuperadmin, OperatorCommand
 from application.accounts.users import GetUser, ListUsers, SetRole
-from application.audit.dashboard import Dashboard
 from application.audit.query import ListAuditEvents
+from application.console.caller import ConsoleCaller
+from application.console.dashboard import Dashboard
 from application.events.catalog import (
     Event,
     GroupDeleted,
@@ -44,8 +45,6 @@ from application.events.catalog import (
     UserMoved,
     UserRegistered,
 )
-from application.login.console import ConsoleCaller
-from application.login.sessions import EndUserSessions, ListSessions
 from application.mfa.totp import ResetUserMfa
 from application.oauth.clients import (
     CreateClient,
@@ -56,6 +55,7 @@ from application.oauth.clients import (
     UpdateClient,
 )
 from application.passkeys.registration import PasskeyAdmin
+from application.sessions.manage import EndUserSessions, ListSessions
 from application.shared.pagination import Page
 from application.shared.settings import AuthSettings, Live, OAuthSettings
 from application.shared.steps import new_id

@@ -13,7 +13,7 @@ import pytest
 from adapters.persistence.memory import MemoryStorage
 from application.audit.housekeeping import PurgeExpired
 from application.login.auth import AuthService
-from application.login.tokens import hash_refresh_token as token_hash
+from application.sessions.tokens import hash_refresh_token as token_hash
 from application.shared.settings import AuthSettings, Live
 from domain.clients import Client
 from domain.errors import InvalidRefreshToken

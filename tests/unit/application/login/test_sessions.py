@@ -22,7 +22,7 @@ from application.events.catalog import (
     UserEnabled,
 )
 from application.login.auth import AuthService
-from application.login.sessions import (
+from application.sessions.manage import (
     EndOwnSession,
     EndOwnSessions,
     ListedSession,

@@ -25,7 +25,6 @@ import attrs
 
 from application.events.audit import record
 from application.events.oidc import CodeReused
-from application.login.tokens import AccessMinter, SessionRotation, TokenIssuer
 from application.oauth.grants import CLIENT_TOKEN_TYPE, OAuthError
 from application.oauth.id_tokens import (
     ID_TOKEN_TYPE,
@@ -35,11 +34,12 @@ from application.oauth.id_tokens import (
 )
 from application.oauth.settings import OidcSettings
 from application.ports import Clock, EventBus, Signer, Storage, UserRepo
+from application.sessions.tokens import AccessMinter, SessionRotation, TokenIssuer
 from application.shared.settings import AuthSettings, Live
 from application.shared.steps import hash_token, new_id
 from domain.clients import Client
 from domain.errors import InvalidRefreshToken
-from domain.login import code_login_live
+from domain.login import code_login_live, still_active
 from domain.model import USER_AGENT_MAX_LENGTH, Session, User
 from domain.oidc import AuthorizationCode, pkce_s256_matches
 
@@ -103,21 +103,8 @@ class CodeFlowGrants:
     _clock: Clock
     _auth: Live[AuthSettings]
     _oidc: Live[OidcSettings]
-    _issuer: TokenIssuer = attrs.field(
-        init=False,
-        default=attrs.Factory(
-            lambda self: TokenIssuer(self._signer, self._clock, self._auth), takes_self=True
-        ),
-    )
-    _rotation: SessionRotation = attrs.field(
-        init=False,
-        default=attrs.Factory(
-            lambda self: SessionRotation(
-                self._storage, self._issuer, self._bus, self._clock, self._auth
-            ),
-            takes_self=True,
-        ),
-    )
+    _issuer: TokenIssuer
+    _rotation: SessionRotation
 
     async def authorization_code(
         self,
@@ -162,10 +149,8 @@ class CodeFlowGrants:
                 reused_event = None
                 user = await uow.users.get(found.user_id)
                 login_row = await uow.sessions.get(found.session_id)
-                if (
-                    user is None
-                    or user.disabled
-                    or not code_login_live(found.user_id, login_row, now)
+                if not still_active(user) or not code_login_live(
+                    found.user_id, login_row, now
                 ):  # no commit: the take is undone
                     raise _invalid_grant("the login this code came from has ended")
                 login = _Login(

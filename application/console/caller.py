@@ -10,20 +10,16 @@ endpoint does. Whether that principal may open the console at all is
 
 from __future__ import annotations
 
-from datetime import timedelta
+from collections.abc import Callable
 
 import attrs
 
-from application.oauth.interaction import hosted_session_hash
-from application.oauth.settings import OidcSettings
 from application.ports import Clock, Storage
-from application.shared.settings import Live
+from application.sessions.hosted import live_hosted, move_idle_end, plausible_cookie
 from domain import policy
 from domain.policy import Operation, Principal
 
 __all__ = ["ConsoleCaller"]
-
-_MAX_COOKIE = 128
 
 
 @attrs.frozen
@@ -35,20 +31,21 @@ class ConsoleCaller:
 
     _storage: Storage
     _clock: Clock
-    _oidc: Live[OidcSettings]
+    _idle_ttl: Callable[[], int]
+    """The hosted sessions' idle lifetime in force (``oidc.session_idle_ttl``, s), read at each
+    page view."""
 
     async def __call__(self, cookie: str | None) -> Principal | None:
         """The principal behind ``cookie``, its session's idle end moved on; or None."""
-        if not cookie or len(cookie) > _MAX_COOKIE:
+        if not plausible_cookie(cookie):
             return None
         now = self._clock.now()
         async with self._storage.begin() as uow:
-            hosted = await uow.hosted_sessions.find(hosted_session_hash(cookie), now)
-            user = None if hosted is None else await uow.users.get(hosted.user_id)
-            if hosted is None or user is None or user.disabled:
+            found = await live_hosted(uow, cookie, now)
+            if found is None:
                 return None
-            idle = now + timedelta(seconds=self._oidc.current.session_idle_ttl)
-            await uow.hosted_sessions.touch(hosted.id_hash, min(idle, hosted.expires_at))
+            hosted, user = found
+            await move_idle_end(uow, hosted, now, self._idle_ttl())
             await uow.commit()
         return Principal.of(user)
 

@@ -25,6 +25,7 @@ from application.ports import Clock, EventBus, Signer, Storage, UnitOfWork
 from application.shared.settings import AuthSettings, Live
 from application.shared.steps import hash_token, new_id, publish_all
 from domain.errors import InvalidRefreshToken
+from domain.login import still_active
 from domain.model import USER_AGENT_MAX_LENGTH, RefreshToken, Session, SessionEndReason, User
 
 REFRESH_TOKEN_BYTES = 32
@@ -294,7 +295,7 @@ class SessionRotation:
         interval: it is remembered already)."""
         found = await uow.users.get_with_groups(record.user_id)
         user, groups = found if found is not None else (None, [])
-        if record.is_expired(now) or user is None or user.disabled:
+        if record.is_expired(now) or not still_active(user):
             await uow.commit()
             return RotationOutcome.refused(RefreshFailed(reason="expired", user_id=record.user_id))
         if first_rotation:
