@@ -128,9 +128,11 @@ class CodeFlowGrants:
         now = self._clock.now()
         code_hash = hash_token(code)
         async with self._storage.begin() as uow:
-            found = await uow.codes.take(code_hash, now)
+            taken = await uow.codes.take(code_hash, now)
+            found = None if taken is None else taken.code
             if (
-                found is None
+                taken is None
+                or found is None
                 or found.client_id != client.id
                 or found.expires_at <= now
                 or redirect_uri != found.redirect_uri
@@ -138,7 +140,7 @@ class CodeFlowGrants:
                 or not pkce_s256_matches(found.code_challenge, verifier)
             ):  # no commit: the take is undone, nothing is revoked
                 raise _invalid_grant("the code is unknown, expired, used or not for this request")
-            if found.used_at != now:
+            if not taken.first_use:
                 reused = CodeReused(found.user_id, client.id, found.family_id)
                 if found.family_id is not None:
                     await uow.sessions.end(found.family_id)

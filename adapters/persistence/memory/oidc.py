@@ -9,7 +9,12 @@ import attrs
 
 from adapters.persistence.memory.unit import MemoryUnit
 from adapters.persistence.times import require_aware
-from application.ports.oidc import AuthorizationCodeStore, ConsentStore, HostedSessionStore
+from application.ports.oidc import (
+    AuthorizationCodeStore,
+    ConsentStore,
+    HostedSessionStore,
+    TakenCode,
+)
 from domain.errors import Conflict, NotFound
 from domain.oidc import AuthorizationCode, Consent, HostedSession
 
@@ -31,15 +36,17 @@ class MemoryAuthorizationCodeStore(AuthorizationCodeStore):
             raise Conflict("authorization code hash exists")
         self._s.write("codes")[code.code_hash] = code
 
-    async def take(self, code_hash: str, now: datetime) -> AuthorizationCode | None:
-        """Mark the code used at ``now`` and return it; a used one unchanged; None if unknown."""
+    async def take(self, code_hash: str, now: datetime) -> TakenCode | None:
+        """Mark the code used at ``now`` (first use); a used one unchanged; None if unknown."""
         require_aware(now)
         code = self._s.view.codes.get(code_hash)
-        if code is None or code.used_at is not None:
-            return code
+        if code is None:
+            return None
+        if code.used_at is not None:
+            return TakenCode(code, first_use=False)
         used = attrs.evolve(code, used_at=now)
         self._s.write("codes")[code_hash] = used
-        return used
+        return TakenCode(used, first_use=True)
 
     async def set_family(self, code_hash: str, family_id: str) -> None:
         """Record the family issued from the code."""

@@ -19,7 +19,12 @@ from adapters.persistence.rows.oidc import (
 from adapters.persistence.sql import oidc, sessions, tokens
 from adapters.persistence.sql.purge import EXPIRED
 from adapters.persistence.sql.queries import SqlStore
-from application.ports.oidc import AuthorizationCodeStore, ConsentStore, HostedSessionStore
+from application.ports.oidc import (
+    AuthorizationCodeStore,
+    ConsentStore,
+    HostedSessionStore,
+    TakenCode,
+)
 from domain.errors import Conflict, NotFound
 from domain.oidc import AuthorizationCode, Consent, HostedSession
 
@@ -43,12 +48,13 @@ class SqlAuthorizationCodeStore(SqlStore, AuthorizationCodeStore):
                 raise Conflict("authorization code hash exists") from None
             raise
 
-    async def take(self, code_hash: str, now: datetime) -> AuthorizationCode | None:
-        """Mark the code used at ``now`` and return it; a used one unchanged; None if unknown."""
+    async def take(self, code_hash: str, now: datetime) -> TakenCode | None:
+        """Mark the code used at ``now`` (first use); a used one unchanged; None if unknown."""
         row = await self._q.one(oidc.TAKE_CODE, (code_hash, self._d.to_db(now)), write=True)
-        if row is None:
-            row = await self._q.one(oidc.CODE, (code_hash,))
-        return None if row is None else code_row(row, self._d.from_db)
+        if row is not None:
+            return TakenCode(code_row(row, self._d.from_db), first_use=True)
+        row = await self._q.one(oidc.CODE, (code_hash,))
+        return None if row is None else TakenCode(code_row(row, self._d.from_db), first_use=False)
 
     async def set_family(self, code_hash: str, family_id: str) -> None:
         """Record the family issued from the code."""

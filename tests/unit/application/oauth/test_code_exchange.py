@@ -165,11 +165,6 @@ async def test_a_reused_code_is_refused_and_ends_the_family_of_its_first_use(
         assert await uow.sessions.get(event.family_id) is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a second use at the very instant of the first (used_at == now) passes as a first "
-    "use and starts a second family (CodeFlowGrants.authorization_code)",
-)
 async def test_a_code_reused_at_the_same_instant_is_refused(harness: Harness) -> None:
     issued = await _issue(harness)
     await _exchange(harness, issued)
