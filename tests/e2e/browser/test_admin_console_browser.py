@@ -63,7 +63,6 @@ from entrypoints.config import load_config
 from entrypoints.container import build_container
 from entrypoints.http.app import create_app
 from entrypoints.http.ui.admin_audit import CSV_FIELDS
-from tests.e2e.conftest import PASSWORD
 from tests.e2e.console_harness import (
     EMAILS,
     NOTHING,
@@ -85,13 +84,13 @@ from tests.e2e.console_harness import (
     with_identity,
     with_mfa,
 )
+from tests.e2e.helpers import PASSWORD
 from tests.e2e.http.test_admin_http import HOME, OTHER, make_world
 from tests.e2e.http.test_admin_http import (
     shared_key_dir as shared_key_dir,  # one RSA key per module
 )
 from tests.e2e.oidc_helpers import auth_params, pkce, register_client
 from tests.e2e.servers import free_port
-from tests.interop.conftest import node_modules as node_modules  # the npm ci fixture
 
 CHROMIUM = os.environ.get("AUTHSVC_TEST_CHROMIUM")
 FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

@@ -22,7 +22,7 @@ from aiohttp.test_utils import TestClient
 
 from domain.federation import FederatedIdentity
 from domain.model import Role
-from tests.e2e.conftest import ONE_PER_BACKEND, bearer
+from tests.e2e.helpers import ONE_PER_BACKEND, bearer
 from tests.e2e.http.test_admin_http import (
     HOME,
     OTHER,

@@ -29,7 +29,7 @@ from domain.model import Role
 from domain.passkeys import Passkey
 from domain.policy import Principal
 from entrypoints.container import Container
-from tests.e2e.conftest import (
+from tests.e2e.helpers import (
     ONE_PER_BACKEND,
     PASSWORD,
     USER_KEYS,

@@ -35,8 +35,7 @@ from domain.errors import (
     RateLimited,
     ValidationFailed,
 )
-from tests.fakes import FakeClock
-from tests.unit.conftest import Recorder
+from tests.fakes import FakeClock, Recorder
 
 CLIENT = "192.0.2.7"
 PASSWORD = "correct horse"
