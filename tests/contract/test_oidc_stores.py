@@ -19,7 +19,7 @@ from domain.clients import Client
 from domain.errors import Conflict, NotFound
 from domain.model import Session
 from domain.oidc import AuthorizationCode, Consent, HostedSession
-from tests.contract.conftest import T0, Make, StorageFactory
+from tests.factories import T0, Make, StorageFactory
 
 CONCURRENT_TAKES = 8
 CLIENT = "c" * 32

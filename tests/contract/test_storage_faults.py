@@ -18,7 +18,7 @@ from adapters.persistence.sqlite import SqliteStorage
 from application.ports import Storage, UnitOfWork
 from domain.errors import StorageFault
 from domain.model import User
-from tests.contract.conftest import T0, Make, counted, record
+from tests.factories import T0, Make, counted, record
 from tests.faults import (
     SQLITE_NO_PAGE_LIMIT,
     TcpProxy,

@@ -17,7 +17,7 @@ from domain.audit import AuditQuery
 from domain.clients import Client
 from domain.model import RefreshToken, Session
 from domain.oidc import Consent
-from tests.e2e.conftest import (
+from tests.e2e.helpers import (
     ONE_PER_BACKEND,
     assert_problem,
     bearer,

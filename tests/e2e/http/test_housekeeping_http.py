@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from application.sessions.tokens import hash_refresh_token
-from tests.e2e.conftest import MakeClient, container_of, register_and_login
+from tests.e2e.helpers import MakeClient, container_of, register_and_login
 
 
 @pytest.fixture

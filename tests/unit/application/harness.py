@@ -31,8 +31,7 @@ from domain.federation import UpstreamIdentity, UpstreamProvider
 from domain.model import Role, User
 from entrypoints.config import Config
 from entrypoints.container import Container
-from tests.fakes import FakeClock
-from tests.unit.conftest import Recorder
+from tests.fakes import FakeClock, Recorder
 
 PASSWORD = "correct horse battery"
 ADDRESS = "192.0.2.7"

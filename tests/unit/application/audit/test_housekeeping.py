@@ -19,7 +19,7 @@ from domain.clients import Client
 from domain.errors import InvalidRefreshToken
 from domain.oidc import AuthorizationCode, HostedSession
 from entrypoints.http.app import purge_every
-from tests.contract.conftest import Make
+from tests.factories import Make
 from tests.fakes import FakeClock
 
 PASSWORD = "correct horse battery"

@@ -33,8 +33,8 @@ from domain.errors import (
     ValidationFailed,
 )
 from domain.model import Role
-from tests.fakes import FakeClock
-from tests.unit.conftest import Recorder, make_tokens
+from tests.factories import make_tokens
+from tests.fakes import FakeClock, Recorder
 
 PASSWORD = "correct horse battery"
 CLIENT = "192.0.2.7"

@@ -39,8 +39,8 @@ from domain.errors import (
     ValidationFailed,
 )
 from domain.model import User
-from tests.fakes import FakeClock
-from tests.unit.conftest import Recorder, make_reauth, make_tokens
+from tests.factories import make_reauth, make_tokens
+from tests.fakes import FakeClock, Recorder
 
 PASSWORD = "correct horse battery"
 EMAIL = "alice@example.com"

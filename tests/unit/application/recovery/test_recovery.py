@@ -35,8 +35,8 @@ from domain.errors import (
     RateLimited,
     ValidationFailed,
 )
-from tests.fakes import FakeClock
-from tests.unit.conftest import Recorder, make_tokens
+from tests.factories import make_tokens
+from tests.fakes import FakeClock, Recorder
 
 CLIENT = "192.0.2.7"
 PASSWORD = "correct horse"
