@@ -25,6 +25,7 @@ cleanup() {
     quiet podman secret rm authsvc
     quiet podman network rm -f "$network"
     quiet podman-compose -p "$project" down -t 0
+    quiet podman network rm -f "${project}_default"  # podman-compose 1.0 leaves it
     quiet podman volume prune -f
 }
 trap 'cleanup; rm -rf "$work"' EXIT
