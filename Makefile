@@ -6,7 +6,7 @@ UV := .tools/bin/uv
 export UV_PYTHON_DOWNLOADS := never
 export UV_PYTHON := $(PYTHON)
 
-.PHONY: run test docs lint typecheck imports unit wheel-check bench bench-code-flow bench-scale migrate fuzz clean
+.PHONY: run image image-base image-test test docs lint typecheck imports unit wheel-check bench bench-code-flow bench-scale migrate fuzz clean
 
 $(UV):
 	$(PYTHON) -m venv .tools
@@ -16,13 +16,19 @@ $(UV):
 	$(UV) sync --frozen --extra metrics --no-editable --reinstall-package authsvc
 	touch $@
 
-# Re-install our own (non-editable) package so its metadata lists exactly the shipped files.
-.venv/.synced: $(shell find domain application adapters entrypoints service_actuator -name '*.py' -o -name '*.sql' 2>/dev/null)
+# `make run` needs the runtime dependencies only (no dev group: no pytest, mypy, Playwright...);
+# --inexact keeps whatever `make test` installed. `make test` installs the rest (.venv/.synced).
+.venv/.runtime: $(UV) pyproject.toml uv.lock
+	$(UV) sync --frozen --no-dev --extra metrics --no-editable --inexact --reinstall-package authsvc
+	touch $@
 
-run: .venv/.synced
+# Re-install our own (non-editable) package so its metadata lists exactly the shipped files.
+.venv/.synced .venv/.runtime: $(shell find domain application adapters entrypoints service_actuator -name '*.py' -o -name '*.sql' 2>/dev/null)
+
+run: .venv/.runtime
 	$(UV) run --frozen --no-sync authsvc serve
 
-migrate: .venv/.synced
+migrate: .venv/.runtime
 	$(UV) run --frozen --no-sync authsvc migrate
 
 lint: .venv/.synced
@@ -71,6 +77,20 @@ BENCH_SCALE_ARGS ?= --rounds 3
 bench-scale: .venv/.synced
 	$(UV) run --frozen --no-sync python -m bench.scale $(BENCH_SCALE_ARGS)
 	$(UV) run --frozen --no-sync python -m bench.scale --housekeeping $(BENCH_SCALE_HK_ARGS)
+
+# The container image (Containerfile, docs/deploy.md) with podman; BASE=python:3.11-slim where a
+# registry is reachable, else a Debian base built here with mmdebstrap (scripts/image-base.sh).
+image:
+	bash scripts/image.sh
+
+image-base:
+	bash scripts/image-base.sh
+
+# Not part of `make test`: the image as uid 10001 on a read-only root filesystem (the README's
+# walk-through), the Kubernetes demo overlay under `podman kube play` and compose.yaml under
+# podman-compose (two instances sharing keys and sessions, drained on stop).
+image-test: image
+	bash scripts/image-test.sh
 
 clean:
 	rm -rf .venv .tools dist site .pytest_cache .mypy_cache .ruff_cache
