@@ -29,10 +29,15 @@ from entrypoints.http import (
     session_routes,
     wellknown_routes,
 )
-from entrypoints.http.anonymous_writes import anonymous_write_middleware
 from entrypoints.http.keys import BODY_TIMEOUT, CONTAINER
+from entrypoints.http.middlewares import (
+    anonymous_write_middleware,
+    page_errors,
+    problem_middleware,
+    request_context_middleware,
+    tracing_middleware,
+)
 from entrypoints.http.openapi import ROUTE_SPECS
-from entrypoints.http.problems import problem_middleware
 from entrypoints.http.routing import RouteSpec, add_routes
 from entrypoints.http.ui import admin_routes as ui_admin_routes
 from entrypoints.http.ui import federation as ui_federation
@@ -40,7 +45,6 @@ from entrypoints.http.ui import passkey_routes as ui_passkey_routes
 from entrypoints.http.ui import recovery as ui_recovery
 from entrypoints.http.ui import routes as ui_routes
 from entrypoints.http.ui.web import setup_templates
-from entrypoints.telemetry import tracing_middleware
 from service_actuator.aiohttp import metrics_middleware, setup_actuator
 
 
@@ -135,10 +139,11 @@ def create_app(container: Container) -> web.Application:
     signing keys are re-read every ``auth.key_poll_interval`` seconds and rotated every
     ``auth.key_rotation_interval`` seconds (0: never).
 
-    Middlewares, outermost first: CORS (with ``server.cors_origins``: preflights answered,
-    no credentials), tracing (a span per request), HTTP metrics
-    (``http_server_requests_total``, ``http_server_request_duration_seconds``), the limit on
-    writes from anyone (``server.anonymous_write_rate``, 429 past it), problem+json,
+    Middlewares (``entrypoints.http.middlewares``), outermost first: CORS (with
+    ``server.cors_origins``: preflights answered, no credentials), tracing (a span per
+    request), HTTP metrics (``http_server_requests_total``,
+    ``http_server_request_duration_seconds``), the limit on writes from anyone
+    (``server.anonymous_write_rate``, 429 past it), problem+json, the hosted pages' error page,
     the audit log's request context (client address and user agent).
     Wiring done here, once per container: the service metrics (subscribed to the bus).
 
@@ -156,20 +161,6 @@ def create_app(container: Container) -> web.Application:
             max_age=600,
         )
     ] if config.server.cors_origins else []  # fmt: skip
-    app = web.Application(
-        client_max_size=config.server.max_body_bytes,
-        middlewares=[
-            *cors,
-            tracing_middleware(telemetry),
-            metrics_middleware(container.metrics_registry()),
-            anonymous_write_middleware,
-            problem_middleware,
-            audit_routes.request_context_middleware,
-        ],
-    )
-    app[CONTAINER] = container
-    app[BODY_TIMEOUT] = config.server.body_timeout
-    container.service_metrics()
     specs: list[RouteSpec] = [
         *auth_routes.ROUTES,
         *email_routes.ROUTES,
@@ -190,6 +181,21 @@ def create_app(container: Container) -> web.Application:
         *ui_admin_routes.ROUTES,
         *wellknown_routes.ROUTES,
     ]
+    app = web.Application(
+        client_max_size=config.server.max_body_bytes,
+        middlewares=[
+            *cors,
+            tracing_middleware(telemetry),
+            metrics_middleware(container.metrics_registry()),
+            anonymous_write_middleware,
+            problem_middleware,
+            page_errors(specs),
+            request_context_middleware,
+        ],
+    )
+    app[CONTAINER] = container
+    app[BODY_TIMEOUT] = config.server.body_timeout
+    container.service_metrics()
     live = container.live_config()
     setup_templates(app, lambda: live.current.ui.templates_dir)
     add_routes(app, specs)

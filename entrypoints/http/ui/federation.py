@@ -16,7 +16,14 @@ from urllib.parse import urlencode
 from aiohttp import web
 
 from application.login.federated import LoginNeeded
-from domain.errors import AccountExists, DomainError, FederationNotAllowed, NotFound
+from domain.errors import (
+    AccountExists,
+    DomainError,
+    FederationNotAllowed,
+    LastLoginMethod,
+    NotFound,
+    StorageFault,
+)
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.requests import client_address, user_agent
 from entrypoints.http.routing import RouteSpec
@@ -87,9 +94,9 @@ async def begin_at_provider(
         return error_page(request, "There is no such sign-in provider.", 404)
     except LoginNeeded:
         return see_other(request, "/ui/login?" + urlencode({"return_to": "/ui/account"}))
-    except DomainError as e:
-        if e.code == "storage_unavailable":
-            raise
+    except StorageFault:
+        raise  # no refusal: the problem middleware's 503
+    except DomainError:
         return login_page_with(request, FAILED.format(name=_name(request, provider_id)), 400,
                                return_to)  # fmt: skip
     response = see_other(request, url)
@@ -121,9 +128,9 @@ async def callback(request: web.Request) -> web.Response:
         return login_page_with(request, EXISTS.format(name=name), 409)
     except FederationNotAllowed:
         return login_page_with(request, NOT_ALLOWED.format(name=name), 403)
-    except DomainError as e:
-        if e.code == "storage_unavailable":
-            raise
+    except StorageFault:
+        raise  # no refusal: the problem middleware's 503
+    except DomainError:
         return login_page_with(request, FAILED.format(name=name), 400)
     if result.mfa_token is not None:
         response = see_other(request, "/ui/login/mfa?" + urlencode({"return_to": result.return_to}))
@@ -188,15 +195,15 @@ async def unlink(request: web.Request) -> web.Response:
         return see_other(request, "/ui/login?" + urlencode({"return_to": "/ui/account"}))
     try:
         await container.own_identities().unlink(found[0].id, form.get("provider", "")[:64])
-    except DomainError as e:
-        if e.code == "storage_unavailable":
-            raise
+    except LastLoginMethod:
         message = (
-            ("This is the last way to sign in to your account: add a password or a passkey first.")
-            if e.code == "last_login_method"
-            else "Nothing to unlink."
+            "This is the last way to sign in to your account: add a password or a passkey first."
         )
-        return await _account(request, message, 409 if e.code == "last_login_method" else 404)
+        return await _account(request, message, 409)
+    except StorageFault:
+        raise  # no refusal: the problem middleware's 503
+    except DomainError:
+        return await _account(request, "Nothing to unlink.", 404)
     return see_other(request, "/ui/account")
 
 

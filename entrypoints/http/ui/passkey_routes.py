@@ -25,7 +25,7 @@ from typing import Any
 import attrs
 from aiohttp import web
 
-from domain.errors import DomainError
+from domain.errors import DomainError, StorageFault
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.oidc_routes import client_of
 from entrypoints.http.problems import problem_response
@@ -84,7 +84,7 @@ def _signed_in(request: web.Request, return_to: str, cookie: str) -> web.Respons
 
 def _raise_fault(error: DomainError) -> None:
     """Re-raise a storage fault (503 by the problem middleware): it is no refusal."""
-    if error.code == "storage_unavailable":
+    if isinstance(error, StorageFault):
         raise error
 
 

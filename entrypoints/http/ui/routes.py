@@ -13,7 +13,7 @@ from urllib.parse import urlencode, urlsplit
 from aiohttp import web
 
 from application.oauth.interaction import AUTHORIZE_PATH, ConsentNeeded
-from domain.errors import DomainError, MfaRequired, RateLimited
+from domain.errors import DomainError, MfaRequired, RateLimited, StorageFault
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.oidc_routes import answer, client_of, query_pairs
 from entrypoints.http.requests import client_address, user_agent
@@ -109,9 +109,9 @@ async def login(request: web.Request) -> web.Response:
         ttl = container.auth_settings().current.mfa_token_ttl
         set_cookie(response, request, "mfa", e.mfa_token, max_age=ttl)
         return response
+    except StorageFault:
+        raise  # no refusal: the problem middleware's 503
     except DomainError as e:
-        if e.code == "storage_unavailable":
-            raise
         context = {"return_to": return_to, "email": form.get("email", ""), "error": LOGIN_FAILED,
                    "forgot_url": forgot_url(return_to),
                    "passkeys": passkeys_alone(request),
@@ -165,9 +165,9 @@ async def mfa(request: web.Request) -> web.Response:
             token, form.get("code", ""), address, user_agent(request), client_of(return_to),
             previous=session_cookie(request),
         )  # fmt: skip
+    except StorageFault:
+        raise  # no refusal: the problem middleware's 503
     except DomainError as e:
-        if e.code == "storage_unavailable":
-            raise
         context = {"return_to": return_to, "error": CODE_FAILED}
         return _refused(request, "mfa.html", context, e)
     return signed_in(request, return_to, cookie)

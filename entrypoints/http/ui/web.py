@@ -16,6 +16,7 @@ import aiohttp_jinja2
 import jinja2
 from aiohttp import web
 
+from domain.errors import DomainError, ValidationFailed
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.requests import read_body
 
@@ -144,6 +145,24 @@ def see_other(request: web.Request, location: str) -> web.Response:
 
 def error_page(request: web.Request, message: str, status: int = 400) -> web.Response:
     return page(request, "error.html", {"message": message}, status=status)
+
+
+_MESSAGES = {
+    403: "You may not do this.",
+    404: "There is no such item, or it is not yours to see.",
+    409: "This change conflicts with the current state.",
+}
+
+
+def refusal_message(error: DomainError, status: int) -> str:
+    """The plain message a page shows for ``error`` answered with ``status``: the fields of a
+    ``ValidationFailed``; the error's own detail for 409 and 422; else a fixed sentence per
+    status (never another organization's data), the detail when there is none."""
+    if isinstance(error, ValidationFailed):
+        return "; ".join(f"{e.field}: {e.message}" for e in error.errors) or error.detail
+    if status in (409, 422):
+        return error.detail
+    return _MESSAGES.get(status, error.detail)
 
 
 def safe_return_to(value: str | None) -> str | None:
