@@ -450,6 +450,7 @@ class Container(containers.DeclarativeContainer):
         readiness_state,
         bus,
         federation_health,
+        auth_service.provider,
     )
 
 
