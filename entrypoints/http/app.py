@@ -41,6 +41,7 @@ from entrypoints.http.openapi import ROUTE_SPECS
 from entrypoints.http.routing import RouteSpec, add_routes
 from entrypoints.http.ui import admin_routes as ui_admin_routes
 from entrypoints.http.ui import federation as ui_federation
+from entrypoints.http.ui import logout as ui_logout
 from entrypoints.http.ui import passkey_routes as ui_passkey_routes
 from entrypoints.http.ui import recovery as ui_recovery
 from entrypoints.http.ui import routes as ui_routes
@@ -175,6 +176,7 @@ def create_app(container: Container) -> web.Application:
         *oauth_routes.ROUTES,
         *oidc_routes.ROUTES,
         *ui_routes.ROUTES,
+        *ui_logout.ROUTES,
         *ui_recovery.ROUTES,
         *ui_passkey_routes.ROUTES,
         *ui_federation.ROUTES,

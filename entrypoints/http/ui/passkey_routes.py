@@ -27,7 +27,7 @@ from aiohttp import web
 
 from domain.errors import DomainError, StorageFault
 from entrypoints.http.keys import CONTAINER
-from entrypoints.http.oidc_routes import client_of
+from entrypoints.http.oidc import client_of
 from entrypoints.http.problems import problem_response
 from entrypoints.http.requests import client_address, read_json, user_agent
 from entrypoints.http.routing import RouteSpec

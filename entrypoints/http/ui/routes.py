@@ -7,20 +7,23 @@ the same page with one message (status 401), like the JSON API's one answer.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from aiohttp import web
 
+from application.oauth.authorize import AuthorizePageError
 from application.oauth.interaction import AUTHORIZE_PATH, ConsentNeeded
 from domain.errors import DomainError, MfaRequired, RateLimited, StorageFault
 from entrypoints.http.keys import CONTAINER
-from entrypoints.http.oidc_routes import answer, client_of, query_pairs
+from entrypoints.http.oidc import answer, client_of, query_pairs
 from entrypoints.http.requests import client_address, user_agent
 from entrypoints.http.routing import RouteSpec
 from entrypoints.http.ui.web import (
     PAGE_HEADERS,
     clear_cookie,
+    cookie_name,
     csrf_ok,
     csrf_refused,
     error_page,
@@ -156,8 +159,6 @@ async def mfa(request: web.Request) -> web.Response:
         return csrf_refused(request)
     container = request.app[CONTAINER]
     return_to = _return_to(request, form)
-    from entrypoints.http.ui.web import cookie_name
-
     token = request.cookies.get(cookie_name(request, "mfa"), "")
     address = client_address(request, container.config().server.trusted_proxies)
     try:
@@ -185,8 +186,6 @@ async def consent_page(request: web.Request) -> web.Response:
     pairs = _authorize_pairs(return_to)
     if pairs is None:
         return error_page(request, "This consent request is not valid.")
-    from application.oauth.authorize import AuthorizePageError
-
     try:
         outcome = await request.app[CONTAINER].authorize()(pairs, session_cookie(request))
     except AuthorizePageError as e:
@@ -226,8 +225,6 @@ async def consent(request: web.Request) -> web.Response:
     pairs = _authorize_pairs(_return_to(request, form))
     if pairs is None or decision not in ("allow", "deny"):
         return error_page(request, "This consent request is not valid.")
-    from application.oauth.authorize import AuthorizePageError
-
     try:
         outcome = (
             await request.app[CONTAINER]
@@ -259,8 +256,6 @@ async def stylesheet(request: web.Request) -> web.Response:
 
 async def passkey_script(request: web.Request) -> web.Response:
     """GET /ui/passkey.js → the login page's passkey script."""
-    from pathlib import Path
-
     text = (Path(__file__).parent / "templates" / "passkey.js").read_text("utf-8")
     return web.Response(
         text=text,
