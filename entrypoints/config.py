@@ -33,7 +33,7 @@ from application.shared.settings import (
 )
 from domain.errors import ValidationFailed
 from entrypoints.converters import make_converter, structure
-from entrypoints.http.ui.settings import UiSettings
+from entrypoints.http.pages.settings import UiSettings
 from service_actuator import ActuatorSettings
 
 ENV_PREFIX = "AUTHSVC_"

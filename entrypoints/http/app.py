@@ -29,6 +29,8 @@ from entrypoints.http import (
     session_routes,
     wellknown_routes,
 )
+from entrypoints.http.console import routes as console_routes
+from entrypoints.http.console.web import TEMPLATES as CONSOLE_TEMPLATES
 from entrypoints.http.keys import BODY_TIMEOUT, CONTAINER
 from entrypoints.http.middlewares import (
     anonymous_write_middleware,
@@ -38,14 +40,14 @@ from entrypoints.http.middlewares import (
     tracing_middleware,
 )
 from entrypoints.http.openapi import ROUTE_SPECS
+from entrypoints.http.pages import federation as page_federation
+from entrypoints.http.pages import logout as page_logout
+from entrypoints.http.pages import passkey_routes as page_passkeys
+from entrypoints.http.pages import recovery as page_recovery
+from entrypoints.http.pages import routes as page_routes
+from entrypoints.http.pages.web import TEMPLATES as PAGE_TEMPLATES
+from entrypoints.http.pages.web import setup_templates
 from entrypoints.http.routing import RouteSpec, add_routes
-from entrypoints.http.ui import admin_routes as ui_admin_routes
-from entrypoints.http.ui import federation as ui_federation
-from entrypoints.http.ui import logout as ui_logout
-from entrypoints.http.ui import passkey_routes as ui_passkey_routes
-from entrypoints.http.ui import recovery as ui_recovery
-from entrypoints.http.ui import routes as ui_routes
-from entrypoints.http.ui.web import setup_templates
 from service_actuator.aiohttp import metrics_middleware, setup_actuator
 
 
@@ -175,12 +177,12 @@ def create_app(container: Container) -> web.Application:
         *client_routes.ROUTES,
         *oauth_routes.ROUTES,
         *oidc_routes.ROUTES,
-        *ui_routes.ROUTES,
-        *ui_logout.ROUTES,
-        *ui_recovery.ROUTES,
-        *ui_passkey_routes.ROUTES,
-        *ui_federation.ROUTES,
-        *ui_admin_routes.ROUTES,
+        *page_routes.ROUTES,
+        *page_logout.ROUTES,
+        *page_recovery.ROUTES,
+        *page_passkeys.ROUTES,
+        *page_federation.ROUTES,
+        *console_routes.ROUTES,
         *wellknown_routes.ROUTES,
     ]
     app = web.Application(
@@ -199,7 +201,7 @@ def create_app(container: Container) -> web.Application:
     app[BODY_TIMEOUT] = config.server.body_timeout
     container.service_metrics()
     live = container.live_config()
-    setup_templates(app, lambda: live.current.ui.templates_dir)
+    setup_templates(app, lambda: live.current.ui.templates_dir, (PAGE_TEMPLATES, CONSOLE_TEMPLATES))
     add_routes(app, specs)
     setup_actuator(app, container.actuator())
     app[ROUTE_SPECS] = [*specs, *actuator_routes.route_specs(app)]

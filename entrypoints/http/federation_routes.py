@@ -1,6 +1,7 @@
 """Login with other identity providers, the JSON API (docs/reference/federation.md): ``POST
 /login/federated`` (a native app's ID token), ``GET /me/identities``, ``DELETE
-/me/identities/{provider}``. The browser flow's routes are in ``entrypoints.http.ui.federation``."""
+/me/identities/{provider}``. The browser flow's routes are in
+``entrypoints.http.pages.federation``."""
 
 from __future__ import annotations
 

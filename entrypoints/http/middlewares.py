@@ -25,10 +25,10 @@ from domain.errors import DomainError, StorageFault
 from entrypoints.http.anonymous_writes import ANONYMOUS_WRITES, AnonymousWrite
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.oauth_routes import oauth_error
+from entrypoints.http.pages.web import error_page, refusal_message
 from entrypoints.http.problems import HttpProblem, domain_problem, problem_response, status_of
 from entrypoints.http.requests import client_address, user_agent
 from entrypoints.http.routing import Handler, RouteSpec
-from entrypoints.http.ui.web import error_page, refusal_message
 from entrypoints.telemetry import Telemetry
 
 __all__ = [

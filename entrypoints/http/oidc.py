@@ -1,5 +1,5 @@
 """The OpenID Connect protocol helpers that the protocol routes (``entrypoints.http.oidc_routes``)
-and the hosted pages (``entrypoints.http.ui``) share (docs/reference/oauth-and-oidc.md): reading
+and the hosted pages (``entrypoints.http.pages``) share (docs/reference/oauth-and-oidc.md): reading
 a front-channel request's parameters, the 303 of an authorize outcome, the client behind a
 ``return_to``, the signed-out page's words."""
 
@@ -10,8 +10,8 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 from aiohttp import web
 
 from application.oauth.interaction import ConsentNeeded, LoginNeeded, Redirect
+from entrypoints.http.pages.web import see_other
 from entrypoints.http.requests import read_body
-from entrypoints.http.ui.web import see_other
 
 __all__ = ["answer", "client_of", "query_pairs", "request_pairs", "signed_out"]
 

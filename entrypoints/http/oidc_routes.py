@@ -2,7 +2,7 @@
 ``/oauth/authorize`` (GET and POST), ``/oauth/userinfo`` (GET and POST) and RP-initiated logout
 ``/oauth/logout`` (GET and POST). The token endpoint's code-flow grants are in ``oauth_routes``;
 the helpers these routes share with the hosted pages are ``entrypoints.http.oidc``; the pages
-of sign-out are ``entrypoints.http.ui.logout``."""
+of sign-out are ``entrypoints.http.pages.logout``."""
 
 from __future__ import annotations
 
@@ -13,14 +13,14 @@ from application.oauth.id_tokens import verify_id_token_hint
 from application.oauth.userinfo import UserInfoError
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.oidc import answer, request_pairs, signed_out
-from entrypoints.http.routing import RouteSpec
-from entrypoints.http.ui.web import (
+from entrypoints.http.pages.web import (
     clear_cookie,
     error_page,
     page,
     see_other,
     session_cookie,
 )
+from entrypoints.http.routing import RouteSpec
 from entrypoints.http.views import json_response
 
 

@@ -62,7 +62,7 @@ from playwright.async_api import Browser, async_playwright, expect
 from entrypoints.config import load_config
 from entrypoints.container import build_container
 from entrypoints.http.app import create_app
-from entrypoints.http.ui.admin_audit import CSV_FIELDS
+from entrypoints.http.console.audit import CSV_FIELDS
 from tests.e2e.conftest import PASSWORD
 from tests.e2e.console_harness import (
     EMAILS,

@@ -14,7 +14,7 @@ import pyotp
 import pytest
 from aiohttp.test_utils import TestClient
 
-from entrypoints.http.ui.routes import CODE_FAILED, LOGIN_FAILED
+from entrypoints.http.pages.routes import CODE_FAILED, LOGIN_FAILED
 from tests.e2e.conftest import (
     ONE_PER_BACKEND,
     PASSWORD,

@@ -1,6 +1,6 @@
 """Login with other identity providers, the browser's side (docs/reference/federation.md):
 ``/federation/{provider}/start`` and ``/callback``, and the account page ``/ui/account`` with
-its "Link …" and "Unlink" buttons (linking itself: ``entrypoints.http.ui.federation_link``).
+its "Link …" and "Unlink" buttons (linking itself: ``entrypoints.http.pages.federation_link``).
 
 The start binds its state to this browser with the ``federation`` cookie (256 bits, HttpOnly,
 SameSite=Lax so that the provider's redirect back carries it; only its SHA-256 is stored).
@@ -25,13 +25,11 @@ from domain.errors import (
     StorageFault,
 )
 from entrypoints.http.keys import CONTAINER
-from entrypoints.http.requests import client_address, user_agent
-from entrypoints.http.routing import RouteSpec
-from entrypoints.http.ui.federation_link import BROWSER as _BROWSER
-from entrypoints.http.ui.federation_link import confirm as confirm_link
-from entrypoints.http.ui.federation_link import link_offer_page
-from entrypoints.http.ui.routes import forgot_url, passkeys_alone, provider_buttons, signed_in
-from entrypoints.http.ui.web import (
+from entrypoints.http.pages.federation_link import BROWSER as _BROWSER
+from entrypoints.http.pages.federation_link import confirm as confirm_link
+from entrypoints.http.pages.federation_link import link_offer_page
+from entrypoints.http.pages.routes import forgot_url, passkeys_alone, provider_buttons, signed_in
+from entrypoints.http.pages.web import (
     cookie_name,
     csrf_ok,
     csrf_refused,
@@ -43,6 +41,8 @@ from entrypoints.http.ui.web import (
     session_cookie,
     set_cookie,
 )
+from entrypoints.http.requests import client_address, user_agent
+from entrypoints.http.routing import RouteSpec
 
 FAILED = "Signing in with {name} did not work. Try again, or sign in another way."
 EXISTS = ("An account with this email already exists. Sign in with your password or passkey, "

@@ -7,7 +7,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -36,15 +36,20 @@ _MAX_PARAMS = 32
 _NEW_CSRF: web.RequestKey[str] = web.RequestKey("new_csrf", str)
 
 
+TEMPLATES = Path(__file__).parent / "templates"
+"""The hosted pages' shipped templates (the console's are ``entrypoints.http.console.web``'s)."""
+
+
 class LiveTemplatesLoader(jinja2.BaseLoader):
     """Templates from the folder ``templates_dir()`` names now (when set) first, then the
-    shipped ones. A template loaded before ``templates_dir()`` changed is out of date, so a
-    configuration refresh of ``ui.templates_dir`` is in force at the next page (Jinja's
-    ``auto_reload``; the overrides' own changes too)."""
+    shipped ones (the folders of ``shipped``, in order). A template loaded before
+    ``templates_dir()`` changed is out of date, so a configuration refresh of
+    ``ui.templates_dir`` is in force at the next page (Jinja's ``auto_reload``; the
+    overrides' own changes too)."""
 
-    def __init__(self, templates_dir: Callable[[], str]) -> None:
+    def __init__(self, templates_dir: Callable[[], str], shipped: Sequence[Path]) -> None:
         self._templates_dir = templates_dir
-        self._shipped = jinja2.FileSystemLoader(str(Path(__file__).parent / "templates"))
+        self._shipped = jinja2.FileSystemLoader([str(folder) for folder in shipped])
 
     def get_source(
         self, environment: jinja2.Environment, template: str
@@ -62,10 +67,14 @@ class LiveTemplatesLoader(jinja2.BaseLoader):
         return source, filename, fresh
 
 
-def setup_templates(app: web.Application, templates_dir: Callable[[], str]) -> None:
+def setup_templates(
+    app: web.Application, templates_dir: Callable[[], str], shipped: Sequence[Path]
+) -> None:
     """Templates from ``templates_dir()`` (the ``ui.templates_dir`` in force, when set)
-    first, then the shipped ones (``LiveTemplatesLoader``); autoescaped."""
-    aiohttp_jinja2.setup(app, loader=LiveTemplatesLoader(templates_dir), autoescape=True)
+    first, then the shipped ones in the folders ``shipped`` (``LiveTemplatesLoader``);
+    autoescaped."""
+    loader = LiveTemplatesLoader(templates_dir, shipped)
+    aiohttp_jinja2.setup(app, loader=loader, autoescape=True)
 
 
 def is_loopback_http(issuer: str) -> bool:

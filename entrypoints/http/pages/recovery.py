@@ -20,9 +20,7 @@ from aiohttp import web
 
 from domain.errors import DomainError, RateLimited, StorageFault, ValidationFailed
 from entrypoints.http.keys import CONTAINER
-from entrypoints.http.requests import client_address
-from entrypoints.http.routing import Handler, RouteSpec
-from entrypoints.http.ui.web import (
+from entrypoints.http.pages.web import (
     clear_cookie,
     cookie_name,
     csrf_ok,
@@ -34,6 +32,8 @@ from entrypoints.http.ui.web import (
     see_other,
     set_cookie,
 )
+from entrypoints.http.requests import client_address
+from entrypoints.http.routing import Handler, RouteSpec
 
 RETURN_COOKIE = "return_to"
 """The cookie (``authsvc_return_to``) keeping where to go after a password reset."""

@@ -24,8 +24,7 @@ from aiohttp import web
 from domain.errors import DomainError, StorageFault
 from domain.policy import Principal
 from entrypoints.http.keys import CONTAINER
-from entrypoints.http.problems import status_of
-from entrypoints.http.ui.web import (
+from entrypoints.http.pages.web import (
     PAGE_HEADERS,
     csrf_ok,
     csrf_refused,
@@ -35,6 +34,7 @@ from entrypoints.http.ui.web import (
     see_other,
     session_cookie,
 )
+from entrypoints.http.problems import status_of
 
 __all__ = [
     "DONE",
@@ -50,6 +50,8 @@ __all__ = [
 ConsoleHandler = Callable[[web.Request, Principal, dict[str, str]], Awaitable[web.StreamResponse]]
 """A console handler: the request, the admitted caller and the posted form (``{}`` on GET)."""
 STATIC = Path(__file__).parent / "static"
+TEMPLATES = Path(__file__).parent / "templates"
+"""The console's shipped templates (``admin/*.html``)."""
 _STATIC_TYPES = {"htmx.min.js": "text/javascript", "admin.css": "text/css"}
 _LONG_CACHE = "public, max-age=31536000, immutable"
 DONE = {

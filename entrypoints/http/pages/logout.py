@@ -8,8 +8,7 @@ from aiohttp import web
 
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.oidc import signed_out
-from entrypoints.http.routing import RouteSpec
-from entrypoints.http.ui.web import (
+from entrypoints.http.pages.web import (
     clear_cookie,
     csrf_ok,
     csrf_refused,
@@ -18,6 +17,7 @@ from entrypoints.http.ui.web import (
     see_other,
     session_cookie,
 )
+from entrypoints.http.routing import RouteSpec
 
 __all__ = ["ROUTES"]
 

@@ -15,7 +15,7 @@ from application.login.federated import LoginNeeded
 from application.login.federated_link import LinkOffer
 from domain.errors import Conflict, DomainError, StorageFault
 from entrypoints.http.keys import CONTAINER
-from entrypoints.http.ui.web import (
+from entrypoints.http.pages.web import (
     cookie_name,
     csrf_ok,
     csrf_refused,

@@ -7,7 +7,6 @@ the same page with one message (status 401), like the JSON API's one answer.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
@@ -18,10 +17,9 @@ from application.oauth.interaction import AUTHORIZE_PATH, ConsentNeeded
 from domain.errors import DomainError, MfaRequired, RateLimited, StorageFault
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.oidc import answer, client_of, query_pairs
-from entrypoints.http.requests import client_address, user_agent
-from entrypoints.http.routing import RouteSpec
-from entrypoints.http.ui.web import (
+from entrypoints.http.pages.web import (
     PAGE_HEADERS,
+    TEMPLATES,
     clear_cookie,
     cookie_name,
     csrf_ok,
@@ -34,6 +32,8 @@ from entrypoints.http.ui.web import (
     session_cookie,
     set_cookie,
 )
+from entrypoints.http.requests import client_address, user_agent
+from entrypoints.http.routing import RouteSpec
 
 LOGIN_FAILED = "The email or password is wrong, or this account cannot sign in now."
 CODE_FAILED = "The code is wrong or expired. Sign in again if this keeps happening."
@@ -256,7 +256,7 @@ async def stylesheet(request: web.Request) -> web.Response:
 
 async def passkey_script(request: web.Request) -> web.Response:
     """GET /ui/passkey.js → the login page's passkey script."""
-    text = (Path(__file__).parent / "templates" / "passkey.js").read_text("utf-8")
+    text = (TEMPLATES / "passkey.js").read_text("utf-8")
     return web.Response(
         text=text,
         content_type="text/javascript",
