@@ -70,7 +70,7 @@ from application.shared.reauth import Reauthentication
 from application.shared.settings import Live
 from application.shared.throttle import LoginThrottle
 from entrypoints.config import Config
-from entrypoints.config_refresh import ConfigReloader, ConfigSource, refresh_steps
+from entrypoints.config.refresh import ConfigReloader, ConfigSource, refresh_steps
 from entrypoints.telemetry import Telemetry, traced
 from entrypoints.wiring import Deferred, build_actuator, key_stores, make_secret_sealer
 from service_actuator.metrics import new_registry
@@ -427,7 +427,7 @@ class Container(containers.DeclarativeContainer):
         storage=storage,
         clock=clock,
     )
-    """``POST /actuator/refresh``: all or nothing (``entrypoints.config_refresh``)."""
+    """``POST /actuator/refresh``: all or nothing (``entrypoints.config.refresh``)."""
 
     readiness_state = providers.Singleton(ReadinessState)
     """DOWN once a graceful shutdown begins (``refuse_traffic()``)."""

@@ -22,7 +22,7 @@ Exporters (``[telemetry] exporter``, docs/reference/configuration.md):
 
 Telemetry settings apply at start; a refresh that changes ``telemetry`` builds the new provider
 first (:meth:`Telemetry.provider_for`, which may refuse) and swaps it in only once the whole
-refresh is accepted (:meth:`Telemetry.use`; ``entrypoints.config_refresh``).
+refresh is accepted (:meth:`Telemetry.use`; ``entrypoints.config.refresh``).
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter
 from opentelemetry.trace import StatusCode
 
-from application.shared.settings import TelemetrySettings
 from entrypoints.config import ConfigError
+from entrypoints.config.infrastructure import TelemetrySettings
 
 log = logging.getLogger("authsvc.telemetry")
 

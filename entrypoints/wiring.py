@@ -20,7 +20,7 @@ from entrypoints.actuator import (
     actuator_authorizer,
 )
 from entrypoints.config import Config, key_store_of, read_kek
-from entrypoints.config_refresh import ConfigReloader
+from entrypoints.config.refresh import ConfigReloader
 from service_actuator import Actuator
 
 

@@ -15,7 +15,7 @@ from aiohttp import web
 
 from application.shared.pagination import Page
 from domain.audit import AUDIT_EVENT_TYPES, AuditEvent
-from entrypoints.converters import structure
+from entrypoints.config.converters import structure
 from entrypoints.http.admin_routes import PAGING, page_query
 from entrypoints.http.caller import principal
 from entrypoints.http.keys import CONTAINER

@@ -10,7 +10,7 @@ from application.login.auth import AuthService
 from application.login.tokens import TokenPair
 from application.shared.settings import AuthSettings
 from domain.model import BCRYPT_MAX_PASSWORD_BYTES
-from entrypoints.converters import UncheckedText
+from entrypoints.config.converters import UncheckedText
 from entrypoints.http.bearer import bearer_token
 from entrypoints.http.caller import authenticated
 from entrypoints.http.keys import CONTAINER

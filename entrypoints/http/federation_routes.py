@@ -8,7 +8,7 @@ from __future__ import annotations
 import attrs
 from aiohttp import web
 
-from entrypoints.converters import UncheckedText
+from entrypoints.config.converters import UncheckedText
 from entrypoints.http.auth_routes import pair_json
 from entrypoints.http.caller import authenticated
 from entrypoints.http.keys import CONTAINER

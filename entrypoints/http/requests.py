@@ -14,7 +14,7 @@ import cattrs
 from aiohttp import web
 
 from domain.model import USER_AGENT_MAX_LENGTH
-from entrypoints.converters import make_converter, structure
+from entrypoints.config.converters import make_converter, structure
 from entrypoints.http.keys import BODY_TIMEOUT
 from entrypoints.http.problems import HttpProblem
 
