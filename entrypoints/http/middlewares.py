@@ -21,7 +21,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 
 from application.events.audit import REQUEST_CONTEXT, RequestContext
 from application.oauth.grants import OAuthError
-from domain.errors import DomainError, StorageFault
+from domain.errors import DomainError, RateLimited, StorageFault
 from entrypoints.http.anonymous_writes import ANONYMOUS_WRITES, AnonymousWrite
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.oauth_routes import oauth_error
@@ -187,8 +187,8 @@ def page_errors(specs: Iterable[RouteSpec]) -> Middleware:
     a ``StorageFault`` is raised on, to the problem middleware (503, ``Retry-After``: the
     service is away, no refusal); any other ``DomainError`` a handler let through becomes
     ``error.html`` with the status ``status_of`` gives and a plain message
-    (``refusal_message``). Other routes (the JSON API, the passkey pages' JSON calls) pass
-    untouched."""
+    (``refusal_message``; ``Retry-After`` on a 429). Other routes (the JSON API, the passkey
+    pages' JSON calls) pass untouched."""
     pages = frozenset(s.handler for s in specs if s.page and s.path.startswith("/ui/"))
 
     @web.middleware
@@ -201,7 +201,10 @@ def page_errors(specs: Iterable[RouteSpec]) -> Middleware:
             raise
         except DomainError as error:
             status = status_of(error)
-            return error_page(request, refusal_message(error, status), status)
+            response = error_page(request, refusal_message(error, status), status)
+            if isinstance(error, RateLimited):
+                response.headers["Retry-After"] = str(error.retry_after)
+            return response
 
     return answer_page_errors
 
