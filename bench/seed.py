@@ -37,7 +37,7 @@ What it writes:
   production database).
 
 ``--live-tokens-out FILE`` writes ``<email>\\t<refresh token>`` per live token of an enabled
-user (the clear token, whose SHA-256 is the stored hash: ``application.login.tokens
+user (the clear token, whose SHA-256 is the stored hash: ``application.sessions.tokens
 .hash_refresh_token``). Prints rows per second per table and in all.
 """
 
@@ -71,7 +71,7 @@ from adapters.persistence.rows.clients import CLIENTS
 from adapters.persistence.rows.passkeys import PASSKEYS
 from adapters.persistence.sql import columns as cols
 from adapters.persistence.times import to_micros
-from application.login.tokens import hash_refresh_token
+from application.sessions.tokens import hash_refresh_token
 from domain.audit import new_audit_id
 
 PASSWORD = "correct horse battery"

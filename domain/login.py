@@ -1,7 +1,8 @@
 """The login rules (docs/reference/tokens-and-sessions.md, docs/reference/federation.md): whether
-a user who proved who it is may log in (``login_refusal``), whether what a login issued still
-stands (``user_token_live``, ``code_login_live``, ``hint_ends_session``), and what an upstream
-identity becomes (``federated_account``, ``new_user_email_verified``, ``native_id_token_refusal``,
+a user who proved who it is may log in (``login_refusal``), whether it still may
+(``still_active``), whether what a login issued still stands (``user_token_live``,
+``code_login_live``, ``hint_ends_session``), and what an upstream identity becomes
+(``federated_account``, ``new_user_email_verified``, ``native_id_token_refusal``,
 ``check_unlink_leaves_a_login``).
 
 Pure functions over domain values, like ``domain.policy`` (which decides access by role and
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import enum
 from datetime import datetime, timedelta
-from typing import TypeAlias
+from typing import TypeAlias, TypeGuard
 
 from domain.errors import (
     AccountDisabled,
@@ -27,6 +28,13 @@ LoginRefusal: TypeAlias = AccountDisabled | EmailNotVerified
 """Why a user who proved who it is may still not log in; its ``code`` is the audit reason."""
 
 
+def still_active(user: User | None) -> TypeGuard[User]:
+    """Does ``user`` still stand behind what it was issued (a token, a session, a link)? False
+    once it is gone (None: deleted) or disabled (docs/reference/accounts.md). The one rule every
+    token, session and hosted-session check asks after the login itself."""
+    return user is not None and not user.disabled
+
+
 def login_refusal(user: User, require_verified_email: bool) -> LoginRefusal | None:
     """May ``user`` log in now? None if so, else the refusal to raise: ``AccountDisabled``
     (403 ``account_disabled``; docs/reference/accounts.md) for a disabled account,
@@ -37,7 +45,7 @@ def login_refusal(user: User, require_verified_email: bool) -> LoginRefusal | No
     asked only once the user has proved itself, so nothing is learned without the credential.
     The refusal's ``code`` is the ``reason`` of the ``login.failed`` audit row (section 11).
     """
-    if user.disabled:
+    if not still_active(user):
         return AccountDisabled("this account is disabled")
     if require_verified_email and not user.email_verified:
         return EmailNotVerified("confirm your email address first: see the message we sent")
@@ -69,8 +77,7 @@ def user_token_live(
         and family.client_id is not None
         and family.client_id == client_id
         and family.expires_at > now
-        and user is not None
-        and not user.disabled
+        and still_active(user)
         and not revoked
     )
 

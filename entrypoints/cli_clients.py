@@ -6,17 +6,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from application.shared.pagination import MAX_PAGE_LIMIT
 from domain.clients import Client
 from domain.policy import CLI_OPERATOR
+from entrypoints.cli_common import Command
 
 if TYPE_CHECKING:
     from entrypoints.container import Container
-
-Command = Callable[["Container"], Awaitable[None]]
 
 
 def add_client_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -12,7 +12,7 @@ bearer-token authorizer, the config reloader and the service's own metrics regis
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from operator import attrgetter, methodcaller
 
 from dependency_injector import providers
@@ -21,11 +21,11 @@ import application.accounts.groups as groups
 import application.accounts.lifecycle as accounts
 import application.accounts.operator as operator
 import application.accounts.users as users
-import application.login.sessions as sessions
 import application.oauth.clients as clients
 import application.oauth.consents as consents
 import application.oauth.grants as oauth
 import application.oauth.token_status as token_status
+import application.sessions.manage as sessions
 from adapters.crypto.dpop import JwtDpopVerifier
 from adapters.email_address import normalize_email
 from adapters.federation.client import HttpUpstreamClient
@@ -34,13 +34,12 @@ from adapters.health import ReadinessState
 from adapters.mfa.totp import PyotpTotp
 from adapters.webauthn.py_webauthn import PyWebAuthn
 from application.accounts.search import SearchUsers
-from application.audit.dashboard import Dashboard
 from application.audit.housekeeping import PurgeExpired
 from application.audit.query import ListAuditEvents
+from application.console.caller import ConsoleCaller
+from application.console.dashboard import Dashboard
 from application.federation.identities import OwnIdentities
 from application.login.auth import AuthService
-from application.login.code_exchange import CodeFlowGrants
-from application.login.console import ConsoleCaller
 from application.login.federated import FederatedLogin
 from application.login.federated_proof import FederatedProof
 from application.login.hosted import HostedLogin
@@ -48,17 +47,26 @@ from application.login.mfa_step import MfaLogin
 from application.login.passkey_step import PasskeyLogin
 from application.mfa.totp import MfaEnrolment, ResetUserMfa
 from application.oauth.code_client import CodeClientAuthenticator
+from application.oauth.code_exchange import CodeFlowGrants
 from application.oauth.interaction import Authorize
 from application.oauth.userinfo import UserInfo
 from application.passkeys.reauth import PasskeyProof
 from application.passkeys.registration import OwnPasskeys, PasskeyAdmin, PasskeyRegistration
 from application.recovery.email_links import EmailVerification, PasswordRecovery
+from application.sessions.tokens import SessionRotation, TokenIssuer
 from application.shared.address_limit import AddressRateLimiter
 from application.shared.reauth import Reauthentication
+from application.shared.settings import Live
 from entrypoints.config import Config
 from entrypoints.config.refresh import ConfigReloader, ConfigSource, refresh_steps
 from entrypoints.container_adapters import Adapters, use_case
 from entrypoints.wiring import build_actuator, make_secret_sealer
+
+
+def _session_idle_ttl(live: Live[Config]) -> Callable[[], int]:
+    """The hosted sessions' idle lifetime in force (``oidc.session_idle_ttl``, s), read at each
+    call (docs/reference/oauth-and-oidc.md)."""
+    return lambda: live.current.oidc.session_idle_ttl
 
 
 class Container(Adapters):
@@ -107,6 +115,12 @@ class Container(Adapters):
         providers.Object(normalize_email),
     )
 
+    token_issuer = providers.Singleton(TokenIssuer, signer, clock, auth_settings)
+    """Signs access tokens and stores refresh tokens (docs/reference/tokens-and-sessions.md)."""
+    session_rotation = providers.Singleton(
+        SessionRotation, storage, token_issuer, bus, clock, auth_settings
+    )
+    """Refresh-token rotation with reuse detection, and logout (RFC 9700 section 4.14.2)."""
     auth_service = use_case(
         telemetry,
         AuthService,
@@ -118,6 +132,8 @@ class Container(Adapters):
         settings=auth_settings,
         normalize_email=providers.Object(normalize_email),
         throttle=throttle,
+        issuer=token_issuer,
+        rotation=session_rotation,
         verification=email_verification,
     )
 
@@ -158,7 +174,7 @@ class Container(Adapters):
         storage,
         totp,
         secret_sealer,
-        signer,
+        token_issuer,
         bus,
         clock,
         auth_settings,
@@ -219,7 +235,7 @@ class Container(Adapters):
     own_passkeys = use_case(telemetry, OwnPasskeys, storage, bus, reauthentication, clock)
     passkey_admin = use_case(telemetry, PasskeyAdmin, storage, bus, clock)
     passkey_login = use_case(
-        telemetry, PasskeyLogin, storage, webauthn, signer, secret_sealer, bus, clock,
+        telemetry, PasskeyLogin, storage, webauthn, token_issuer, secret_sealer, bus, clock,
         auth_settings, webauthn_settings, throttle, providers.Object(normalize_email),
     )  # fmt: skip
 
@@ -249,8 +265,9 @@ class Container(Adapters):
         oidc_settings,
     )  # fmt: skip
     code_flow_grants = use_case(
-        telemetry, CodeFlowGrants, storage, signer, bus, clock, auth_settings, oidc_settings
-    )
+        telemetry, CodeFlowGrants, storage, signer, bus, clock, auth_settings, oidc_settings,
+        token_issuer, session_rotation,
+    )  # fmt: skip
     userinfo = use_case(telemetry, UserInfo, storage, signer, auth_settings, dpop_verifier, clock)
     hosted_login = use_case(
         telemetry, HostedLogin, storage, auth_service, mfa_login, passkey_login, bus, clock,
@@ -262,13 +279,15 @@ class Container(Adapters):
     """Readiness component ``federation``: the providers' discovery probed in the background
     (at start, then at most once a minute); always UP (docs/reference/federation.md)."""
     federated_login = use_case(
-        telemetry, FederatedLogin, storage, upstream_client, signer, bus, clock, auth_settings,
-        federation_settings, providers.Object(normalize_email),
+        telemetry, FederatedLogin, storage, upstream_client, token_issuer, bus, clock,
+        auth_settings, federation_settings, providers.Object(normalize_email),
     )  # fmt: skip
     own_identities = use_case(telemetry, OwnIdentities, storage, bus, clock)
     #  The admin console (docs/reference/console.md): its caller from the hosted session; its
     # dashboard.
-    console_caller = providers.Singleton(ConsoleCaller, storage, clock, oidc_settings)
+    console_caller = providers.Singleton(
+        ConsoleCaller, storage, clock, providers.Callable(_session_idle_ttl, live_config)
+    )
     dashboard = use_case(telemetry, Dashboard, storage, signer, clock)
 
     #  Housekeeping (docs/reference/operations.md): by the server on a timer and by ``authsvc

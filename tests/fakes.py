@@ -1,9 +1,13 @@
-"""Test doubles that are not adapters: a controllable clock and an id source."""
+"""Test doubles that are not adapters: a controllable clock, and a recorder of the events
+published on a bus."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
+from adapters.events.inprocess import InProcessEventBus
+from application.events.catalog import Event
 from application.ports import Clock
 
 
@@ -20,3 +24,14 @@ class FakeClock(Clock):
     def advance(self, seconds: float) -> None:
         """Move the clock forward by ``seconds``."""
         self._now += timedelta(seconds=seconds)
+
+
+class Recorder:
+    """Collects every event published on a bus."""
+
+    def __init__(self, bus: InProcessEventBus) -> None:
+        self.events: list[Event] = []
+        bus.subscribe(Event, self.events.append)
+
+    def of(self, cls: type[Any]) -> list[Any]:
+        return [e for e in self.events if isinstance(e, cls)]

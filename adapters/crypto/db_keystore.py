@@ -34,7 +34,7 @@ import os
 import secrets
 import sqlite3
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +52,9 @@ from adapters.crypto.key_records import (
 )
 from adapters.crypto.keystore import KEY_FILES, generate_material
 from adapters.persistence.errors import redact_dsn, safe_reason
+from adapters.persistence.postgres.unit import POSTGRES
+from adapters.persistence.sql.dialect import Dialect
+from adapters.persistence.sqlite.unit import SQLITE
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +69,6 @@ _PG_LOCK_KEY = 0x617574687376636B  # "authsvck": the advisory lock of signing-ke
 _COLUMNS = "kid, alg, created_at, activates_at, retired_at, verify_until"
 _AAD_LABEL = b"authsvc signing key\x00"
 _KEK_ID_LABEL = b"authsvc key-encryption key id\x00"
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 # --------------------------------------------------------------------------- the KEK
@@ -159,37 +161,13 @@ def decrypt_material(kek: bytes, kid: str, alg: str, blob: bytes) -> bytes:
 
 
 # --------------------------------------------------------------------------- dialects
-
-
-@attrs.frozen
-class _Dialect:
-    """What differs between PostgreSQL (psycopg) and SQLite (sqlite3)."""
-
-    name: str
-    param: str
-    begin: Callable[[Any], None]
-    to_db: Callable[[datetime | None], Any]
-    from_db: Callable[[Any], datetime | None]
-    errors: tuple[type[BaseException], ...]
+# The statements are written with ``$n`` placeholders and rendered by the storage's ``Dialect``
+# (ADR 0039), which also converts the times; psycopg runs them as written (``RawCursor``).
 
 
 def _pg_begin(conn: Any) -> None:
     conn.execute("BEGIN")
-    conn.execute("SELECT pg_advisory_xact_lock(%s)", (_PG_LOCK_KEY,))
-
-
-def _same(t: Any) -> Any:
-    return t
-
-
-def _sqlite_to(t: datetime | None) -> int | None:
-    if t is None:
-        return None
-    return (t - _EPOCH) // timedelta(microseconds=1)
-
-
-def _sqlite_from(v: Any) -> datetime | None:
-    return None if v is None else _EPOCH + timedelta(microseconds=int(v))
+    conn.execute("SELECT pg_advisory_xact_lock($1)", (_PG_LOCK_KEY,))
 
 
 def _sqlite_begin(conn: Any) -> None:
@@ -208,7 +186,9 @@ class DatabaseKeyStore(SigningKeyStore):
     def __init__(
         self,
         connect: Callable[[], contextlib.AbstractContextManager[Any]],
-        dialect: _Dialect,
+        dialect: Dialect,
+        begin: Callable[[Any], None],
+        errors: tuple[type[BaseException], ...],
         kek: bytes,
         where: str,
     ) -> None:
@@ -216,6 +196,8 @@ class DatabaseKeyStore(SigningKeyStore):
             raise ValueError(f"a key-encryption key is {KEK_BYTES} bytes")
         self._connect = connect
         self._dialect = dialect
+        self._begin = begin
+        self._errors = errors
         self._kek = kek
         self._kek_id = kek_id(kek)
         self._where = where
@@ -228,13 +210,14 @@ class DatabaseKeyStore(SigningKeyStore):
 
         @contextlib.contextmanager
         def connect() -> Iterator[Any]:
-            with psycopg.connect(dsn, autocommit=True, connect_timeout=10) as conn:
+            with psycopg.connect(
+                dsn, autocommit=True, connect_timeout=10, cursor_factory=psycopg.RawCursor
+            ) as conn:
                 if schema:
                     conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(schema)))
                 yield conn
 
-        dialect = _Dialect("postgres", "%s", _pg_begin, _same, _same, (psycopg.Error,))
-        return cls(connect, dialect, kek, redact_dsn(dsn))
+        return cls(connect, POSTGRES, _pg_begin, (psycopg.Error,), kek, redact_dsn(dsn))
 
     @classmethod
     def sqlite(cls, path: str, kek: bytes) -> DatabaseKeyStore:
@@ -249,8 +232,7 @@ class DatabaseKeyStore(SigningKeyStore):
             finally:
                 conn.close()
 
-        dialect = _Dialect("sqlite", "?", _sqlite_begin, _sqlite_to, _sqlite_from, (sqlite3.Error,))
-        return cls(connect, dialect, kek, db)
+        return cls(connect, SQLITE, _sqlite_begin, (sqlite3.Error,), kek, db)
 
     @property
     def location(self) -> str:
@@ -267,11 +249,14 @@ class DatabaseKeyStore(SigningKeyStore):
         try:
             with self._connect() as conn:
                 yield conn
-        except self._dialect.errors as exc:
+        except self._errors as exc:
             raise KeyStoreError(f"cannot use the {self.location}: {safe_reason(exc)}") from None
 
     def _sql(self, text: str) -> str:
-        return text.replace("?", self._dialect.param)
+        return self._dialect.render(text)
+
+    def _to_db(self, at: datetime | None) -> Any:
+        return None if at is None else self._dialect.to_db(at)
 
     def _record(self, row: Any) -> KeyRecord:
         to = self._dialect.from_db
@@ -293,7 +278,7 @@ class DatabaseKeyStore(SigningKeyStore):
         is gone, was encrypted under another key-encryption key, or does not authenticate."""
         with self._connection() as conn:
             row = conn.execute(
-                self._sql("SELECT private_key, kek_id, alg FROM signing_keys WHERE kid = ?"),
+                self._sql("SELECT private_key, kek_id, alg FROM signing_keys WHERE kid = $1"),
                 (record.kid,),
             ).fetchone()
         if row is None:
@@ -311,7 +296,7 @@ class DatabaseKeyStore(SigningKeyStore):
         """Run ``plan`` in one transaction under the exclusive lock; insert its new keys
         (private material encrypted) and update its changed records; commit."""
         with self._connection() as conn:
-            self._dialect.begin(conn)
+            self._begin(conn)
             try:
                 records = self._select(conn)
                 changes = plan(records)
@@ -321,7 +306,7 @@ class DatabaseKeyStore(SigningKeyStore):
                     self._save_times(conn, r)
                 conn.execute("COMMIT")
             except BaseException:
-                with contextlib.suppress(*self._dialect.errors):
+                with contextlib.suppress(*self._errors):
                     conn.execute("ROLLBACK")
                 raise
         added = tuple(attrs.evolve(k, record=attrs.evolve(k.record, ref=k.record.kid))
@@ -329,12 +314,13 @@ class DatabaseKeyStore(SigningKeyStore):
         return merge(records, attrs.evolve(changes, added=added))
 
     def _insert(self, conn: Any, key: NewKey) -> None:
-        r, to = key.record, self._dialect.to_db
+        r, to = key.record, self._to_db
         sealed = encrypt_material(self._kek, r.kid, r.alg, key.material)
         conn.execute(
             self._sql(
                 "INSERT INTO signing_keys (kid, alg, public_jwk, private_key, kek_id, created_at,"
-                " activates_at, retired_at, verify_until) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " activates_at, retired_at, verify_until)"
+                " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
             ),
             (
                 r.kid,
@@ -351,11 +337,11 @@ class DatabaseKeyStore(SigningKeyStore):
         log.info("stored %s signing key %s in the %s", r.alg, r.kid, self.location)
 
     def _save_times(self, conn: Any, r: KeyRecord) -> None:
-        to = self._dialect.to_db
+        to = self._to_db
         conn.execute(
             self._sql(
-                "UPDATE signing_keys SET activates_at = ?, retired_at = ?, verify_until = ?"
-                " WHERE kid = ?"
+                "UPDATE signing_keys SET activates_at = $1, retired_at = $2, verify_until = $3"
+                " WHERE kid = $4"
             ),
             (to(r.activates_at), to(r.retired_at), to(r.verify_until), r.kid),
         )

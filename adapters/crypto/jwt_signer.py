@@ -6,9 +6,9 @@ ML-DSA in JOSE (RFC 9964, ``adapters.crypto.mldsa``), JWK (RFC 7517), JWK thumbp
 algorithm is chosen by the key, never by the token).
 
 One private ``jwt.PyJWS`` registry knows exactly three algorithms (``RS256`` plus the two
-ML-DSA classes registered here); the process-wide PyJWT registry is left alone. ``none`` and
-the HMAC algorithms are not even registered, and each verification allows only the algorithm
-of the key its ``kid`` names.
+ML-DSA classes, ``adapters.crypto.jws``); the process-wide PyJWT registry is left alone.
+``none`` and the HMAC algorithms are not even registered, and each verification allows only
+the algorithm of the key its ``kid`` names.
 
 Which key signs and which keys still verify is the business of the ``KeyRing``
 (``adapters.crypto.key_ring``; see ``docs/adr/0005-signing-keys-and-algorithm-switching.md``).
@@ -17,19 +17,15 @@ Which key signs and which keys still verify is the business of the ``KeyRing``
 from __future__ import annotations
 
 import asyncio
-import binascii
-import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import attrs
-import jwt
-from jwt.exceptions import DecodeError, PyJWTError
-from jwt.utils import base64url_decode, base64url_encode
+from jwt.exceptions import PyJWTError
 
+from adapters.crypto.jws import RegistryJWT, VerifyCheck, check_claims, new_jws
 from adapters.crypto.key_records import KeyRecord
 from adapters.crypto.key_ring import KeyRing, SigningKey, StoreFor, TokenTtl
-from adapters.crypto.mldsa import MLDSA_ALGORITHMS, MLDSAAlgorithm, SignerUnavailable
+from adapters.crypto.mldsa import MLDSA_ALGORITHMS, SignerUnavailable
 from application.ports import Clock, Signer
 from application.shared.settings import AuthSettings
 from domain.errors import InvalidToken
@@ -41,77 +37,8 @@ _CHECKED_HEADERS_MAX = 64
 """How many checked header segments a signer remembers (one per key and header form)."""
 
 
-class _JWT(jwt.PyJWT):
-    """A PyJWT whose JWS layer is the signer's own algorithm registry."""
-
-    def __init__(self, jws: jwt.PyJWS) -> None:
-        super().__init__(options={"verify_signature": True})
-        self._jws = jws
-
-
-_BASE64URL = re.compile(rb"[A-Za-z0-9_-]*")
-
-
-class StrictJWS(jwt.PyJWS):
-    """PyJWT's JWS with its segment check done by a compiled pattern.
-
-    PyJWT checks that every byte of a segment is in the base64url alphabet with a Python
-    generator, byte by byte: ~150 µs for the 6 KiB signature segment of an ML-DSA-65 token,
-    more than the signature verification itself. This override keeps every rule of PyJWT's
-    ``_decode_base64url_segment`` (at most two ``=`` of padding and only on a length that is a
-    multiple of 4, no length ≡ 1 mod 4, only base64url characters, canonical encoding) and
-    raises the same ``DecodeError``; ``tests/contract/test_signer_contract.py`` holds it to them.
-    """
-
-    @staticmethod
-    def _decode_base64url_segment(segment: bytes, name: str) -> bytes:
-        stripped = segment.rstrip(b"=")
-        padding = len(segment) - len(stripped)
-        if (
-            padding > 2
-            or (padding and len(segment) % 4 != 0)
-            or len(stripped) % 4 == 1
-            or not _BASE64URL.fullmatch(stripped)
-        ):
-            raise DecodeError(f"Invalid {name} padding")
-        try:
-            decoded = base64url_decode(stripped)
-        except (TypeError, binascii.Error) as err:
-            raise DecodeError(f"Invalid {name} padding") from err
-        if base64url_encode(decoded) != stripped:
-            raise DecodeError(f"Invalid {name} padding")
-        return decoded
-
-
-def _new_jws() -> jwt.PyJWS:
-    """A JWS registry of exactly ``RS256``, ``ML-DSA-65`` and ``ML-DSA-87`` (RFC 8725 3.1)."""
-    jws = StrictJWS(algorithms=["RS256"], options={"enforce_minimum_key_length": True})
-    for alg in MLDSA_ALGORITHMS:
-        jws.register_algorithm(alg, MLDSAAlgorithm(alg))
-    return jws
-
-
 class _UnknownKid(InvalidToken):
     """No verification key has the token's ``kid`` (yet): the key store may know it."""
-
-
-def _int_claim(claims: Mapping[str, Any], name: str) -> int:
-    value = claims.get(name)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidToken(f"claim {name!r} must be an integer")
-    return value
-
-
-@attrs.frozen
-class _Check:
-    """What a verification checks besides the signature: ``iss``, ``aud`` (None: any), the
-    ``exp``/``iat`` skew in seconds, the header's ``typ`` (lower-case)."""
-
-    issuer: str
-    audience: str | None
-    leeway: int
-    typ: str
-    verify_exp: bool = True
 
 
 class JwtSigner(Signer):
@@ -139,8 +66,8 @@ class JwtSigner(Signer):
     ) -> None:
         """Same as ``from_settings(settings, clock, stores, other_ttl, on_verified)``."""
         self._clock = clock
-        self._jws = _new_jws()
-        self._jwt = _JWT(self._jws)
+        self._jws = new_jws()
+        self._jwt = RegistryJWT(self._jws)
         self._ring = KeyRing(settings, clock, stores, other_ttl)
         self._checked_headers: dict[str, tuple[str, str]] = {}
         self._on_verified = on_verified
@@ -301,7 +228,7 @@ class JwtSigner(Signer):
         ``iat``/``nbf``) are checked with ``leeway`` seconds of skew (``exp`` not at all with
         ``verify_exp`` false). Raises ``InvalidToken`` for every failure.
         """
-        check = _Check(issuer, audience, leeway, typ.lower(), verify_exp)
+        check = VerifyCheck(issuer, audience, leeway, typ.lower(), verify_exp)
         try:
             return self._verify(token, check)
         except _UnknownKid:
@@ -318,7 +245,7 @@ class JwtSigner(Signer):
     ) -> dict[str, Any]:
         """``verify`` as a plain call; same checks, same errors (an unknown ``kid`` re-reads
         the key store on the calling thread)."""
-        check = _Check(issuer, audience, leeway, typ.lower())
+        check = VerifyCheck(issuer, audience, leeway, typ.lower())
         try:
             return self._verify(token, check)
         except _UnknownKid:
@@ -373,7 +300,7 @@ class JwtSigner(Signer):
         self._checked_headers[segment] = (kid, typ)
         return key
 
-    def _verify(self, token: str, check: _Check, *, adopt: bool = True) -> dict[str, Any]:
+    def _verify(self, token: str, check: VerifyCheck, *, adopt: bool = True) -> dict[str, Any]:
         """Raises ``_UnknownKid`` (an ``InvalidToken``) for an unknown kid when ``adopt``."""
         try:
             key = self._key_for(token, check.typ)
@@ -399,15 +326,7 @@ class JwtSigner(Signer):
             )
         except (PyJWTError, ValueError, TypeError) as e:
             raise InvalidToken(f"invalid token: {type(e).__name__}") from e
-        now, leeway = self._clock.now().timestamp(), check.leeway
-        if _int_claim(claims, "exp") <= now - leeway and check.verify_exp:
-            raise InvalidToken("token expired")
-        if _int_claim(claims, "iat") > now + leeway:
-            raise InvalidToken("token issued in the future")
-        if "nbf" in claims and _int_claim(claims, "nbf") > now + leeway:
-            raise InvalidToken("token not yet valid")
-        if not isinstance(claims.get("sub"), str) or not isinstance(claims.get("jti"), str):
-            raise InvalidToken("sub and jti must be strings")
+        check_claims(claims, check, self._clock.now().timestamp())
         if self._on_verified is not None:
             self._on_verified(key.alg)
         return claims

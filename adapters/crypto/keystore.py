@@ -40,15 +40,19 @@ import logging
 import os
 import secrets
 import stat
-from collections.abc import Callable, Iterator, Mapping
-from datetime import datetime
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import attrs
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
 
+from adapters.crypto.key_files import (
+    KEY_FILES,
+    check_material,
+    create_exclusive,
+    generate_material,
+    read_private_file,
+)
 from adapters.crypto.key_records import (
     KeyChanges,
     KeyPlan,
@@ -57,22 +61,21 @@ from adapters.crypto.key_records import (
     SigningKeyStore,
     merge,
 )
+from adapters.crypto.keys_json import STATE_FILE, isoformat, parse_time, record_json, records_of
 
 log = logging.getLogger(__name__)
 
-KEY_FILES: Mapping[str, str] = {
-    "RS256": "rs256.pem",
-    "ML-DSA-65": "ml-dsa-65.seed",
-    "ML-DSA-87": "ml-dsa-87.seed",
-}
-"""The file name of each algorithm's private key inside the key directory."""
-
-STATE_FILE = "keys.json"
-"""Record of each key's id and verification deadline (JSON, no secrets)."""
-
 LOCK_FILE = ".keys.lock"
-RSA_KEY_BITS = 3072
-MLDSA_SEED_BYTES = 32
+
+__all__ = [
+    "KEY_FILES",
+    "STATE_FILE",
+    "KeyStore",
+    "KeyStoreError",
+    "generate_material",
+    "isoformat",
+    "parse_time",
+]
 
 
 class KeyStore(SigningKeyStore):
@@ -121,9 +124,9 @@ class KeyStore(SigningKeyStore):
         return self._read_key_file(self.key_path(alg), alg)
 
     def _read_key_file(self, path: Path, alg: str) -> bytes | None:
-        data = _read_private_file(path, "signing key")
+        data = read_private_file(path, "signing key")
         if data is not None:
-            _check_material(alg, data, path)
+            check_material(alg, data, path)
         return data
 
     def load_or_create(self, alg: str) -> bytes:
@@ -137,7 +140,7 @@ class KeyStore(SigningKeyStore):
         if existing is not None:
             return existing
         material = generate_material(alg)
-        if self._create_exclusive(self.key_path(alg), material):
+        if create_exclusive(self.key_path(alg), material):
             log.info("generated a new %s signing key in %s", alg, self.path)
             return material
         winner = self.load(alg)
@@ -158,7 +161,7 @@ class KeyStore(SigningKeyStore):
         existing = self._read_secret_file(path, size)
         if existing is not None:
             return existing
-        if self._create_exclusive(path, secrets.token_bytes(size)):
+        if create_exclusive(path, secrets.token_bytes(size)):
             log.info("generated a new key file %s", path)
         winner = self._read_secret_file(path, size)
         if winner is None:  # pragma: no cover - the file was deleted between link and read
@@ -166,7 +169,7 @@ class KeyStore(SigningKeyStore):
         return winner
 
     def _read_secret_file(self, path: Path, size: int) -> bytes | None:
-        data = _read_private_file(path, "secret key")
+        data = read_private_file(path, "secret key")
         if data is not None and len(data) != size:
             raise KeyStoreError(f"secret key {path} is {len(data)} bytes, not {size}")
         return data
@@ -174,30 +177,6 @@ class KeyStore(SigningKeyStore):
     async def load_or_create_async(self, alg: str) -> bytes:
         """``load_or_create`` in a worker thread (key generation blocks for up to ~1 s)."""
         return await asyncio.to_thread(self.load_or_create, alg)
-
-    def _create_exclusive(self, path: Path, data: bytes) -> bool:
-        """Write ``data`` to ``path`` (mode 0600) unless it exists; True if this call created it."""
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(8)}.tmp")
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-        fd = os.open(tmp, flags, 0o600)
-        try:
-            try:
-                os.fchmod(fd, 0o600)  # whatever the umask
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            try:
-                os.link(tmp, path)
-            except FileExistsError:
-                return False
-            _fsync_dir(path.parent)
-            return True
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
 
     # -- state (keys.json) -------------------------------------------------------------------
 
@@ -261,7 +240,7 @@ class KeyStore(SigningKeyStore):
     def records(self) -> list[KeyRecord]:
         """Every key's record from ``keys.json`` (format 1 converted). Raises ``KeyStoreError``
         if the directory cannot be read."""
-        return _records_of(self.read_state())
+        return records_of(self.read_state())
 
     def material(self, record: KeyRecord) -> bytes:
         """The private material of ``record``'s file. Raises ``KeyStoreError`` if it is missing,
@@ -281,7 +260,7 @@ class KeyStore(SigningKeyStore):
         result: list[KeyRecord] = []
 
         def mutate(state: dict[str, Any]) -> None:
-            records = _records_of(state)
+            records = records_of(state)
             changes = plan(records)
             if not changes:
                 result.extend(records)
@@ -291,7 +270,7 @@ class KeyStore(SigningKeyStore):
             merged = merge(records, KeyChanges(added, changes.changed))
             state.pop("keys", None)
             state["version"] = 2
-            state["records"] = [_record_json(r) for r in merged]
+            state["records"] = [record_json(r) for r in merged]
             result.extend(merged)
 
         self.update_state(mutate)
@@ -308,13 +287,13 @@ class KeyStore(SigningKeyStore):
         this very material — a seed placed there by hand — else ``<name>.<kid>.<ext>``)."""
         legacy = self.key_path(record.alg)
         existing = self.load(record.alg)
-        if existing is None and self._create_exclusive(legacy, material):
+        if existing is None and create_exclusive(legacy, material):
             return attrs.evolve(record, ref=legacy.name)
         if existing == material:
             return attrs.evolve(record, ref=legacy.name)
         stem, _, ext = legacy.name.partition(".")
         path = self.path / f"{stem}.{record.kid}.{ext}"
-        created = self._create_exclusive(path, material)
+        created = create_exclusive(path, material)
         if not created and self._read_key_file(path, record.alg) != material:
             raise KeyStoreError(f"{path} exists with another key")
         log.info("stored a new %s signing key %s in %s", record.alg, record.kid, self.path)
@@ -329,149 +308,3 @@ class KeyStore(SigningKeyStore):
             if existing is not None:
                 return existing
         return generate_material(alg)
-
-
-def _time_json(t: datetime | None) -> str | None:
-    return None if t is None else t.isoformat()
-
-
-def _record_json(r: KeyRecord) -> dict[str, Any]:
-    return {
-        "kid": r.kid,
-        "alg": r.alg,
-        "file": r.ref or KEY_FILES[r.alg],
-        "created_at": _time_json(r.created_at),
-        "activates_at": _time_json(r.activates_at),
-        "retired_at": _time_json(r.retired_at),
-        "verify_until": _time_json(r.verify_until),
-    }
-
-
-def _records_of(state: Mapping[str, Any]) -> list[KeyRecord]:
-    """The records of a ``keys.json`` state: format 2 (``"records"``), else the format-1
-    ``"keys"`` map converted (an active key signs; a retired one verifies until its
-    ``verify_until``). Malformed entries are logged and skipped."""
-    out: list[KeyRecord] = []
-    raw = state.get("records")
-    if isinstance(raw, list):
-        for entry in raw:
-            record = _record_from(entry)
-            if record is None:
-                log.warning("ignoring a malformed record in %s: %r", STATE_FILE, entry)
-            else:
-                out.append(record)
-        return out
-    for alg, rec in state.get("keys", {}).items():
-        if alg not in KEY_FILES or not isinstance(rec, dict) or not isinstance(rec.get("kid"), str):
-            continue
-        since = parse_time(rec.get("activated_at")) or datetime.fromtimestamp(0).astimezone()
-        until = None if rec.get("active") else parse_time(rec.get("verify_until")) or since
-        out.append(KeyRecord(rec["kid"], alg, since, since, None, until, KEY_FILES[alg]))
-    return out
-
-
-def _record_from(entry: object) -> KeyRecord | None:
-    if not isinstance(entry, dict):
-        return None
-    kid, alg, ref = entry.get("kid"), entry.get("alg"), entry.get("file")
-    created, activates = parse_time(entry.get("created_at")), parse_time(entry.get("activates_at"))
-    if not (isinstance(kid, str) and alg in KEY_FILES and isinstance(ref, str)):
-        return None
-    if created is None or activates is None:
-        return None
-    return KeyRecord(
-        kid,
-        str(alg),
-        created,
-        activates,
-        parse_time(entry.get("retired_at")),
-        parse_time(entry.get("verify_until")),
-        ref,
-    )
-
-
-def generate_material(alg: str) -> bytes:
-    """New private key material for ``alg``: RSA-3072 PKCS#8 PEM, or a random 32-byte ML-DSA
-    seed (FIPS 204 ``xi``, from ``secrets``). Raises ``KeyError`` for an unknown alg."""
-    if alg not in KEY_FILES:
-        raise KeyError(alg)
-    if alg == "RS256":
-        key = rsa.generate_private_key(public_exponent=65537, key_size=RSA_KEY_BITS)
-        return key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    return secrets.token_bytes(MLDSA_SEED_BYTES)
-
-
-def _check_material(alg: str, data: bytes, path: Path) -> None:
-    if alg == "RS256":
-        if not data.startswith(b"-----BEGIN PRIVATE KEY-----"):
-            raise KeyStoreError(f"signing key {path} is not a PKCS#8 PEM private key")
-    elif len(data) != MLDSA_SEED_BYTES:
-        raise KeyStoreError(
-            f"signing key {path} is {len(data)} bytes; an ML-DSA seed is {MLDSA_SEED_BYTES}"
-        )
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:  # pragma: no cover - platforms without directory fds
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # pragma: no cover
-        pass
-    finally:
-        os.close(fd)
-
-
-def isoformat(t: datetime) -> str:
-    """``t`` as an ISO 8601 string (for ``keys.json``)."""
-    return t.isoformat()
-
-
-def parse_time(s: object) -> datetime | None:
-    """An ISO 8601 string from ``keys.json`` as a datetime, or None if missing/malformed."""
-    if not isinstance(s, str):
-        return None
-    try:
-        return datetime.fromisoformat(s)
-    except ValueError:
-        return None
-
-
-__all__ = [
-    "KEY_FILES",
-    "STATE_FILE",
-    "KeyStore",
-    "KeyStoreError",
-    "generate_material",
-    "isoformat",
-    "parse_time",
-]
-
-
-def _read_private_file(path: Path, kind: str) -> bytes | None:
-    """The bytes of the key file ``path`` (``kind`` names it in errors), or None if it does not
-    exist. Never follows a symlink; tightens a file readable by group or others to 0600 (with a
-    warning). Raises ``KeyStoreError`` if it cannot be opened or is not a regular file."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except FileNotFoundError:
-        return None
-    except OSError as e:
-        raise KeyStoreError(f"cannot open {kind} {path}: {e.strerror}") from e
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise KeyStoreError(f"{kind} {path} is not a regular file")
-        if stat.S_IMODE(st.st_mode) & 0o077:
-            log.warning("%s %s was readable by others; setting mode 0600", kind, path)
-            os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            return f.read()
-    finally:
-        os.close(fd)

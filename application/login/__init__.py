@@ -1,2 +1,3 @@
-"""Logging in and staying logged in: password login and registration, tokens and rotation,
-sessions, the MFA and passkey second steps, the one login refusal (sections 2, 7, 10, 13)."""
+"""Logging in: password login and registration, the MFA and passkey second steps, federated
+logins, the hosted pages' sign-in and the one login refusal (sections 2, 10, 13); the tokens and
+sessions it issues come from ``application.sessions``."""

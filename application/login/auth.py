@@ -3,7 +3,6 @@ change password (docs/reference/tokens-and-sessions.md, docs/reference/accounts.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import attrs
@@ -12,15 +11,11 @@ from application.events.audit import publish_failure, record
 from application.events.catalog import (
     Event,
     LoginFailed,
-    LoginSucceeded,
-    MfaChallenged,
     PasswordChanged,
     SessionEnded,
     UserRegistered,
 )
-from application.login.mfa_step import open_challenge
-from application.login.refusal import account_of, refuse_login
-from application.login.tokens import SessionRotation, TokenIssuer, TokenPair
+from application.login.finish import LoginStart, account_of, finish_login, token_start
 from application.ports import (
     Clock,
     EmailNormalizer,
@@ -28,9 +23,9 @@ from application.ports import (
     Hasher,
     Signer,
     Storage,
-    UnitOfWork,
 )
 from application.recovery.email_links import EmailVerification
+from application.sessions.tokens import SessionRotation, TokenIssuer, TokenPair
 from application.shared.reauth import password_matches
 from application.shared.settings import AuthSettings, Live
 from application.shared.steps import new_id, publish_all
@@ -42,11 +37,9 @@ from domain.errors import (
     InvalidCredentials,
     InvalidOldPassword,
     InvalidToken,
-    MfaRequired,
     RateLimited,
     ValidationFailed,
 )
-from domain.login import login_refusal
 from domain.model import (
     BCRYPT_MAX_PASSWORD_BYTES,
     Role,
@@ -56,11 +49,6 @@ from domain.model import (
 )
 
 T = TypeVar("T")
-
-LoginStart = Callable[[UnitOfWork, User, str], Awaitable[tuple[T, list[Event]]]]
-"""Starts what a successful login opens, in the login's unit of work: ``(uow, user, method)``
-(``method``: ``password``, ``totp``, ``recovery_code`` or ``passkey``) → ``(result, events)``;
-the events (a ``LoginSucceeded`` first) are recorded with the commit and published after it."""
 
 
 @attrs.frozen
@@ -82,7 +70,8 @@ class Authenticated:
 @attrs.frozen
 class AuthService:
     """The authentication use cases, their ports injected (one instance per process):
-    ``AuthService(storage, hasher, signer, bus, clock, settings, normalize_email, throttle)``."""
+    ``AuthService(storage, hasher, signer, bus, clock, settings, normalize_email, throttle,
+    issuer, rotation)``; the token issuer and the session rotation come from the container."""
 
     _storage: Storage
     _hasher: Hasher
@@ -92,24 +81,11 @@ class AuthService:
     _settings: Live[AuthSettings]
     _normalize_email: EmailNormalizer
     _throttle: LoginThrottle
+    _issuer: TokenIssuer
+    _rotation: SessionRotation
     _verification: EmailVerification | None = None
     """Sends the verification message at registration (docs/reference/accounts.md); None: no
     mail."""
-    _issuer: TokenIssuer = attrs.field(
-        init=False,
-        default=attrs.Factory(
-            lambda self: TokenIssuer(self._signer, self._clock, self._settings), takes_self=True
-        ),
-    )
-    _rotation: SessionRotation = attrs.field(
-        init=False,
-        default=attrs.Factory(
-            lambda self: SessionRotation(
-                self._storage, self._issuer, self._bus, self._clock, self._settings
-            ),
-            takes_self=True,
-        ),
-    )
 
     async def register(self, email: str, password: str) -> User:
         """Create a user with role ``viewer`` in ``auth.default_org_id``.
@@ -159,12 +135,7 @@ class AuthService:
         """``login_with`` starting a session of the JSON API: a new refresh-token family
         recording ``user_agent`` and ``client``; returns its ``TokenPair``."""
 
-        async def start(uow: UnitOfWork, user: User, method: str) -> tuple[TokenPair, list[Event]]:
-            pair, issued = await self._issuer.issue_pair(
-                uow, user, "login", user_agent=user_agent, client_address=client
-            )
-            return pair, [LoginSucceeded(user_id=user.id, family_id=issued.family_id), issued]
-
+        start = token_start(self._issuer, client, user_agent)
         return await self.login_with(email, password, client, start)
 
     async def login_with(self, email: str, password: str, client: str, start: LoginStart[T]) -> T:
@@ -222,27 +193,14 @@ class AuthService:
             await self._throttle.succeeded(throttle_key, client)
         else:  # a right password is no failure: uncount it, keep the others
             await self._throttle.release(attempt)
-        mfa_token = None
+        now = self._clock.now()
         async with self._storage.begin() as uow:
             current = await uow.users.get(user.id)
-            if current is None:  # deleted between the check and now
-                raise InvalidCredentials("email or password is wrong")
-            refusal = login_refusal(current, self._settings.current.require_verified_email)
-            if refusal is None and current.mfa_enabled:
-                mfa_token = await open_challenge(uow, current, self._clock, self._settings.current)
-                await uow.commit()
-            elif refusal is None:
-                started, events = await start(uow, current, "password")
-                await record(uow, events, self._clock.now())
-                await uow.commit()
-        if refusal is not None:
-            now = self._clock.now()
-            await refuse_login(self._storage, self._bus, now, user.id, client, refusal, "password")
-        if mfa_token is not None:
-            await self._bus.publish(MfaChallenged(user_id=user.id, client=client))
-            raise MfaRequired(mfa_token)
-        await publish_all(self._bus, events)
-        return started
+            outcome = await finish_login(uow, current, start, "password", self._settings.current,
+                                         now, second_step="password")  # fmt: skip
+        if not outcome.held:  # deleted between the check and now
+            raise InvalidCredentials("email or password is wrong")
+        return await outcome.conclude(self._storage, self._bus, client)
 
     async def _verified_subject(self, token: str) -> tuple[str, dict[str, Any]]:
         cfg = self._settings.current

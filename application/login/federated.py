@@ -27,40 +27,36 @@ from typing import TypeVar
 
 import attrs
 
-from application.events.audit import publish_failure, record
+from application.events.audit import publish_failure
 from application.events.catalog import (
     Event,
     LoginFailed,
     LoginSucceeded,
-    MfaChallenged,
     UserRegistered,
 )
 from application.events.federation import IdentityLinked
 from application.federation.settings import FederationSettings, ProviderSettings
-from application.login.auth import LoginStart
 from application.login.federated_link import LinkOffer, confirm_link, offer_link
-from application.login.mfa_step import FEDERATED_FIRST, open_challenge
-from application.login.refusal import refuse_login
-from application.login.tokens import TokenIssuer, TokenPair
-from application.oauth.interaction import hosted_session_hash
+from application.login.finish import LoginStart, finish_login, token_start
+from application.login.mfa_step import FEDERATED_FIRST
 from application.ports import (
     Clock,
     EmailNormalizer,
     EventBus,
     FederationFailed,
-    Signer,
     Storage,
     UnitOfWork,
     UpstreamClient,
 )
+from application.sessions.hosted import signed_in
+from application.sessions.tokens import TokenIssuer, TokenPair
 from application.shared.settings import AuthSettings, Live
-from application.shared.steps import new_id, publish_all
+from application.shared.steps import new_id
 from domain import errors
 from domain.federation import FederatedIdentity, FederationFlow, UpstreamIdentity
 from domain.login import (
     FederatedOutcome,
     federated_account,
-    login_refusal,
     native_id_token_refusal,
     new_user_email_verified,
 )
@@ -109,7 +105,7 @@ class FederatedLogin:
 
     _storage: Storage
     _client: UpstreamClient
-    _signer: Signer
+    _issuer: TokenIssuer
     _bus: EventBus
     _clock: Clock
     _auth: Live[AuthSettings]
@@ -129,14 +125,8 @@ class FederatedLogin:
 
     async def signed_in(self, cookie: str | None) -> tuple[User, HostedSession] | None:
         """The user of the live hosted session ``cookie``, or None."""
-        if not cookie or len(cookie) > 128:
-            return None
-        async with self._storage.read() as uow:
-            hosted = await uow.hosted_sessions.find(hosted_session_hash(cookie), self._clock.now())
-            user = None if hosted is None else await uow.users.get(hosted.user_id)
-        if hosted is None or user is None or user.disabled:
-            return None
-        return user, hosted
+        found = await signed_in(self._storage, cookie, self._clock.now())
+        return None if found is None else (found[1], found[0])
 
     async def confirm_link(
         self, token: str, browser: str | None, cookie: str | None, accept: bool
@@ -266,14 +256,8 @@ class FederatedLogin:
             await uow.commit()
         if not fresh:
             raise await self._fail(provider_id, "nonce_replayed", client)
-        issuer = TokenIssuer(self._signer, self._clock, self._auth)
 
-        async def start(uow: UnitOfWork, user: User, method: str) -> tuple[TokenPair, list[Event]]:
-            pair, issued = await issuer.issue_pair(
-                uow, user, "login", user_agent=user_agent, client_address=client
-            )
-            return pair, [LoginSucceeded(user.id, issued.family_id, method), issued]
-
+        start = token_start(self._issuer, client, user_agent)
         return await self._login_with(provider, who, client, start)
 
     def _email(self, who: UpstreamIdentity) -> str | None:
@@ -289,9 +273,15 @@ class FederatedLogin:
     ) -> T:
         """Find or make the account of ``who`` (the linking rules), then log it in."""
         now = self._clock.now()
-        settings = self._auth.current
         events: list[Event] = []
-        mfa_token = None
+
+        async def start_here(uow: UnitOfWork, user: User, method: str) -> tuple[T, list[Event]]:
+            started, opened = await start(uow, user, method)
+            return started, [
+                attrs.evolve(e, provider=provider.id) if isinstance(e, LoginSucceeded) else e
+                for e in opened
+            ]
+
         async with self._storage.begin() as uow:
             known = await uow.identities.find(who.issuer, who.subject)
             email = self._email(who)
@@ -302,28 +292,9 @@ class FederatedLogin:
                 await uow.identities.record_use(who.issuer, who.subject, email, now)
             else:
                 user, events = await self._account(uow, provider, who, email)
-            refusal = login_refusal(user, settings.require_verified_email)
-            if refusal is None and user.mfa_enabled:
-                mfa_token = await open_challenge(uow, user, self._clock, settings,
-                                                 FEDERATED_FIRST)  # fmt: skip
-                await record(uow, events, now)
-                await uow.commit()
-            elif refusal is None:
-                started, opened = await start(uow, user, METHOD)
-                opened = [
-                    attrs.evolve(e, provider=provider.id) if isinstance(e, LoginSucceeded) else e
-                    for e in opened
-                ]
-                events = [*opened, *events]
-                await record(uow, events, now)
-                await uow.commit()
-        if refusal is not None:  # nothing of this login was committed
-            await refuse_login(self._storage, self._bus, now, user.id, client, refusal, METHOD)
-        await publish_all(self._bus, events)
-        if mfa_token is not None:
-            await self._bus.publish(MfaChallenged(user_id=user.id, client=client))
-            raise errors.MfaRequired(mfa_token)
-        return started
+            outcome = await finish_login(uow, user, start_here, METHOD, self._auth.current, now,
+                                         second_step=FEDERATED_FIRST, also=events)  # fmt: skip
+        return await outcome.conclude(self._storage, self._bus, client)
 
     async def _account(
         self, uow: UnitOfWork, provider: ProviderSettings, who: UpstreamIdentity,

@@ -26,16 +26,17 @@ from application.events.audit import record
 from application.events.catalog import Event, LoginSucceeded, SessionEnded
 from application.events.oidc import OidcLogout
 from application.login.auth import AuthService
-from application.login.mfa_step import LoginStart, MfaLogin
+from application.login.finish import LoginStart
+from application.login.mfa_step import MfaLogin
 from application.login.passkey_step import (
     PASSKEY,
     PASSKEY_PRESENCE,
     PASSKEY_SECOND_STEP,
     PasskeyLogin,
 )
-from application.oauth.interaction import hosted_session_hash
 from application.oauth.settings import OidcSettings
 from application.ports import Clock, EventBus, Storage, UnitOfWork
+from application.sessions.hosted import hosted_session_hash, plausible_cookie
 from application.shared.settings import Live
 from application.shared.steps import new_id, publish_all
 from domain.login import hint_ends_session
@@ -208,7 +209,7 @@ class HostedLogin:
         self, cookie: str | None, client_id: str | None, hint: tuple[object, object] | None
     ) -> bool | None:
         """True: ended; None: no hosted session; False: the hint does not name it."""
-        if not cookie or len(cookie) > 128:
+        if not plausible_cookie(cookie):
             return None
         now = self._clock.now()
         async with self._storage.begin() as uow:
@@ -234,7 +235,7 @@ async def _end_previous(uow: UnitOfWork, previous: str | None, now: datetime) ->
     §3.1.2.1; ADR 0032: a login in a browser that already holds a hosted session ends the
     old one). ``SessionEnded`` (reason ``replaced``) when it was live; nothing for a
     missing or unknown cookie."""
-    if not previous or len(previous) > 128:
+    if not plausible_cookie(previous):
         return []
     id_hash = hosted_session_hash(previous)
     old = await uow.hosted_sessions.find(id_hash, now)

@@ -1,9 +1,9 @@
 """The second step of a login for a user with MFA on (docs/reference/mfa-and-passkeys.md; ADR 0018).
 
 ``/login`` with the right password answers 401 ``mfa_required`` with an ``mfa_token``
-(``open_challenge``: opaque, stored only as a SHA-256 hash, single use, ``auth.mfa_token_ttl``
-seconds). ``/login/mfa`` with that token and a TOTP or recovery code answers the ``TokenPair``
-(``MfaLogin.complete``).
+(``application.login.finish.open_challenge``: opaque, stored only as a SHA-256 hash, single
+use, ``auth.mfa_token_ttl`` seconds). ``/login/mfa`` with that token and a TOTP or recovery code
+answers the ``TokenPair`` (``MfaLogin.complete``).
 
 One-time use, also under concurrency: a TOTP code's step is claimed by a compare-and-set on the
 user's ``last_step`` and the ``mfa_token`` is taken (deleted) in the same transaction as the new
@@ -19,40 +19,33 @@ many arrive at once.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import NoReturn, TypeVar
 
 import attrs
 
-from application.events.audit import publish_failure, record
-from application.events.catalog import Event, LoginFailed, LoginSucceeded, MfaFailed
-from application.login.refusal import refuse_login
-from application.login.tokens import TokenIssuer, TokenPair
+from application.events.audit import publish_failure
+from application.events.catalog import LoginFailed, MfaFailed
+from application.login.finish import LoginStart, finish_login, token_start
 from application.mfa.totp import recovery_code_hash, secret_context
 from application.ports import (
     Clock,
     EventBus,
     SealedSecretError,
     SecretSealer,
-    Signer,
     Storage,
     Totp,
-    UnitOfWork,
 )
+from application.sessions.tokens import TokenIssuer, TokenPair
 from application.shared.settings import AuthSettings, Live
-from application.shared.steps import hash_token, new_opaque_token, publish_all
+from application.shared.steps import hash_token
 from application.shared.throttle import LoginThrottle
 from domain.errors import InvalidMfaCode, RateLimited
-from domain.login import login_refusal
-from domain.model import MFA_CHALLENGE_MAX_FAILURES, MfaChallenge, User
+from domain.model import MFA_CHALLENGE_MAX_FAILURES, User
 
 log = logging.getLogger("authsvc.mfa")
 
 T = TypeVar("T")
-
-LoginStart = Callable[[UnitOfWork, User, str], Awaitable[tuple[T, list[Event]]]]
-"""Starts what a completed login opens (see ``application.login.auth.LoginStart``)."""
 
 _INVALID = "the code is wrong or used, or the mfa_token is unknown, expired or used"
 
@@ -75,22 +68,6 @@ def audited_method(method: str) -> str:
     reference ``docs/reference/mfa-and-passkeys.md`` names ``totp``, ``recovery_code``,
     ``passkey``)."""
     return method.removeprefix(_FEDERATED_PREFIX)
-
-
-async def open_challenge(
-    uow: UnitOfWork, user: User, clock: Clock, settings: AuthSettings,
-    first_factor: str = "password",
-) -> str:  # fmt: skip
-    """Store a new second step for ``user`` in ``uow`` after ``first_factor`` (``password`` or
-    ``FEDERATED_FIRST``); returns the clear ``mfa_token`` (43 characters, 256 bits), which is
-    never stored."""
-    clear, token_hash = new_opaque_token()
-    now = clock.now()
-    expires_at = now + timedelta(seconds=settings.mfa_token_ttl)
-    await uow.mfa.add_challenge(
-        MfaChallenge(token_hash, user.id, expires_at, now, first_factor=first_factor)
-    )
-    return clear
 
 
 async def claim_code_attempt(storage: Storage, token_hash: str, now: datetime) -> int | None:
@@ -123,23 +100,17 @@ def is_totp_code(code: str) -> bool:
 
 @attrs.frozen
 class MfaLogin:
-    """POST /login/mfa: ``MfaLogin(storage, totp, sealer, signer, bus, clock, settings,
+    """POST /login/mfa: ``MfaLogin(storage, totp, sealer, issuer, bus, clock, settings,
     throttle)``."""
 
     _storage: Storage
     _totp: Totp
     _sealer: SecretSealer
-    _signer: Signer
+    _issuer: TokenIssuer
     _bus: EventBus
     _clock: Clock
     _settings: Live[AuthSettings]
     _throttle: LoginThrottle
-    _issuer: TokenIssuer = attrs.field(
-        init=False,
-        default=attrs.Factory(
-            lambda self: TokenIssuer(self._signer, self._clock, self._settings), takes_self=True
-        ),
-    )
 
     async def complete(
         self, mfa_token: str, code: str, client: str, user_agent: str | None = None
@@ -147,13 +118,7 @@ class MfaLogin:
         """``complete_with`` starting a session of the JSON API (a refresh-token family
         recording ``user_agent`` and ``client``); returns its ``TokenPair``."""
 
-        async def start(uow: UnitOfWork, user: User, method: str) -> tuple[TokenPair, list[Event]]:
-            pair, issued = await self._issuer.issue_pair(
-                uow, user, "login", user_agent=user_agent, client_address=client
-            )
-            audited = audited_method(method)
-            return pair, [LoginSucceeded(user.id, issued.family_id, audited), issued]
-
+        start = token_start(self._issuer, client, user_agent, audited_method)
         return await self.complete_with(mfa_token, code, client, start)
 
     async def complete_with(
@@ -215,22 +180,19 @@ class MfaLogin:
             else:
                 accepted = await uow.mfa.use_recovery_code(user.id, recovery_code_hash(code))
             current = await uow.users.get(user.id) if accepted else None
-            verified_only = self._settings.current.require_verified_email
-            refusal = None if current is None else login_refusal(current, verified_only)
             method = "totp" if step is not None else "recovery_code"
-            if current is not None and refusal is None and current.mfa_enabled:
-                how = second_step_method(challenge.first_factor, method)
-                started, events = await start(uow, current, how)
-                await record(uow, events, now)
-                await uow.commit()
-        if current is None or not current.mfa_enabled:
+            outcome = await finish_login(
+                uow, current if current is not None and current.mfa_enabled else None, start,
+                second_step_method(challenge.first_factor, method), self._settings.current, now,
+                audited=method,
+            )  # fmt: skip
+        if not outcome.held:  # a wrong code, or the user gone or without MFA since
             await self._failed(token_hash, number, user, client, now)
-        if refusal is not None:
+        if outcome.refusal is not None:  # a valid code is no failure
             await self._throttle.release(attempt)
-            await refuse_login(self._storage, self._bus, now, user.id, client, refusal, method)
-        await self._throttle.succeeded(user.email, client)
-        await publish_all(self._bus, events)
-        return started
+        else:
+            await self._throttle.succeeded(user.email, client)
+        return await outcome.conclude(self._storage, self._bus, client)
 
     async def _failed(
         self, token_hash: str, number: int, user: User, client: str, now: datetime

@@ -22,7 +22,6 @@ stored a counter since this one was read) is refused alike and flags nothing (AD
 from __future__ import annotations
 
 import base64
-import logging
 import os
 from collections.abc import Mapping
 from datetime import timedelta
@@ -30,20 +29,18 @@ from typing import Any, NoReturn, TypeVar
 
 import attrs
 
-from application.events.audit import publish_failure, record
-from application.events.catalog import Event, LoginFailed, LoginSucceeded, MfaFailed
-from application.events.passkeys import PasskeyCloneSuspected
+from application.events.audit import publish_failure
+from application.events.catalog import LoginFailed, MfaFailed
+from application.login.finish import LoginStart, finish_login, token_start
 from application.login.mfa_step import (
-    LoginStart,
     claim_code_attempt,
     second_step_method,
     void_if_spent,
 )
 from application.login.passkey_decoy import DecoyIds
-from application.login.refusal import refuse_login
-from application.login.tokens import TokenIssuer, TokenPair
 from application.passkeys.assertions import (
     credential_id_of,
+    flag_clone,
     handle_refused,
     take_ceremony,
     take_login_ceremony,
@@ -56,14 +53,13 @@ from application.ports import (
     EmailNormalizer,
     EventBus,
     SecretSealer,
-    Signer,
     Storage,
-    UnitOfWork,
     VerifiedAssertion,
     WebAuthn,
 )
+from application.sessions.tokens import TokenIssuer, TokenPair
 from application.shared.settings import AuthSettings, Live
-from application.shared.steps import IdFactory, hash_token, new_id, publish_all
+from application.shared.steps import IdFactory, hash_token, new_id
 from application.shared.throttle import Attempt, LoginThrottle
 from domain.errors import (
     FieldError,
@@ -75,7 +71,6 @@ from domain.errors import (
     RateLimited,
     ValidationFailed,
 )
-from domain.login import login_refusal
 from domain.model import User
 from domain.passkeys import CEREMONY_TTL, Ceremony, CeremonyKind, Passkey
 
@@ -90,7 +85,6 @@ factor, possession (docs/reference/oauth-and-oidc.md's ``acr`` ``"1"``)."""
 PASSKEY_SECOND_STEP = "passkey_second_step"
 """… for a passkey answering ``mfa_required`` after the password."""
 
-log = logging.getLogger(__name__)
 _MFA_INVALID = "the passkey was refused, or the mfa_token is unknown, expired or used"
 
 
@@ -105,7 +99,7 @@ class PasskeyLogin:
 
     _storage: Storage
     _webauthn: WebAuthn
-    _signer: Signer
+    _issuer: TokenIssuer
     _sealer: SecretSealer
     _bus: EventBus
     _clock: Clock
@@ -117,12 +111,6 @@ class PasskeyLogin:
     _decoys: DecoyIds = attrs.field(
         init=False,
         default=attrs.Factory(lambda self: DecoyIds(self._storage, self._sealer), takes_self=True),
-    )
-    _issuer: TokenIssuer = attrs.field(
-        init=False,
-        default=attrs.Factory(
-            lambda self: TokenIssuer(self._signer, self._clock, self._auth), takes_self=True
-        ),
     )
 
     async def start(
@@ -184,16 +172,9 @@ class PasskeyLogin:
         )
 
     def _token_start(self, client: str, user_agent: str | None) -> LoginStart[TokenPair]:
-        """A start opening a session of the JSON API (a refresh-token family recording
-        ``user_agent`` and ``client``); its ``login.succeeded`` says ``passkey``."""
-
-        async def start(uow: UnitOfWork, user: User, _: str) -> tuple[TokenPair, list[Event]]:
-            pair, issued = await self._issuer.issue_pair(
-                uow, user, "login", user_agent=user_agent, client_address=client
-            )
-            return pair, [LoginSucceeded(user.id, issued.family_id, PASSKEY), issued]
-
-        return start
+        """A session of the JSON API (``token_start``); its ``login.succeeded`` says
+        ``passkey``."""
+        return token_start(self._issuer, client, user_agent, lambda _: PASSKEY)
 
     async def answer_mfa(
         self,
@@ -355,7 +336,7 @@ class PasskeyLogin:
             )
         except InvalidPasskey as exc:
             if exc.reason == "counter":  # only ever after a valid signature
-                await self._flag_clone(passkey)
+                await flag_clone(self._storage, self._bus, self._clock.now(), passkey)
             return None
 
     async def _log_in(
@@ -379,45 +360,25 @@ class PasskeyLogin:
         (recorded as ``login.failed``, method ``passkey``; the throttle's ``attempt`` is
         released first: a valid proof is no failure)."""
         now = self._clock.now()
-        verified_only = self._auth.current.require_verified_email
         used = attrs.evolve(passkey, sign_count=seen.sign_count, backed_up=seen.backed_up,
                             last_used_at=now)  # fmt: skip
         async with self._storage.begin() as uow:
             if mfa_token_hash is not None and await uow.mfa.take_challenge(mfa_token_hash) is None:
                 return None  # voided or used by a concurrent request: nothing changes
-            user = await uow.users.get(passkey.user_id)
-            refusal = None if user is None else login_refusal(user, verified_only)
-            stored = (
-                user is not None
-                and refusal is None
-                and await uow.passkeys.record_use(used, passkey.sign_count)
-            )
-            if user is not None and stored:
-                started, events = await start(uow, user, method)
-                await record(uow, events, now)
-                await uow.commit()
-        if refusal is not None:
-            await self._throttle.release(attempt)
-            await refuse_login(self._storage, self._bus, now, passkey.user_id, client, refusal,
-                               "passkey")  # fmt: skip
-        if not stored:
-            return None
-        await self._throttle.succeeded(key, client)
-        await publish_all(self._bus, events)
-        return (started,)
 
-    async def _flag_clone(self, passkey: Passkey) -> None:
-        """Mark ``passkey`` ``suspected_clone`` and record it (its counter went backwards)."""
-        flagged = PasskeyCloneSuspected(passkey.user_id, passkey.id)
-        async with self._storage.begin() as uow:
-            current = await uow.passkeys.get(passkey.id)
-            if current is not None:
-                await uow.passkeys.update(attrs.evolve(current, suspected_clone=True))
-                await record(uow, [flagged], self._clock.now())
-            await uow.commit()
-        log.warning("passkey %s of user %s: its counter went backwards", passkey.id,
-                    passkey.user_id)  # fmt: skip
-        await self._bus.publish(flagged)
+            async def counted(_: User) -> bool:  # the counter's compare-and-set
+                return await uow.passkeys.record_use(used, passkey.sign_count)
+
+            user = await uow.users.get(passkey.user_id)
+            outcome = await finish_login(uow, user, start, method, self._auth.current, now,
+                                         audited=PASSKEY, last_check=counted)  # fmt: skip
+        if not outcome.held:
+            return None
+        if outcome.refusal is not None:  # a valid proof is no failure
+            await self._throttle.release(attempt)
+        else:
+            await self._throttle.succeeded(key, client)
+        return (await outcome.conclude(self._storage, self._bus, client),)
 
     async def _failed(self, key: str, client: str, user_id: str | None) -> NoReturn:
         """Record the failure (the throttle's attempt for ``key`` already counts it), refuse

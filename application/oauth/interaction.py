@@ -36,6 +36,7 @@ from application.oauth.authorize import (
 from application.oauth.id_tokens import verify_id_token_hint
 from application.oauth.settings import OidcSettings
 from application.ports import Clock, EventBus, SecretSealer, Signer, Storage, UnitOfWork
+from application.sessions.hosted import move_idle_end, signed_in
 from application.shared.settings import AuthSettings, Live
 from application.shared.steps import hash_token
 from domain import policy
@@ -90,11 +91,6 @@ class ConsentNeeded:
 
 
 Outcome = Redirect | LoginNeeded | ConsentNeeded
-
-
-def hosted_session_hash(cookie: str) -> str:
-    """The stored form of a hosted session's cookie value (SHA-256 hex)."""
-    return hash_token(cookie)
 
 
 @attrs.frozen
@@ -180,12 +176,7 @@ class Authorize:
 
     async def _hosted(self, cookie: str | None) -> tuple[HostedSession, User] | None:
         """The live hosted session of ``cookie`` and its (enabled) user, or None."""
-        if not cookie or len(cookie) > 128:
-            return None
-        async with self._storage.read() as uow:
-            hosted = await uow.hosted_sessions.find(hosted_session_hash(cookie), self._clock.now())
-            user = None if hosted is None else await uow.users.get(hosted.user_id)
-        return None if hosted is None or user is None or user.disabled else (hosted, user)
+        return await signed_in(self._storage, cookie, self._clock.now())
 
     async def _check_organization(self, request: AuthorizeRequest, user: User) -> None:
         """A client signs in only users it admits (``policy.client_admits_user``); anyone else
@@ -336,8 +327,7 @@ class Authorize:
         return Redirect(with_query(request.redirect_uri, params))
 
     async def _touch(self, uow: UnitOfWork, hosted: HostedSession, now: datetime) -> None:
-        idle = now + timedelta(seconds=self._oidc.current.session_idle_ttl)
-        await uow.hosted_sessions.touch(hosted.id_hash, min(idle, hosted.expires_at))
+        await move_idle_end(uow, hosted, now, self._oidc.current.session_idle_ttl)
 
 
 def _not_you(request: AuthorizeRequest) -> str:

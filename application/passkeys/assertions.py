@@ -1,25 +1,33 @@
 """Reading a WebAuthn ``AuthenticationResponseJSON`` (WebAuthn L3 §5.1,
 docs/reference/mfa-and-passkeys.md): its credential id and ``userHandle``, and the §7.2 step 6 rule
-that ties the handle to the passkey's owner; and taking a ceremony. Shared by passkey registration,
-login and re-authentication."""
+that ties the handle to the passkey's owner; taking a ceremony; and flagging a passkey whose
+counter went backwards. Shared by passkey registration, login and re-authentication."""
 
 from __future__ import annotations
 
 import base64
+import logging
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from application.ports import Storage
+import attrs
+
+from application.events.audit import record
+from application.events.passkeys import PasskeyCloneSuspected
+from application.ports import EventBus, Storage
 from domain.passkeys import Ceremony, CeremonyKind, Passkey
 
 __all__ = [
     "credential_id_of",
+    "flag_clone",
     "handle_refused",
     "take_ceremony",
     "take_login_ceremony",
     "user_handle_of",
 ]
+
+log = logging.getLogger(__name__)
 
 _MAX_ID_CHARS = 1366
 """base64url characters of 1023 bytes (the longest credential id,
@@ -87,3 +95,18 @@ async def take_login_ceremony(storage: Storage, ceremony_id: str, now: datetime)
     ):
         return None
     return ceremony
+
+
+async def flag_clone(storage: Storage, bus: EventBus, now: datetime, passkey: Passkey) -> None:
+    """Mark ``passkey`` ``suspected_clone`` (its counter went backwards under a valid signature;
+    kept, refused until deleted), record ``passkey.clone_suspected`` at ``now`` and publish
+    ``PasskeyCloneSuspected`` after the commit."""
+    flagged = PasskeyCloneSuspected(passkey.user_id, passkey.id)
+    async with storage.begin() as uow:
+        current = await uow.passkeys.get(passkey.id)
+        if current is not None:
+            await uow.passkeys.update(attrs.evolve(current, suspected_clone=True))
+            await record(uow, [flagged], now)
+        await uow.commit()
+    log.warning("passkey %s of user %s: its counter went backwards", passkey.id, passkey.user_id)
+    await bus.publish(flagged)

@@ -8,7 +8,19 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Protocol
 
+import attrs
+
 from domain.oidc import AuthorizationCode, Consent, HostedSession
+
+
+@attrs.frozen
+class TakenCode:
+    """What ``AuthorizationCodeStore.take`` found: the ``code`` as stored after the take, and
+    ``first_use`` — True only for the one take that marked it used (RFC 9700 §4.2.4: any other
+    take is a reuse, whatever the clock says)."""
+
+    code: AuthorizationCode
+    first_use: bool
 
 
 class AuthorizationCodeStore(Protocol):
@@ -23,13 +35,14 @@ class AuthorizationCodeStore(Protocol):
         """
         ...
 
-    async def take(self, code_hash: str, now: datetime) -> AuthorizationCode | None:
+    async def take(self, code_hash: str, now: datetime) -> TakenCode | None:
         """The code with this hash, marking it used at ``now`` in the same atomic step.
 
-        Unused: returns it with ``used_at = now`` (stored too). Already used: returns it
-        unchanged, ``used_at`` being the first use, so the caller detects a reuse and revokes
-        ``family_id`` (RFC 9700 §4.2.4). Unknown (or purged): None. Of concurrent takes of one
-        hash in any process, exactly one sees it unused (``UPDATE ... WHERE used_at IS NULL``).
+        Unused: ``TakenCode(code with used_at = now, first_use=True)`` (stored too). Already
+        used: the code unchanged (``used_at`` being the first use) with ``first_use=False``, so
+        the caller detects a reuse — even one at the same instant — and revokes ``family_id``
+        (RFC 9700 §4.2.4). Unknown (or purged): None. Of concurrent takes of one hash in any
+        process, exactly one gets ``first_use`` (``UPDATE ... WHERE used_at IS NULL``).
         Expiry is not checked here: the caller compares ``expires_at`` with ``now``. Raises
         ``ValidationFailed`` if the hash cannot be looked up by the backend.
         """

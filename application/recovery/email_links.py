@@ -31,6 +31,7 @@ from application.shared.steps import hash_token, new_opaque_token, publish_all
 from application.shared.throttle import LoginThrottle
 from application.shared.voiding import void_outstanding_proofs
 from domain.errors import InvalidResetToken, InvalidVerificationToken
+from domain.login import still_active
 from domain.model import (
     EmailToken,
     EmailTokenPurpose,
@@ -161,7 +162,7 @@ class PasswordRecovery(_Mailer):
         await self.throttle.attempt(key, client)  # counted and checked at once
         async with self.storage.begin() as uow:
             user = await uow.users.get_by_email(canonical)
-        target = user if user is not None and not user.disabled else None
+        target = user if still_active(user) else None
         requested = PasswordResetRequested(user_id=target.id if target else None, client=client)
         if target is not None:
             await self.mail_token(target, EmailTokenPurpose.RESET, [requested])
@@ -198,7 +199,7 @@ class PasswordRecovery(_Mailer):
             if taken is None or taken.is_expired(self.clock.now()):
                 raise InvalidResetToken("the reset link is invalid or expired")
             user = await uow.users.get(taken.user_id)
-            if user is None or user.disabled:  # a disabled user's token: refused like a used one
+            if not still_active(user):  # a disabled user's token: refused like a used one
                 raise InvalidResetToken("the reset link is invalid or expired")
             await uow.users.update(attrs.evolve(user, password_hash=new_hash, email_verified=True))
             await void_outstanding_proofs(uow, user.id)

@@ -14,6 +14,7 @@ import attrs
 from application.ports import Clock, Hasher, UnitOfWork
 from domain import policy
 from domain.errors import InvalidToken, NotFound
+from domain.login import still_active
 from domain.model import Role, User
 from domain.policy import Actor
 
@@ -83,7 +84,7 @@ USER_GONE = "the token's user no longer exists or is disabled"
 def active_user(user: User | None) -> User:
     """``user`` if it exists and is not disabled; else ``InvalidToken`` (docs/reference/accounts.md:
     a disabled user's bearer tokens get 401 ``invalid_token``)."""
-    if user is None or user.disabled:
+    if not still_active(user):
         raise InvalidToken(USER_GONE)
     return user
 

@@ -7,7 +7,7 @@ import attrs
 from aiohttp import web
 
 from application.login.auth import AuthService
-from application.login.tokens import TokenPair
+from application.sessions.tokens import TokenPair
 from application.shared.settings import AuthSettings
 from domain.model import BCRYPT_MAX_PASSWORD_BYTES
 from entrypoints.config.converters import UncheckedText

@@ -1,7 +1,7 @@
 """Routes of docs/reference/tokens-and-sessions.md (sessions) and ``DELETE /me`` of section 8.
 
 Each route authenticates the caller (401 ``invalid_token``; a disabled user's token too) and
-hands over to a use case of ``application.login.sessions`` or
+hands over to a use case of ``application.sessions.manage`` or
 ``application.accounts.lifecycle``; access to another user's sessions is decided by
 ``domain.policy`` in the use case.
 """
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 from aiohttp import web
 
-from application.login.sessions import ListedSession
+from application.sessions.manage import ListedSession
 from entrypoints.http.caller import authenticated, principal
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.requests import client_address, read_json

@@ -17,8 +17,7 @@ from service_actuator import (
     Status,
 )
 from service_actuator.aiohttp import ACTUATOR_KEY
-
-from .conftest import (
+from tests.actuator.fakes import (
     ADMIN,
     VIEWER,
     AsyncIndicator,

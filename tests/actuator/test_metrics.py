@@ -21,8 +21,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from service_actuator import Actuator, ActuatorSettings, ServiceActuatorError
 from service_actuator.aiohttp import metrics_middleware
 from service_actuator.metrics import MetricsExporter
-
-from .conftest import ADMIN, VIEWER, bearer_authorizer
+from tests.actuator.fakes import ADMIN, VIEWER, bearer_authorizer
 
 
 def samples(registry: CollectorRegistry, name: str) -> dict[tuple[tuple[str, str], ...], float]:

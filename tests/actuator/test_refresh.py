@@ -15,8 +15,7 @@ from service_actuator import (
     InvalidConfiguration,
     RefreshResult,
 )
-
-from .conftest import ADMIN, VIEWER, bearer_authorizer
+from tests.actuator.fakes import ADMIN, VIEWER, bearer_authorizer
 
 
 class FakeConfig:

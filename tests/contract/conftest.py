@@ -8,9 +8,7 @@ empties its tables after each test, and drops it at the end.
 
 from __future__ import annotations
 
-import secrets
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from datetime import UTC, datetime, timedelta
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -20,7 +18,7 @@ from adapters.persistence.migrate import apply_postgres_migrations
 from adapters.persistence.postgres import PostgresStorage
 from adapters.persistence.sqlite import SqliteStorage
 from application.ports import LoginAttempts, Storage
-from domain.model import Group, RefreshToken, Role, Session, User
+from tests.factories import Make, StorageFactory
 from tests.pg import (
     PG_SKIP_REASON,
     SQLITE_TEMPLATE,
@@ -35,20 +33,6 @@ BACKENDS = [
     "sqlite",
     pytest.param("postgres", marks=pytest.mark.postgres),
 ]
-
-T0 = datetime(2026, 1, 2, 3, 4, 5, 123456, tzinfo=UTC)
-"""A reference time with microseconds, to check that adapters round-trip them."""
-
-
-async def counted(attempts: LoginAttempts, key: str, since: datetime) -> list[datetime]:
-    """The records of ``key`` at or after ``since``, oldest first, read through
-    ``LoginAttempts.claim`` with a limit of 0 (which records nothing)."""
-    return list((await attempts.claim(key, since, since, 0)).counted)
-
-
-async def record(attempts: LoginAttempts, key: str, at: datetime) -> None:
-    """One record of ``key`` at ``at``: a claim whose limit no test reaches."""
-    assert (await attempts.claim(key, at, at, 1_000_000)).admitted
 
 
 @pytest.fixture(scope="session")
@@ -93,10 +77,6 @@ def _empty_session_schema(schema: str) -> None:
 
     with psycopg.connect(pg_dsn() or "", autocommit=True) as conn:
         empty_schema(conn, schema)
-
-
-StorageFactory = Callable[[], Awaitable[Storage]]
-"""Opens another ``Storage`` over the same data (see ``store``)."""
 
 
 @pytest.fixture(params=BACKENDS)
@@ -165,83 +145,6 @@ def login_attempts(store: tuple[str, Storage, StorageFactory]) -> LoginAttempts:
     if isinstance(storage, SqliteStorage | PostgresStorage):
         return storage.login_attempts()
     return MemoryLoginAttempts()
-
-
-class Make:
-    """Builders of domain objects with unique ids and microsecond timestamps."""
-
-    def __init__(self) -> None:
-        self._n = 0
-
-    def _next(self) -> int:
-        self._n += 1
-        return self._n
-
-    def user(
-        self,
-        id: str | None = None,
-        email: str | None = None,
-        role: Role = Role.VIEWER,
-        org_id: str = "org-a",
-    ) -> User:
-        """A user; ``id`` defaults to ``u<n>`` and ``email`` to ``user<n>@example.com``."""
-        n = self._next()
-        return User(
-            id=id or f"u{n:04d}",
-            email=email or f"user{n}@example.com",
-            password_hash="$2b$04$" + "x" * 53,
-            role=role,
-            org_id=org_id,
-            created_at=T0 + timedelta(microseconds=n),
-        )
-
-    def token(
-        self,
-        user_id: str,
-        family_id: str = "fam-1",
-        expires_at: datetime | None = None,
-        token_hash: str | None = None,
-    ) -> RefreshToken:
-        """A refresh token record of ``user_id`` (expires one hour after ``T0`` by default)."""
-        return RefreshToken(
-            token_hash=token_hash or secrets.token_hex(32),
-            user_id=user_id,
-            family_id=family_id,
-            expires_at=expires_at or T0 + timedelta(hours=1, microseconds=7),
-            session_expires_at=T0 + timedelta(days=90, microseconds=9),
-            created_at=T0,
-        )
-
-    def session(
-        self,
-        user_id: str,
-        id: str | None = None,
-        created_at: datetime = T0,
-        expires_at: datetime | None = None,
-        user_agent: str | None = "agent/1.0",
-    ) -> Session:
-        """A session of ``user_id`` (ends 90 days after ``T0`` by default); ``id`` defaults to
-        ``fam-<n>``."""
-        n = self._next()
-        return Session(
-            id=id or f"fam-{n}",
-            user_id=user_id,
-            created_at=created_at,
-            last_used_at=created_at,
-            expires_at=expires_at or T0 + timedelta(days=90, microseconds=9),
-            user_agent=user_agent,
-            client_address="192.0.2.7",
-        )
-
-    def group(self, id: str | None = None, name: str | None = None, org_id: str = "org-a") -> Group:
-        """A group; ``id`` defaults to ``g<n>`` and ``name`` to ``group <n>``."""
-        n = self._next()
-        return Group(
-            id=id or f"g{n:04d}",
-            name=name or f"group {n}",
-            org_id=org_id,
-            created_at=T0 + timedelta(microseconds=n),
-        )
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import pytest
 from application.ports import Storage
 from domain.audit import AuditEvent, AuditQuery, new_audit_id
 from domain.errors import Conflict
-from tests.contract.conftest import T0, Make
+from tests.factories import T0, Make
 
 
 def _event(

@@ -15,7 +15,7 @@ from domain.audit import AuditEvent, new_audit_id
 from domain.clients import Client
 from domain.federation import FederationFlow
 from domain.oidc import AuthorizationCode, HostedSession
-from tests.contract.conftest import T0, Make
+from tests.factories import T0, Make
 from tests.fakes import FakeClock
 
 NOW = T0 + timedelta(hours=1)

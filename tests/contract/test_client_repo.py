@@ -13,7 +13,7 @@ import pytest
 from application.ports import Storage
 from domain.clients import Client
 from domain.errors import Conflict, NotFound
-from tests.contract.conftest import T0
+from tests.factories import T0
 
 
 def _client(n: int, org_id: str = "org-a", **changes: object) -> Client:

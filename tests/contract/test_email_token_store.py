@@ -13,7 +13,7 @@ from application.ports import Storage
 from application.shared.steps import hash_token
 from domain.errors import Conflict, NotFound
 from domain.model import EmailToken, EmailTokenPurpose
-from tests.contract.conftest import T0, Make, StorageFactory
+from tests.factories import T0, Make, StorageFactory
 
 RESET, VERIFY = EmailTokenPurpose.RESET, EmailTokenPurpose.VERIFY
 

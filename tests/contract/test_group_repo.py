@@ -7,7 +7,7 @@ import pytest
 from application.ports import Storage
 from domain.errors import Conflict, NotFound
 from domain.model import Group, GroupSummary, User
-from tests.contract.conftest import T0, Make
+from tests.factories import T0, Make
 
 
 async def _setup(storage: Storage, users: list[User], groups: list[Group]) -> None:

@@ -12,7 +12,7 @@ import pytest
 from application.ports import Storage
 from domain.errors import Conflict, NotFound
 from domain.federation import FederatedIdentity, FederationFlow, UpstreamIdentity
-from tests.contract.conftest import T0, Make
+from tests.factories import T0, Make
 
 ISS = "https://idp.example"
 

@@ -11,7 +11,7 @@ from adapters.persistence.memory import MemoryLoginAttempts
 from adapters.persistence.postgres import PostgresStorage
 from adapters.persistence.sqlite import SqliteStorage
 from application.ports import AttemptClaim, LoginAttempts, Storage
-from tests.contract.conftest import T0, StorageFactory, counted, record
+from tests.factories import T0, StorageFactory, counted, record
 
 
 async def test_no_records_for_an_unknown_key(login_attempts: LoginAttempts) -> None:

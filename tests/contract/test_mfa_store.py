@@ -15,7 +15,7 @@ from application.ports import Storage, UnitOfWork
 from application.shared.steps import hash_token
 from domain.errors import Conflict, NotFound
 from domain.model import MfaChallenge
-from tests.contract.conftest import T0, Make, StorageFactory
+from tests.factories import T0, Make, StorageFactory
 
 SEALED = b"\x00sealed-secret\xff" * 3
 STEP = 59_000_000

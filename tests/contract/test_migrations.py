@@ -263,7 +263,7 @@ async def test_sqlite_sessions_migration_gives_live_families_a_session_and_keeps
     from adapters.persistence.migrate import MIGRATIONS_DIR, apply_from
     from adapters.persistence.sqlite import SqliteStorage
     from adapters.persistence.times import to_micros
-    from tests.contract.conftest import T0
+    from tests.factories import T0
 
     old = tmp_path / "old-migrations"
     old.mkdir()

@@ -14,11 +14,12 @@ import attrs
 import pytest
 
 from application.ports import Storage
+from application.ports.oidc import TakenCode
 from domain.clients import Client
 from domain.errors import Conflict, NotFound
 from domain.model import Session
 from domain.oidc import AuthorizationCode, Consent, HostedSession
-from tests.contract.conftest import T0, Make, StorageFactory
+from tests.factories import T0, Make, StorageFactory
 
 CONCURRENT_TAKES = 8
 CLIENT = "c" * 32
@@ -187,11 +188,12 @@ async def test_a_code_round_trips_and_is_taken_once(storage: Storage, make: Make
     async with storage.begin() as uow:
         first = await uow.codes.take(code.code_hash, used_at)
         await uow.commit()
-    assert first == attrs.evolve(code, used_at=used_at)
+    assert first == TakenCode(attrs.evolve(code, used_at=used_at), first_use=True)
     async with storage.begin() as uow:
         again = await uow.codes.take(code.code_hash, used_at + timedelta(seconds=1))
         await uow.commit()
-    assert again == first  # a reuse: returned unchanged, with the first use's time
+    # a reuse: returned unchanged, with the first use's time
+    assert again == TakenCode(first.code, first_use=False)
     async with storage.begin() as uow:
         assert await uow.codes.take("f" * 64, used_at) is None
 
@@ -202,7 +204,21 @@ async def test_a_code_without_a_nonce_round_trips(storage: Storage, make: Make) 
     async with storage.begin() as uow:
         await uow.codes.add(code)
         taken = await uow.codes.take(code.code_hash, T0)
-    assert taken == attrs.evolve(code, used_at=T0)
+    assert taken == TakenCode(attrs.evolve(code, used_at=T0), first_use=True)
+
+
+async def test_a_second_take_at_the_same_instant_is_a_reuse(storage: Storage, make: Make) -> None:
+    """The clock gives no way to tell the uses apart: only the store's atomic mark does."""
+    await _setup(storage, make, "alice")
+    code = _code("alice")
+    async with storage.begin() as uow:
+        await uow.codes.add(code)
+        first = await uow.codes.take(code.code_hash, T0)
+        await uow.commit()
+    async with storage.begin() as uow:
+        again = await uow.codes.take(code.code_hash, T0)
+    assert first is not None and first.first_use
+    assert again == TakenCode(attrs.evolve(code, used_at=T0), first_use=False)
 
 
 async def test_add_code_refuses_a_duplicate_hash_and_an_unknown_user(
@@ -231,10 +247,11 @@ async def test_set_family_is_seen_by_a_reuse(storage: Storage, make: Make) -> No
         await uow.commit()
     async with storage.begin() as uow:
         reused = await uow.codes.take(code.code_hash, T0 + timedelta(seconds=5))
-    assert reused is not None and reused.family_id == "fam-77" and reused.used_at == T0
+    assert reused is not None and not reused.first_use
+    assert reused.code.family_id == "fam-77" and reused.code.used_at == T0
 
 
-async def _take_in_own_unit(storage: Storage, code_hash: str) -> AuthorizationCode | None:
+async def _take_in_own_unit(storage: Storage, code_hash: str) -> TakenCode | None:
     async with storage.begin() as uow:
         got = await uow.codes.take(code_hash, T0 + timedelta(seconds=1))
         await asyncio.sleep(0.01)  # hold the unit open so the others overlap with it
@@ -256,11 +273,14 @@ async def test_concurrent_takes_have_exactly_one_that_sees_the_code_unused(
     results = await asyncio.gather(*(_take_in_own_unit(s, code.code_hash) for s in stores))
     assert all(r is not None for r in results)
     used_at = T0 + timedelta(seconds=1)
-    assert results.count(attrs.evolve(code, used_at=used_at)) == CONCURRENT_TAKES
+    assert [r.code for r in results if r] == [
+        attrs.evolve(code, used_at=used_at)
+    ] * CONCURRENT_TAKES
+    assert sum(1 for r in results if r and r.first_use) == 1
     # each saw the same stored used_at; exactly one of them set it: no second take marks again
     async with peer.begin() as uow:
         later = await uow.codes.take(code.code_hash, T0 + timedelta(minutes=1))
-    assert later is not None and later.used_at == used_at
+    assert later is not None and later.code.used_at == used_at and not later.first_use
 
 
 async def test_concurrent_takes_report_exactly_one_first_use(
@@ -275,7 +295,7 @@ async def test_concurrent_takes_report_exactly_one_first_use(
         await uow.codes.add(code)
         await uow.commit()
 
-    async def take(store: Storage, n: int) -> tuple[int, AuthorizationCode | None]:
+    async def take(store: Storage, n: int) -> tuple[int, TakenCode | None]:
         async with store.begin() as uow:
             got = await uow.codes.take(code.code_hash, T0 + timedelta(microseconds=n))
             await asyncio.sleep(0.01)
@@ -284,9 +304,11 @@ async def test_concurrent_takes_report_exactly_one_first_use(
 
     stores = [storage, peer] * (CONCURRENT_TAKES // 2)
     results = await asyncio.gather(*(take(s, n + 1) for n, s in enumerate(stores)))
-    firsts = [n for n, got in results if got and got.used_at == T0 + timedelta(microseconds=n)]
+    firsts = [n for n, got in results if got and got.first_use]
     assert len(firsts) == 1
-    assert {got.used_at for _, got in results if got} == {T0 + timedelta(microseconds=firsts[0])}
+    assert {got.code.used_at for _, got in results if got} == {
+        T0 + timedelta(microseconds=firsts[0])
+    }
 
 
 async def test_purge_deletes_expired_codes_used_or_not(storage: Storage, make: Make) -> None:

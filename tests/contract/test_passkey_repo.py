@@ -15,7 +15,7 @@ from application.ports import Storage
 from domain.errors import Conflict, NotFound
 from domain.model import Group
 from domain.passkeys import Ceremony, CeremonyKind, Passkey
-from tests.contract.conftest import T0, Make
+from tests.factories import T0, Make
 
 
 async def _user(storage: Storage, make: Make, user_id: str = "alice") -> str:

@@ -13,7 +13,7 @@ import pytest
 from application.ports import Storage
 from domain.errors import Conflict, NotFound
 from domain.model import RefreshToken, Role, Session
-from tests.contract.conftest import T0, Make, StorageFactory
+from tests.factories import T0, Make, StorageFactory
 
 
 async def _user(storage: Storage, make: Make, user_id: str, **kw: object) -> str:

@@ -19,7 +19,7 @@ import pytest
 from adapters.persistence.sqlite import SqliteStorage
 from adapters.persistence.sqlite import storage as sqlite_storage
 from domain.errors import StorageFault
-from tests.contract.conftest import Make, counted, record
+from tests.factories import Make, counted, record
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -18,7 +18,7 @@ from adapters.persistence.sqlite import SqliteStorage
 from application.ports import Storage, UnitOfWork
 from domain.errors import StorageFault
 from domain.model import User
-from tests.contract.conftest import T0, Make, counted, record
+from tests.factories import T0, Make, counted, record
 from tests.faults import (
     SQLITE_NO_PAGE_LIMIT,
     TcpProxy,
@@ -57,8 +57,8 @@ async def _stored(storage: Storage, *users: User) -> None:
 
 
 async def _pid(uow: object) -> int:
-    session = uow._session  # type: ignore[attr-defined]
-    return int(await session.run(lambda c: c.fetchval("SELECT pg_backend_pid()"), write=False))
+    unit = uow._unit  # type: ignore[attr-defined]
+    return int(await unit.run(lambda c: c.fetchval("SELECT pg_backend_pid()"), write=False))
 
 
 @pytest.mark.postgres

@@ -12,7 +12,7 @@ from adapters.persistence.sqlite import SqliteStorage
 from application.ports import Storage
 from domain.errors import Conflict, NotFound
 from domain.model import RefreshToken
-from tests.contract.conftest import T0, Make, StorageFactory
+from tests.factories import T0, Make, StorageFactory
 
 CONCURRENT_TAKES = 20
 

@@ -10,7 +10,7 @@ import pytest
 
 from application.ports import Storage
 from domain.errors import Conflict, EmailTaken
-from tests.contract.conftest import T0, Make
+from tests.factories import T0, Make
 
 
 class Boom(Exception):

@@ -10,7 +10,7 @@ import pytest
 from application.ports import Storage
 from domain.errors import Conflict, EmailTaken, NotFound, ValidationFailed
 from domain.model import Role
-from tests.contract.conftest import Make
+from tests.factories import Make
 
 
 async def test_add_then_get_round_trips_every_field(storage: Storage, make: Make) -> None:

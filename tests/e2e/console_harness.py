@@ -24,12 +24,11 @@ from domain.clients import Client
 from domain.federation import FederatedIdentity
 from domain.model import Role
 from entrypoints.http.console.web import DONE
-from tests.e2e.conftest import PASSWORD, bearer
-from tests.e2e.http.test_admin_http import HOME, World, log_in_as, login, snapshot
-from tests.e2e.http.test_admin_http import (
+from tests.e2e.accounts_world import HOME, World, log_in_as, login, snapshot
+from tests.e2e.accounts_world import (
     shared_key_dir as shared_key_dir,  # one RSA key per module
 )
-from tests.interop.conftest import node_modules as node_modules  # the npm ci fixture
+from tests.e2e.helpers import PASSWORD, bearer
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts" / "admin-console"
 SEVERE = ("serious", "critical")

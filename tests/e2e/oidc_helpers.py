@@ -16,7 +16,7 @@ from aiohttp.test_utils import TestClient
 
 from application.shared.steps import hash_token, new_id
 from domain.clients import Client
-from tests.e2e.conftest import PASSWORD, container_of
+from tests.e2e.helpers import PASSWORD, container_of
 
 ISSUER = "http://localhost:8080"
 ORIGIN = {"Origin": ISSUER}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -12,26 +11,12 @@ from adapters.crypto.jwt_signer import JwtSigner
 from adapters.email_address import normalize_email
 from adapters.events.inprocess import InProcessEventBus
 from adapters.persistence.memory import MemoryLoginAttempts, MemoryStorage
-from adapters.webauthn.py_webauthn import PyWebAuthn
-from application.events.catalog import Event
 from application.login.auth import AuthService
-from application.passkeys.reauth import PasskeyProof
-from application.passkeys.settings import WebAuthnSettings
 from application.shared.reauth import Reauthentication
 from application.shared.settings import AuthSettings, Live
 from application.shared.throttle import LoginThrottle
-from tests.fakes import FakeClock
-
-
-class Recorder:
-    """Collects every event published on a bus."""
-
-    def __init__(self, bus: InProcessEventBus) -> None:
-        self.events: list[Event] = []
-        bus.subscribe(Event, self.events.append)
-
-    def of(self, cls: type[Any]) -> list[Any]:
-        return [e for e in self.events if isinstance(e, cls)]
+from tests.factories import make_reauth, make_tokens
+from tests.fakes import FakeClock, Recorder
 
 
 @pytest.fixture
@@ -69,16 +54,6 @@ def hasher(auth_settings: Live[AuthSettings]) -> BcryptHasher:
     return BcryptHasher(auth_settings)
 
 
-def make_reauth(
-    storage: MemoryStorage, hasher: BcryptHasher, clock: FakeClock, settings: Live[AuthSettings]
-) -> Reauthentication:
-    """The fresh-proof checks (docs/reference/mfa-and-passkeys.md) over ``storage``, with a throttle
-    of its own."""
-    throttle = LoginThrottle(MemoryLoginAttempts(), clock, settings)
-    passkeys = PasskeyProof(storage, PyWebAuthn(), clock, settings, Live(WebAuthnSettings()))
-    return Reauthentication(hasher, throttle, passkeys)
-
-
 @pytest.fixture
 def reauth(
     storage: MemoryStorage,
@@ -99,6 +74,8 @@ def service(
     auth_settings: Live[AuthSettings],
 ) -> AuthService:
     throttle = LoginThrottle(MemoryLoginAttempts(), clock, auth_settings)
+    issuer, rotation = make_tokens(storage, signer, bus, clock, auth_settings)
     return AuthService(
-        storage, hasher, signer, bus, clock, auth_settings, normalize_email, throttle
-    )
+        storage, hasher, signer, bus, clock, auth_settings, normalize_email, throttle, issuer,
+        rotation,
+    )  # fmt: skip

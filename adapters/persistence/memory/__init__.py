@@ -27,9 +27,9 @@ from adapters.persistence.memory.oidc import (
     MemoryHostedSessionStore,
 )
 from adapters.persistence.memory.passkeys import MemoryPasskeyRepo
-from adapters.persistence.memory.repos import MemoryGroupRepo, MemoryUserRepo
-from adapters.persistence.memory.tables import Stage, Tables
 from adapters.persistence.memory.tokens import MemorySessionStore, MemoryTokenStore
+from adapters.persistence.memory.unit import MemoryUnit, Tables
+from adapters.persistence.memory.users import MemoryGroupRepo, MemoryUserRepo
 from adapters.persistence.times import require_aware
 from application.ports import AttemptClaim, LoginAttempts, Storage, UnitOfWork
 
@@ -59,7 +59,7 @@ class MemoryUnitOfWork(UnitOfWork):
     later changes need another ``commit()``.
     """
 
-    def __init__(self, stage: Stage) -> None:
+    def __init__(self, stage: MemoryUnit) -> None:
         self._stage = stage
         self.users = MemoryUserRepo(stage)
         self.tokens = MemoryTokenStore(stage)
@@ -96,7 +96,7 @@ class MemoryStorage(Storage):
     async def _begin(self) -> AsyncIterator[MemoryUnitOfWork]:
         async with self._lock:
             # Rollback is simply dropping the stage: nothing reached the tables.
-            yield MemoryUnitOfWork(Stage(self._tables))
+            yield MemoryUnitOfWork(MemoryUnit(self._tables))
 
     def begin(self) -> AbstractAsyncContextManager[MemoryUnitOfWork]:
         """Start a unit of work: ``async with storage.begin() as uow: ...; await uow.commit()``."""

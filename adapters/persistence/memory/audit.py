@@ -6,7 +6,7 @@ from datetime import datetime
 
 import attrs
 
-from adapters.persistence.memory.tables import Stage
+from adapters.persistence.memory.unit import MemoryUnit
 from adapters.persistence.times import require_aware
 from application.ports import AuditLog
 from domain.audit import AuditEvent, AuditQuery
@@ -26,7 +26,7 @@ def matches(event: AuditEvent, query: AuditQuery) -> bool:
 class MemoryAuditLog(AuditLog):
     """``AuditLog`` over the working copy (rows keyed by id)."""
 
-    def __init__(self, stage: Stage) -> None:
+    def __init__(self, stage: MemoryUnit) -> None:
         self._s = stage
 
     async def record(self, event: AuditEvent) -> None:

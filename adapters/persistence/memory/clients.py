@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from adapters.persistence.memory.tables import Stage
+from adapters.persistence.memory.unit import MemoryUnit
 from adapters.persistence.times import require_aware
 from application.ports import ClientRepo
 from domain.clients import Client
@@ -14,7 +14,7 @@ from domain.errors import Conflict, NotFound
 class MemoryClientRepo(ClientRepo):
     """``ClientRepo`` over the working copy (clients keyed by id, revocations by ``jti``)."""
 
-    def __init__(self, stage: Stage) -> None:
+    def __init__(self, stage: MemoryUnit) -> None:
         self._s = stage
 
     async def add(self, client: Client) -> None:

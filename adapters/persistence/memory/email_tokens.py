@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from adapters.persistence.memory.tables import Stage
+from adapters.persistence.memory.unit import MemoryUnit
 from adapters.persistence.times import require_aware
 from application.ports import EmailTokenStore
 from domain.errors import Conflict, NotFound
@@ -15,7 +15,7 @@ from domain.model import EmailToken, EmailTokenPurpose
 class MemoryEmailTokenStore(EmailTokenStore):
     """``EmailTokenStore`` over the working copy (tokens keyed by hash)."""
 
-    def __init__(self, stage: Stage) -> None:
+    def __init__(self, stage: MemoryUnit) -> None:
         self._s = stage
 
     async def add(self, token: EmailToken) -> None:

@@ -6,7 +6,7 @@ from datetime import datetime
 
 import attrs
 
-from adapters.persistence.memory.tables import Stage
+from adapters.persistence.memory.unit import MemoryUnit
 from adapters.persistence.times import require_aware
 from application.ports import FederatedIdentityRepo
 from domain.errors import Conflict, NotFound
@@ -16,7 +16,7 @@ from domain.federation import FederatedIdentity, FederationFlow
 class MemoryFederatedIdentityRepo(FederatedIdentityRepo):
     """``FederatedIdentityRepo`` over the working copy (keyed by (issuer, subject))."""
 
-    def __init__(self, stage: Stage) -> None:
+    def __init__(self, stage: MemoryUnit) -> None:
         self._s = stage
 
     async def add(self, identity: FederatedIdentity) -> None:

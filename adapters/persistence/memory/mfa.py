@@ -7,7 +7,7 @@ from datetime import datetime
 
 import attrs
 
-from adapters.persistence.memory.tables import Stage
+from adapters.persistence.memory.unit import MemoryUnit
 from adapters.persistence.times import require_aware
 from application.ports import MfaStore
 from domain.errors import Conflict, NotFound
@@ -19,7 +19,7 @@ class MemoryMfaStore(MfaStore):
     frozenset per user id, second steps by token hash. Units run one at a time (the storage's
     lock), which makes every compare-and-set here atomic."""
 
-    def __init__(self, stage: Stage) -> None:
+    def __init__(self, stage: MemoryUnit) -> None:
         self._s = stage
 
     def _require_user(self, user_id: str) -> None:

@@ -7,9 +7,14 @@ from datetime import datetime
 
 import attrs
 
-from adapters.persistence.memory.tables import Stage
+from adapters.persistence.memory.unit import MemoryUnit
 from adapters.persistence.times import require_aware
-from application.ports.oidc import AuthorizationCodeStore, ConsentStore, HostedSessionStore
+from application.ports.oidc import (
+    AuthorizationCodeStore,
+    ConsentStore,
+    HostedSessionStore,
+    TakenCode,
+)
 from domain.errors import Conflict, NotFound
 from domain.oidc import AuthorizationCode, Consent, HostedSession
 
@@ -18,7 +23,7 @@ class MemoryAuthorizationCodeStore(AuthorizationCodeStore):
     """``AuthorizationCodeStore`` over the working copy (codes keyed by hash). Units run one at
     a time, so ``take``'s check and mark are atomic."""
 
-    def __init__(self, stage: Stage) -> None:
+    def __init__(self, stage: MemoryUnit) -> None:
         self._s = stage
 
     async def add(self, code: AuthorizationCode) -> None:
@@ -31,15 +36,17 @@ class MemoryAuthorizationCodeStore(AuthorizationCodeStore):
             raise Conflict("authorization code hash exists")
         self._s.write("codes")[code.code_hash] = code
 
-    async def take(self, code_hash: str, now: datetime) -> AuthorizationCode | None:
-        """Mark the code used at ``now`` and return it; a used one unchanged; None if unknown."""
+    async def take(self, code_hash: str, now: datetime) -> TakenCode | None:
+        """Mark the code used at ``now`` (first use); a used one unchanged; None if unknown."""
         require_aware(now)
         code = self._s.view.codes.get(code_hash)
-        if code is None or code.used_at is not None:
-            return code
+        if code is None:
+            return None
+        if code.used_at is not None:
+            return TakenCode(code, first_use=False)
         used = attrs.evolve(code, used_at=now)
         self._s.write("codes")[code_hash] = used
-        return used
+        return TakenCode(used, first_use=True)
 
     async def set_family(self, code_hash: str, family_id: str) -> None:
         """Record the family issued from the code."""
@@ -56,7 +63,7 @@ class MemoryAuthorizationCodeStore(AuthorizationCodeStore):
 class MemoryConsentStore(ConsentStore):
     """``ConsentStore`` over the working copy (keyed by ``(user_id, client_id)``)."""
 
-    def __init__(self, stage: Stage) -> None:
+    def __init__(self, stage: MemoryUnit) -> None:
         self._s = stage
 
     async def get(self, user_id: str, client_id: str) -> Consent | None:
@@ -94,7 +101,7 @@ class MemoryHostedSessionStore(HostedSessionStore):
     """``HostedSessionStore`` over the working copy (keyed by the cookie's hash). A row whose
     ``sessions`` row is gone is dead (the session stores drop it with the row)."""
 
-    def __init__(self, stage: Stage) -> None:
+    def __init__(self, stage: MemoryUnit) -> None:
         self._s = stage
 
     async def add(self, hosted: HostedSession) -> None:

@@ -7,7 +7,7 @@ from datetime import datetime
 
 import attrs
 
-from adapters.persistence.memory.tables import Stage
+from adapters.persistence.memory.unit import MemoryUnit
 from adapters.persistence.times import require_aware
 from application.ports import PasskeyRepo
 from domain.errors import Conflict, NotFound
@@ -17,7 +17,7 @@ from domain.passkeys import Ceremony, Passkey
 class MemoryPasskeyRepo(PasskeyRepo):
     """``PasskeyRepo`` over the working copy."""
 
-    def __init__(self, stage: Stage) -> None:
+    def __init__(self, stage: MemoryUnit) -> None:
         self._s = stage
 
     async def add(self, passkey: Passkey) -> None:

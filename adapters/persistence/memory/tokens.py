@@ -7,7 +7,7 @@ from datetime import datetime
 
 import attrs
 
-from adapters.persistence.memory.tables import RotatedToken, Stage
+from adapters.persistence.memory.unit import MemoryUnit, RotatedToken
 from adapters.persistence.times import require_aware
 from application.ports import SessionStore, TokenStore
 from domain.errors import Conflict, NotFound
@@ -17,7 +17,7 @@ from domain.model import RefreshToken, Session
 class MemoryTokenStore(TokenStore):
     """``TokenStore`` over the working copy (live tokens and rotated hashes, keyed by hash)."""
 
-    def __init__(self, stage: Stage) -> None:
+    def __init__(self, stage: MemoryUnit) -> None:
         self._s = stage
 
     async def add(self, token: RefreshToken) -> None:
@@ -85,7 +85,7 @@ class MemoryTokenStore(TokenStore):
 class MemorySessionStore(SessionStore):
     """``SessionStore`` over the working copy (sessions keyed by id = family id)."""
 
-    def __init__(self, stage: Stage) -> None:
+    def __init__(self, stage: MemoryUnit) -> None:
         self._s = stage
 
     async def add(self, session: Session) -> None:

@@ -20,22 +20,6 @@ the pool, with a 1 s limit.
 """
 
 from adapters.persistence.postgres.faults import WRITE_FAULTS, is_connection_fault
-from adapters.persistence.postgres.repos import (
-    PostgresGroupRepo,
-    PostgresUnitOfWork,
-    PostgresUserRepo,
-)
 from adapters.persistence.postgres.storage import PostgresLoginAttempts, PostgresStorage
-from adapters.persistence.postgres.tokens import PostgresSessionStore, PostgresTokenStore
 
-__all__ = [
-    "WRITE_FAULTS",
-    "PostgresGroupRepo",
-    "PostgresLoginAttempts",
-    "PostgresSessionStore",
-    "PostgresStorage",
-    "PostgresTokenStore",
-    "PostgresUnitOfWork",
-    "PostgresUserRepo",
-    "is_connection_fault",
-]
+__all__ = ["WRITE_FAULTS", "PostgresLoginAttempts", "PostgresStorage", "is_connection_fault"]

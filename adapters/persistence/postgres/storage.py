@@ -17,9 +17,9 @@ from adapters.persistence.errors import StorageUnavailable, redact_dsn, safe_rea
 from adapters.persistence.migrate import apply_postgres_migrations, validate_schema_name
 from adapters.persistence.postgres.connections import ConnectionSource
 from adapters.persistence.postgres.faults import DSN_KEY
-from adapters.persistence.postgres.repos import PostgresUnitOfWork
-from adapters.persistence.postgres.session import PooledSession
+from adapters.persistence.postgres.unit import PostgresUnit
 from adapters.persistence.sql import login_attempts
+from adapters.persistence.sql.unit_of_work import SqlUnitOfWork
 from adapters.persistence.times import require_aware
 from application.ports import AttemptClaim, LoginAttempts, Storage
 
@@ -124,30 +124,30 @@ class PostgresStorage(Storage):
                 raise
 
     @asynccontextmanager
-    async def _session(self, *, transactional: bool) -> AsyncIterator[PooledSession]:
+    async def _session(self, *, transactional: bool) -> AsyncIterator[PostgresUnit]:
         conn = await self._connections.acquire()
-        session = PooledSession(self._connections, conn, transactional=transactional)
+        session = PostgresUnit(self._connections, conn, transactional=transactional)
         try:
             yield session
         finally:
             await asyncio.shield(session.close())
 
     @asynccontextmanager
-    async def _begin(self) -> AsyncIterator[PostgresUnitOfWork]:
+    async def _begin(self) -> AsyncIterator[SqlUnitOfWork]:
         async with self._session(transactional=True) as session:
-            yield PostgresUnitOfWork(session)
+            yield SqlUnitOfWork(session)
 
     @asynccontextmanager
-    async def _read(self) -> AsyncIterator[PostgresUnitOfWork]:
+    async def _read(self) -> AsyncIterator[SqlUnitOfWork]:
         async with self._session(transactional=False) as session:
-            yield PostgresUnitOfWork(session)
+            yield SqlUnitOfWork(session)
 
-    def read(self) -> AbstractAsyncContextManager[PostgresUnitOfWork]:
+    def read(self) -> AbstractAsyncContextManager[SqlUnitOfWork]:
         """A read-only unit on a pooled connection without a transaction: each statement is
         its own snapshot and one round trip. Nothing may be written through it."""
         return self._read()
 
-    def begin(self) -> AbstractAsyncContextManager[PostgresUnitOfWork]:
+    def begin(self) -> AbstractAsyncContextManager[SqlUnitOfWork]:
         """Start a unit of work on its own pooled connection (waits for a free one).
 
         ``async with storage.begin() as uow: ...; await uow.commit()``; leaving without ``commit()``

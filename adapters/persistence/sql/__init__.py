@@ -5,9 +5,10 @@ Statements are module constants grouped by table (``users``, ``groups``, ``token
 ``login_attempts``, ``oidc``), written with PostgreSQL's numbered placeholders ``$n`` (a
 placeholder may carry a PostgreSQL type hint, ``$n::text``); ``dialect.render`` turns them into
 SQLite's numbered ``?n`` (the SQLite units of work render every statement they run). A
-placeholder used twice is one parameter in both dialects. Statements that really differ per
-dialect (an insert that checks its user first, a multi-row insert, advisory locks) stay in their
-backend.
+placeholder used twice is one parameter in both dialects. The stores of ``sql.stores`` run them
+over a backend's ``SqlQueries`` (``queries``) with its ``Dialect`` (``dialect``), and
+``unit_of_work`` assembles them (ADR 0039); only the login-attempt counts (advisory locks) stay
+in their backend.
 
 Only module constants (column lists, fixed clauses) are interpolated into these texts; values
 are always bound as parameters.

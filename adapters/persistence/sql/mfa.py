@@ -6,6 +6,8 @@ SQLite (3.23+) reads as 1/0."""
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from adapters.persistence.sql import columns as cols
 
 PUT_PENDING = (
@@ -40,3 +42,13 @@ CLAIM_ATTEMPT = (
     " WHERE token_hash = $1 AND failures < $2 AND expires_at > $3 RETURNING failures"
 )
 """Count one more failure of challenge ``$1`` if below ``$2`` and live at ``$3``."""
+
+
+@lru_cache(maxsize=32)
+def insert_codes(count: int) -> str:
+    """The insert of ``count`` recovery codes of one user: ``$1`` the user, ``$2`` ...
+    ``$count+1`` the code hashes (one multi-row ``VALUES``, a known hash skipped)."""
+    rows = ", ".join(f"($1, ${n})" for n in range(2, count + 2))
+    return (
+        f"INSERT INTO mfa_recovery_codes (user_id, code_hash) VALUES {rows} ON CONFLICT DO NOTHING"
+    )

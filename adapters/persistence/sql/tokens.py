@@ -6,8 +6,16 @@ package for the placeholders."""
 from __future__ import annotations
 
 from adapters.persistence.sql import columns as cols
+from adapters.persistence.sql.queries import SKIP_CONFLICT
 
-INSERT = f"INSERT INTO refresh_tokens ({cols.TOKENS}) VALUES ($1, $2, $3, $4, $5, $6)"
+INSERT_IF_USER = (
+    f"INSERT INTO refresh_tokens ({cols.TOKENS})"
+    " SELECT $1::text, $2::text, $3::text, $4::timestamptz, $5::timestamptz,"
+    " $6::timestamptz WHERE EXISTS (SELECT 1 FROM users WHERE id = $2::text)" + SKIP_CONFLICT
+)
+"""A live token (the values of ``cols.TOKENS``); nothing is inserted for a missing user or a
+known hash (no error: the transaction stays usable). The type hints are PostgreSQL's (a bare
+``SELECT`` list has no column to infer them from); SQLite's rendering drops them."""
 TAKE = f"DELETE FROM refresh_tokens WHERE token_hash = $1 RETURNING {cols.TOKENS}"
 FIND = f"SELECT {cols.TOKENS} FROM refresh_tokens WHERE token_hash = $1"
 REMEMBER_ROTATED = (

@@ -15,21 +15,6 @@ readiness check) also commits a small probe write, and fails until one succeeds.
 """
 
 from adapters.persistence.sqlite.faults import storage_fault
-from adapters.persistence.sqlite.repos import (
-    SqliteGroupRepo,
-    SqliteUnitOfWork,
-    SqliteUserRepo,
-)
 from adapters.persistence.sqlite.storage import SqliteLoginAttempts, SqliteStorage
-from adapters.persistence.sqlite.tokens import SqliteSessionStore, SqliteTokenStore
 
-__all__ = [
-    "SqliteGroupRepo",
-    "SqliteLoginAttempts",
-    "SqliteSessionStore",
-    "SqliteStorage",
-    "SqliteTokenStore",
-    "SqliteUnitOfWork",
-    "SqliteUserRepo",
-    "storage_fault",
-]
+__all__ = ["SqliteLoginAttempts", "SqliteStorage", "storage_fault"]

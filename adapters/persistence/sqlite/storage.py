@@ -17,9 +17,9 @@ import aiosqlite
 from adapters.persistence.errors import StorageUnavailable
 from adapters.persistence.migrate import apply_sqlite_migrations, prepare_sqlite_path
 from adapters.persistence.sql import login_attempts
+from adapters.persistence.sql.unit_of_work import SqlUnitOfWork
 from adapters.persistence.sqlite.faults import PROBE_KEY, FaultRecorder, log
-from adapters.persistence.sqlite.repos import SqliteUnitOfWork
-from adapters.persistence.sqlite.unit import ReadUnit, WriteUnit
+from adapters.persistence.sqlite.unit import SqliteReadUnit, SqliteWriteUnit
 from adapters.persistence.times import from_micros, require_aware, to_micros
 from application.ports import AttemptClaim, LoginAttempts, Storage
 
@@ -119,10 +119,10 @@ class SqliteStorage(Storage):
         finally:
             await self._rollback(conn)
 
-    def _unit(self, conn: aiosqlite.Connection) -> WriteUnit:
+    def _unit(self, conn: aiosqlite.Connection) -> SqliteWriteUnit:
         if self._writer is None:
             raise RuntimeError("SqliteStorage is not open; call open() first")
-        return WriteUnit(self._faults, conn, self._writer, self._committed_on_writer)
+        return SqliteWriteUnit(self._faults, conn, self._writer, self._committed_on_writer)
 
     async def _committed_on_writer(self) -> None:
         """Count a commit on the writer; every ``CHECKPOINT_EVERY`` commits, checkpoint the WAL
@@ -160,7 +160,7 @@ class SqliteStorage(Storage):
             yield self._conn
 
     @asynccontextmanager
-    async def _write_unit(self) -> AsyncIterator[WriteUnit]:
+    async def _write_unit(self) -> AsyncIterator[SqliteWriteUnit]:
         """A write unit holding the lock, its transaction begun (rolled back on leaving)."""
         async with self._locked() as conn:
             await self._rollback(conn)  # left over by a cancelled unit
@@ -172,23 +172,23 @@ class SqliteStorage(Storage):
                 await self._rollback(conn)
 
     @asynccontextmanager
-    async def _begin(self) -> AsyncIterator[SqliteUnitOfWork]:
+    async def _begin(self) -> AsyncIterator[SqlUnitOfWork]:
         async with self._write_unit() as unit:
-            yield SqliteUnitOfWork(unit)
+            yield SqlUnitOfWork(unit)
 
     @asynccontextmanager
-    async def _read(self) -> AsyncIterator[SqliteUnitOfWork]:
+    async def _read(self) -> AsyncIterator[SqlUnitOfWork]:
         if self._reader is None:
             raise RuntimeError("SqliteStorage is not open; call open() first")
-        yield SqliteUnitOfWork(ReadUnit(self._faults, self._reader, self._locked))
+        yield SqlUnitOfWork(SqliteReadUnit(self._faults, self._reader, self._locked))
 
-    def read(self) -> AbstractAsyncContextManager[SqliteUnitOfWork]:
+    def read(self) -> AbstractAsyncContextManager[SqlUnitOfWork]:
         """A read-only unit: each statement in autocommit on the storage's reader connection,
-        on the event loop's thread, beside any unit of work (WAL; see ``ReadUnit``, ADR 0022).
+        on the event loop's thread, beside any unit of work (WAL; see ``SqliteReadUnit``, ADR 0022).
         Nothing may be written through it (the reader is ``query_only``)."""
         return self._read()
 
-    def begin(self) -> AbstractAsyncContextManager[SqliteUnitOfWork]:
+    def begin(self) -> AbstractAsyncContextManager[SqlUnitOfWork]:
         """Start a unit of work: ``async with storage.begin() as uow: ...; await uow.commit()``.
 
         Leaving without ``commit()`` rolls back. Waits for this process's other units, then for

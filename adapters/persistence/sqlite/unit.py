@@ -1,6 +1,6 @@
 """The SQLite units of work (a write unit, a read-only unit): statements with storage faults
-translated (``StorageFault``, docs/reference/operations.md, ADR 0014), and the query helpers every
-repository uses."""
+translated (``StorageFault``, docs/reference/operations.md, ADR 0014); both offer the shared stores
+``SqlQueries`` with SQLite's ``Dialect`` (ADR 0039)."""
 
 # Only module constants (column lists) are interpolated into SQL; values are always bound.
 
@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import Awaitable, Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, contextmanager
 from typing import Any
 
 import aiosqlite
 
-from adapters.persistence.sql.dialect import render
+from adapters.persistence.sql.dialect import Dialect, render
 from adapters.persistence.sql.purge import bounded_delete
 from adapters.persistence.sqlite.faults import (
     BUSY_CODES,
@@ -22,16 +22,38 @@ from adapters.persistence.sqlite.faults import (
     primary_code,
     storage_fault,
 )
+from adapters.persistence.times import from_micros, to_micros
 from domain.errors import StorageFault
+
+_UNIQUE = {sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY}
+
+
+def _violates(codes: set[int]) -> Callable[[BaseException], bool]:
+    def check(exc: BaseException) -> bool:
+        return isinstance(exc, sqlite3.IntegrityError) and exc.sqlite_errorcode in codes
+
+    return check
+
+
+SQLITE = Dialect(
+    "sqlite",
+    to_db=to_micros,
+    from_db=lambda micros: None if micros is None else from_micros(micros),
+    bool_to_db=int,
+    is_unique_violation=_violates(_UNIQUE),
+    is_foreign_key_violation=_violates({sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY}),
+    lock_rows="",
+)
+"""SQLite's ``Dialect``: times as integer microseconds since the epoch, booleans as 0 or 1."""
 
 
 def _rowcount(conn: sqlite3.Connection, sql: str, args: tuple[Any, ...]) -> int:
     return max(0, conn.execute(sql, args).rowcount)
 
 
-class Statements:
+class SqliteUnit:
     """What every unit shares: the fault translation, reporting to the storage's ``FaultRecorder``.
-    Statements are given with ``adapters.persistence.sql``'s ``$n`` placeholders (or SQLite's own);
+    SqliteUnit are given with ``adapters.persistence.sql``'s ``$n`` placeholders (or SQLite's own);
     each is rendered for SQLite before it runs. After a storage fault the unit is finished (its
     transaction rolled back) and every later statement raises the same ``StorageFault``."""
 
@@ -66,8 +88,36 @@ class Statements:
         """Commit what the unit did so far."""
         raise NotImplementedError
 
+    # ``SqlQueries`` (adapters.persistence.sql.queries): every statement is one ``fetchall`` or
+    # ``count`` (on aiosqlite, one hop to its thread, ~0.1 ms, where cursor + fetch + close
+    # would be three). SQLite undoes a failed statement alone: no savepoint is needed.
 
-class WriteUnit(Statements):
+    dialect = SQLITE
+
+    async def all(self, sql: str, params: Sequence[Any] = (), *, write: bool = False) -> list[Any]:
+        """Every row of the statement (``SqlQueries.all``)."""
+        return list(await self.fetchall(sql, tuple(params)))
+
+    async def one(self, sql: str, params: Sequence[Any] = (), *, write: bool = False) -> Any:
+        """The first row of the statement, or None (``SqlQueries.one``)."""
+        rows = list(await self.fetchall(sql, tuple(params)))
+        return rows[0] if rows else None
+
+    async def execute(self, sql: str, params: Sequence[Any] = (), *, guarded: bool = False) -> int:
+        """Run an INSERT, UPDATE or DELETE; the rows it changed (``count``)."""
+        return await self.count(sql, tuple(params))
+
+    async def purge(
+        self, table: str, condition: str, params: Sequence[Any], limit: int | None
+    ) -> int:
+        """Delete up to ``limit`` rows of ``table`` meeting ``condition`` (``bulk``: on a
+        worker thread); the rows deleted."""
+        return await self.count(
+            bounded_delete("sqlite", table, condition, limit), tuple(params), bulk=True
+        )
+
+
+class SqliteWriteUnit(SqliteUnit):
     """The connections one unit of work runs on (ADR 0022). Each transaction begins on the
     storage's writer, a ``sqlite3`` connection used on the event loop's thread, when it gets the
     write lock at once; then every statement of that transaction runs there (it holds the lock:
@@ -159,7 +209,7 @@ class WriteUnit(Statements):
             await self._on_writer_commit()
 
 
-class ReadUnit(Statements):
+class SqliteReadUnit(SqliteUnit):
     """A read-only unit (``SqliteStorage.read()``): each statement on its own (autocommit), on
     the storage's reader, a second connection used on the event loop's thread. An indexed read
     takes microseconds there, less than a hop to aiosqlite's thread costs; WAL lets it read
@@ -197,34 +247,3 @@ class ReadUnit(Statements):
 
     async def commit(self) -> None:
         """Nothing to commit in a read-only unit."""
-
-
-class SqlQueries:
-    """Query helpers over a unit (``WriteUnit`` or ``ReadUnit``), the base of every repository:
-    every statement is one ``fetchall`` or ``count`` (on aiosqlite, one hop to its thread,
-    ~0.1 ms, where cursor + fetch + close would be three)."""
-
-    def __init__(self, unit: Statements) -> None:
-        self._u = unit
-
-    async def _all(self, sql: str, params: Iterable[Any] = ()) -> list[Any]:
-        return list(await self._u.fetchall(sql, tuple(params)))
-
-    async def _one(self, sql: str, params: Iterable[Any] = ()) -> Any:
-        rows = await self._all(sql, params)
-        return rows[0] if rows else None
-
-    async def _count(self, sql: str, params: Iterable[Any] = ()) -> int:
-        """Run an INSERT, UPDATE or DELETE; the rows it changed (``WriteUnit.count``)."""
-        return await self._u.count(sql, tuple(params))
-
-    async def _purge(self, sql: str, params: Iterable[Any] = ()) -> int:
-        """``_count`` for a statement with no bound on its rows (housekeeping's purges)."""
-        return await self._u.count(sql, tuple(params), bulk=True)
-
-    async def _purge_where(
-        self, table: str, condition: str, params: Iterable[Any], limit: int | None
-    ) -> int:
-        """Delete up to ``limit`` rows (all with None) of ``table`` meeting ``condition``
-        (``sql.purge.bounded_delete``); the rows deleted."""
-        return await self._purge(bounded_delete("sqlite", table, condition, limit), params)

@@ -1,6 +1,6 @@
 """The admin console's dashboard and audit log (docs/reference/console.md).
 
-The dashboard is ``application.audit.dashboard.Dashboard`` (logins and failed logins per hour
+The dashboard is ``application.console.dashboard.Dashboard`` (logins and failed logins per hour
 over the last 24 h, live sessions, users; the signing keys for a superadmin). The audit log is
 ``ListAuditEvents`` — the use case of GET /audit-events, so the same scope (org_admin: its
 organization) — with the filters ``type``, ``user_id`` and a date range (``from`` / ``to``,

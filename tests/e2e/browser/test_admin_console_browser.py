@@ -2,7 +2,7 @@
 Debian's Chromium (``AUTHSVC_TEST_CHROMIUM``, e.g. ``/usr/bin/chromium``) driven by Playwright
 through ``executable_path`` (never ``playwright install``), one browser for the module, one context
 per role. Every action is a click or a form filled in the browser, never a form posted by the HTTP
-client. Each test has its own app and ``test_admin_http`` world.
+client. Each test has its own app and ``tests.e2e.accounts_world`` world.
 
 Every console action of section 18, for each role and organization case:
 
@@ -30,7 +30,7 @@ Every console action of section 18, for each role and organization case:
   page.
 
 "Changes exactly what the matching API call changes": each action is a ``Console.step``. A
-``state`` of the world (``test_admin_http.snapshot`` with users and clients read whole, and
+``state`` of the world (``accounts_world.snapshot`` with users and clients read whole, and
 users' identities) is taken before; after the browser action the state must equal the
 before-state with exactly the step's expected edit applied (nothing else changed), and each
 item the edit touches is read over the JSON API with the caller's bearer token and must show
@@ -63,7 +63,10 @@ from entrypoints.config import load_config
 from entrypoints.container import build_container
 from entrypoints.http.app import create_app
 from entrypoints.http.console.audit import CSV_FIELDS
-from tests.e2e.conftest import PASSWORD
+from tests.e2e.accounts_world import HOME, OTHER, make_world
+from tests.e2e.accounts_world import (
+    shared_key_dir as shared_key_dir,  # one RSA key per module
+)
 from tests.e2e.console_harness import (
     EMAILS,
     NOTHING,
@@ -85,13 +88,9 @@ from tests.e2e.console_harness import (
     with_identity,
     with_mfa,
 )
-from tests.e2e.http.test_admin_http import HOME, OTHER, make_world
-from tests.e2e.http.test_admin_http import (
-    shared_key_dir as shared_key_dir,  # one RSA key per module
-)
+from tests.e2e.helpers import PASSWORD
 from tests.e2e.oidc_helpers import auth_params, pkce, register_client
 from tests.e2e.servers import free_port
-from tests.interop.conftest import node_modules as node_modules  # the npm ci fixture
 
 CHROMIUM = os.environ.get("AUTHSVC_TEST_CHROMIUM")
 FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

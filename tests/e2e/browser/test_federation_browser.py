@@ -29,7 +29,6 @@ from playwright.async_api import Page
 
 from tests.e2e.federation_helpers import provider_toml, upstream_process
 from tests.e2e.servers import ROOT, Server, each_backend, free_port  # noqa: F401 - fixture
-from tests.interop.conftest import chromium, node_modules  # noqa: F401 - fixtures
 from tests.interop.driver import (
     Action,
     DevInteractions,
@@ -83,7 +82,7 @@ class Deployment:
 
 @pytest.fixture
 def served(
-    node_modules: Path,  # noqa: F811
+    node_modules: Path,
     tmp_path: Path,
     storage_env: dict[str, str],
 ) -> Iterator[Deployment]:
@@ -150,7 +149,7 @@ def _pkce() -> tuple[str, str]:
 
 async def test_continue_with_in_chromium_signs_in_and_authorize_is_then_silent(
     served: Deployment,
-    chromium: str,  # noqa: F811
+    chromium: str,
 ) -> None:
     """UP-01, UP-02, UP-11 (its last step) in a browser: Chromium clicks "Continue with
     TestIdP" on /ui/login, signs in at oidc-provider and lands back on /ui/signed-in signed in
@@ -212,8 +211,8 @@ async def test_continue_with_in_chromium_signs_in_and_authorize_is_then_silent(
 
 async def test_up11_full_chain_from_a_relying_party(
     served: Deployment,
-    chromium: str,  # noqa: F811
-    node_modules: Path,  # noqa: F811
+    chromium: str,
+    node_modules: Path,
 ) -> None:
     """UP-11: openid-client (``rp_flow.mjs``, a public client) → our /oauth/authorize → our
     login page → "Continue with TestIdP" → oidc-provider's login → back → our consent page →
@@ -260,7 +259,7 @@ async def _through_upstream(page: Page, until: str) -> None:
 
 async def test_linking_needs_the_account_pages_post_and_a_confirmation(
     served: Deployment,
-    chromium: str,  # noqa: F811
+    chromium: str,
 ) -> None:
     """Review s5, finding 7 (docs/reference/federation.md), in a browser: alice has a fresh hosted
     login. Another site's page navigates her browser to the old link URL

@@ -20,7 +20,7 @@ from entrypoints.config import load_config
 from entrypoints.container import build_container
 from entrypoints.http.app import create_app
 from tests.e2e.browser.test_oidc_passkey_browser import FLAGS, chromium  # noqa: F401 - fixture
-from tests.e2e.conftest import PASSWORD
+from tests.e2e.helpers import PASSWORD
 from tests.e2e.oidc_helpers import (
     REDIRECT,
     Registered,

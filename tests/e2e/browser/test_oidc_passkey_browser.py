@@ -43,7 +43,7 @@ from playwright.async_api import Page, async_playwright
 from entrypoints.config import load_config
 from entrypoints.container import build_container
 from entrypoints.http.app import create_app
-from tests.e2e.conftest import PASSWORD, bearer, register_and_login
+from tests.e2e.helpers import PASSWORD, bearer, register_and_login
 from tests.e2e.oidc_helpers import (
     Registered,
     auth_params,

@@ -28,8 +28,8 @@ from domain.model import Role
 from entrypoints.config import load_config
 from entrypoints.container import build_container
 from entrypoints.http.app import create_app
-from tests.e2e.conftest import ONE_PER_BACKEND, PASSWORD, assert_problem, bearer, container_of
-from tests.e2e.http.test_admin_http import ROOT, add_user, login
+from tests.e2e.accounts_world import ROOT, add_user, login
+from tests.e2e.helpers import ONE_PER_BACKEND, PASSWORD, assert_problem, bearer, container_of
 from tests.e2e.oidc_helpers import pkce
 from tests.e2e.servers import free_port
 from tests.interop.driver import FLAGS

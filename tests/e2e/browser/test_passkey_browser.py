@@ -23,7 +23,7 @@ from playwright.async_api import async_playwright
 from entrypoints.config import load_config
 from entrypoints.container import build_container
 from entrypoints.http.app import create_app
-from tests.e2e.conftest import PASSWORD, bearer, register_and_login
+from tests.e2e.helpers import PASSWORD, bearer, register_and_login
 from tests.e2e.servers import free_port
 
 # .ci/run installs Debian's chromium and names it here, so CI always runs this test; elsewhere

@@ -33,7 +33,7 @@ from entrypoints.config import ConfigError, load_config
 from entrypoints.container import build_container
 from entrypoints.http.app import create_app
 from entrypoints.telemetry import Telemetry
-from tests.e2e.conftest import (
+from tests.e2e.helpers import (
     PASSWORD,
     MakeClient,
     assert_problem,

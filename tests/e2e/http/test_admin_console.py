@@ -1,7 +1,7 @@
 """The admin console over HTTP with a cookie jar (docs/reference/console.md): sign-in and role gate,
 CSRF, every action per role and organization, each change checked over the JSON API afterwards.
 
-The world is ``test_admin_http``'s: a superadmin ``root`` of ``default``, and in ``default``
+The world is ``tests.e2e.accounts_world``'s: a superadmin ``root`` of ``default``, and in ``default``
 and ``acme`` a viewer ``target`` (with a live session and a passkey), a group with a
 ``member``, and an OAuth client. The console's caller signs in on /ui/login (the hosted
 session); the JSON API is read with a bearer token of the same caller.
@@ -22,8 +22,7 @@ from aiohttp.test_utils import TestClient
 
 from domain.federation import FederatedIdentity
 from domain.model import Role
-from tests.e2e.conftest import ONE_PER_BACKEND, bearer
-from tests.e2e.http.test_admin_http import (
+from tests.e2e.accounts_world import (
     HOME,
     OTHER,
     World,
@@ -32,8 +31,9 @@ from tests.e2e.http.test_admin_http import (
     login,
     make_world,
 )
-from tests.e2e.http.test_admin_http import base_env as base_env  # the shared key directory
-from tests.e2e.http.test_admin_http import shared_key_dir as shared_key_dir
+from tests.e2e.accounts_world import base_env as base_env  # the shared key directory
+from tests.e2e.accounts_world import shared_key_dir as shared_key_dir
+from tests.e2e.helpers import ONE_PER_BACKEND, bearer
 from tests.e2e.oidc_helpers import ORIGIN, csrf_of, sign_in
 
 

@@ -19,7 +19,7 @@ from entrypoints.config import load_config
 from entrypoints.container import build_container
 from entrypoints.http.anonymous_writes import ANONYMOUS_WRITES
 from entrypoints.http.app import create_app
-from tests.e2e.conftest import ONE_PER_BACKEND, PASSWORD, MakeClient, assert_problem, bearer
+from tests.e2e.helpers import ONE_PER_BACKEND, PASSWORD, MakeClient, assert_problem, bearer
 from tests.e2e.http.test_actuator_http import refresh, superadmin_token, write_config
 from tests.e2e.processes.test_processes import Database
 

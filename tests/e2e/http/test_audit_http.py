@@ -16,7 +16,7 @@ from aiohttp.test_utils import TestClient
 
 from application.shared.pagination import encode_cursor
 from domain.audit import AuditEvent, AuditQuery, new_audit_id
-from tests.e2e.conftest import (
+from tests.e2e.helpers import (
     ONE_PER_BACKEND,
     PASSWORD,
     MakeClient,

@@ -18,7 +18,7 @@ from aiohttp.test_utils import TestClient
 from application.shared.steps import hash_token
 from domain.audit import AUDIT_EVENT_TYPES, AuditEvent, AuditQuery
 from domain.oidc import Consent
-from tests.e2e.conftest import ONE_PER_BACKEND, PASSWORD, MakeClient, bearer, container_of
+from tests.e2e.helpers import ONE_PER_BACKEND, PASSWORD, MakeClient, bearer, container_of
 from tests.e2e.http.test_oauth_http import basic
 from tests.e2e.oidc_helpers import auth_params, code_via_browser, exchange, pkce, register_client
 from tests.smtp import SmtpSink, smtp_env, smtp_server, token_of

@@ -16,7 +16,7 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from entrypoints.config import key_store_of
-from tests.e2e.conftest import (
+from tests.e2e.helpers import (
     PASSWORD,
     USER_KEYS,
     MakeClient,

@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestClient
 
-from application.login.tokens import hash_refresh_token
+from application.sessions.tokens import hash_refresh_token
 from domain.audit import AuditQuery
 from domain.clients import Client
 from domain.model import RefreshToken, Session
 from domain.oidc import Consent
-from tests.e2e.conftest import (
+from tests.e2e.helpers import (
     ONE_PER_BACKEND,
     assert_problem,
     bearer,

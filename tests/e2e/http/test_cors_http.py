@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.conftest import PASSWORD, MakeClient, register_and_login
+from tests.e2e.helpers import PASSWORD, MakeClient, register_and_login
 
 APP = "https://app.example.com"
 

@@ -18,7 +18,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from jwt.algorithms import ECAlgorithm
 from multidict import CIMultiDict
 
-from tests.e2e.conftest import ONE_PER_BACKEND, MakeClient, container_of
+from tests.e2e.helpers import ONE_PER_BACKEND, MakeClient, container_of
 from tests.e2e.http.test_oauth_http import Machines, basic, machines, oauth_error
 
 

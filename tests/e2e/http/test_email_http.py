@@ -16,7 +16,7 @@ import pytest
 from aiohttp.test_utils import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.e2e.conftest import ONE_PER_BACKEND, PASSWORD, MakeClient, assert_problem, bearer
+from tests.e2e.helpers import ONE_PER_BACKEND, PASSWORD, MakeClient, assert_problem, bearer
 from tests.smtp import SmtpSink, free_port, smtp_env, smtp_server, text_of, token_of
 
 __all__ = ["smtp_server"]  # the fixture, for pytest

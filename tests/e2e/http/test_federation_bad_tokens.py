@@ -13,7 +13,6 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from domain.audit import AuditQuery
-from tests.e2e.conftest import ONE_PER_BACKEND, MakeClient, container_of
 from tests.e2e.federation_helpers import (
     CLIENT_ID,
     callback,
@@ -21,6 +20,7 @@ from tests.e2e.federation_helpers import (
     fake_provider_toml,
     start,
 )
+from tests.e2e.helpers import ONE_PER_BACKEND, MakeClient, container_of
 
 
 @pytest.fixture(params=ONE_PER_BACKEND)

@@ -12,8 +12,8 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
-from tests.e2e.conftest import ONE_PER_BACKEND, MakeClient, container_of
 from tests.e2e.federation_helpers import provider_toml
+from tests.e2e.helpers import ONE_PER_BACKEND, MakeClient, container_of
 from tests.e2e.oidc_helpers import register_user
 
 pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")

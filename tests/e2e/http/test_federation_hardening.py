@@ -20,7 +20,8 @@ from aiohttp.test_utils import TestClient
 from application.shared.steps import new_opaque_token
 from domain.audit import AuditQuery
 from domain.model import EmailToken, EmailTokenPurpose
-from tests.e2e.conftest import (
+from tests.e2e.federation_helpers import FakeIdp, fake_idp, fake_provider_toml
+from tests.e2e.helpers import (
     ONE_PER_BACKEND,
     PASSWORD,
     MakeClient,
@@ -28,7 +29,6 @@ from tests.e2e.conftest import (
     bearer,
     container_of,
 )
-from tests.e2e.federation_helpers import FakeIdp, fake_idp, fake_provider_toml
 from tests.e2e.oidc_helpers import (
     ORIGIN,
     auth_params,

@@ -14,7 +14,6 @@ from aiohttp.test_utils import TestClient
 from dependency_injector import providers
 
 from domain.audit import AuditQuery
-from tests.e2e.conftest import ONE_PER_BACKEND, PASSWORD, MakeClient, bearer, container_of
 from tests.e2e.federation_helpers import (
     answer_link,
     callback,
@@ -25,9 +24,9 @@ from tests.e2e.federation_helpers import (
     upstream,  # noqa: F401 - fixture
     upstream_login,
 )
+from tests.e2e.helpers import ONE_PER_BACKEND, PASSWORD, MakeClient, bearer, container_of
 from tests.e2e.oidc_helpers import ORIGIN, csrf_of, register_user, sign_in
 from tests.fakes import FakeClock
-from tests.interop.conftest import node_modules  # noqa: F401 - fixture
 
 pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
 

@@ -10,13 +10,12 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import ONE_PER_BACKEND, MakeClient
 from tests.e2e.federation_helpers import (
     provider_toml,
     upstream,  # noqa: F401 - fixture
 )
+from tests.e2e.helpers import ONE_PER_BACKEND, MakeClient
 from tests.e2e.servers import free_port
-from tests.interop.conftest import node_modules  # noqa: F401 - fixture
 
 pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
 

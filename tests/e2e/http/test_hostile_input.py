@@ -11,7 +11,7 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from entrypoints.http.openapi import ROUTE_SPECS
-from tests.e2e.conftest import PASSWORD, assert_problem, bearer, container_of, register_and_login
+from tests.e2e.helpers import PASSWORD, assert_problem, bearer, container_of, register_and_login
 
 
 @pytest.fixture(

@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
-from application.login.tokens import hash_refresh_token
-from tests.e2e.conftest import MakeClient, container_of, register_and_login
+from application.sessions.tokens import hash_refresh_token
+from tests.e2e.helpers import MakeClient, container_of, register_and_login
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from dependency_injector import providers
 from entrypoints.config import load_config
 from entrypoints.container import build_container
 from entrypoints.http.app import create_app
-from tests.e2e.conftest import ONE_PER_BACKEND, bearer
+from tests.e2e.helpers import ONE_PER_BACKEND, bearer
 from tests.e2e.http.test_oauth_http import Machines, machines
 from tests.fakes import FakeClock
 

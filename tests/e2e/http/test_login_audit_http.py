@@ -13,7 +13,7 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from domain.audit import AuditEvent, AuditQuery
-from tests.e2e.conftest import (
+from tests.e2e.helpers import (
     ONE_PER_BACKEND,
     PASSWORD,
     MakeClient,

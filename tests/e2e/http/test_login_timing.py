@@ -11,7 +11,7 @@ from aiohttp.test_utils import TestClient
 
 from application.shared.steps import new_id
 from domain.model import Role, User
-from tests.e2e.conftest import ONE_PER_BACKEND, MakeClient, assert_problem, container_of
+from tests.e2e.helpers import ONE_PER_BACKEND, MakeClient, assert_problem, container_of
 from tests.e2e.oidc_helpers import ORIGIN, csrf_of
 
 ROUNDS = 10

@@ -29,7 +29,7 @@ from entrypoints.config import load_config
 from entrypoints.container import build_container
 from entrypoints.http.app import create_app
 from entrypoints.telemetry import Telemetry
-from tests.e2e.conftest import ONE_PER_BACKEND, PASSWORD, assert_problem, bearer, container_of
+from tests.e2e.helpers import ONE_PER_BACKEND, PASSWORD, assert_problem, bearer, container_of
 from tests.fakes import FakeClock
 
 ALICE = "alice@example.com"

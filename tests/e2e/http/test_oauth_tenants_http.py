@@ -20,7 +20,7 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from entrypoints.config import ConfigError
-from tests.e2e.conftest import ONE_PER_BACKEND, MakeClient, assert_problem, bearer, container_of
+from tests.e2e.helpers import ONE_PER_BACKEND, MakeClient, assert_problem, bearer, container_of
 from tests.e2e.http.test_actuator_http import refresh, write_config
 from tests.e2e.http.test_oauth_http import Machines, machines
 

@@ -9,7 +9,7 @@ from urllib.parse import urlencode
 import pytest
 from aiohttp.test_utils import TestClient
 
-from tests.e2e.conftest import ONE_PER_BACKEND
+from tests.e2e.helpers import ONE_PER_BACKEND
 from tests.e2e.oidc_helpers import (
     ISSUER,
     REDIRECT,

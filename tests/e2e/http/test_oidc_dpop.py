@@ -17,7 +17,7 @@ import pytest
 from aiohttp.test_utils import TestClient
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from tests.e2e.conftest import ONE_PER_BACKEND
+from tests.e2e.helpers import ONE_PER_BACKEND
 from tests.e2e.http.test_dpop_http import proof, public_jwk, thumbprint
 from tests.e2e.oidc_helpers import (
     ISSUER,

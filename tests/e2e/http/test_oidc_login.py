@@ -14,7 +14,7 @@ from aiohttp import ClientResponse
 from aiohttp.test_utils import TestClient
 
 from application.oauth.authorize import parse_authorize
-from tests.e2e.conftest import ONE_PER_BACKEND, PASSWORD, MakeClient, bearer, container_of
+from tests.e2e.helpers import ONE_PER_BACKEND, PASSWORD, MakeClient, bearer, container_of
 from tests.e2e.oidc_helpers import (
     ORIGIN,
     REDIRECT,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from aiohttp.test_utils import TestClient
 
-from tests.e2e.conftest import ONE_PER_BACKEND
+from tests.e2e.helpers import ONE_PER_BACKEND
 from tests.e2e.oidc_helpers import (
     Registered,
     auth_params,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from aiohttp.test_utils import TestClient
 
-from tests.e2e.conftest import ONE_PER_BACKEND, PASSWORD, bearer, register_and_login
+from tests.e2e.helpers import ONE_PER_BACKEND, PASSWORD, bearer, register_and_login
 from tests.e2e.oidc_helpers import (
     ORIGIN,
     auth_params,

@@ -9,7 +9,7 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from application.oauth.interaction import LOGIN_AFTER
-from tests.e2e.conftest import ONE_PER_BACKEND, MakeClient
+from tests.e2e.helpers import ONE_PER_BACKEND, MakeClient
 from tests.e2e.oidc_helpers import (
     REDIRECT,
     auth_params,

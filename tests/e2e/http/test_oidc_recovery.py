@@ -14,7 +14,7 @@ from aiohttp import ClientResponse
 from aiohttp.test_utils import TestClient
 
 from entrypoints.http.pages.web import PAGE_HEADERS
-from tests.e2e.conftest import ONE_PER_BACKEND, PASSWORD, MakeClient, bearer
+from tests.e2e.helpers import ONE_PER_BACKEND, PASSWORD, MakeClient, bearer
 from tests.e2e.oidc_helpers import (
     ISSUER,
     ORIGIN,

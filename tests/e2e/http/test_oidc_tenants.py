@@ -27,9 +27,9 @@ from aiohttp.test_utils import TestClient
 
 from domain.audit import AuditQuery
 from domain.model import Role
-from tests.e2e.conftest import ONE_PER_BACKEND, assert_problem, bearer, container_of
+from tests.e2e.accounts_world import ROOT, add_user, login
+from tests.e2e.helpers import ONE_PER_BACKEND, assert_problem, bearer, container_of
 from tests.e2e.http.test_admin_console import post
-from tests.e2e.http.test_admin_http import ROOT, add_user, login
 from tests.e2e.oidc_helpers import (
     ISSUER,
     ORIGIN,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from aiohttp.test_utils import TestClient
 
-from tests.e2e.conftest import ONE_PER_BACKEND, bearer
+from tests.e2e.helpers import ONE_PER_BACKEND, bearer
 from tests.e2e.oidc_helpers import (
     ISSUER,
     REDIRECT,

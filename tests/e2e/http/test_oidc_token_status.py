@@ -19,7 +19,7 @@ import attrs
 import pytest
 from aiohttp.test_utils import TestClient
 
-from tests.e2e.conftest import ONE_PER_BACKEND, PASSWORD, bearer, container_of
+from tests.e2e.helpers import ONE_PER_BACKEND, PASSWORD, bearer, container_of
 from tests.e2e.oidc_helpers import (
     ORIGIN,
     Registered,

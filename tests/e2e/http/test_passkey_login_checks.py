@@ -12,7 +12,7 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from domain.audit import AuditEvent, AuditQuery
-from tests.e2e.conftest import ONE_PER_BACKEND, assert_problem, bearer, container_of
+from tests.e2e.helpers import ONE_PER_BACKEND, assert_problem, bearer, container_of
 from tests.e2e.http.test_passkeys_http import enrolled, passkey_login
 from tests.webauthn_authenticator import SoftAuthenticator
 

@@ -15,7 +15,7 @@ from aiohttp.test_utils import TestClient
 from application.events.catalog import Event, MfaFailed
 from application.login.passkey_step import PasskeyLogin
 from application.shared.steps import hash_token
-from tests.e2e.conftest import (
+from tests.e2e.helpers import (
     ONE_PER_BACKEND,
     PASSWORD,
     MakeClient,

@@ -22,7 +22,7 @@ from dilithium_py.ml_dsa import ML_DSA_65
 from entrypoints.config import load_config
 from entrypoints.container import build_container
 from entrypoints.http.app import create_app
-from tests.e2e.conftest import ONE_PER_BACKEND, MakeClient, assert_problem, bearer
+from tests.e2e.helpers import ONE_PER_BACKEND, MakeClient, assert_problem, bearer
 from tests.e2e.http.test_actuator_http import refresh, samples, superadmin_token, write_config
 from tests.e2e.http.test_oauth_http import API, Machines, machines
 from tests.fakes import FakeClock

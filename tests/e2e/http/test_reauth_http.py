@@ -13,7 +13,7 @@ import jwt
 import pytest
 from aiohttp.test_utils import TestClient
 
-from tests.e2e.conftest import (
+from tests.e2e.helpers import (
     ONE_PER_BACKEND,
     PASSWORD,
     MakeClient,

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestClient
 
-from tests.e2e.conftest import ONE_PER_BACKEND, PASSWORD, MakeClient, bearer
+from tests.e2e.helpers import ONE_PER_BACKEND, PASSWORD, MakeClient, bearer
 from tests.e2e.servers import ROOT
 
 USERS, TOKENS, AUDIT = 200, 1_000, 1_000

@@ -14,7 +14,7 @@ from aiohttp.test_utils import TestClient
 
 from domain.clients import Client
 from domain.model import RefreshToken, Session
-from tests.e2e.conftest import (
+from tests.e2e.helpers import (
     PASSWORD,
     MakeClient,
     assert_problem,

@@ -30,7 +30,7 @@ from adapters.persistence.sqlite import SqliteStorage
 from entrypoints.config import load_config
 from entrypoints.container import build_container
 from entrypoints.http.app import create_app
-from tests.e2e.conftest import PASSWORD, MakeClient, bearer, container_of
+from tests.e2e.helpers import PASSWORD, MakeClient, bearer, container_of
 from tests.faults import (
     SQLITE_NO_PAGE_LIMIT,
     TcpProxy,

@@ -19,7 +19,7 @@ from aiohttp.test_utils import TestClient
 from application.shared.settings import EmailSettings
 from application.shared.steps import new_opaque_token
 from domain.model import EmailToken, EmailTokenPurpose
-from tests.e2e.conftest import (
+from tests.e2e.helpers import (
     ONE_PER_BACKEND,
     PASSWORD,
     MakeClient,

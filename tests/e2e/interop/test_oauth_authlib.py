@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from authlib.integrations.httpx_client import AsyncOAuth2Client
 
-from tests.e2e.conftest import ONE_PER_BACKEND, MakeClient
+from tests.e2e.helpers import ONE_PER_BACKEND, MakeClient
 from tests.e2e.http.test_oauth_http import machines
 
 

@@ -18,7 +18,7 @@ from aiohttp.test_utils import TestClient
 from entrypoints.config import load_config
 from entrypoints.container import build_container
 from entrypoints.http.app import create_app
-from tests.e2e.conftest import ONE_PER_BACKEND
+from tests.e2e.helpers import ONE_PER_BACKEND
 from tests.e2e.http.test_oauth_http import SHARED_SCOPES, Machines, machines
 from tests.e2e.servers import free_port
 

@@ -18,7 +18,7 @@ import pytest
 from domain.errors import AccountDisabled, InvalidCredentials
 from domain.model import Role, User
 from domain.policy import Principal
-from entrypoints import cli
+from entrypoints import cli, cli_users
 from entrypoints.config import load_config
 from entrypoints.container import Container, build_container
 from tests.brokers import new_kek
@@ -40,7 +40,7 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     }
     for name, value in values.items():
         monkeypatch.setenv(name, value)
-    monkeypatch.delenv(cli.BOOTSTRAP_PASSWORD_ENV, raising=False)
+    monkeypatch.delenv(cli_users.BOOTSTRAP_PASSWORD_ENV, raising=False)
     monkeypatch.delenv("AUTHSVC_CONFIG", raising=False)
     monkeypatch.setattr(getpass, "getpass", _no_prompt)
     return values
@@ -107,7 +107,7 @@ def one_error_line(err: str) -> str:
 def test_create_superadmin_from_the_environment(
     env: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setenv(cli.BOOTSTRAP_PASSWORD_ENV, PASSWORD)
+    monkeypatch.setenv(cli_users.BOOTSTRAP_PASSWORD_ENV, PASSWORD)
     assert run("create-superadmin", "--email", "Root@Example.com") == 0
     out = capsys.readouterr().out
     assert "created superadmin root@example.com" in out
@@ -115,7 +115,7 @@ def test_create_superadmin_from_the_environment(
     assert root.role is Role.SUPERADMIN and root.org_id == "default"
     assert can_log_in("root@example.com", PASSWORD)
     # Running it again changes nothing and needs no password.
-    monkeypatch.delenv(cli.BOOTSTRAP_PASSWORD_ENV)
+    monkeypatch.delenv(cli_users.BOOTSTRAP_PASSWORD_ENV)
     assert run("create-superadmin", "--email", "root@example.com") == 0
     assert "root@example.com is superadmin" in capsys.readouterr().out
 
@@ -123,7 +123,7 @@ def test_create_superadmin_from_the_environment(
 def test_create_superadmin_in_an_organization(
     env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(cli.BOOTSTRAP_PASSWORD_ENV, PASSWORD)
+    monkeypatch.setenv(cli_users.BOOTSTRAP_PASSWORD_ENV, PASSWORD)
     assert run("create-superadmin", "--email", "ops@example.com", "--org", "acme") == 0
     assert user("ops@example.com").org_id == "acme"
 
@@ -144,7 +144,7 @@ def test_create_superadmin_promotes_and_ignores_the_bootstrap_password(
     env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     register("alice@example.com")
-    monkeypatch.setenv(cli.BOOTSTRAP_PASSWORD_ENV, "another password")
+    monkeypatch.setenv(cli_users.BOOTSTRAP_PASSWORD_ENV, "another password")
     assert run("create-superadmin", "--email", "alice@example.com") == 0
     assert user("alice@example.com").role is Role.SUPERADMIN
     assert can_log_in("alice@example.com", PASSWORD)
@@ -191,7 +191,7 @@ def test_create_superadmin_bad_input_is_one_line_and_status_1(
     password: str,
     message: str,
 ) -> None:
-    monkeypatch.setenv(cli.BOOTSTRAP_PASSWORD_ENV, password)
+    monkeypatch.setenv(cli_users.BOOTSTRAP_PASSWORD_ENV, password)
     assert run("create-superadmin", "--email", email) == 1
     assert message in one_error_line(capsys.readouterr().err)
 
@@ -271,7 +271,7 @@ def test_users_errors_are_one_line_and_status_1(
     message: str,
 ) -> None:
     register("alice@example.com")
-    monkeypatch.setenv(cli.BOOTSTRAP_PASSWORD_ENV, PASSWORD)
+    monkeypatch.setenv(cli_users.BOOTSTRAP_PASSWORD_ENV, PASSWORD)
     assert run("create-superadmin", "--email", "root@example.com") == 0
     capsys.readouterr()
     assert run(*argv) == 1
@@ -335,7 +335,7 @@ def test_usage_errors_exit_2(env: dict[str, str], capsys: pytest.CaptureFixture[
 
 
 def test_as_a_script(env: dict[str, str]) -> None:
-    environ = {**os.environ, **env, cli.BOOTSTRAP_PASSWORD_ENV: PASSWORD}
+    environ = {**os.environ, **env, cli_users.BOOTSTRAP_PASSWORD_ENV: PASSWORD}
     command = [sys.executable, "-m", "entrypoints.cli"]
     done = subprocess.run([*command, "create-superadmin", "--email", "root@example.com"],
                           cwd=REPO, env=environ, capture_output=True, text=True, timeout=60,

@@ -14,7 +14,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from tests.e2e.conftest import ONE_PER_BACKEND, PASSWORD, MakeClient, bearer
+from tests.e2e.helpers import ONE_PER_BACKEND, PASSWORD, MakeClient, bearer
 from tests.e2e.http.test_actuator_http import superadmin_token
 from tests.e2e.servers import Server, server_env
 

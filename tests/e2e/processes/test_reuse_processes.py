@@ -12,7 +12,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from tests.e2e.conftest import PASSWORD
+from tests.e2e.helpers import PASSWORD
 from tests.e2e.servers import Server, each_backend, server_env  # noqa: F401 - overrides backend
 
 

@@ -18,8 +18,7 @@ from application.events.catalog import (
 )
 from application.login.auth import AuthService
 from domain.errors import InvalidCredentials, InvalidRefreshToken, RateLimited
-from tests.fakes import FakeClock
-from tests.unit.conftest import Recorder
+from tests.fakes import FakeClock, Recorder
 
 PASSWORD = "correct horse battery"
 

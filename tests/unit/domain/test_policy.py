@@ -1,7 +1,7 @@
 """domain.policy: the permission matrix and the escalation rules of docs/reference/accounts.md, and
 access to the actuator (docs/reference/operations.md).
 
-``MATRIX`` below is the one table of who may do what; ``tests/unit/application/accounts/test_admin.py`` drives the
+``MATRIX`` below is the one table of who may do what; ``tests/unit/application/accounts/test_roles.py`` drives the
 real use cases with the same table. ``ACTUATOR_MATRIX`` is the actuator's (no organization
 scope); ``tests/e2e/http/test_actuator_http.py`` drives the real routes with the same rows.
 """

@@ -19,7 +19,7 @@ from entrypoints.config import Config, load_config
 from entrypoints.config.refresh import ConfigReloader, ConfigSource, refresh_steps
 from entrypoints.telemetry import Telemetry
 from service_actuator import InvalidConfiguration, RefreshResult
-from tests.unit.conftest import Recorder
+from tests.fakes import Recorder
 
 
 @attrs.define

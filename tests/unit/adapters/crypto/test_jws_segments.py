@@ -10,7 +10,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from jwt.exceptions import DecodeError
 
-from adapters.crypto.jwt_signer import StrictJWS
+from adapters.crypto.jws import StrictJWS
 
 _ALPHABET = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 

@@ -1,6 +1,7 @@
 """Each SQL statement of the storage adapters is written once (issue #30): the statements of
 ``adapters.persistence.sql`` are distinct and each prepares on the migrated SQLite schema; no
-statement on a table is written in both backends, or again in a backend beside ``sql/``."""
+statement on a table is written in both backends, or again in a backend or a store beside the
+statement modules of ``sql/`` (the stores of ``sql/stores/`` hold none, ADR 0039)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import adapters.persistence.sql as sql_package
 from adapters.persistence.migrate import apply_sqlite_migrations
+from adapters.persistence.sql import mfa
 from adapters.persistence.sql.dialect import render
 
 PERSISTENCE = Path(sql_package.__file__).parent.parent
@@ -41,7 +43,7 @@ def _literals(backend: str) -> dict[str, str]:
     """Normalized statement -> where, for each string literal (an f-string with ``{}`` for its
     expressions) on a table in ``adapters/persistence/<backend>/``."""
     found: dict[str, str] = {}
-    for path in sorted((PERSISTENCE / backend).glob("*.py")):
+    for path in sorted((PERSISTENCE / backend).rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -82,18 +84,25 @@ def test_no_backend_writes_a_statement_of_the_sql_package_again() -> None:
     shared = {_normal(s): where for where, s in _sql_constants().items()}
     again = {
         (shared[s], where)
-        for backend in ("sqlite", "postgres", "memory")
+        for backend in ("sqlite", "postgres", "memory", "sql/stores")
         for s, where in _literals(backend).items()
         if s in shared
     }
     assert again == set()
 
 
-def test_the_scan_finds_the_statements_each_backend_keeps() -> None:
-    """Not blind: the per-dialect statements (multi-row insert, insert-if-user) are seen, and
-    the two dialects' spellings of one statement compare equal."""
-    assert any(s.startswith("INSERT INTO mfa_recovery_codes") for s in _literals("sqlite"))
-    assert any(s.startswith("INSERT INTO refresh_tokens") for s in _literals("postgres"))
+def test_the_stores_write_no_statement() -> None:
+    """The shared stores run the statements of ``sql/``; the backends keep only the
+    statements of their own faults and login-attempt counts, none written twice."""
+    assert _literals("sql/stores") == {}
+
+
+def test_the_scan_finds_statements() -> None:
+    """Not blind: the scan sees the statement modules' texts (f-strings included), and the two
+    dialects' spellings of one statement compare equal."""
+    found = _literals("sql")
+    assert any(s.startswith("INSERT INTO refresh_tokens") for s in found)
+    assert any(s.startswith("INSERT INTO mfa_recovery_codes") for s in found)
     assert _normal("SELECT a FROM t WHERE b = ?1 AND c = ?") == _normal(
         "SELECT a FROM t\n WHERE b = $1::text AND c = $2"
     )
@@ -110,3 +119,13 @@ def test_every_statement_prepares_on_the_sqlite_schema(tmp_path: Path) -> None:
                 conn.execute("EXPLAIN " + rendered, (None,) * count)
             except sqlite3.Error as exc:
                 raise AssertionError(f"{where}: {exc}: {rendered}") from None
+
+
+def test_the_recovery_code_insert_prepares_on_the_sqlite_schema(tmp_path: Path) -> None:
+    db = str(tmp_path / "schema.db")
+    apply_sqlite_migrations(db)
+    with sqlite3.connect(db) as conn:
+        for count in (1, 10):
+            conn.execute(
+                "EXPLAIN " + render(mfa.insert_codes(count), "sqlite"), (None,) * (count + 1)
+            )

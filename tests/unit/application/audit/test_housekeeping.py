@@ -13,13 +13,13 @@ import pytest
 from adapters.persistence.memory import MemoryStorage
 from application.audit.housekeeping import PurgeExpired
 from application.login.auth import AuthService
-from application.login.tokens import hash_refresh_token as token_hash
+from application.sessions.tokens import hash_refresh_token as token_hash
 from application.shared.settings import AuthSettings, Live
 from domain.clients import Client
 from domain.errors import InvalidRefreshToken
 from domain.oidc import AuthorizationCode, HostedSession
 from entrypoints.http.app import purge_every
-from tests.contract.conftest import Make
+from tests.factories import Make
 from tests.fakes import FakeClock
 
 PASSWORD = "correct horse battery"

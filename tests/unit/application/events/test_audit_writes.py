@@ -21,8 +21,7 @@ from application.login.auth import AuthService
 from application.shared.settings import AuditSettings, Live
 from domain.audit import AuditQuery
 from domain.errors import InvalidCredentials
-from tests.fakes import FakeClock
-from tests.unit.conftest import Recorder
+from tests.fakes import FakeClock, Recorder
 
 PASSWORD = "correct horse battery"
 

@@ -21,7 +21,7 @@ from application.events.catalog import (
     UserRegistered,
 )
 from application.login.auth import AuthService
-from application.login.tokens import hash_refresh_token
+from application.sessions.tokens import hash_refresh_token
 from application.shared.settings import AuthSettings, Live
 from domain.errors import (
     EmailTaken,
@@ -33,8 +33,8 @@ from domain.errors import (
     ValidationFailed,
 )
 from domain.model import Role
-from tests.fakes import FakeClock
-from tests.unit.conftest import Recorder
+from tests.factories import make_tokens
+from tests.fakes import FakeClock, Recorder
 
 PASSWORD = "correct horse battery"
 CLIENT = "192.0.2.7"
@@ -163,8 +163,9 @@ async def test_login_unknown_email_spends_one_dummy_bcrypt_check(
 
     spy = CountingHasher(hasher)
     throttle = LoginThrottle(MemoryLoginAttempts(), clock, auth_settings)
+    issuer, rotation = make_tokens(storage, signer, bus, clock, auth_settings)
     service = AuthService(
-        storage, spy, signer, bus, clock, auth_settings, normalize_email, throttle
+        storage, spy, signer, bus, clock, auth_settings, normalize_email, throttle, issuer, rotation
     )
     with pytest.raises(InvalidCredentials):
         await service.login("ghost@example.com", PASSWORD, "1.2.3.4")
@@ -207,8 +208,9 @@ async def test_of_a_burst_of_wrong_passwords_at_most_the_limit_is_checked(
 
     spy = CountingHasher(hasher)
     throttle = LoginThrottle(MemoryLoginAttempts(), clock, auth_settings)
+    issuer, rotation = make_tokens(storage, signer, bus, clock, auth_settings)
     service = AuthService(
-        storage, spy, signer, bus, clock, auth_settings, normalize_email, throttle
+        storage, spy, signer, bus, clock, auth_settings, normalize_email, throttle, issuer, rotation
     )
     await service.register("burst@example.com", PASSWORD)
     results = await asyncio.gather(

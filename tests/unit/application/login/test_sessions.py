@@ -22,7 +22,7 @@ from application.events.catalog import (
     UserEnabled,
 )
 from application.login.auth import AuthService
-from application.login.sessions import (
+from application.sessions.manage import (
     EndOwnSession,
     EndOwnSessions,
     ListedSession,
@@ -44,8 +44,7 @@ from domain.errors import (
 )
 from domain.model import RefreshToken, Role, Session, User
 from domain.policy import CLI_OPERATOR, Principal
-from tests.fakes import FakeClock
-from tests.unit.conftest import Recorder
+from tests.fakes import FakeClock, Recorder
 
 PASSWORD = "correct horse battery"
 CLIENT = "192.0.2.7"

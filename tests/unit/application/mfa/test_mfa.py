@@ -39,8 +39,8 @@ from domain.errors import (
     ValidationFailed,
 )
 from domain.model import User
-from tests.fakes import FakeClock
-from tests.unit.conftest import Recorder, make_reauth
+from tests.factories import make_reauth, make_tokens
+from tests.fakes import FakeClock, Recorder
 
 PASSWORD = "correct horse battery"
 EMAIL = "alice@example.com"
@@ -63,13 +63,15 @@ class World:
         throttle = LoginThrottle(MemoryLoginAttempts(), clock, settings)
         self.sealer = AesGcmSealer(os.urandom(32))
         totp = PyotpTotp()
+        issuer, rotation = make_tokens(storage, signer, bus, clock, settings)
         self.auth = AuthService(
-            storage, hasher, signer, bus, clock, settings, normalize_email, throttle
-        )
+            storage, hasher, signer, bus, clock, settings, normalize_email, throttle, issuer,
+            rotation,
+        )  # fmt: skip
         reauth = make_reauth(storage, hasher, clock, settings)
         self.enrolment = MfaEnrolment(storage, totp, self.sealer, reauth, bus, clock, settings)
         self.mfa_login = MfaLogin(
-            storage, totp, self.sealer, signer, bus, clock, settings, throttle
+            storage, totp, self.sealer, issuer, bus, clock, settings, throttle
         )
 
     async def enrolled(self) -> tuple[User, str, list[str]]:

@@ -19,8 +19,7 @@ from domain.errors import NotFound
 from domain.model import Role, Session, User
 from domain.oidc import Consent
 from domain.policy import Principal
-from tests.fakes import FakeClock
-from tests.unit.conftest import Recorder
+from tests.fakes import FakeClock, Recorder
 
 APP_A, APP_B = "a" * 32, "b" * 32
 

@@ -25,8 +25,8 @@ from domain.errors import (
     NotFound,
     PasskeyExists,
 )
-from tests.fakes import FakeClock
-from tests.unit.conftest import Recorder, make_reauth
+from tests.factories import make_reauth
+from tests.fakes import FakeClock, Recorder
 from tests.webauthn_authenticator import SoftAuthenticator, b64url, b64url_decode
 
 PASSWORD = "correct horse battery"

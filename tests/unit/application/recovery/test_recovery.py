@@ -35,8 +35,8 @@ from domain.errors import (
     RateLimited,
     ValidationFailed,
 )
-from tests.fakes import FakeClock
-from tests.unit.conftest import Recorder
+from tests.factories import make_tokens
+from tests.fakes import FakeClock, Recorder
 
 CLIENT = "192.0.2.7"
 PASSWORD = "correct horse"
@@ -90,9 +90,11 @@ def world(
     recovery = PasswordRecovery(
         storage, outbox, clock, auth_settings, email, bus, throttle, hasher, normalize_email
     )
+    issuer, rotation = make_tokens(storage, signer, bus, clock, auth_settings)
     auth = AuthService(
-        storage, hasher, signer, bus, clock, auth_settings, normalize_email, throttle, verification
-    )
+        storage, hasher, signer, bus, clock, auth_settings, normalize_email, throttle, issuer,
+        rotation, verification,
+    )  # fmt: skip
     return World(auth, verification, recovery, outbox, sender, storage, clock, auth_settings, email)
 
 

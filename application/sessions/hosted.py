@@ -1,0 +1,73 @@
+"""The browser's hosted session (docs/reference/oauth-and-oidc.md), looked up once for everyone
+who needs "the signed-in user of this cookie": the authorization endpoint, the federated link
+pages and the admin console.
+
+A cookie is stored only as its SHA-256 (``hosted_session_hash``). A hosted session counts when
+it is live (``HostedSessionStore.find``: not ended, before its idle and absolute ends) and its
+user exists and may still log in (``domain.login.still_active``).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import TypeGuard
+
+from application.ports import Storage, UnitOfWork
+from application.shared.steps import hash_token
+from domain.login import still_active
+from domain.model import User
+from domain.oidc import HostedSession
+
+__all__ = [
+    "MAX_COOKIE_LENGTH",
+    "hosted_session_hash",
+    "live_hosted",
+    "move_idle_end",
+    "plausible_cookie",
+    "signed_in",
+]
+
+MAX_COOKIE_LENGTH = 128
+"""Longer cookie values are no hosted session's (ours are 43 characters): not even looked up."""
+
+
+def hosted_session_hash(cookie: str) -> str:
+    """The stored form of a hosted session's cookie value (SHA-256 hex)."""
+    return hash_token(cookie)
+
+
+def plausible_cookie(cookie: str | None) -> TypeGuard[str]:
+    """Whether ``cookie`` is worth a lookup: present and at most ``MAX_COOKIE_LENGTH`` long."""
+    return bool(cookie) and len(cookie or "") <= MAX_COOKIE_LENGTH
+
+
+async def live_hosted(
+    uow: UnitOfWork, cookie: str, now: datetime
+) -> tuple[HostedSession, User] | None:
+    """The live hosted session of ``cookie`` and its user, read in ``uow``; None for an
+    unknown, ended or expired session, or a user gone or disabled."""
+    hosted = await uow.hosted_sessions.find(hosted_session_hash(cookie), now)
+    user = None if hosted is None else await uow.users.get(hosted.user_id)
+    if hosted is None or not still_active(user):
+        return None
+    return hosted, user
+
+
+async def signed_in(
+    storage: Storage, cookie: str | None, now: datetime
+) -> tuple[HostedSession, User] | None:
+    """``live_hosted`` in a read-only unit of work of its own; None without a plausible
+    cookie (then nothing is read)."""
+    if not plausible_cookie(cookie):
+        return None
+    async with storage.read() as uow:
+        return await live_hosted(uow, cookie, now)
+
+
+async def move_idle_end(
+    uow: UnitOfWork, hosted: HostedSession, now: datetime, idle_ttl: int
+) -> None:
+    """A use of ``hosted`` at ``now``: its idle end moves to now + ``idle_ttl`` seconds
+    (``oidc.session_idle_ttl``), never past its absolute end."""
+    idle = now + timedelta(seconds=idle_ttl)
+    await uow.hosted_sessions.touch(hosted.id_hash, min(idle, hosted.expires_at))

@@ -1,0 +1,102 @@
+"""Who may do what: role ranks, organization scope and escalation rules
+(docs/reference/accounts.md), and access to the actuator (docs/reference/operations.md). Whether
+a user who proved who it is may log in, and what a federated identity becomes, are the login
+rules of ``domain.login``.
+
+Pure functions over domain values: no I/O, nothing but the standard library, attrs and
+``domain``. The use cases in ``application`` (users, groups, operator) and the actuator's
+authorizer (``entrypoints.actuator``) ask this package; they never decide access
+themselves.
+
+The acting party (``Actor``) is a ``Principal`` (an authenticated caller, over HTTP) or
+``CLI_OPERATOR``, the box operator at the command line: trusted, it passes the role and scope
+checks and no escalation rule binds it, but the last superadmin stays (``check_last_superadmin``).
+
+The order of the checks is fixed (docs/reference/accounts.md) and the same everywhere:
+
+1. **Role** (``require``): a role that may never perform an operation gets ``Forbidden`` (403)
+   whatever the target, even a target that does not exist.
+2. **Scope** (``require_in_scope``): viewer, operator and org_admin see and act only inside their
+   own ``org_id``; anything outside gets ``NotFound`` (404), exactly as a missing resource does,
+   so existence never leaks. superadmin acts across organizations.
+3. **Rules of the operation**: escalation (``check_role_change``), the last superadmin
+   (``check_last_superadmin``), a member's organization (``check_member_org``), a client's
+   audiences and scopes (``check_client_resources``), its first-party fields
+   (``check_first_party_fields``).
+
+Rules of sign-in through a code-flow client (OpenID Connect Core 1.0 §3.1.2.4): whom it admits
+(``client_admits_user``) and when its consent page is skipped (``consent_skippable``).
+
+Actuator operations (``ActuatorOperation``) act on the service, not on an organization's
+resources: only the role check applies (``can`` / ``require``).
+"""
+
+from __future__ import annotations
+
+from domain.policy.access import (
+    authorize,
+    can,
+    in_scope,
+    list_scope,
+    require,
+    require_in_scope,
+    target_org,
+)
+from domain.policy.accounts import (
+    ASSIGNABLE_BY_ORG_ADMIN,
+    check_keeps_a_superadmin,
+    check_last_superadmin,
+    check_member_org,
+    check_role_change,
+    check_user_management,
+)
+from domain.policy.actors import CLI_OPERATOR, OPERATOR_ACTOR_ID, Actor, CliOperator, Principal
+from domain.policy.clients import (
+    FIRST_PARTY_FIELDS,
+    check_client_resources,
+    check_first_party_fields,
+    client_admits_user,
+    consent_skippable,
+    may_set_first_party_fields,
+)
+from domain.policy.operations import (
+    ACTUATOR_REQUIRED_ROLE,
+    REQUIRED_ROLE,
+    ActuatorOperation,
+    AnyOperation,
+    Operation,
+    required_role,
+)
+
+__all__ = [
+    "ACTUATOR_REQUIRED_ROLE",
+    "ASSIGNABLE_BY_ORG_ADMIN",
+    "CLI_OPERATOR",
+    "FIRST_PARTY_FIELDS",
+    "OPERATOR_ACTOR_ID",
+    "REQUIRED_ROLE",
+    "Actor",
+    "ActuatorOperation",
+    "AnyOperation",
+    "CliOperator",
+    "Operation",
+    "Principal",
+    "authorize",
+    "can",
+    "check_client_resources",
+    "check_first_party_fields",
+    "check_keeps_a_superadmin",
+    "check_last_superadmin",
+    "check_member_org",
+    "check_role_change",
+    "check_user_management",
+    "client_admits_user",
+    "consent_skippable",
+    "in_scope",
+    "list_scope",
+    "may_set_first_party_fields",
+    "require",
+    "require_in_scope",
+    "required_role",
+    "target_org",
+]
