@@ -29,8 +29,8 @@ from typing import NoReturn
 
 from aiohttp import web
 
-from application.shared.settings import ServerSettings
 from entrypoints.config import Config, load_config
+from entrypoints.config.infrastructure import ServerSettings
 from entrypoints.container import build_container
 from entrypoints.http.app import create_app
 from entrypoints.http.protocol_errors import install_protocol_error_filter

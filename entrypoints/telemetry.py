@@ -1,6 +1,6 @@
 """Tracing with OpenTelemetry (design.md: entrypoints own the tracing middleware).
 
-One span per HTTP request (:func:`tracing_middleware`, kind SERVER, named
+One span per HTTP request (``entrypoints.http.middlewares.tracing_middleware``, kind SERVER, named
 ``"<METHOD> <route template>"`` with ``http.request.method``, ``http.route`` and
 ``http.response.status_code``) and one span per use case (:func:`traced`, kind INTERNAL, named
 ``"<UseCase>"`` or ``"<Service>.<method>"``). The application layer knows nothing of this: the
@@ -22,7 +22,7 @@ Exporters (``[telemetry] exporter``, docs/reference/configuration.md):
 
 Telemetry settings apply at start; a refresh that changes ``telemetry`` builds the new provider
 first (:meth:`Telemetry.provider_for`, which may refuse) and swaps it in only once the whole
-refresh is accepted (:meth:`Telemetry.use`; ``entrypoints.config_refresh``).
+refresh is accepted (:meth:`Telemetry.use`; ``entrypoints.config.refresh``).
 """
 
 from __future__ import annotations
@@ -36,16 +36,14 @@ from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, TypeVar, cast
 
-from aiohttp import web
-from aiohttp.typedefs import Handler, Middleware
-from opentelemetry import propagate, trace
+from opentelemetry import trace
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter
-from opentelemetry.trace import SpanKind, StatusCode
+from opentelemetry.trace import StatusCode
 
-from application.shared.settings import TelemetrySettings
 from entrypoints.config import ConfigError
+from entrypoints.config.infrastructure import TelemetrySettings
 
 log = logging.getLogger("authsvc.telemetry")
 
@@ -173,64 +171,6 @@ class Telemetry:
             provider, self._provider = self._provider, None
             self.recording = self._records(None)
             provider.shutdown()
-
-
-# --------------------------------------------------------------------------- HTTP spans
-
-
-def _route_of(request: web.Request) -> str | None:
-    resource = request.match_info.route.resource
-    return None if resource is None else resource.canonical
-
-
-def tracing_middleware(telemetry: Telemetry) -> Middleware:
-    """An aiohttp middleware opening one SERVER span per request.
-
-    Span name ``"<METHOD> <route template>"`` (``"<METHOD>"`` for unmatched requests), per the
-    OpenTelemetry HTTP semantic conventions; attributes ``http.request.method``, ``http.route``
-    (matched requests only) and ``http.response.status_code``; status ERROR for 5xx and for
-    exceptions (attribute ``error.type`` = the class name). A W3C ``traceparent`` header is
-    honoured as the parent. Put it outside the problem middleware so the final status is seen.
-    """
-
-    @web.middleware
-    async def trace_request(request: web.Request, handler: Handler) -> web.StreamResponse:
-        if not telemetry.recording:
-            return await handler(request)
-        route = _route_of(request)
-        method = request.method
-        name = f"{method} {route}" if route else method
-        attributes: dict[str, str | int] = {"http.request.method": method}
-        if route:
-            attributes["http.route"] = route
-        context = propagate.extract(request.headers)
-        with telemetry.tracer.start_as_current_span(
-            name,
-            context=context,
-            kind=SpanKind.SERVER,
-            attributes=attributes,
-            record_exception=False,
-            set_status_on_exception=False,
-        ) as span:
-            try:
-                response = await handler(request)
-            except web.HTTPException as exc:
-                span.set_attribute("http.response.status_code", exc.status)
-                if exc.status >= 500:
-                    span.set_status(StatusCode.ERROR)
-                    span.set_attribute("error.type", str(exc.status))
-                raise
-            except Exception as exc:
-                span.set_attribute("error.type", type(exc).__qualname__)
-                span.set_status(StatusCode.ERROR)
-                raise
-            span.set_attribute("http.response.status_code", response.status)
-            if response.status >= 500:
-                span.set_status(StatusCode.ERROR)
-                span.set_attribute("error.type", str(response.status))
-            return response
-
-    return trace_request
 
 
 # --------------------------------------------------------------------------- use-case spans

@@ -13,9 +13,14 @@ from adapters.federation.health import FederationHealth
 from adapters.health import DatabaseHealth, EventsHealth, ReadinessState, SigningKeyHealth
 from application.ports import Storage
 from application.shared.settings import AuthSettings, Live
+from entrypoints.actuator import (
+    REFRESH_CALLER,
+    ServiceInfo,
+    TokenAuthority,
+    actuator_authorizer,
+)
 from entrypoints.config import Config, key_store_of, read_kek
-from entrypoints.config_refresh import ConfigReloader
-from entrypoints.http.actuator_routes import REFRESH_CALLER, ServiceInfo, authorize_actuator
+from entrypoints.config.refresh import ConfigReloader
 from service_actuator import Actuator
 
 
@@ -29,13 +34,15 @@ def build_actuator(
     readiness_state: ReadinessState,
     bus: Any,
     federation: FederationHealth,
+    auth: Callable[[], TokenAuthority],
 ) -> Actuator:
     """The actuator of docs/reference/operations.md (distribution ``authsvc``; readiness: db,
     signingKey, readinessState, federation — always UP, it lists providers unreachable,
     docs/reference/federation.md; ``events`` counts for ``/actuator/health`` only). Its settings are
     read per request from ``live_config`` (the ``actuator`` prefix in force); who may see details,
-    read metrics or refresh is ``domain.policy``'s call (``authorize_actuator``), and the caller it
-    allowed to refresh is the ``actor_id`` of the ``config.changed`` row (``REFRESH_CALLER``).
+    read metrics or refresh is ``domain.policy``'s call (``actuator_authorizer``, with ``auth()``
+    verifying the bearer token), and the caller it allowed to refresh is the ``actor_id`` of the
+    ``config.changed`` row (``REFRESH_CALLER``).
 
     Raises ``ServiceActuatorError`` when ``PROMETHEUS_MULTIPROC_DIR`` names no directory.
     """
@@ -50,7 +57,7 @@ def build_actuator(
             federation,
         ],
         info_contributors=[ServiceInfo(live_config, config, signer)],
-        authorizer=authorize_actuator,
+        authorizer=actuator_authorizer(auth),
         reloader=lambda: reloader(actor_id=REFRESH_CALLER.get()),
         registry=registry,
     )

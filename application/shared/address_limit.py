@@ -25,8 +25,19 @@ import math
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from typing import Protocol
 
-from application.shared.settings import Live, ServerSettings
+from application.shared.settings import Live
+
+
+class WriteLimits(Protocol):
+    """The limit's settings (the ``server`` prefix): tokens per second and bucket size."""
+
+    @property
+    def anonymous_write_rate(self) -> float: ...
+    @property
+    def anonymous_write_burst(self) -> int: ...
+
 
 MAX_ADDRESSES = 65_536
 """Buckets kept at most (about 200 bytes each): beyond, the least recently used is dropped."""
@@ -62,7 +73,7 @@ class AddressRateLimiter:
 
     def __init__(
         self,
-        settings: Live[ServerSettings],
+        settings: Live[WriteLimits],
         monotonic: Callable[[], float] = time.monotonic,
         max_addresses: int = MAX_ADDRESSES,
     ) -> None:

@@ -2,7 +2,8 @@
 (docs/reference/configuration.md).
 
 Read once per prefix from the TOML file and ``AUTHSVC_<PREFIX>__<KEY>`` environment variables by
-``entrypoints.config``; swapped as a whole by a configuration refresh. Durations are in seconds.
+``entrypoints.config`` (the infrastructure's prefixes: ``entrypoints.config.infrastructure``);
+swapped as a whole by a configuration refresh. Durations are in seconds.
 """
 
 from __future__ import annotations
@@ -26,23 +27,18 @@ from domain.model import BCRYPT_MAX_PASSWORD_BYTES
 ALGORITHMS = ("RS256", "ML-DSA-65", "ML-DSA-87")
 """The JWS ``alg`` values ``auth.algorithm`` accepts (RFC 7518, RFC 9964)."""
 MLDSA_BACKENDS = ("cryptography", "liboqs")
-"""The ``auth.mldsa_backend`` values: where ML-DSA comes from (``cryptography`` or liboqs)."""
+"""The ``auth.mldsa_backend`` values: where ML-DSA comes from."""
 KEY_STORES = ("auto", "file", "database")
-"""The ``auth.key_store`` values: ``file`` (``auth.key_dir``), ``database`` (the storage's
-database, private keys encrypted under ``auth.key_encryption_key``), or ``auto`` (the default:
-``database`` when ``storage.backend = "postgres"``, else ``file``; resolved when the
-configuration is read)."""
-EVENT_BACKENDS = ("memory", "nats", "redis")
-"""The ``events.backend`` values (docs/reference/operations.md)."""
+"""``auth.key_store``: ``file`` (``auth.key_dir``), ``database`` (the storage's, private keys under
+``auth.key_encryption_key``), ``auto`` (default: ``database`` on postgres, else ``file``)."""
 
 _positive = v.gt(0)
-
 _HOSTNAME = re.compile(r"(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.?)+")
 
 
 def url_validator(*schemes: str, optional: bool = False) -> Any:
-    """An attrs validator: the value is an absolute URL with one of ``schemes`` and a host
-    (``optional``: or the empty string). Raises ``ValueError`` naming the attribute."""
+    """attrs validator: an absolute URL with one of ``schemes`` and a host (``optional``: or
+    ""); else ``ValueError`` naming the attribute. Also ``entrypoints.config.infrastructure``'s."""
 
     def check(_: object, attribute: attrs.Attribute[str], value: str) -> None:
         if optional and value == "":
@@ -62,37 +58,8 @@ def url_validator(*schemes: str, optional: bool = False) -> Any:
     return check
 
 
-def _addresses_or_networks(
-    _: object, attribute: attrs.Attribute[tuple[str, ...]], value: tuple[str, ...]
-) -> None:
-    for entry in value:
-        try:
-            ipaddress.ip_network(entry, strict=False)
-        except ValueError:
-            raise ValueError(
-                f"'{attribute.name}' entries must be IP addresses or CIDR networks, got {entry!r}"
-            ) from None
-
-
-def _origins(
-    _: object, attribute: attrs.Attribute[tuple[str, ...]], value: tuple[str, ...]
-) -> None:
-    for entry in value:
-        parts = urlsplit(entry)
-        if (
-            parts.scheme not in ("http", "https")
-            or not parts.hostname
-            or parts.path not in ("", "/")
-            or parts.query
-            or parts.fragment
-            or parts.username
-        ):
-            raise ValueError(
-                f"'{attribute.name}' entries must be origins (https://host[:port]), got {entry!r}"
-            )
-
-
-def _host(_: object, attribute: attrs.Attribute[str], value: str) -> None:
+def host_validator(_: object, attribute: attrs.Attribute[str], value: str) -> None:
+    """attrs validator: an IP address or a host name (RFC 1123), else ``ValueError``."""
     try:
         ipaddress.ip_address(value)
     except ValueError:
@@ -231,114 +198,6 @@ class AuthSettings:
         return self.algorithm
 
 
-def _dsn_required(instance: StorageSettings, attribute: attrs.Attribute[str], value: str) -> None:
-    if instance.backend == "postgres" and not value.strip():
-        raise ValueError(f"'{attribute.name}' must be set when storage.backend is postgres")
-
-
-@attrs.frozen
-class StorageSettings:
-    """Prefix ``storage``: ``backend`` = ``sqlite`` (file ``sqlite_path``) | ``postgres``
-    (``postgres_dsn``, a ``postgresql://`` URL; pool of ``pool_min_size``..``pool_max_size``
-    connections, tables in ``postgres_schema`` — empty for the server's default ``search_path``)
-    | ``memory``. Expired tokens are purged every ``purge_interval`` seconds (0: only by
-    ``authsvc purge``)."""
-
-    backend: str = attrs.field(default="sqlite", validator=v.in_(("sqlite", "postgres", "memory")))
-    sqlite_path: str = attrs.field(default="~/.authsvc/authsvc.db", validator=v.min_len(1))
-    postgres_dsn: str = attrs.field(
-        default="",
-        repr=False,
-        validator=[_dsn_required, url_validator("postgresql", "postgres", optional=True)],
-    )
-    postgres_schema: str = attrs.field(default="", validator=v.matches_re(r"([a-z_][a-z0-9_]*)?"))
-    pool_min_size: int = attrs.field(default=1, validator=v.ge(0))
-    pool_max_size: int = attrs.field(default=10, validator=_positive)
-    purge_interval: int = attrs.field(default=3600, validator=v.ge(0))
-
-
-@attrs.frozen
-class ServerSettings:
-    """Prefix ``server``: listen ``host`` (IP address or host name) and ``port``, request body
-    limit ``max_body_bytes`` (bytes), ``trusted_proxies`` (IP addresses or CIDR networks whose
-    ``X-Forwarded-For`` is believed), and graceful shutdown (docs/reference/operations.md): on
-    SIGTERM readiness turns DOWN, the server keeps accepting for ``shutdown_delay`` seconds, then
-    stops accepting and gives requests in flight ``shutdown_timeout`` seconds to finish.
-
-    Slow and idle clients (docs/reference/operations.md; seconds, each > 0 and <= 3600): a request's
-    headers must arrive within ``header_timeout`` (default 5) of its first byte and its body
-    within ``body_timeout`` (default 10) of its headers, else 408 ``request_timeout`` and the
-    connection closes; a connection with no request under way closes after
-    ``keepalive_timeout`` (default 15).
-
-    ``cors_origins`` (default none): browser origins (``https://app.example.com``) allowed to
-    call the service from another origin (CORS); preflights are answered, credentials
-    (cookies) are never allowed — the API takes bearer tokens.
-
-    Writes from anyone (docs/reference/operations.md, ADR 0028): unauthenticated routes that write
-    are limited per client address to ``anonymous_write_rate`` requests per second (default 10; 0
-    turns the limit off; at most 1,000,000) with bursts of ``anonymous_write_burst`` (default 50,
-    1–1,000,000); past it 429 ``rate_limited``. Both apply at once on refresh."""
-
-    host: str = attrs.field(default="127.0.0.1", validator=_host)
-    port: int = attrs.field(default=8080, validator=[v.ge(0), v.le(65535)])
-    max_body_bytes: int = attrs.field(default=65_536, validator=_positive)
-    trusted_proxies: tuple[str, ...] = attrs.field(default=(), validator=_addresses_or_networks)
-    workers: int = attrs.field(default=1, validator=_positive)
-    shutdown_delay: float = attrs.field(default=0.0, validator=[v.ge(0), v.le(3600)])
-    shutdown_timeout: float = attrs.field(default=10.0, validator=[v.gt(0), v.le(3600)])
-    header_timeout: float = attrs.field(default=5.0, validator=[v.gt(0), v.le(3600)])
-    body_timeout: float = attrs.field(default=10.0, validator=[v.gt(0), v.le(3600)])
-    keepalive_timeout: float = attrs.field(default=15.0, validator=[v.gt(0), v.le(3600)])
-    cors_origins: tuple[str, ...] = attrs.field(default=(), validator=_origins)
-    anonymous_write_rate: float = attrs.field(default=10.0, validator=[v.ge(0), v.le(1_000_000)])
-    anonymous_write_burst: int = attrs.field(default=50, validator=[_positive, v.le(1_000_000)])
-
-
-@attrs.frozen
-class TelemetrySettings:
-    """Prefix ``telemetry``: ``exporter`` = none | console | otlp (sent to ``otlp_endpoint``)."""
-
-    exporter: str = attrs.field(default="none", validator=v.in_(("none", "console", "otlp")))
-    otlp_endpoint: str = attrs.field(
-        default="", validator=url_validator("http", "https", optional=True)
-    )
-    service_name: str = attrs.field(default="authsvc", validator=v.min_len(1))
-
-
-def _broker_url_required(
-    instance: EventsSettings, attribute: attrs.Attribute[str], value: str
-) -> None:
-    backend = attribute.name.removesuffix("_url")
-    if instance.backend == backend and not value:
-        raise ValueError(f"'{attribute.name}' must be set when events.backend is {backend}")
-
-
-@attrs.frozen
-class EventsSettings:
-    """Prefix ``events`` (docs/reference/operations.md): which bus carries ``ConfigChanged`` and
-    ``SigningKeysChanged`` to the other instances. ``backend`` = ``memory`` (default: this
-    process only) | ``nats`` (``nats_url``, ``nats://`` or ``tls://``) | ``redis``
-    (``redis_url``, ``redis://`` or ``rediss://``); ``channel`` is the NATS subject / Redis
-    channel every instance of one service shares (dot-separated words). The URLs may hold
-    credentials: never shown or logged."""
-
-    backend: str = attrs.field(default="memory", validator=v.in_(EVENT_BACKENDS))
-    nats_url: str = attrs.field(
-        default="",
-        repr=False,
-        validator=[_broker_url_required, url_validator("nats", "tls", optional=True)],
-    )
-    redis_url: str = attrs.field(
-        default="",
-        repr=False,
-        validator=[_broker_url_required, url_validator("redis", "rediss", optional=True)],
-    )
-    channel: str = attrs.field(
-        default="authsvc.events", validator=v.matches_re(r"[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*")
-    )
-
-
 EMAIL_BACKENDS = ("console", "smtp", "none")
 """The ``email.backend`` values (docs/reference/accounts.md)."""
 
@@ -362,7 +221,7 @@ def _smtp_host_required(
     if instance.backend == "smtp":
         if not value:
             raise ValueError(f"'{attribute.name}' must be set when email.backend is smtp")
-        _host(instance, attribute, value)
+        host_validator(instance, attribute, value)
 
 
 def _address(_: object, attribute: attrs.Attribute[str], value: str) -> None:

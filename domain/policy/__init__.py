@@ -5,7 +5,7 @@ rules of ``domain.login``.
 
 Pure functions over domain values: no I/O, nothing but the standard library, attrs and
 ``domain``. The use cases in ``application`` (users, groups, operator) and the actuator's
-authorizer (``entrypoints.http.actuator_routes``) ask this package; they never decide access
+authorizer (``entrypoints.actuator``) ask this package; they never decide access
 themselves.
 
 The acting party (``Actor``) is a ``Principal`` (an authenticated caller, over HTTP) or

@@ -27,7 +27,7 @@ from application.shared.checks import (
 from application.shared.pagination import DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, Page
 from domain.errors import FieldError, ValidationFailed
 from domain.model import GroupSummary, Role, User
-from entrypoints.converters import structure
+from entrypoints.config.converters import structure
 from entrypoints.http.caller import principal
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.requests import read_json, request_converter

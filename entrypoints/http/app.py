@@ -29,18 +29,25 @@ from entrypoints.http import (
     session_routes,
     wellknown_routes,
 )
-from entrypoints.http.anonymous_writes import anonymous_write_middleware
+from entrypoints.http.console import routes as console_routes
+from entrypoints.http.console.web import TEMPLATES as CONSOLE_TEMPLATES
 from entrypoints.http.keys import BODY_TIMEOUT, CONTAINER
+from entrypoints.http.middlewares import (
+    anonymous_write_middleware,
+    page_errors,
+    problem_middleware,
+    request_context_middleware,
+    tracing_middleware,
+)
 from entrypoints.http.openapi import ROUTE_SPECS
-from entrypoints.http.problems import problem_middleware
+from entrypoints.http.pages import federation as page_federation
+from entrypoints.http.pages import logout as page_logout
+from entrypoints.http.pages import passkey_routes as page_passkeys
+from entrypoints.http.pages import recovery as page_recovery
+from entrypoints.http.pages import routes as page_routes
+from entrypoints.http.pages.web import TEMPLATES as PAGE_TEMPLATES
+from entrypoints.http.pages.web import setup_templates
 from entrypoints.http.routing import RouteSpec, add_routes
-from entrypoints.http.ui import admin_routes as ui_admin_routes
-from entrypoints.http.ui import federation as ui_federation
-from entrypoints.http.ui import passkey_routes as ui_passkey_routes
-from entrypoints.http.ui import recovery as ui_recovery
-from entrypoints.http.ui import routes as ui_routes
-from entrypoints.http.ui.web import setup_templates
-from entrypoints.telemetry import tracing_middleware
 from service_actuator.aiohttp import metrics_middleware, setup_actuator
 
 
@@ -135,10 +142,11 @@ def create_app(container: Container) -> web.Application:
     signing keys are re-read every ``auth.key_poll_interval`` seconds and rotated every
     ``auth.key_rotation_interval`` seconds (0: never).
 
-    Middlewares, outermost first: CORS (with ``server.cors_origins``: preflights answered,
-    no credentials), tracing (a span per request), HTTP metrics
-    (``http_server_requests_total``, ``http_server_request_duration_seconds``), the limit on
-    writes from anyone (``server.anonymous_write_rate``, 429 past it), problem+json,
+    Middlewares (``entrypoints.http.middlewares``), outermost first: CORS (with
+    ``server.cors_origins``: preflights answered, no credentials), tracing (a span per
+    request), HTTP metrics (``http_server_requests_total``,
+    ``http_server_request_duration_seconds``), the limit on writes from anyone
+    (``server.anonymous_write_rate``, 429 past it), problem+json, the hosted pages' error page,
     the audit log's request context (client address and user agent).
     Wiring done here, once per container: the service metrics (subscribed to the bus).
 
@@ -156,20 +164,6 @@ def create_app(container: Container) -> web.Application:
             max_age=600,
         )
     ] if config.server.cors_origins else []  # fmt: skip
-    app = web.Application(
-        client_max_size=config.server.max_body_bytes,
-        middlewares=[
-            *cors,
-            tracing_middleware(telemetry),
-            metrics_middleware(container.metrics_registry()),
-            anonymous_write_middleware,
-            problem_middleware,
-            audit_routes.request_context_middleware,
-        ],
-    )
-    app[CONTAINER] = container
-    app[BODY_TIMEOUT] = config.server.body_timeout
-    container.service_metrics()
     specs: list[RouteSpec] = [
         *auth_routes.ROUTES,
         *email_routes.ROUTES,
@@ -183,15 +177,31 @@ def create_app(container: Container) -> web.Application:
         *client_routes.ROUTES,
         *oauth_routes.ROUTES,
         *oidc_routes.ROUTES,
-        *ui_routes.ROUTES,
-        *ui_recovery.ROUTES,
-        *ui_passkey_routes.ROUTES,
-        *ui_federation.ROUTES,
-        *ui_admin_routes.ROUTES,
+        *page_routes.ROUTES,
+        *page_logout.ROUTES,
+        *page_recovery.ROUTES,
+        *page_passkeys.ROUTES,
+        *page_federation.ROUTES,
+        *console_routes.ROUTES,
         *wellknown_routes.ROUTES,
     ]
+    app = web.Application(
+        client_max_size=config.server.max_body_bytes,
+        middlewares=[
+            *cors,
+            tracing_middleware(telemetry),
+            metrics_middleware(container.metrics_registry()),
+            anonymous_write_middleware,
+            problem_middleware,
+            page_errors(specs),
+            request_context_middleware,
+        ],
+    )
+    app[CONTAINER] = container
+    app[BODY_TIMEOUT] = config.server.body_timeout
+    container.service_metrics()
     live = container.live_config()
-    setup_templates(app, lambda: live.current.ui.templates_dir)
+    setup_templates(app, lambda: live.current.ui.templates_dir, (PAGE_TEMPLATES, CONSOLE_TEMPLATES))
     add_routes(app, specs)
     setup_actuator(app, container.actuator())
     app[ROUTE_SPECS] = [*specs, *actuator_routes.route_specs(app)]

@@ -1,5 +1,4 @@
-"""Route of docs/reference/operations.md: ``GET /audit-events``; and the middleware that tells the
-audit log where each request comes from.
+"""Route of docs/reference/operations.md: ``GET /audit-events``.
 
 The route authenticates the caller (401 ``invalid_token``), parses the query (422
 ``validation_error`` naming the parameter) and hands over to
@@ -14,31 +13,15 @@ from typing import Any
 import attrs
 from aiohttp import web
 
-from application.events.audit import REQUEST_CONTEXT, RequestContext
 from application.shared.pagination import Page
 from domain.audit import AUDIT_EVENT_TYPES, AuditEvent
-from entrypoints.converters import structure
+from entrypoints.config.converters import structure
 from entrypoints.http.admin_routes import PAGING, page_query
 from entrypoints.http.caller import principal
 from entrypoints.http.keys import CONTAINER
-from entrypoints.http.requests import client_address, request_converter, user_agent
-from entrypoints.http.routing import Handler, RouteSpec
+from entrypoints.http.requests import request_converter
+from entrypoints.http.routing import RouteSpec
 from entrypoints.http.views import audit_event_json, json_response
-
-
-@web.middleware
-async def request_context_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Put the request's client address (after ``server.trusted_proxies``) and ``User-Agent``
-    in ``application.events.audit.REQUEST_CONTEXT`` while the handler runs, so that the audit
-    rows the request writes name them (docs/reference/operations.md)."""
-    trusted = request.app[CONTAINER].config().server.trusted_proxies
-    token = REQUEST_CONTEXT.set(
-        RequestContext(client_address(request, trusted), user_agent(request))
-    )
-    try:
-        return await handler(request)
-    finally:
-        REQUEST_CONTEXT.reset(token)
 
 
 @attrs.frozen

@@ -10,10 +10,11 @@ from application.login.auth import AuthService
 from application.sessions.tokens import TokenPair
 from application.shared.settings import AuthSettings
 from domain.model import BCRYPT_MAX_PASSWORD_BYTES
-from entrypoints.converters import UncheckedText
+from entrypoints.config.converters import UncheckedText
+from entrypoints.http.bearer import bearer_token
 from entrypoints.http.caller import authenticated
 from entrypoints.http.keys import CONTAINER
-from entrypoints.http.requests import bearer_token, client_address, read_json, user_agent
+from entrypoints.http.requests import client_address, read_json, user_agent
 from entrypoints.http.routing import EMAIL_SCHEMA, PASSWORD_POLICY, RouteSpec
 from entrypoints.http.views import json_response, user_json
 

@@ -11,7 +11,7 @@ from typing import Any
 import attrs
 from aiohttp import web
 
-from entrypoints.converters import UncheckedText
+from entrypoints.config.converters import UncheckedText
 from entrypoints.http.auth_routes import NEW_PASSWORD_SCHEMA
 from entrypoints.http.caller import authenticated
 from entrypoints.http.keys import CONTAINER

@@ -1,13 +1,14 @@
 """Login with other identity providers, the JSON API (docs/reference/federation.md): ``POST
 /login/federated`` (a native app's ID token), ``GET /me/identities``, ``DELETE
-/me/identities/{provider}``. The browser flow's routes are in ``entrypoints.http.ui.federation``."""
+/me/identities/{provider}``. The browser flow's routes are in
+``entrypoints.http.pages.federation``."""
 
 from __future__ import annotations
 
 import attrs
 from aiohttp import web
 
-from entrypoints.converters import UncheckedText
+from entrypoints.config.converters import UncheckedText
 from entrypoints.http.auth_routes import pair_json
 from entrypoints.http.caller import authenticated
 from entrypoints.http.keys import CONTAINER

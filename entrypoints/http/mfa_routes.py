@@ -14,7 +14,7 @@ import attrs
 from aiohttp import web
 
 from domain.errors import FieldError, ValidationFailed
-from entrypoints.converters import UncheckedText
+from entrypoints.config.converters import UncheckedText
 from entrypoints.http.auth_routes import pair_json
 from entrypoints.http.caller import authenticated, principal
 from entrypoints.http.keys import CONTAINER

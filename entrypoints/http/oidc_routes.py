@@ -1,74 +1,34 @@
 """The OpenID Connect provider's protocol routes (docs/reference/oauth-and-oidc.md):
 ``/oauth/authorize`` (GET and POST), ``/oauth/userinfo`` (GET and POST) and RP-initiated logout
-``/oauth/logout`` (GET and POST). The token endpoint's code-flow grants are in ``oauth_routes``."""
+``/oauth/logout`` (GET and POST). The token endpoint's code-flow grants are in ``oauth_routes``;
+the helpers these routes share with the hosted pages are ``entrypoints.http.oidc``; the pages
+of sign-out are ``entrypoints.http.pages.logout``."""
 
 from __future__ import annotations
-
-from typing import Any
-from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 from aiohttp import web
 
 from application.oauth.authorize import AuthorizePageError, with_query
 from application.oauth.id_tokens import verify_id_token_hint
-from application.oauth.interaction import ConsentNeeded, LoginNeeded, Redirect
 from application.oauth.userinfo import UserInfoError
 from entrypoints.http.keys import CONTAINER
-from entrypoints.http.routing import RouteSpec
-from entrypoints.http.ui.web import (
-    PAGE_HEADERS,
+from entrypoints.http.oidc import answer, request_pairs, signed_out
+from entrypoints.http.pages.web import (
     clear_cookie,
     error_page,
     page,
-    read_page_form,
     see_other,
     session_cookie,
 )
+from entrypoints.http.routing import RouteSpec
 from entrypoints.http.views import json_response
-
-_FORM = "application/x-www-form-urlencoded"
-_MAX_PARAMS = 64
-
-
-def query_pairs(query: str) -> list[tuple[str, str]] | None:
-    """The (name, value) pairs of a query string in order, or None when it is not one."""
-    try:
-        return parse_qsl(query, keep_blank_values=True, max_num_fields=_MAX_PARAMS, errors="strict")
-    except (UnicodeDecodeError, ValueError):
-        return None
-
-
-async def _pairs(request: web.Request) -> list[tuple[str, str]] | None:
-    if request.method == "GET":
-        return query_pairs(request.rel_url.raw_query_string)
-    if request.content_type != _FORM:
-        return None
-    from entrypoints.http.requests import read_body
-
-    raw = await read_body(request)
-    try:
-        return query_pairs(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        return None
-
-
-def answer(request: web.Request, outcome: Redirect | LoginNeeded | ConsentNeeded) -> web.Response:
-    """The 303 of an ``Authorize`` outcome: to the client, the login page or the consent page."""
-    if isinstance(outcome, Redirect):
-        return see_other(request, outcome.location)
-    if isinstance(outcome, LoginNeeded):
-        params = [("return_to", outcome.return_to)]
-        if outcome.login_hint:
-            params.append(("login_hint", outcome.login_hint))
-        return see_other(request, "/ui/login?" + urlencode(params, quote_via=quote))
-    return see_other(request, "/ui/consent?" + urlencode({"return_to": outcome.return_to}))
 
 
 async def authorize(request: web.Request) -> web.Response:
     """GET or POST /oauth/authorize (OIDC Core §3.1.2.1) → 303 to the client (``code`` or an
     error, with ``state`` and ``iss``), the login page or the consent page; 400 HTML for a
     missing, unknown or unregistered ``client_id`` / ``redirect_uri``."""
-    pairs = await _pairs(request)
+    pairs = await request_pairs(request)
     if pairs is None:
         return error_page(request, "The request's parameters cannot be read.")
     try:
@@ -126,7 +86,7 @@ async def logout(request: web.Request) -> web.Response:
     a hint of another user or session, or an unregistered URI, ask for confirmation first (a
     page posting to /ui/logout). A ``client_id`` other than the hint's is an error page."""
     container = request.app[CONTAINER]
-    pairs = await _pairs(request)
+    pairs = await request_pairs(request)
     if pairs is None or len({k for k, _ in pairs}) != len(pairs):
         return error_page(request, "The logout request's parameters cannot be read.")
     params = dict(pairs)
@@ -159,40 +119,6 @@ async def logout(request: web.Request) -> web.Response:
     return response
 
 
-def signed_out() -> dict[str, Any]:
-    return {"heading": "Signed out", "message": "You are signed out. You may close this page."}
-
-
-async def confirm_logout(request: web.Request) -> web.Response:
-    """POST /ui/logout (the confirmation page's form, CSRF-checked) → 303 /ui/signed-out."""
-    from entrypoints.http.ui.web import csrf_ok, csrf_refused
-
-    form = await read_page_form(request)
-    if form is None or not csrf_ok(request, form):
-        return csrf_refused(request)
-    await request.app[CONTAINER].hosted_login().logout(session_cookie(request), None)
-    response = see_other(request, "/ui/signed-out")
-    clear_cookie(response, request, "session")
-    return response
-
-
-async def logout_page(request: web.Request) -> web.Response:
-    """GET /ui/logout → the confirmation page."""
-    return page(request, "logout.html", {})
-
-
-async def signed_out_page(request: web.Request) -> web.Response:
-    """GET /ui/signed-out → the signed-out page."""
-    return page(request, "message.html", signed_out())
-
-
-def client_of(return_to: str) -> str | None:
-    """The ``client_id`` of an authorize ``return_to``, for the audit (None: none)."""
-    pairs = query_pairs(urlsplit(return_to).query) or []
-    values = [v for k, v in pairs if k == "client_id"]
-    return values[0] if len(values) == 1 and len(values[0]) == 32 else None
-
-
 _HTML = "HTML page"
 _SEE_OTHER = "See other (303): to the client, the login or the consent page"
 _AUTHORIZE_PARAMS = tuple(
@@ -216,6 +142,7 @@ _AUTHORIZE_PARAMS = tuple(
     )
 )
 _FORM_ANY = {"type": "object", "properties": {}}
+_FORM = "application/x-www-form-urlencoded"
 _UI = {200: _HTML, 400: _HTML, 303: _SEE_OTHER}
 _USERINFO = {
     200: "UserInfo claims (OIDC Core §5.3.2)",
@@ -276,36 +203,7 @@ ROUTES = [
         tag="oidc",
         page=True,
     ),
-    RouteSpec(
-        "GET",
-        "/ui/logout",
-        logout_page,
-        "The sign-out confirmation page",
-        {200: _HTML},
-        tag="ui",
-        page=True,
-    ),
-    RouteSpec(
-        "POST",
-        "/ui/logout",
-        confirm_logout,
-        "Sign out (the confirmation page's form)",
-        {303: "See other: the signed-out page", 403: _HTML},
-        request=_FORM_ANY,
-        media_type=_FORM,
-        tag="ui",
-        page=True,
-    ),
-    RouteSpec(
-        "GET",
-        "/ui/signed-out",
-        signed_out_page,
-        "The signed-out page",
-        {200: _HTML},
-        tag="ui",
-        page=True,
-    ),
 ]
 """The OpenID Connect routes of docs/reference/oauth-and-oidc.md."""
 
-__all__ = ["PAGE_HEADERS", "ROUTES", "answer", "client_of", "query_pairs"]
+__all__ = ["ROUTES"]

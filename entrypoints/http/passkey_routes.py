@@ -14,7 +14,7 @@ from aiohttp import web
 
 from application.shared.checks import MAX_NAME_LENGTH, NAME_PATTERN, check_name
 from domain.passkeys import Passkey
-from entrypoints.converters import UncheckedText
+from entrypoints.config.converters import UncheckedText
 from entrypoints.http.auth_routes import pair_json
 from entrypoints.http.caller import authenticated, principal
 from entrypoints.http.keys import CONTAINER

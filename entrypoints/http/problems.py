@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import orjson
 from aiohttp import web
 
 from domain import errors as d
-
-log = logging.getLogger("authsvc.http")
 
 PROBLEM_JSON = "application/problem+json"
 
@@ -109,9 +105,19 @@ def problem_response(
     )
 
 
+def status_of(error: d.DomainError) -> int:
+    """The HTTP status of ``error``: that of the nearest class in its MRO listed in
+    ``STATUS_BY_ERROR`` (a subclass answers as its parent), 400 when none is."""
+    for kind in type(error).__mro__:
+        status = STATUS_BY_ERROR.get(kind)
+        if status is not None:
+            return status
+    return 400
+
+
 def domain_problem(exc: d.DomainError) -> web.Response:
     """The problem response for a domain error, with RFC 6750 / RFC 9110 headers where due."""
-    status = STATUS_BY_ERROR.get(type(exc), 400)
+    status = status_of(exc)
     headers: dict[str, str] = {}
     extra: dict[str, Any] = {}
     if isinstance(exc, d.InvalidToken):
@@ -125,40 +131,3 @@ def domain_problem(exc: d.DomainError) -> web.Response:
     if isinstance(exc, d.ValidationFailed):
         extra["errors"] = [{"field": e.field, "message": e.message} for e in exc.errors]
     return problem_response(status, exc.code, exc.detail, extra=extra, headers=headers)
-
-
-_HTTP_CODES = {
-    404: "not_found",
-    405: "method_not_allowed",
-    413: "body_too_large",
-    415: "unsupported_media_type",
-}
-
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-
-
-@web.middleware
-async def problem_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Map every error to problem+json: domain errors by ``STATUS_BY_ERROR``, aiohttp's own
-    (404, 405, 413 ...) by status, anything unexpected to a logged 500 without internals."""
-    try:
-        return await handler(request)
-    except d.DomainError as exc:
-        return domain_problem(exc)
-    except HttpProblem as exc:
-        response = problem_response(exc.status, exc.code, exc.detail)
-        if exc.close:
-            response.force_close()
-        return response
-    except web.HTTPException as exc:
-        if exc.status < 400:
-            raise
-        code = _HTTP_CODES.get(exc.status, "http_error")
-        detail = exc.text or exc.reason
-        if exc.status == 413:
-            detail = "request body is larger than server.max_body_bytes"
-        headers = {k: v for k, v in exc.headers.items() if k.lower() == "allow"}
-        return problem_response(exc.status, code, detail, headers=headers)
-    except Exception:
-        log.exception("unhandled error on %s %s", request.method, request.path)
-        return problem_response(500, "internal_error", "an unexpected error occurred")

@@ -13,9 +13,8 @@ from typing import Any, TypeVar
 import cattrs
 from aiohttp import web
 
-from domain.errors import InvalidToken
 from domain.model import USER_AGENT_MAX_LENGTH
-from entrypoints.converters import make_converter, structure
+from entrypoints.config.converters import make_converter, structure
 from entrypoints.http.keys import BODY_TIMEOUT
 from entrypoints.http.problems import HttpProblem
 
@@ -171,18 +170,6 @@ async def read_json(request: web.Request, cls: type[T]) -> T:
         raise HttpProblem(400, "malformed_body", "Content-Type must be application/json")
     data = parse_json_object(await read_body(request))
     return structure(request_converter, data, cls)
-
-
-def bearer_token(request: web.Request) -> str:
-    """The token of an ``Authorization: Bearer <token>`` header (RFC 6750 section 2.1).
-
-    Raises ``InvalidToken`` when the header is missing or uses another scheme.
-    """
-    header = request.headers.get("Authorization", "")
-    scheme, _, token = header.partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        raise InvalidToken("a Bearer access token is required")
-    return token.strip()
 
 
 @functools.lru_cache(maxsize=8)

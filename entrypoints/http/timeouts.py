@@ -24,7 +24,7 @@ from typing import Any
 
 from aiohttp import web
 
-from application.shared.settings import ServerSettings
+from entrypoints.config.infrastructure import ServerSettings
 from entrypoints.http.problems import PROBLEM_JSON, problem_body
 
 LINGERING_TIME = 0.5

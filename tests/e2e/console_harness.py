@@ -23,7 +23,7 @@ from application.shared.steps import hash_token
 from domain.clients import Client
 from domain.federation import FederatedIdentity
 from domain.model import Role
-from entrypoints.http.ui.console import DONE
+from entrypoints.http.console.web import DONE
 from tests.e2e.accounts_world import HOME, World, log_in_as, login, snapshot
 from tests.e2e.accounts_world import (
     shared_key_dir as shared_key_dir,  # one RSA key per module

@@ -62,7 +62,7 @@ from playwright.async_api import Browser, async_playwright, expect
 from entrypoints.config import load_config
 from entrypoints.container import build_container
 from entrypoints.http.app import create_app
-from entrypoints.http.ui.admin_audit import CSV_FIELDS
+from entrypoints.http.console.audit import CSV_FIELDS
 from tests.e2e.accounts_world import HOME, OTHER, make_world
 from tests.e2e.accounts_world import (
     shared_key_dir as shared_key_dir,  # one RSA key per module

@@ -28,9 +28,9 @@ from adapters.crypto.key_ring import mldsa_backend
 from adapters.crypto.keystore import KeyStore
 from adapters.crypto.mldsa import SignerUnavailable
 from domain.policy import ActuatorOperation
+from entrypoints.actuator import OPERATIONS
 from entrypoints.config import ConfigError, load_config
 from entrypoints.container import build_container
-from entrypoints.http.actuator_routes import OPERATIONS
 from entrypoints.http.app import create_app
 from entrypoints.telemetry import Telemetry
 from tests.e2e.helpers import (

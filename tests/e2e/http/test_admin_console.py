@@ -435,7 +435,7 @@ async def test_malformed_ids_on_every_console_route_are_404_pages(
 ) -> None:
     """Ids are opaque (docs/reference/operations.md): on every console route with an id, a malformed
     or unknown one is the 404 page for a superadmin (never a 500), the 403 page for a viewer."""
-    from entrypoints.http.ui.admin_routes import ROUTES
+    from entrypoints.http.console.routes import ROUTES
 
     world = await make_world(client)
     routes = [r for r in ROUTES if "{id}" in r.path]

@@ -14,7 +14,7 @@ import pyotp
 import pytest
 from aiohttp.test_utils import TestClient
 
-from entrypoints.http.ui.routes import CODE_FAILED, LOGIN_FAILED
+from entrypoints.http.pages.routes import CODE_FAILED, LOGIN_FAILED
 from tests.e2e.helpers import ONE_PER_BACKEND, PASSWORD, MakeClient, assert_problem, bearer
 from tests.e2e.http.test_passkeys_http import enrolled, login_options
 from tests.e2e.oidc_helpers import (

@@ -13,7 +13,7 @@ import pytest
 from aiohttp import ClientResponse
 from aiohttp.test_utils import TestClient
 
-from entrypoints.http.ui.web import PAGE_HEADERS
+from entrypoints.http.pages.web import PAGE_HEADERS
 from tests.e2e.helpers import ONE_PER_BACKEND, PASSWORD, MakeClient, bearer
 from tests.e2e.oidc_helpers import (
     ISSUER,

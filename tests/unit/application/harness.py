@@ -25,11 +25,12 @@ from adapters.events.inprocess import InProcessEventBus
 from adapters.persistence.memory import MemoryStorage
 from application.federation.settings import FederationSettings, ProviderSettings
 from application.ports import FederationFailed
-from application.shared.settings import AuthSettings, StorageSettings
+from application.shared.settings import AuthSettings
 from domain.clients import Client
 from domain.federation import UpstreamIdentity, UpstreamProvider
 from domain.model import Role, User
 from entrypoints.config import Config
+from entrypoints.config.infrastructure import StorageSettings
 from entrypoints.container import Container
 from tests.fakes import FakeClock, Recorder
 

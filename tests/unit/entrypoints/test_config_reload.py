@@ -16,7 +16,7 @@ from adapters.events.inprocess import InProcessEventBus
 from application.events.catalog import ConfigChanged
 from application.shared.settings import AuthSettings, Live
 from entrypoints.config import Config, load_config
-from entrypoints.config_refresh import ConfigReloader, ConfigSource, refresh_steps
+from entrypoints.config.refresh import ConfigReloader, ConfigSource, refresh_steps
 from entrypoints.telemetry import Telemetry
 from service_actuator import InvalidConfiguration, RefreshResult
 from tests.fakes import Recorder

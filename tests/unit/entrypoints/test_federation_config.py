@@ -10,7 +10,7 @@ import pytest
 from adapters.events.inprocess import InProcessEventBus
 from application.shared.settings import Live
 from entrypoints.config import ConfigError, load_config
-from entrypoints.config_refresh import ConfigReloader, ConfigSource
+from entrypoints.config.refresh import ConfigReloader, ConfigSource
 from service_actuator import InvalidConfiguration
 
 GOOD = """

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from domain.errors import ValidationFailed
-from entrypoints.converters import UncheckedText, structure
+from entrypoints.config.converters import UncheckedText, structure
 from entrypoints.http.requests import (
     INT64_MAX,
     INT64_MIN,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from application.shared.settings import TelemetrySettings
+from entrypoints.config.infrastructure import TelemetrySettings
 from entrypoints.telemetry import Telemetry, traced
 
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import attrs
 
 from application.shared.address_limit import AddressRateLimiter, bucket_key
-from application.shared.settings import Live, ServerSettings
+from application.shared.settings import Live
+from entrypoints.config.infrastructure import ServerSettings
 
 
 class Clock:

@@ -1,6 +1,6 @@
 """Login with other identity providers, the browser's side (docs/reference/federation.md):
 ``/federation/{provider}/start`` and ``/callback``, and the account page ``/ui/account`` with
-its "Link …" and "Unlink" buttons (linking itself: ``entrypoints.http.ui.federation_link``).
+its "Link …" and "Unlink" buttons (linking itself: ``entrypoints.http.pages.federation_link``).
 
 The start binds its state to this browser with the ``federation`` cookie (256 bits, HttpOnly,
 SameSite=Lax so that the provider's redirect back carries it; only its SHA-256 is stored).
@@ -16,15 +16,20 @@ from urllib.parse import urlencode
 from aiohttp import web
 
 from application.login.federated import LoginNeeded
-from domain.errors import AccountExists, DomainError, FederationNotAllowed, NotFound
+from domain.errors import (
+    AccountExists,
+    DomainError,
+    FederationNotAllowed,
+    LastLoginMethod,
+    NotFound,
+    StorageFault,
+)
 from entrypoints.http.keys import CONTAINER
-from entrypoints.http.requests import client_address, user_agent
-from entrypoints.http.routing import RouteSpec
-from entrypoints.http.ui.federation_link import BROWSER as _BROWSER
-from entrypoints.http.ui.federation_link import confirm as confirm_link
-from entrypoints.http.ui.federation_link import link_offer_page
-from entrypoints.http.ui.routes import forgot_url, passkeys_alone, provider_buttons, signed_in
-from entrypoints.http.ui.web import (
+from entrypoints.http.pages.federation_link import BROWSER as _BROWSER
+from entrypoints.http.pages.federation_link import confirm as confirm_link
+from entrypoints.http.pages.federation_link import link_offer_page
+from entrypoints.http.pages.routes import forgot_url, passkeys_alone, provider_buttons, signed_in
+from entrypoints.http.pages.web import (
     cookie_name,
     csrf_ok,
     csrf_refused,
@@ -36,6 +41,8 @@ from entrypoints.http.ui.web import (
     session_cookie,
     set_cookie,
 )
+from entrypoints.http.requests import client_address, user_agent
+from entrypoints.http.routing import RouteSpec
 
 FAILED = "Signing in with {name} did not work. Try again, or sign in another way."
 EXISTS = ("An account with this email already exists. Sign in with your password or passkey, "
@@ -87,9 +94,9 @@ async def begin_at_provider(
         return error_page(request, "There is no such sign-in provider.", 404)
     except LoginNeeded:
         return see_other(request, "/ui/login?" + urlencode({"return_to": "/ui/account"}))
-    except DomainError as e:
-        if e.code == "storage_unavailable":
-            raise
+    except StorageFault:
+        raise  # no refusal: the problem middleware's 503
+    except DomainError:
         return login_page_with(request, FAILED.format(name=_name(request, provider_id)), 400,
                                return_to)  # fmt: skip
     response = see_other(request, url)
@@ -121,9 +128,9 @@ async def callback(request: web.Request) -> web.Response:
         return login_page_with(request, EXISTS.format(name=name), 409)
     except FederationNotAllowed:
         return login_page_with(request, NOT_ALLOWED.format(name=name), 403)
-    except DomainError as e:
-        if e.code == "storage_unavailable":
-            raise
+    except StorageFault:
+        raise  # no refusal: the problem middleware's 503
+    except DomainError:
         return login_page_with(request, FAILED.format(name=name), 400)
     if result.mfa_token is not None:
         response = see_other(request, "/ui/login/mfa?" + urlencode({"return_to": result.return_to}))
@@ -188,15 +195,15 @@ async def unlink(request: web.Request) -> web.Response:
         return see_other(request, "/ui/login?" + urlencode({"return_to": "/ui/account"}))
     try:
         await container.own_identities().unlink(found[0].id, form.get("provider", "")[:64])
-    except DomainError as e:
-        if e.code == "storage_unavailable":
-            raise
+    except LastLoginMethod:
         message = (
-            ("This is the last way to sign in to your account: add a password or a passkey first.")
-            if e.code == "last_login_method"
-            else "Nothing to unlink."
+            "This is the last way to sign in to your account: add a password or a passkey first."
         )
-        return await _account(request, message, 409 if e.code == "last_login_method" else 404)
+        return await _account(request, message, 409)
+    except StorageFault:
+        raise  # no refusal: the problem middleware's 503
+    except DomainError:
+        return await _account(request, "Nothing to unlink.", 404)
     return see_other(request, "/ui/account")
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -16,6 +16,7 @@ import aiohttp_jinja2
 import jinja2
 from aiohttp import web
 
+from domain.errors import DomainError, ValidationFailed
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.requests import read_body
 
@@ -35,15 +36,20 @@ _MAX_PARAMS = 32
 _NEW_CSRF: web.RequestKey[str] = web.RequestKey("new_csrf", str)
 
 
+TEMPLATES = Path(__file__).parent / "templates"
+"""The hosted pages' shipped templates (the console's are ``entrypoints.http.console.web``'s)."""
+
+
 class LiveTemplatesLoader(jinja2.BaseLoader):
     """Templates from the folder ``templates_dir()`` names now (when set) first, then the
-    shipped ones. A template loaded before ``templates_dir()`` changed is out of date, so a
-    configuration refresh of ``ui.templates_dir`` is in force at the next page (Jinja's
-    ``auto_reload``; the overrides' own changes too)."""
+    shipped ones (the folders of ``shipped``, in order). A template loaded before
+    ``templates_dir()`` changed is out of date, so a configuration refresh of
+    ``ui.templates_dir`` is in force at the next page (Jinja's ``auto_reload``; the
+    overrides' own changes too)."""
 
-    def __init__(self, templates_dir: Callable[[], str]) -> None:
+    def __init__(self, templates_dir: Callable[[], str], shipped: Sequence[Path]) -> None:
         self._templates_dir = templates_dir
-        self._shipped = jinja2.FileSystemLoader(str(Path(__file__).parent / "templates"))
+        self._shipped = jinja2.FileSystemLoader([str(folder) for folder in shipped])
 
     def get_source(
         self, environment: jinja2.Environment, template: str
@@ -61,10 +67,14 @@ class LiveTemplatesLoader(jinja2.BaseLoader):
         return source, filename, fresh
 
 
-def setup_templates(app: web.Application, templates_dir: Callable[[], str]) -> None:
+def setup_templates(
+    app: web.Application, templates_dir: Callable[[], str], shipped: Sequence[Path]
+) -> None:
     """Templates from ``templates_dir()`` (the ``ui.templates_dir`` in force, when set)
-    first, then the shipped ones (``LiveTemplatesLoader``); autoescaped."""
-    aiohttp_jinja2.setup(app, loader=LiveTemplatesLoader(templates_dir), autoescape=True)
+    first, then the shipped ones in the folders ``shipped`` (``LiveTemplatesLoader``);
+    autoescaped."""
+    loader = LiveTemplatesLoader(templates_dir, shipped)
+    aiohttp_jinja2.setup(app, loader=loader, autoescape=True)
 
 
 def is_loopback_http(issuer: str) -> bool:
@@ -144,6 +154,24 @@ def see_other(request: web.Request, location: str) -> web.Response:
 
 def error_page(request: web.Request, message: str, status: int = 400) -> web.Response:
     return page(request, "error.html", {"message": message}, status=status)
+
+
+_MESSAGES = {
+    403: "You may not do this.",
+    404: "There is no such item, or it is not yours to see.",
+    409: "This change conflicts with the current state.",
+}
+
+
+def refusal_message(error: DomainError, status: int) -> str:
+    """The plain message a page shows for ``error`` answered with ``status``: the fields of a
+    ``ValidationFailed``; the error's own detail for 409 and 422; else a fixed sentence per
+    status (never another organization's data), the detail when there is none."""
+    if isinstance(error, ValidationFailed):
+        return "; ".join(f"{e.field}: {e.message}" for e in error.errors) or error.detail
+    if status in (409, 422):
+        return error.detail
+    return _MESSAGES.get(status, error.detail)
 
 
 def safe_return_to(value: str | None) -> str | None:

@@ -21,11 +21,11 @@ from aiohttp import web
 from application.ports import SealedSecretError
 from domain.errors import FieldError, ValidationFailed
 from domain.policy import FIRST_PARTY_FIELDS, Principal, may_set_first_party_fields
+from entrypoints.http.console.users import org_filter
+from entrypoints.http.console.web import confirm, console_page, done, render
 from entrypoints.http.keys import CONTAINER
+from entrypoints.http.pages.web import clear_cookie, cookie_name, set_cookie
 from entrypoints.http.routing import path_id
-from entrypoints.http.ui.admin_users import org_filter
-from entrypoints.http.ui.console import confirm, console_page, done, render
-from entrypoints.http.ui.web import clear_cookie, cookie_name, set_cookie
 
 __all__ = ["ROUTES_TABLE"]
 

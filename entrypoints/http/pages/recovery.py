@@ -18,11 +18,9 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 from aiohttp import web
 
-from domain.errors import DomainError, RateLimited, ValidationFailed
+from domain.errors import DomainError, RateLimited, StorageFault, ValidationFailed
 from entrypoints.http.keys import CONTAINER
-from entrypoints.http.requests import client_address
-from entrypoints.http.routing import Handler, RouteSpec
-from entrypoints.http.ui.web import (
+from entrypoints.http.pages.web import (
     clear_cookie,
     cookie_name,
     csrf_ok,
@@ -34,6 +32,8 @@ from entrypoints.http.ui.web import (
     see_other,
     set_cookie,
 )
+from entrypoints.http.requests import client_address
+from entrypoints.http.routing import Handler, RouteSpec
 
 RETURN_COOKIE = "return_to"
 """The cookie (``authsvc_return_to``) keeping where to go after a password reset."""
@@ -139,9 +139,9 @@ async def reset(request: web.Request) -> web.Response:
         message = "; ".join(err.message for err in e.errors) or "Choose another password."
         context = {"token": token, "error": f"This password cannot be used: {message}."}
         return page(request, "reset.html", context, status=422)
-    except DomainError as e:
-        if e.code == "storage_unavailable":
-            raise
+    except StorageFault:
+        raise  # no refusal: the problem middleware's 503
+    except DomainError:
         context = {"heading": "Link not valid", "message": BAD_LINK,
                    "link": "/ui/forgot", "link_text": "Ask for a new link"}  # fmt: skip
         return page(request, "message.html", context, status=400)
@@ -171,9 +171,9 @@ async def verify(request: web.Request) -> web.Response:
         return csrf_refused(request)
     try:
         await request.app[CONTAINER].email_verification().verify(_token(request, form))
-    except DomainError as e:
-        if e.code == "storage_unavailable":
-            raise
+    except StorageFault:
+        raise  # no refusal: the problem middleware's 503
+    except DomainError:
         context = {"heading": "Link not valid", "message": BAD_LINK}
         return page(request, "message.html", context, status=400)
     return see_other(request, "/ui/verify/done")

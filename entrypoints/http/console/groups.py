@@ -13,10 +13,10 @@ from aiohttp import web
 
 from domain.errors import NotFound
 from domain.policy import Principal
+from entrypoints.http.console.users import org_filter
+from entrypoints.http.console.web import confirm, console_page, done, render
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.routing import path_id
-from entrypoints.http.ui.admin_users import org_filter
-from entrypoints.http.ui.console import confirm, console_page, done, render
 
 __all__ = ["ROUTES_TABLE"]
 

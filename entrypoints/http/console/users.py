@@ -21,9 +21,9 @@ from domain import policy
 from domain.errors import FieldError, Forbidden, ValidationFailed
 from domain.model import Role
 from domain.policy import Operation, Principal
+from entrypoints.http.console.web import confirm, console_page, done, render
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.routing import path_id
-from entrypoints.http.ui.console import confirm, console_page, done, render
 
 __all__ = ["ROUTES_TABLE", "org_filter"]
 

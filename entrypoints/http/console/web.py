@@ -7,7 +7,7 @@ hosted session's cookie becomes the caller (``ConsoleCaller``: no live session �
 ``/ui/login?return_to=<this page>``); ``ConsoleCaller.admit`` asks ``domain.policy`` whether
 that role may use the console (viewer, operator → 403 page). The handler then calls the same
 use cases as the JSON API, and their ``DomainError`` becomes a page of the same status
-(``STATUS_BY_ERROR``: 403, 404 — another organization's user reads as missing — 409, 422).
+(``status_of``: 403, 404 — another organization's user reads as missing — 409, 422).
 Handlers decide no access themselves.
 """
 
@@ -21,19 +21,20 @@ from urllib.parse import urlencode
 
 from aiohttp import web
 
-from domain.errors import DomainError, ValidationFailed
+from domain.errors import DomainError, StorageFault
 from domain.policy import Principal
 from entrypoints.http.keys import CONTAINER
-from entrypoints.http.problems import STATUS_BY_ERROR
-from entrypoints.http.ui.web import (
+from entrypoints.http.pages.web import (
     PAGE_HEADERS,
     csrf_ok,
     csrf_refused,
     page,
     read_page_form,
+    refusal_message,
     see_other,
     session_cookie,
 )
+from entrypoints.http.problems import status_of
 
 __all__ = [
     "DONE",
@@ -49,13 +50,10 @@ __all__ = [
 ConsoleHandler = Callable[[web.Request, Principal, dict[str, str]], Awaitable[web.StreamResponse]]
 """A console handler: the request, the admitted caller and the posted form (``{}`` on GET)."""
 STATIC = Path(__file__).parent / "static"
+TEMPLATES = Path(__file__).parent / "templates"
+"""The console's shipped templates (``admin/*.html``)."""
 _STATIC_TYPES = {"htmx.min.js": "text/javascript", "admin.css": "text/css"}
 _LONG_CACHE = "public, max-age=31536000, immutable"
-_MESSAGES = {
-    403: "You may not do this.",
-    404: "There is no such item, or it is not yours to see.",
-    409: "This change conflicts with the current state.",
-}
 DONE = {
     "role": "The role is changed.",
     "disabled": "The user is disabled; its sessions ended.",
@@ -105,9 +103,9 @@ def console_page(handler: ConsoleHandler) -> Callable[[web.Request], Awaitable[w
         try:
             caller.admit(principal)
             return await handler(request, principal, form)
+        except StorageFault:
+            raise  # no refusal: the problem middleware's 503
         except DomainError as e:
-            if e.code == "storage_unavailable":
-                raise
             return failed(request, principal, e)
 
     return run
@@ -116,12 +114,8 @@ def console_page(handler: ConsoleHandler) -> Callable[[web.Request], Awaitable[w
 def failed(request: web.Request, principal: Principal, error: DomainError) -> web.Response:
     """The page for a refused or failed action: the use case's status and a plain message
     (the fields of a ``ValidationFailed``; never another organization's data)."""
-    status = STATUS_BY_ERROR.get(type(error), 400)
-    if isinstance(error, ValidationFailed):
-        status = 422
-        message = "; ".join(f"{e.field}: {e.message}" for e in error.errors) or error.detail
-    else:
-        message = error.detail if status in (409, 422) else _MESSAGES.get(status, error.detail)
+    status = status_of(error)
+    message = refusal_message(error, status)
     return render(request, principal, "admin/error.html", {"message": message}, status=status)
 
 

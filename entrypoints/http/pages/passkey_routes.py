@@ -25,14 +25,11 @@ from typing import Any
 import attrs
 from aiohttp import web
 
-from domain.errors import DomainError
+from domain.errors import DomainError, StorageFault
 from entrypoints.http.keys import CONTAINER
-from entrypoints.http.oidc_routes import client_of
-from entrypoints.http.problems import problem_response
-from entrypoints.http.requests import client_address, read_json, user_agent
-from entrypoints.http.routing import RouteSpec
-from entrypoints.http.ui.routes import CODE_FAILED, LOGIN_FAILED
-from entrypoints.http.ui.web import (
+from entrypoints.http.oidc import client_of
+from entrypoints.http.pages.routes import CODE_FAILED, LOGIN_FAILED
+from entrypoints.http.pages.web import (
     PAGE_HEADERS,
     clear_cookie,
     cookie_name,
@@ -41,6 +38,9 @@ from entrypoints.http.ui.web import (
     session_cookie,
     set_cookie,
 )
+from entrypoints.http.problems import problem_response
+from entrypoints.http.requests import client_address, read_json, user_agent
+from entrypoints.http.routing import RouteSpec
 from entrypoints.http.views import json_response
 
 CSRF_FAILED = "This page expired or did not come from this site. Reload it and try again."
@@ -84,7 +84,7 @@ def _signed_in(request: web.Request, return_to: str, cookie: str) -> web.Respons
 
 def _raise_fault(error: DomainError) -> None:
     """Re-raise a storage fault (503 by the problem middleware): it is no refusal."""
-    if error.code == "storage_unavailable":
+    if isinstance(error, StorageFault):
         raise error
 
 

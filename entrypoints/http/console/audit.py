@@ -22,10 +22,10 @@ from aiohttp import web
 from domain.audit import AUDIT_EVENT_TYPES, AuditEvent
 from domain.errors import FieldError, ValidationFailed
 from domain.policy import Principal
+from entrypoints.http.console.users import org_filter
+from entrypoints.http.console.web import console_page, render
 from entrypoints.http.keys import CONTAINER
-from entrypoints.http.ui.admin_users import org_filter
-from entrypoints.http.ui.console import console_page, render
-from entrypoints.http.ui.web import PAGE_HEADERS
+from entrypoints.http.pages.web import PAGE_HEADERS
 from entrypoints.http.views import audit_event_json
 
 __all__ = ["CSV_FIELDS", "ROUTES_TABLE"]

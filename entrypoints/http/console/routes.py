@@ -4,9 +4,9 @@ of the vendored static files (htmx, the console's stylesheet)."""
 
 from __future__ import annotations
 
+from entrypoints.http.console import audit, clients, groups, users
+from entrypoints.http.console.web import static_file
 from entrypoints.http.routing import RouteSpec
-from entrypoints.http.ui import admin_audit, admin_clients, admin_groups, admin_users
-from entrypoints.http.ui.console import static_file
 
 _HTML = "HTML page"
 _FORM = "application/x-www-form-urlencoded"
@@ -20,10 +20,10 @@ ROUTES = [
               media_type="application/json" if method == "GET" else _FORM,
               tag="admin console", page=True)
     for method, path, handler in (
-        *admin_audit.ROUTES_TABLE,
-        *admin_users.ROUTES_TABLE,
-        *admin_groups.ROUTES_TABLE,
-        *admin_clients.ROUTES_TABLE,
+        *audit.ROUTES_TABLE,
+        *users.ROUTES_TABLE,
+        *groups.ROUTES_TABLE,
+        *clients.ROUTES_TABLE,
     )
 ] + [
     RouteSpec("GET", "/ui/static/{name}", static_file,

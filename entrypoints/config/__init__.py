@@ -21,19 +21,16 @@ from adapters.crypto.db_keystore import KeyEncryptionKeyError, read_key_encrypti
 from application.federation.settings import FederationSettings
 from application.oauth.settings import OidcSettings
 from application.passkeys.settings import WebAuthnConfigError, WebAuthnSettings, relying_party
-from application.shared.settings import (
-    AuditSettings,
-    AuthSettings,
-    EmailSettings,
+from application.shared.settings import AuditSettings, AuthSettings, EmailSettings, OAuthSettings
+from domain.errors import ValidationFailed
+from entrypoints.config.converters import make_converter, structure
+from entrypoints.config.infrastructure import (
     EventsSettings,
-    OAuthSettings,
     ServerSettings,
     StorageSettings,
     TelemetrySettings,
 )
-from domain.errors import ValidationFailed
-from entrypoints.converters import make_converter, structure
-from entrypoints.http.ui.settings import UiSettings
+from entrypoints.http.pages.settings import UiSettings
 from service_actuator import ActuatorSettings
 
 ENV_PREFIX = "AUTHSVC_"

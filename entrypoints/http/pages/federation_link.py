@@ -13,9 +13,9 @@ from aiohttp import web
 
 from application.login.federated import LoginNeeded
 from application.login.federated_link import LinkOffer
-from domain.errors import Conflict, DomainError
+from domain.errors import Conflict, DomainError, StorageFault
 from entrypoints.http.keys import CONTAINER
-from entrypoints.http.ui.web import (
+from entrypoints.http.pages.web import (
     cookie_name,
     csrf_ok,
     csrf_refused,
@@ -68,9 +68,9 @@ async def confirm(request: web.Request) -> web.Response:
         return see_other(request, "/ui/login?" + urlencode({"return_to": "/ui/account"}))
     except Conflict:
         return error_page(request, TAKEN.format(name="this provider"), 409)
-    except DomainError as e:
-        if e.code == "storage_unavailable":
-            raise
+    except StorageFault:
+        raise  # no refusal: the problem middleware's 503
+    except DomainError:
         return error_page(request, EXPIRED, 400)
     return see_other(request, back)
 

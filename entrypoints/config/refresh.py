@@ -48,8 +48,9 @@ from adapters.crypto.mldsa import MLDSA_ALGORITHMS, SignerUnavailable
 from application.events.audit import record_apart
 from application.events.catalog import ConfigChanged
 from application.ports import Clock, EventBus, Storage
-from application.shared.settings import AuthSettings, Live, TelemetrySettings
+from application.shared.settings import AuthSettings, Live
 from entrypoints.config import Config, ConfigError, load_config
+from entrypoints.config.infrastructure import TelemetrySettings
 from service_actuator import InvalidConfiguration, RefreshResult
 
 log = logging.getLogger("authsvc.config")

@@ -12,15 +12,16 @@ from urllib.parse import urlencode, urlsplit
 
 from aiohttp import web
 
+from application.oauth.authorize import AuthorizePageError
 from application.oauth.interaction import AUTHORIZE_PATH, ConsentNeeded
-from domain.errors import DomainError, MfaRequired, RateLimited
+from domain.errors import DomainError, MfaRequired, RateLimited, StorageFault
 from entrypoints.http.keys import CONTAINER
-from entrypoints.http.oidc_routes import answer, client_of, query_pairs
-from entrypoints.http.requests import client_address, user_agent
-from entrypoints.http.routing import RouteSpec
-from entrypoints.http.ui.web import (
+from entrypoints.http.oidc import answer, client_of, query_pairs
+from entrypoints.http.pages.web import (
     PAGE_HEADERS,
+    TEMPLATES,
     clear_cookie,
+    cookie_name,
     csrf_ok,
     csrf_refused,
     error_page,
@@ -31,6 +32,8 @@ from entrypoints.http.ui.web import (
     session_cookie,
     set_cookie,
 )
+from entrypoints.http.requests import client_address, user_agent
+from entrypoints.http.routing import RouteSpec
 
 LOGIN_FAILED = "The email or password is wrong, or this account cannot sign in now."
 CODE_FAILED = "The code is wrong or expired. Sign in again if this keeps happening."
@@ -109,9 +112,9 @@ async def login(request: web.Request) -> web.Response:
         ttl = container.auth_settings().current.mfa_token_ttl
         set_cookie(response, request, "mfa", e.mfa_token, max_age=ttl)
         return response
+    except StorageFault:
+        raise  # no refusal: the problem middleware's 503
     except DomainError as e:
-        if e.code == "storage_unavailable":
-            raise
         context = {"return_to": return_to, "email": form.get("email", ""), "error": LOGIN_FAILED,
                    "forgot_url": forgot_url(return_to),
                    "passkeys": passkeys_alone(request),
@@ -156,8 +159,6 @@ async def mfa(request: web.Request) -> web.Response:
         return csrf_refused(request)
     container = request.app[CONTAINER]
     return_to = _return_to(request, form)
-    from entrypoints.http.ui.web import cookie_name
-
     token = request.cookies.get(cookie_name(request, "mfa"), "")
     address = client_address(request, container.config().server.trusted_proxies)
     try:
@@ -165,9 +166,9 @@ async def mfa(request: web.Request) -> web.Response:
             token, form.get("code", ""), address, user_agent(request), client_of(return_to),
             previous=session_cookie(request),
         )  # fmt: skip
+    except StorageFault:
+        raise  # no refusal: the problem middleware's 503
     except DomainError as e:
-        if e.code == "storage_unavailable":
-            raise
         context = {"return_to": return_to, "error": CODE_FAILED}
         return _refused(request, "mfa.html", context, e)
     return signed_in(request, return_to, cookie)
@@ -185,8 +186,6 @@ async def consent_page(request: web.Request) -> web.Response:
     pairs = _authorize_pairs(return_to)
     if pairs is None:
         return error_page(request, "This consent request is not valid.")
-    from application.oauth.authorize import AuthorizePageError
-
     try:
         outcome = await request.app[CONTAINER].authorize()(pairs, session_cookie(request))
     except AuthorizePageError as e:
@@ -226,8 +225,6 @@ async def consent(request: web.Request) -> web.Response:
     pairs = _authorize_pairs(_return_to(request, form))
     if pairs is None or decision not in ("allow", "deny"):
         return error_page(request, "This consent request is not valid.")
-    from application.oauth.authorize import AuthorizePageError
-
     try:
         outcome = (
             await request.app[CONTAINER]
@@ -259,9 +256,7 @@ async def stylesheet(request: web.Request) -> web.Response:
 
 async def passkey_script(request: web.Request) -> web.Response:
     """GET /ui/passkey.js → the login page's passkey script."""
-    from pathlib import Path
-
-    text = (Path(__file__).parent / "templates" / "passkey.js").read_text("utf-8")
+    text = (TEMPLATES / "passkey.js").read_text("utf-8")
     return web.Response(
         text=text,
         content_type="text/javascript",
