@@ -16,6 +16,7 @@ from entrypoints.container import Container
 from entrypoints.http import (
     actuator_routes,
     admin_routes,
+    assets,
     audit_routes,
     auth_routes,
     client_routes,
@@ -29,6 +30,7 @@ from entrypoints.http import (
     session_routes,
     wellknown_routes,
 )
+from entrypoints.http.assets import asset
 from entrypoints.http.console import routes as console_routes
 from entrypoints.http.console.web import TEMPLATES as CONSOLE_TEMPLATES
 from entrypoints.http.keys import BODY_TIMEOUT, CONTAINER
@@ -183,6 +185,7 @@ def create_app(container: Container) -> web.Application:
         *page_passkeys.ROUTES,
         *page_federation.ROUTES,
         *console_routes.ROUTES,
+        *assets.ROUTES,
         *wellknown_routes.ROUTES,
     ]
     app = web.Application(
@@ -201,7 +204,12 @@ def create_app(container: Container) -> web.Application:
     app[BODY_TIMEOUT] = config.server.body_timeout
     container.service_metrics()
     live = container.live_config()
-    setup_templates(app, lambda: live.current.ui.templates_dir, (PAGE_TEMPLATES, CONSOLE_TEMPLATES))
+    setup_templates(
+        app,
+        lambda: live.current.ui.templates_dir,
+        (PAGE_TEMPLATES, CONSOLE_TEMPLATES),
+        {"asset": asset},
+    )
     add_routes(app, specs)
     setup_actuator(app, container.actuator())
     app[ROUTE_SPECS] = [*specs, *actuator_routes.route_specs(app)]

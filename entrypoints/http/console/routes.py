@@ -1,11 +1,9 @@
 """The admin console's routes (docs/reference/console.md), registered by ``create_app`` as pages
-(``RouteSpec(page=True)``: listed under ``x-authsvc-pages`` in /openapi.json), and the route
-of the vendored static files (htmx, the console's stylesheet)."""
+(``RouteSpec(page=True)``: listed under ``x-authsvc-pages`` in /openapi.json)."""
 
 from __future__ import annotations
 
 from entrypoints.http.console import audit, clients, groups, users
-from entrypoints.http.console.web import static_file
 from entrypoints.http.routing import RouteSpec
 
 _HTML = "HTML page"
@@ -25,9 +23,5 @@ ROUTES = [
         *groups.ROUTES_TABLE,
         *clients.ROUTES_TABLE,
     )
-] + [
-    RouteSpec("GET", "/ui/static/{name}", static_file,
-              "A vendored static file of the admin console (htmx, stylesheet)",
-              {200: "JavaScript or CSS", 404: "Not found"}, tag="ui", page=True),
 ]  # fmt: skip
 """The pages of docs/reference/console.md."""

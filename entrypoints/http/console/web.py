@@ -25,7 +25,6 @@ from domain.errors import DomainError, StorageFault
 from domain.policy import Principal
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.pages.web import (
-    PAGE_HEADERS,
     csrf_ok,
     csrf_refused,
     page,
@@ -44,16 +43,12 @@ __all__ = [
     "done",
     "failed",
     "render",
-    "static_file",
 ]
 
 ConsoleHandler = Callable[[web.Request, Principal, dict[str, str]], Awaitable[web.StreamResponse]]
 """A console handler: the request, the admitted caller and the posted form (``{}`` on GET)."""
-STATIC = Path(__file__).parent / "static"
 TEMPLATES = Path(__file__).parent / "templates"
 """The console's shipped templates (``admin/*.html``)."""
-_STATIC_TYPES = {"htmx.min.js": "text/javascript", "admin.css": "text/css"}
-_LONG_CACHE = "public, max-age=31536000, immutable"
 DONE = {
     "role": "The role is changed.",
     "disabled": "The user is disabled; its sessions ended.",
@@ -142,17 +137,3 @@ def done(request: web.Request, location: str, key: str) -> web.Response:
     """303 to ``location`` saying what was done (``?done=`` a key of ``DONE``, never data)."""
     joiner = "&" if "?" in location else "?"
     return see_other(request, f"{location}{joiner}{urlencode({'done': key})}")
-
-
-async def static_file(request: web.Request) -> web.Response:
-    """GET /ui/static/{name} → a vendored file (htmx, the console's stylesheet), cached a
-    year (the name changes with the content)."""
-    name = request.match_info["name"]
-    kind = _STATIC_TYPES.get(name)
-    if kind is None:
-        raise web.HTTPNotFound()
-    return web.Response(
-        body=(STATIC / name).read_bytes(),
-        content_type=kind,
-        headers={**PAGE_HEADERS, "Cache-Control": _LONG_CACHE},
-    )

@@ -18,8 +18,6 @@ from domain.errors import DomainError, MfaRequired, RateLimited, StorageFault
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.oidc import answer, client_of, query_pairs
 from entrypoints.http.pages.web import (
-    PAGE_HEADERS,
-    TEMPLATES,
     clear_cookie,
     cookie_name,
     csrf_ok,
@@ -241,52 +239,6 @@ async def signed_in_page(request: web.Request) -> web.Response:
     return page(request, "message.html", {"heading": "Signed in", "message": "You are signed in."})
 
 
-async def stylesheet(request: web.Request) -> web.Response:
-    """GET /ui/style.css[?c=<colour>] → the pages' stylesheet in the ``ui.primary_color`` in
-    force; the pages link it with their colour as ``c``, so a cached copy of another colour is
-    never used after a refresh changes it."""
-    color = request.app[CONTAINER].live_config().current.ui.primary_color
-    css = STYLE.replace("PRIMARY", color)
-    return web.Response(
-        text=css,
-        content_type="text/css",
-        headers={**PAGE_HEADERS, "Cache-Control": "public, max-age=300"},
-    )
-
-
-async def passkey_script(request: web.Request) -> web.Response:
-    """GET /ui/passkey.js → the login page's passkey script."""
-    text = (TEMPLATES / "passkey.js").read_text("utf-8")
-    return web.Response(
-        text=text,
-        content_type="text/javascript",
-        headers={**PAGE_HEADERS, "Cache-Control": "public, max-age=300"},
-    )
-
-
-STYLE = """
-body { font-family: system-ui, sans-serif; background: #f5f5f5; color: #111; margin: 0; }
-main { max-width: 24rem; margin: 4rem auto; background: #fff; padding: 2rem;
-       border-radius: .5rem; box-shadow: 0 1px 3px rgba(0,0,0,.2); }
-.logo, .client-logo { max-height: 3rem; }
-.product { font-weight: 600; color: #333; }
-label { display: block; margin-top: 1rem; font-weight: 600; }
-input { width: 100%; box-sizing: border-box; padding: .6rem; margin-top: .25rem;
-        border: 1px solid #555; border-radius: .25rem; font-size: 1rem; }
-button { margin-top: 1.25rem; padding: .6rem 1.2rem; font-size: 1rem; border: 0;
-         border-radius: .25rem; background: PRIMARY; color: #fff; cursor: pointer; }
-button.secondary { background: #fff; color: #111; border: 1px solid #555; }
-button:focus, input:focus, a:focus { outline: 3px solid #000; outline-offset: 2px; }
-.error { color: #a00; font-weight: 600; }
-.facts { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; }
-.facts dt { font-weight: 600; } .facts dd { margin: 0; overflow-wrap: anywhere; }
-a { color: #0645ad; }
-a.button { display: inline-block; margin-top: 1rem; padding: .6rem 1.2rem; border-radius: .25rem;
-           background: PRIMARY; color: #fff; text-decoration: none; }
-a.button.secondary { background: #fff; color: #111; border: 1px solid #555; }
-@media (max-width: 28rem) { main { margin: 1rem; padding: 1.25rem; } }
-"""
-
 _HTML = "HTML page"
 _FORM_ANY = {"type": "object", "properties": {}}
 _POSTED = {303: "See other (303)", 401: _HTML, 403: _HTML}
@@ -367,24 +319,6 @@ ROUTES = [
         signed_in_page,
         "The signed-in page",
         {200: _HTML},
-        tag="ui",
-        page=True,
-    ),
-    RouteSpec(
-        "GET",
-        "/ui/style.css",
-        stylesheet,
-        "The hosted pages' stylesheet",
-        {200: "CSS"},
-        tag="ui",
-        page=True,
-    ),
-    RouteSpec(
-        "GET",
-        "/ui/passkey.js",
-        passkey_script,
-        "The sign-in page's passkey script",
-        {200: "JavaScript"},
         tag="ui",
         page=True,
     ),

@@ -7,7 +7,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -68,13 +68,18 @@ class LiveTemplatesLoader(jinja2.BaseLoader):
 
 
 def setup_templates(
-    app: web.Application, templates_dir: Callable[[], str], shipped: Sequence[Path]
+    app: web.Application,
+    templates_dir: Callable[[], str],
+    shipped: Sequence[Path],
+    functions: Mapping[str, Callable[..., Any]],
 ) -> None:
     """Templates from ``templates_dir()`` (the ``ui.templates_dir`` in force, when set)
     first, then the shipped ones in the folders ``shipped`` (``LiveTemplatesLoader``);
-    autoescaped."""
+    autoescaped; ``functions`` callable from every template (``asset``: a static file's
+    URL)."""
     loader = LiveTemplatesLoader(templates_dir, shipped)
-    aiohttp_jinja2.setup(app, loader=loader, autoescape=True)
+    env = aiohttp_jinja2.setup(app, loader=loader, autoescape=True)
+    env.globals.update(functions)
 
 
 def is_loopback_http(issuer: str) -> bool:

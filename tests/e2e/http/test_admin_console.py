@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import csv
+import hashlib
 import io
 import re
 from datetime import UTC, datetime
@@ -22,6 +23,7 @@ from aiohttp.test_utils import TestClient
 
 from domain.federation import FederatedIdentity
 from domain.model import Role
+from entrypoints.http.assets import STATIC
 from tests.e2e.accounts_world import (
     HOME,
     OTHER,
@@ -114,12 +116,17 @@ async def test_page_headers_and_vendored_htmx(client: TestClient) -> None:
     assert resp.headers["X-Frame-Options"] == "DENY"
     assert "frame-ancestors 'none'" in resp.headers["Content-Security-Policy"]
     html = await resp.text()
-    assert 'src="/ui/static/htmx.min.js' in html and "https://" not in html.split("<body")[0]
-    resp = await client.get("/ui/static/htmx.min.js?v=2.0.11")
+    assert "https://" not in html.split("<body")[0]
+    src = html.split('<script src="', 1)[1].split('"', 1)[0]
+    body = (STATIC / "htmx.min.js").read_bytes()
+    # linked with its content's version, so a year's cache never serves an old copy
+    assert src == f"/ui/static/htmx.min.js?v={hashlib.sha256(body).hexdigest()[:12]}"
+    resp = await client.get(src)
     assert resp.status == 200 and resp.headers["Content-Type"].startswith("text/javascript")
     assert "max-age=31536000" in resp.headers["Cache-Control"]
-    assert b"htmx" in await resp.read()
-    assert (await client.get("/ui/static/secret.py")).status == 404
+    assert await resp.read() == body
+    for name in ("secret.py", "README.md", "htmx.LICENSE", "..%2Fassets.py"):
+        assert (await client.get(f"/ui/static/{name}")).status == 404, name
 
 
 async def test_a_cross_origin_post_is_refused(client: TestClient) -> None:

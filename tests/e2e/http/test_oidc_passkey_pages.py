@@ -14,6 +14,7 @@ import pyotp
 import pytest
 from aiohttp.test_utils import TestClient
 
+from entrypoints.http.assets import asset
 from entrypoints.http.pages.routes import CODE_FAILED, LOGIN_FAILED
 from tests.e2e.helpers import ONE_PER_BACKEND, PASSWORD, MakeClient, assert_problem, bearer
 from tests.e2e.http.test_passkeys_http import enrolled, login_options
@@ -165,7 +166,7 @@ async def test_a_passkey_answers_the_second_step_page(client: TestClient) -> Non
     resp = await client.post("/ui/login", data=form, headers=ORIGIN, allow_redirects=False)
     assert resp.status == 303 and resp.headers["Location"].startswith("/ui/login/mfa?")
     page = await (await client.get(resp.headers["Location"])).text()
-    assert 'data-passkey="mfa"' in page and "/ui/passkey.js" in page
+    assert 'data-passkey="mfa"' in page and f'src="{asset("passkey.js")}"' in page
     resp = await client.post("/ui/login/mfa/passkey/options", json={}, headers=ORIGIN)
     await assert_problem(resp, 403, "forbidden")
     resp = await client.post("/ui/login/mfa/passkey/options",
@@ -217,8 +218,8 @@ async def test_the_page_offers_passkeys_and_keeps_the_password_path(
     html = await (await client.get("/ui/login")).text()
     assert 'autocomplete="username webauthn"' in html
     assert 'id="passkey"' in html and "Sign in with a passkey" in html
-    assert '<script src="/ui/passkey.js"></script>' in html and "<script>" not in html
-    script = await client.get("/ui/passkey.js")
+    assert f'<script src="{asset("passkey.js")}"></script>' in html and "<script>" not in html
+    script = await client.get(asset("passkey.js"))
     assert script.status == 200 and script.content_type == "text/javascript"
     text = await script.text()
     assert 'ceremony("conditional")' in text and "abort()" in text

@@ -86,7 +86,13 @@ async def test_a_refresh_of_ui_shows_on_the_pages_at_once(
     config.write_text('[ui]\nproduct_name = "Acme Login"\nprimary_color = "#112233"\n')
     client = await make_client(config_path=str(config))
     page = await (await client.get("/ui/login")).text()
-    assert "Acme Login" in page and "/ui/style.css?c=112233" in page
+    assert "Acme Login" in page and "/ui/brand.css?c=112233" in page
+    assert '<link rel="stylesheet" href="/ui/static/style.css?v=' in page
+    css = await (await client.get("/ui/brand.css", params={"c": "112233"})).text()
+    assert css.strip() == ":root { --brand: #112233; }"
+    stylesheet = "/ui/static/" + page.split('href="/ui/static/', 1)[1].split('"', 1)[0]
+    style = await (await client.get(stylesheet)).text()
+    assert "var(--brand)" in style and "#112233" not in style
 
     overrides = tmp_path / "templates"
     overrides.mkdir()
@@ -101,8 +107,8 @@ async def test_a_refresh_of_ui_shows_on_the_pages_at_once(
     assert "ui" in (await resp.json())["changed"]
     page = await (await client.get("/ui/login")).text()
     assert "Globex ID" in page and "Acme Login" not in page
-    assert "/ui/style.css?c=aa0000" in page
-    css = await (await client.get("/ui/style.css", params={"c": "aa0000"})).text()
+    assert "/ui/brand.css?c=aa0000" in page
+    css = await (await client.get("/ui/brand.css", params={"c": "aa0000"})).text()
     assert "#aa0000" in css and "#112233" not in css
     page = await (await client.get("/ui/signed-in")).text()
     assert page == "<p>Globex says: You are signed in.</p>"
