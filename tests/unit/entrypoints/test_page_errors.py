@@ -20,6 +20,7 @@ from domain.errors import (
 )
 from entrypoints.config import Config
 from entrypoints.container import Container
+from entrypoints.http.assets import asset
 from entrypoints.http.console.web import TEMPLATES as CONSOLE_TEMPLATES
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.middlewares import page_errors, problem_middleware
@@ -54,7 +55,7 @@ def _raising(error: Exception) -> Callable[[web.Request], Awaitable[web.StreamRe
 async def _client(aiohttp_client: Any, specs: list[RouteSpec]) -> Client:
     app = web.Application(middlewares=[problem_middleware, page_errors(specs)])
     app[CONTAINER] = Container(config=providers.Object(Config()))
-    setup_templates(app, lambda: "", (PAGE_TEMPLATES, CONSOLE_TEMPLATES))
+    setup_templates(app, lambda: "", (PAGE_TEMPLATES, CONSOLE_TEMPLATES), {"asset": asset})
     add_routes(app, specs)
     client: Client = await aiohttp_client(app)
     return client
