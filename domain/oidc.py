@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import ipaddress
 import re
 from datetime import datetime
 from urllib.parse import SplitResult, urlsplit
@@ -121,6 +122,20 @@ def _split(uri: str) -> SplitResult | None:
 
 def _is_loopback_ip(host: str | None) -> bool:
     return host in _LOOPBACK_LITERALS
+
+
+def loopback_http(url: str) -> bool:
+    """Whether ``url`` is ``http://`` on a loopback host (``localhost``, 127.0.0.0/8, ``::1``):
+    the one place plain HTTP is allowed (RFC 8252 §7.3), for issuers, providers and cookies."""
+    parts = urlsplit(url)
+    if parts.scheme != "http" or not parts.hostname:
+        return False
+    if parts.hostname == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(parts.hostname).is_loopback
+    except ValueError:
+        return False
 
 
 def redirect_uri_problem(uri: str) -> str | None:

@@ -27,9 +27,9 @@ import aiohttp
 import attrs
 
 from adapters.federation.id_tokens import allowed_algorithm, choose_key, header_of, validate
-from application.federation.settings import loopback_http
 from application.ports import FederationFailed, UpstreamClient
 from domain.federation import GITHUB, UpstreamIdentity, UpstreamProvider
+from domain.oidc import loopback_http
 
 __all__ = ["DISCOVERY_TTL", "JWKS_REFETCH_INTERVAL", "HttpUpstreamClient"]
 

@@ -4,7 +4,6 @@ names its key (``federation.providers``, entry and field)."""
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from typing import Any
 from urllib.parse import urlsplit
@@ -13,6 +12,7 @@ import attrs
 from attrs import validators as v
 
 from domain.federation import GITHUB, OIDC, UpstreamProvider
+from domain.oidc import loopback_http
 
 __all__ = ["FederationSettings", "ProviderSettings", "loopback_http"]
 
@@ -21,19 +21,6 @@ DEFAULT_SCOPES = ("openid", "email", "profile")
 GITHUB_SCOPES = ("read:user", "user:email")
 _DOMAIN = re.compile(r"(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}")
 _SCOPE = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]{1,128}")
-
-
-def loopback_http(url: str) -> bool:
-    """Whether ``url`` is ``http://`` on a loopback host (``localhost``, 127.0.0.0/8, ::1)."""
-    parts = urlsplit(url)
-    if parts.scheme != "http" or not parts.hostname:
-        return False
-    if parts.hostname == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(parts.hostname).is_loopback
-    except ValueError:
-        return False
 
 
 def _provider_url(_: object, attribute: attrs.Attribute[str], value: str) -> None:

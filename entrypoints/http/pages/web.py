@@ -5,7 +5,6 @@ carries, the hosted-session and CSRF cookies, the CSRF check, and the safe ``ret
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import secrets
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -17,6 +16,7 @@ import jinja2
 from aiohttp import web
 
 from domain.errors import DomainError, ValidationFailed
+from domain.oidc import loopback_http
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.requests import read_body
 
@@ -82,27 +82,13 @@ def setup_templates(
     env.globals.update(functions)
 
 
-def is_loopback_http(issuer: str) -> bool:
-    """Whether ``issuer`` is ``http://`` on a loopback host (then the cookies are not
-    ``Secure`` and lose the ``__Host-`` prefix, which requires it)."""
-    parts = urlsplit(issuer)
-    if parts.scheme != "http" or not parts.hostname:
-        return False
-    if parts.hostname == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(parts.hostname).is_loopback
-    except ValueError:
-        return False
-
-
 def issuer_of(request: web.Request) -> str:
     return str(request.app[CONTAINER].auth_settings().current.issuer)
 
 
 def cookie_name(request: web.Request, base: str) -> str:
     """``__Host-authsvc_<base>``, or ``authsvc_<base>`` on an http loopback issuer."""
-    return f"authsvc_{base}" if is_loopback_http(issuer_of(request)) else f"__Host-authsvc_{base}"
+    return f"authsvc_{base}" if loopback_http(issuer_of(request)) else f"__Host-authsvc_{base}"
 
 
 def set_cookie(response: web.StreamResponse, request: web.Request, base: str, value: str,
@@ -111,13 +97,13 @@ def set_cookie(response: web.StreamResponse, request: web.Request, base: str, va
     loopback issuer."""
     response.set_cookie(
         cookie_name(request, base), value, max_age=max_age, path="/", httponly=True,
-        samesite="Lax", secure=not is_loopback_http(issuer_of(request)),
+        samesite="Lax", secure=not loopback_http(issuer_of(request)),
     )  # fmt: skip
 
 
 def clear_cookie(response: web.StreamResponse, request: web.Request, base: str) -> None:
     response.del_cookie(
-        cookie_name(request, base), path="/", secure=not is_loopback_http(issuer_of(request)),
+        cookie_name(request, base), path="/", secure=not loopback_http(issuer_of(request)),
         httponly=True, samesite="Lax",
     )  # fmt: skip
 
