@@ -23,8 +23,8 @@ from jwt.utils import base64url_decode
 
 from adapters.clock import SystemClock
 from adapters.crypto.jwt_signer import JwtSigner
-from adapters.crypto.key_ring import mldsa_backend
 from adapters.crypto.mldsa import MLDSA_ALGORITHMS, SignerUnavailable
+from adapters.crypto.signing_keys import mldsa_backend
 from application.ports import Clock
 from application.shared.settings import ALGORITHMS, MLDSA_BACKENDS, AuthSettings
 

@@ -42,6 +42,7 @@ import attrs
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from adapters.crypto.key_files import KEY_FILES, generate_material
 from adapters.crypto.key_records import (
     KeyPlan,
     KeyRecord,
@@ -50,7 +51,6 @@ from adapters.crypto.key_records import (
     SigningKeyStore,
     merge,
 )
-from adapters.crypto.keystore import KEY_FILES, generate_material
 from adapters.persistence.errors import redact_dsn, safe_reason
 from adapters.persistence.postgres.unit import POSTGRES
 from adapters.persistence.sql.dialect import Dialect

@@ -24,8 +24,9 @@ from jwt.exceptions import PyJWTError
 
 from adapters.crypto.jws import RegistryJWT, VerifyCheck, check_claims, new_jws
 from adapters.crypto.key_records import KeyRecord
-from adapters.crypto.key_ring import KeyRing, SigningKey, StoreFor, TokenTtl
+from adapters.crypto.key_ring import KeyRing, StoreFor, TokenTtl
 from adapters.crypto.mldsa import MLDSA_ALGORITHMS, SignerUnavailable
+from adapters.crypto.signing_keys import SigningKey
 from application.ports import Clock, Signer
 from application.shared.settings import AuthSettings
 from domain.errors import InvalidToken

@@ -355,15 +355,3 @@ class KeyRing:
             active = view.keys[view.signing_record(now, alg).kid]
             log.info("signing %s tokens with key %s", active.alg, active.kid)
         return view
-
-
-__all__ = [
-    "PEER_CHECK_INTERVAL",
-    "KeyRing",
-    "KeySet",
-    "SigningKey",
-    "StoreFor",
-    "TokenTtl",
-    "load_signing_key",
-    "mldsa_backend",
-]

@@ -61,21 +61,11 @@ from adapters.crypto.key_records import (
     SigningKeyStore,
     merge,
 )
-from adapters.crypto.keys_json import STATE_FILE, isoformat, parse_time, record_json, records_of
+from adapters.crypto.keys_json import STATE_FILE, record_json, records_of
 
 log = logging.getLogger(__name__)
 
 LOCK_FILE = ".keys.lock"
-
-__all__ = [
-    "KEY_FILES",
-    "STATE_FILE",
-    "KeyStore",
-    "KeyStoreError",
-    "generate_material",
-    "isoformat",
-    "parse_time",
-]
 
 
 class KeyStore(SigningKeyStore):

@@ -43,8 +43,8 @@ from typing import Any, Protocol
 import attrs
 
 from adapters.crypto.key_records import KeyStoreError
-from adapters.crypto.key_ring import mldsa_backend
 from adapters.crypto.mldsa import MLDSA_ALGORITHMS, SignerUnavailable
+from adapters.crypto.signing_keys import mldsa_backend
 from application.events.audit import record_apart
 from application.events.catalog import ConfigChanged
 from application.ports import Clock, EventBus, Storage

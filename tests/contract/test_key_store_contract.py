@@ -23,8 +23,8 @@ from adapters.crypto.key_records import (
     NewKey,
     SigningKeyStore,
 )
-from adapters.crypto.key_ring import load_signing_key, mldsa_backend
 from adapters.crypto.keystore import KeyStore
+from adapters.crypto.signing_keys import load_signing_key, mldsa_backend
 from adapters.persistence.migrate import apply_postgres_migrations, apply_sqlite_migrations
 from application.shared.settings import AuthSettings
 from tests.fakes import FakeClock

@@ -26,8 +26,8 @@ from cryptography.hazmat.primitives.asymmetric import mldsa, padding, rsa
 from cryptography.hazmat.primitives.hashes import SHA256
 
 from adapters.crypto.jwt_signer import JwtSigner
-from adapters.crypto.key_ring import mldsa_backend
 from adapters.crypto.mldsa import SignerUnavailable
+from adapters.crypto.signing_keys import mldsa_backend
 from application.shared.settings import AuthSettings
 from domain.errors import InvalidToken
 from tests.fakes import FakeClock

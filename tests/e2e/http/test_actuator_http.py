@@ -24,9 +24,9 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as om_families
 from prometheus_client.parser import text_string_to_metric_families
 
-from adapters.crypto.key_ring import mldsa_backend
 from adapters.crypto.keystore import KeyStore
 from adapters.crypto.mldsa import SignerUnavailable
+from adapters.crypto.signing_keys import mldsa_backend
 from domain.policy import ActuatorOperation
 from entrypoints.actuator import OPERATIONS
 from entrypoints.config import ConfigError, load_config

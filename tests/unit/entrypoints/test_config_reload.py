@@ -9,9 +9,9 @@ from typing import Any
 import attrs
 import pytest
 
-from adapters.crypto.key_ring import mldsa_backend
-from adapters.crypto.keystore import KeyStoreError
+from adapters.crypto.key_records import KeyStoreError
 from adapters.crypto.mldsa import SignerUnavailable
+from adapters.crypto.signing_keys import mldsa_backend
 from adapters.events.inprocess import InProcessEventBus
 from application.events.catalog import ConfigChanged
 from application.shared.settings import AuthSettings, Live

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from adapters.crypto.keystore import KEY_FILES, KeyStore, KeyStoreError
+from adapters.crypto.key_files import KEY_FILES
+from adapters.crypto.key_records import KeyStoreError
+from adapters.crypto.keystore import KeyStore
 
 ALGS = tuple(KEY_FILES)
 

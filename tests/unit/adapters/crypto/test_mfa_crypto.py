@@ -15,7 +15,7 @@ from pathlib import Path
 import pyotp
 import pytest
 
-from adapters.crypto.keystore import KeyStoreError
+from adapters.crypto.key_records import KeyStoreError
 from adapters.crypto.sealer import MFA_KEY_FILE, AesGcmSealer
 from adapters.mfa.totp import PyotpTotp
 from application.login.mfa_step import is_totp_code
