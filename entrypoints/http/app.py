@@ -196,7 +196,6 @@ def create_app(container: Container) -> web.Application:
             metrics_middleware(container.metrics_registry()),
             anonymous_write_middleware,
             problem_middleware,
-            page_errors(specs),
             request_context_middleware,
         ],
     )
@@ -210,7 +209,7 @@ def create_app(container: Container) -> web.Application:
         (PAGE_TEMPLATES, CONSOLE_TEMPLATES),
         {"asset": asset},
     )
-    add_routes(app, specs)
+    add_routes(app, page_errors(specs))
     setup_actuator(app, container.actuator())
     app[ROUTE_SPECS] = [*specs, *actuator_routes.route_specs(app)]
     app.cleanup_ctx.append(_resources)

@@ -3,17 +3,20 @@
 - ``tracing_middleware``: one OpenTelemetry SERVER span per request;
 - ``anonymous_write_middleware``: the limit on writes from anyone (``ANONYMOUS_WRITES``, ADR 0028);
 - ``problem_middleware``: every error as RFC 9457 problem+json (``entrypoints.http.problems``);
-- ``page_errors``: on the hosted pages and the console (``/ui/*`` HTML routes), a domain error
-  a handler did not answer becomes the error page of its status; a storage fault goes on, by type,
-  to the problem middleware (503 with ``Retry-After``);
+- ``page_errors``: on the hosted pages and the console (``/ui/*`` HTML routes only: put on their
+  handlers, so the JSON API does not pay for it), a domain error a handler did not answer becomes
+  the error page of its status; a storage fault goes on, by type, to the problem middleware (503
+  with ``Retry-After``);
 - ``request_context_middleware``: the audit log's client address and user agent.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Iterable
 
+import attrs
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 from opentelemetry import propagate
@@ -182,19 +185,25 @@ async def problem_middleware(request: web.Request, handler: Handler) -> web.Stre
 # --------------------------------------------------------------------------- hosted pages
 
 
-def page_errors(specs: Iterable[RouteSpec]) -> Middleware:
-    """The error page for the HTML routes under ``/ui/`` among ``specs`` (``page=True``):
+def page_errors(specs: Iterable[RouteSpec]) -> list[RouteSpec]:
+    """``specs`` with the error page put around each HTML route under ``/ui/`` (``page=True``):
     a ``StorageFault`` is raised on, to the problem middleware (503, ``Retry-After``: the
-    service is away, no refusal); any other ``DomainError`` a handler let through becomes
+    service is away, no refusal); any other ``DomainError`` the handler let through becomes
     ``error.html`` with the status ``status_of`` gives and a plain message
     (``refusal_message``; ``Retry-After`` on a 429). Other routes (the JSON API, the passkey
-    pages' JSON calls) pass untouched."""
-    pages = frozenset(s.handler for s in specs if s.page and s.path.startswith("/ui/"))
+    pages' JSON calls) are returned as they are: a middleware of the pages only, put on their
+    handlers when the routes are added, so a JSON request pays nothing for it."""
+    return [
+        attrs.evolve(spec, handler=_answer_page_errors(spec.handler))
+        if spec.page and spec.path.startswith("/ui/")
+        else spec
+        for spec in specs
+    ]
 
-    @web.middleware
-    async def answer_page_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
-        if request.match_info.handler not in pages:
-            return await handler(request)
+
+def _answer_page_errors(handler: Handler) -> Handler:
+    @functools.wraps(handler)
+    async def answer_page_errors(request: web.Request) -> web.StreamResponse:
         try:
             return await handler(request)
         except StorageFault:

@@ -53,10 +53,10 @@ def _raising(error: Exception) -> Callable[[web.Request], Awaitable[web.StreamRe
 
 
 async def _client(aiohttp_client: Any, specs: list[RouteSpec]) -> Client:
-    app = web.Application(middlewares=[problem_middleware, page_errors(specs)])
+    app = web.Application(middlewares=[problem_middleware])
     app[CONTAINER] = Container(config=providers.Object(Config()))
     setup_templates(app, lambda: "", (PAGE_TEMPLATES, CONSOLE_TEMPLATES), {"asset": asset})
-    add_routes(app, specs)
+    add_routes(app, page_errors(specs))
     client: Client = await aiohttp_client(app)
     return client
 
