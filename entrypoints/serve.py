@@ -103,6 +103,17 @@ def exit_at_once(status: int) -> NoReturn:
     os._exit(status)
 
 
+def page_addresses(issuer: str) -> str:
+    """The pages a person opens first, for the start log (docs/guides/walk-through.md):
+    the login page, the account page, the console and the discovery document, under
+    ``issuer`` (``auth.issuer``, the address clients use)."""
+    base = issuer.rstrip("/")
+    return (
+        f"sign in: {base}/ui/login · your account: {base}/ui/account · "
+        f"console: {base}/ui/admin · discovery: {base}/.well-known/openid-configuration"
+    )
+
+
 def serve_one(
     config: Config, host: str, port: int, config_path: str | None, *, reuse_port: bool = False
 ) -> None:
@@ -112,6 +123,8 @@ def serve_one(
     install_protocol_error_filter()
     container = build_container(config, config_path=config_path)
     app = create_app(container)
+    if not reuse_port:  # one process: it names the pages (workers: their parent does, once)
+        log.info("pages: %s", page_addresses(config.auth.issuer))
     asyncio.run(
         serve_until_signalled(
             app,
@@ -169,6 +182,7 @@ def serve_workers(
         asyncio.run(_prepare(config))
         if stopping:  # asked to stop before any worker started
             return 0
+        log.info("pages: %s", page_addresses(config.auth.issuer))
         return _supervise(config_path, host, port, workers, running, forward, lambda: stopping)
     finally:
         for sig, handler in previous.items():

@@ -234,6 +234,12 @@ async def consent(request: web.Request) -> web.Response:
     return answer(request, outcome)
 
 
+async def root(request: web.Request) -> web.Response:
+    """GET / → 303 to ``/ui/account`` (which asks for a login first): a person who opens the
+    service's address lands on a page, not on a JSON 404."""
+    return see_other(request, "/ui/account")
+
+
 async def signed_in_page(request: web.Request) -> web.Response:
     """GET /ui/signed-in → a page saying the sign-in worked (a login with no ``return_to``)."""
     return page(request, "message.html", {"heading": "Signed in", "message": "You are signed in."})
@@ -319,6 +325,15 @@ ROUTES = [
         signed_in_page,
         "The signed-in page",
         {200: _HTML},
+        tag="ui",
+        page=True,
+    ),
+    RouteSpec(
+        "GET",
+        "/",
+        root,
+        "The service's address: to the account page",
+        {303: "See other (303): /ui/account"},
         tag="ui",
         page=True,
     ),

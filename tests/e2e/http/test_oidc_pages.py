@@ -140,3 +140,14 @@ async def test_rp_initiated_logout(client: TestClient) -> None:
     _, challenge = pkce()
     resp = await authorize(client, auth_params(app, challenge, prompt="none"))
     assert query_of(resp.headers["Location"])["error"] == "login_required"
+
+
+async def test_the_service_address_leads_to_the_account_page_then_the_login(
+    client: TestClient,
+) -> None:
+    """``GET /`` is a page, not a JSON 404: 303 to /ui/account, which asks for a login."""
+    resp = await client.get("/", allow_redirects=False)
+    assert resp.status == 303 and resp.headers["Location"] == "/ui/account"
+    assert resp.headers["X-Frame-Options"] == "DENY"
+    account = await client.get("/ui/account", allow_redirects=False)
+    assert account.status == 303 and account.headers["Location"].startswith("/ui/login")
