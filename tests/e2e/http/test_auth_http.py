@@ -372,7 +372,7 @@ async def test_openapi_describes_exactly_the_routes(client: TestClient) -> None:
     }
     assert documented | pages == routed and not documented & pages
     #  Pages are for browsers (docs/reference/oauth-and-oidc.md): the hosted pages and the front
-    # channel, and the federated login's start and callback (section 16).
+    # channel, the federated login's start and callback, and the service's address (to a page).
     assert all(p.startswith(("/ui/", "/federation/")) or p in ("/oauth/authorize",
-               "/oauth/logout") for _, p in pages)  # fmt: skip
+               "/oauth/logout", "/") for _, p in pages)  # fmt: skip
     assert {("GET", "/oauth/userinfo"), ("GET", "/.well-known/openid-configuration")} <= documented
