@@ -129,17 +129,16 @@ class CodeFlowGrants:
         code_hash = hash_token(code)
         async with self._storage.begin() as uow:
             taken = await uow.codes.take(code_hash, now)
-            found = None if taken is None else taken.code
             if (
                 taken is None
-                or found is None
-                or found.client_id != client.id
-                or found.expires_at <= now
-                or redirect_uri != found.redirect_uri
+                or taken.code.client_id != client.id
+                or taken.code.expires_at <= now
+                or redirect_uri != taken.code.redirect_uri
                 or verifier is None
-                or not pkce_s256_matches(found.code_challenge, verifier)
+                or not pkce_s256_matches(taken.code.code_challenge, verifier)
             ):  # no commit: the take is undone, nothing is revoked
                 raise _invalid_grant("the code is unknown, expired, used or not for this request")
+            found = taken.code
             if not taken.first_use:
                 reused = CodeReused(found.user_id, client.id, found.family_id)
                 if found.family_id is not None:
