@@ -19,11 +19,11 @@ STATIC = Path(__file__).parent / "static"
 """The shipped static files (``style.css``, ``passkey.js``, ``admin.css``, ``htmx.min.js``)."""
 _TYPES = {".css": "text/css", ".js": "text/javascript"}
 _LONG_CACHE = "public, max-age=31536000, immutable"
-_VERSIONS = {
-    path.name: hashlib.sha256(path.read_bytes()).hexdigest()[:12]
-    for path in sorted(STATIC.iterdir())
-    if path.suffix in _TYPES
+_FILES = {
+    path.name: path.read_bytes() for path in sorted(STATIC.iterdir()) if path.suffix in _TYPES
 }
+"""The shipped ``.css``/``.js`` files, read once at import (they change only with a release)."""
+_VERSIONS = {name: hashlib.sha256(body).hexdigest()[:12] for name, body in _FILES.items()}
 
 
 def asset(name: str) -> str:
@@ -37,10 +37,11 @@ async def static_file(request: web.Request) -> web.Response:
     """GET /ui/static/{name} → a shipped ``.css`` or ``.js`` file with the page headers,
     cached a year (its links change with its content); 404 for any other name."""
     name = request.match_info["name"]
-    if name not in _VERSIONS:
+    body = _FILES.get(name)
+    if body is None:
         raise web.HTTPNotFound()
     return web.Response(
-        body=(STATIC / name).read_bytes(),
+        body=body,
         content_type=_TYPES[Path(name).suffix],
         headers={**PAGE_HEADERS, "Cache-Control": _LONG_CACHE},
     )
