@@ -10,14 +10,13 @@ import base64
 import copy
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 from unittest.mock import ANY
 
 import attrs
 import pyotp
 from aiohttp.test_utils import TestClient
-from playwright.async_api import Browser, Page
+from playwright.async_api import Browser
 
 from application.shared.steps import hash_token
 from domain.clients import Client
@@ -29,9 +28,8 @@ from tests.e2e.accounts_world import (
     shared_key_dir as shared_key_dir,  # one RSA key per module
 )
 from tests.e2e.helpers import PASSWORD, bearer
+from tests.e2e.walk import Walk
 
-ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts" / "admin-console"
-SEVERE = ("serious", "critical")
 SELECTS = ("#new-role", "#type")  # the console's <select> fields
 EMAILS = {"org_admin": f"org_admin@{HOME}.example", "superadmin": "root@example.com",
           "viewer": f"viewer@{HOME}.example", "operator": f"operator@{HOME}.example"}  # fmt: skip
@@ -185,34 +183,6 @@ NOTHING: Edit = edits()
 
 
 # --------------------------------------------------------------------------- the browser
-
-
-class Walk:
-    """One browser context's walk: axe on each page, a screenshot of each, CSP reports."""
-
-    def __init__(self, page: Page, axe: str, name: str) -> None:
-        self.page, self._axe, self._name = page, axe, name
-        self.console_errors: list[str] = []
-        page.on("console", self._console)
-
-    def _console(self, message: Any) -> None:
-        """Script errors and CSP refusals (a 404 page or favicon load is no script error)."""
-        if message.type == "error" and not message.text.startswith("Failed to load resource"):
-            self.console_errors.append(message.text)
-
-    async def check(self, shot: str) -> None:
-        """axe-core finds no serious or critical violation here; a full-page screenshot."""
-        await self.page.evaluate(self._axe)
-        assert await self.page.evaluate("typeof axe.run") == "function"
-        result = await self.page.evaluate(
-            "axe.run(document, {resultTypes: ['violations']})"
-            ".then(r => r.violations.map(v => ({id: v.id, impact: v.impact,"
-            " nodes: v.nodes.map(n => n.target.join(' ')).slice(0, 5)})))"
-        )
-        severe = [v for v in result if v["impact"] in SEVERE]
-        assert severe == [], f"{self.page.url}: {severe}"
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        await self.page.screenshot(path=str(ARTIFACTS / f"{self._name}-{shot}.png"), full_page=True)
 
 
 class Console:

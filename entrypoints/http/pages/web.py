@@ -76,9 +76,13 @@ def setup_templates(
     """Templates from ``templates_dir()`` (the ``ui.templates_dir`` in force, when set)
     first, then the shipped ones in the folders ``shipped`` (``LiveTemplatesLoader``);
     autoescaped; ``functions`` callable from every template (``asset``: a static file's
-    URL)."""
+    URL). Jinja's i18n extension is on: text is marked ``{{ _("…") }}`` or
+    ``{% trans %}…{% endtrans %}``."""
     loader = LiveTemplatesLoader(templates_dir, shipped)
-    env = aiohttp_jinja2.setup(app, loader=loader, autoescape=True)
+    env = aiohttp_jinja2.setup(
+        app, loader=loader, autoescape=True, extensions=["jinja2.ext.i18n"]
+    )
+    env.install_null_translations(newstyle=True)  # type: ignore[attr-defined]
     env.globals.update(functions)
 
 
