@@ -29,7 +29,7 @@ def gettext_functions(translations: NullTranslations) -> dict[str, Callable[...,
     def gettext(context: Context, message: str, /, **variables: Any) -> str:
         text = translations.gettext(message)
         if context.eval_ctx.autoescape:
-            text = Markup(text)
+            text = Markup(text)  # noqa: S704 - the catalog is ours, trusted like a template
         return text % variables
 
     @pass_context
@@ -38,7 +38,7 @@ def gettext_functions(translations: NullTranslations) -> dict[str, Callable[...,
         variables.setdefault("num", num)
         text = translations.ngettext(singular, plural, num)
         if context.eval_ctx.autoescape:
-            text = Markup(text)
+            text = Markup(text)  # noqa: S704 - the catalog is ours, trusted like a template
         return text % variables
 
     return {"gettext": gettext, "ngettext": ngettext, "_": gettext}

@@ -67,7 +67,11 @@ def choose_locale(
     """The locale (one of ``offered``) for a request: the first tag of ``requested`` (a
     ``ui_locales`` value) that matches one, else the best of ``accept`` (an
     ``Accept-Language`` value) that does, else ``default``."""
-    return _match(ui_locales(requested), offered) or _match(accept_language(accept), offered) or default
+    return (
+        _match(ui_locales(requested), offered)
+        or _match(accept_language(accept), offered)
+        or default
+    )
 
 
 def html_lang(locale: str) -> str:

@@ -22,6 +22,10 @@ class Text:
         self.msgid = msgid
         self.params = params
 
+    def filled(self, **params: object) -> Text:
+        """This message id with ``params`` (for a constant ``Text`` whose values come later)."""
+        return Text(self.msgid, **params)
+
     def translated(self, gettext: Callable[[str], str]) -> str:
         """The message in the language of ``gettext`` (a catalog's ``gettext``), filled."""
         message = gettext(self.msgid)

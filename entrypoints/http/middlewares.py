@@ -24,6 +24,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 
 from application.events.audit import REQUEST_CONTEXT, RequestContext
 from application.oauth.grants import OAuthError
+from application.shared.texts import Text
 from domain.errors import DomainError, RateLimited, StorageFault
 from entrypoints.http.anonymous_writes import ANONYMOUS_WRITES, AnonymousWrite
 from entrypoints.http.keys import CONTAINER
@@ -110,8 +111,9 @@ _DETAIL = "too many requests from this address; retry after the given seconds"
 
 def _refusal(request: web.Request, route: AnonymousWrite, retry_after: int) -> web.Response:
     if route.page:
-        message = (
-            f"Too many requests from your network. Wait {retry_after} seconds, then try again."
+        message = Text(
+            "Too many requests from your network. Wait {seconds} seconds, then try again.",
+            seconds=retry_after,
         )
         response = error_page(request, message, 429)
         response.headers["Retry-After"] = str(retry_after)

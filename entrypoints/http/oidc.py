@@ -10,6 +10,7 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 from aiohttp import web
 
 from application.oauth.interaction import ConsentNeeded, LoginNeeded, Redirect
+from application.shared.texts import Text
 from entrypoints.http.pages.web import see_other
 from entrypoints.http.requests import read_body
 
@@ -60,6 +61,14 @@ def client_of(return_to: str) -> str | None:
     return values[0] if len(values) == 1 and len(values[0]) == 32 else None
 
 
-def signed_out() -> dict[str, str]:
+def signed_out() -> dict[str, Text]:
     """The context of ``message.html`` once a logout ended the hosted session."""
-    return {"heading": "Signed out", "message": "You are signed out. You may close this page."}
+    return {"heading": Text("Signed out"),
+            "message": Text("You are signed out. You may close this page.")}  # fmt: skip
+
+
+def not_valid(description: str) -> Text:
+    """The error page's message for an authorization request the service refuses on a page:
+    the refusal's ``description`` (RFC 6749 §4.1.2.1's ``error_description``, English) in a
+    translated sentence."""
+    return Text("This sign-in request is not valid: {description}.", description=description)

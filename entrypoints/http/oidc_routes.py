@@ -11,8 +11,9 @@ from aiohttp import web
 from application.oauth.authorize import AuthorizePageError, with_query
 from application.oauth.id_tokens import verify_id_token_hint
 from application.oauth.userinfo import UserInfoError
+from application.shared.texts import Text
 from entrypoints.http.keys import CONTAINER
-from entrypoints.http.oidc import answer, request_pairs, signed_out
+from entrypoints.http.oidc import answer, not_valid, request_pairs, signed_out
 from entrypoints.http.pages.web import (
     clear_cookie,
     error_page,
@@ -30,11 +31,11 @@ async def authorize(request: web.Request) -> web.Response:
     missing, unknown or unregistered ``client_id`` / ``redirect_uri``."""
     pairs = await request_pairs(request)
     if pairs is None:
-        return error_page(request, "The request's parameters cannot be read.")
+        return error_page(request, Text("The request's parameters cannot be read."))
     try:
         outcome = await request.app[CONTAINER].authorize()(pairs, session_cookie(request))
     except AuthorizePageError as e:
-        return error_page(request, f"This sign-in request is not valid: {e.description}.")
+        return error_page(request, not_valid(e.description))
     return answer(request, outcome)
 
 
@@ -88,7 +89,7 @@ async def logout(request: web.Request) -> web.Response:
     container = request.app[CONTAINER]
     pairs = await request_pairs(request)
     if pairs is None or len({k for k, _ in pairs}) != len(pairs):
-        return error_page(request, "The logout request's parameters cannot be read.")
+        return error_page(request, Text("The logout request's parameters cannot be read."))
     params = dict(pairs)
     hint = params.get("id_token_hint")
     claims = None
@@ -100,7 +101,7 @@ async def logout(request: web.Request) -> web.Response:
         return page(request, "logout.html", {})
     client_id = str(claims["azp"])
     if params.get("client_id", client_id) != client_id:
-        return error_page(request, "client_id does not match the id_token_hint.")
+        return error_page(request, Text("client_id does not match the id_token_hint."))
     uri = params.get("post_logout_redirect_uri")
     client = await container.authorize().client(client_id)
     if uri is not None and (client is None or uri not in client.post_logout_redirect_uris):

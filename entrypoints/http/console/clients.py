@@ -19,6 +19,7 @@ from typing import Any
 from aiohttp import web
 
 from application.ports import SealedSecretError
+from application.shared.texts import Text
 from domain.errors import FieldError, ValidationFailed
 from domain.policy import FIRST_PARTY_FIELDS, Principal, may_set_first_party_fields
 from entrypoints.http.console.users import org_filter
@@ -153,9 +154,10 @@ async def update(request: web.Request, me: Principal, form: dict[str, str]) -> w
 async def confirm_delete(request: web.Request, me: Principal, _: dict[str, str]) -> web.Response:
     """GET /ui/admin/clients/{id}/delete → the confirmation page (``GetClient`` first)."""
     client = await request.app[CONTAINER].get_client()(me, path_id(request, "id"))
-    return confirm(request, me, title="Delete this client", what=f"The client {client.name} "
-                   f"({client.id}) of organization {client.org_id}.",
-                   consequence="Its live tokens stop working at once.",
+    what = Text("The client {name} ({id}) of organization {org}.", name=client.name,
+                id=client.id, org=client.org_id)  # fmt: skip
+    return confirm(request, me, title=Text("Delete this client"), what=what,
+                   consequence=Text("Its live tokens stop working at once."),
                    cancel=f"/ui/admin/clients/{client.id}")  # fmt: skip
 
 

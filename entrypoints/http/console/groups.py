@@ -11,6 +11,7 @@ from typing import Any
 
 from aiohttp import web
 
+from application.shared.texts import Text
 from domain.errors import NotFound
 from domain.policy import Principal
 from entrypoints.http.console.users import org_filter
@@ -64,9 +65,10 @@ async def confirm_delete_group(request: web.Request, me: Principal, _: Any) -> w
     """GET /ui/admin/groups/{id}/delete → the confirmation page (``GetGroup`` first)."""
     detail = await request.app[CONTAINER].get_group()(me, path_id(request, "id"))
     g = detail.summary.group
-    return confirm(request, me, title="Delete this group", what=f"The group {g.name} of "
-                   f"organization {g.org_id}, with {detail.summary.member_count} member(s).",
-                   consequence="Its members stay; only their membership goes.",
+    what = Text("The group {name} of organization {org}, with {count} member(s).", name=g.name,
+                org=g.org_id, count=detail.summary.member_count)  # fmt: skip
+    return confirm(request, me, title=Text("Delete this group"), what=what,
+                   consequence=Text("Its members stay; only their membership goes."),
                    cancel=f"/ui/admin/groups/{g.id}")  # fmt: skip
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from aiohttp import web
 
+from application.shared.texts import Text
 from domain import policy
 from domain.errors import FieldError, Forbidden, ValidationFailed
 from domain.model import Role
@@ -112,10 +113,10 @@ async def move_user(request: web.Request, me: Principal, form: dict[str, str]) -
 async def confirm_delete_user(request: web.Request, me: Principal, _: Any) -> web.Response:
     """GET /ui/admin/users/{id}/delete → the confirmation page (``GetUser`` first)."""
     user = await request.app[CONTAINER].get_user()(me, path_id(request, "id"))
-    return confirm(request, me, title="Delete this user", what=f"The user {user.email} of "
-                   f"organization {user.org_id}.", consequence="Its sessions, refresh tokens, "
-                   "passkeys, group memberships and identities at other providers go with it; "
-                   "its email may register again.",
+    what = Text("The user {email} of organization {org}.", email=user.email, org=user.org_id)
+    goes = Text("Its sessions, refresh tokens, passkeys, group memberships and identities at"
+                " other providers go with it; its email may register again.")  # fmt: skip
+    return confirm(request, me, title=Text("Delete this user"), what=what, consequence=goes,
                    cancel=_back(user.id))  # fmt: skip
 
 

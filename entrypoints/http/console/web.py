@@ -21,6 +21,7 @@ from urllib.parse import urlencode
 
 from aiohttp import web
 
+from application.shared.texts import Text
 from domain.errors import DomainError, StorageFault
 from domain.policy import Principal
 from entrypoints.http.keys import CONTAINER
@@ -49,33 +50,33 @@ ConsoleHandler = Callable[[web.Request, Principal, dict[str, str]], Awaitable[we
 """A console handler: the request, the admitted caller and the posted form (``{}`` on GET)."""
 TEMPLATES = Path(__file__).parent / "templates"
 """The console's shipped templates (``admin/*.html``)."""
-DONE = {
-    "role": "The role is changed.",
-    "disabled": "The user is disabled; its sessions ended.",
-    "enabled": "The user is enabled.",
-    "deleted": "The user is deleted.",
-    "moved": "The user is moved; it left the groups of its old organization.",
-    "session": "The session ended.",
-    "sessions": "Every session of the user ended.",
-    "mfa": "Two-step verification is turned off.",
-    "passkey": "The passkey is deleted.",
-    "group": "The group is created.",
-    "renamed": "The group is renamed.",
-    "group_deleted": "The group is deleted.",
-    "member_added": "The member is added.",
-    "member_removed": "The member is removed.",
-    "client": "The client is registered.",
-    "rotated": "A new secret is made.",
-    "client_updated": "The client is changed.",
-    "client_deleted": "The client is deleted.",
+DONE: dict[str, Text] = {
+    "role": Text("The role is changed."),
+    "disabled": Text("The user is disabled; its sessions ended."),
+    "enabled": Text("The user is enabled."),
+    "deleted": Text("The user is deleted."),
+    "moved": Text("The user is moved; it left the groups of its old organization."),
+    "session": Text("The session ended."),
+    "sessions": Text("Every session of the user ended."),
+    "mfa": Text("Two-step verification is turned off."),
+    "passkey": Text("The passkey is deleted."),
+    "group": Text("The group is created."),
+    "renamed": Text("The group is renamed."),
+    "group_deleted": Text("The group is deleted."),
+    "member_added": Text("The member is added."),
+    "member_removed": Text("The member is removed."),
+    "client": Text("The client is registered."),
+    "rotated": Text("A new secret is made."),
+    "client_updated": Text("The client is changed."),
+    "client_deleted": Text("The client is deleted."),
 }
 """What a ``?done=`` key says on the page a change goes back to (unknown keys: nothing)."""
 NAV = (
-    ("/ui/admin", "Dashboard"),
-    ("/ui/admin/users", "Users"),
-    ("/ui/admin/groups", "Groups"),
-    ("/ui/admin/clients", "OAuth clients"),
-    ("/ui/admin/audit", "Audit log"),
+    ("/ui/admin", Text("Dashboard")),
+    ("/ui/admin/users", Text("Users")),
+    ("/ui/admin/groups", Text("Groups")),
+    ("/ui/admin/clients", Text("OAuth clients")),
+    ("/ui/admin/audit", Text("Audit log")),
 )
 
 
@@ -122,8 +123,8 @@ def render(request: web.Request, principal: Principal, template: str, context: d
     return page(request, template, full, status=status)
 
 
-def confirm(request: web.Request, principal: Principal, *, title: str, what: str,
-            consequence: str, cancel: str) -> web.Response:  # fmt: skip
+def confirm(request: web.Request, principal: Principal, *, title: Text, what: Text,
+            consequence: Text, cancel: str) -> web.Response:  # fmt: skip
     """The confirmation page a delete asks for first (GET of the delete's own path): ``what``
     goes, ``consequence`` follows; its form POSTs to this path, ``cancel`` leads back. Call it
     after the use case that shows the item, so a refused or missing item is that use case's

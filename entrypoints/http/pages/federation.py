@@ -16,6 +16,7 @@ from urllib.parse import urlencode
 from aiohttp import web
 
 from application.login.federated import LoginNeeded
+from application.shared.texts import Text
 from domain.errors import (
     AccountExists,
     DomainError,
@@ -44,13 +45,13 @@ from entrypoints.http.pages.web import (
 from entrypoints.http.requests import client_address, user_agent
 from entrypoints.http.routing import RouteSpec
 
-FAILED = "Signing in with {name} did not work. Try again, or sign in another way."
-EXISTS = ("An account with this email already exists. Sign in with your password or passkey, "
-          "then link {name} from your account page.")  # fmt: skip
-NOT_ALLOWED = "{name} cannot be used to create an account for this email here."
+FAILED = Text("Signing in with {name} did not work. Try again, or sign in another way.")
+EXISTS = Text("An account with this email already exists. Sign in with your password or passkey,"
+              " then link {name} from your account page.")  # fmt: skip
+NOT_ALLOWED = Text("{name} cannot be used to create an account for this email here.")
 
 
-def login_page_with(request: web.Request, message: str, status: int,
+def login_page_with(request: web.Request, message: str | Text, status: int,
                     return_to: str = "/ui/signed-in") -> web.Response:  # fmt: skip
     context: dict[str, Any] = {
         "return_to": return_to, "email": "", "error": message,
@@ -91,13 +92,13 @@ async def begin_at_provider(
             provider_id, return_to, browser, (session_cookie(request) or "") if link else None
         )
     except NotFound:
-        return error_page(request, "There is no such sign-in provider.", 404)
+        return error_page(request, Text("There is no such sign-in provider."), 404)
     except LoginNeeded:
         return see_other(request, "/ui/login?" + urlencode({"return_to": "/ui/account"}))
     except StorageFault:
         raise  # no refusal: the problem middleware's 503
     except DomainError:
-        return login_page_with(request, FAILED.format(name=_name(request, provider_id)), 400,
+        return login_page_with(request, FAILED.filled(name=_name(request, provider_id)), 400,
                                return_to)  # fmt: skip
     response = see_other(request, url)
     ttl = container.federation_settings().current.state_ttl
@@ -123,15 +124,15 @@ async def callback(request: web.Request) -> web.Response:
             hosted.start(user_agent(request), address, None, session_cookie(request)),
         )  # fmt: skip
     except NotFound:
-        return error_page(request, "There is no such sign-in provider.", 404)
+        return error_page(request, Text("There is no such sign-in provider."), 404)
     except AccountExists:
-        return login_page_with(request, EXISTS.format(name=name), 409)
+        return login_page_with(request, EXISTS.filled(name=name), 409)
     except FederationNotAllowed:
-        return login_page_with(request, NOT_ALLOWED.format(name=name), 403)
+        return login_page_with(request, NOT_ALLOWED.filled(name=name), 403)
     except StorageFault:
         raise  # no refusal: the problem middleware's 503
     except DomainError:
-        return login_page_with(request, FAILED.format(name=name), 400)
+        return login_page_with(request, FAILED.filled(name=name), 400)
     if result.mfa_token is not None:
         response = see_other(request, "/ui/login/mfa?" + urlencode({"return_to": result.return_to}))
         ttl = container.auth_settings().current.mfa_token_ttl
@@ -196,14 +197,14 @@ async def unlink(request: web.Request) -> web.Response:
     try:
         await container.own_identities().unlink(found[0].id, form.get("provider", "")[:64])
     except LastLoginMethod:
-        message = (
+        message = Text(
             "This is the last way to sign in to your account: add a password or a passkey first."
         )
         return await _account(request, message, 409)
     except StorageFault:
         raise  # no refusal: the problem middleware's 503
     except DomainError:
-        return await _account(request, "Nothing to unlink.", 404)
+        return await _account(request, Text("Nothing to unlink."), 404)
     return see_other(request, "/ui/account")
 
 

@@ -13,6 +13,7 @@ from aiohttp import web
 
 from application.login.federated import LoginNeeded
 from application.login.federated_link import LinkOffer
+from application.shared.texts import Text
 from domain.errors import Conflict, DomainError, StorageFault
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.pages.web import (
@@ -28,8 +29,11 @@ from entrypoints.http.pages.web import (
 
 BROWSER = "federation"
 """The cookie binding a started login or link to this browser (``ui.federation``)."""
-EXPIRED = "This link request expired or was already answered. Start again from your account page."
-TAKEN = "This account of {name} is already linked to another account here, or yours has one."
+EXPIRED = Text(
+    "This link request expired or was already answered. Start again from your account page."
+)
+TAKEN = Text("This account of the provider is already linked to another account here, or yours"
+             " has one.")  # fmt: skip
 
 
 def _name(request: web.Request, provider_id: str) -> str:
@@ -67,7 +71,7 @@ async def confirm(request: web.Request) -> web.Response:
     except LoginNeeded:
         return see_other(request, "/ui/login?" + urlencode({"return_to": "/ui/account"}))
     except Conflict:
-        return error_page(request, TAKEN.format(name="this provider"), 409)
+        return error_page(request, TAKEN, 409)
     except StorageFault:
         raise  # no refusal: the problem middleware's 503
     except DomainError:

@@ -25,9 +25,12 @@ from typing import Any
 import attrs
 from aiohttp import web
 
+from adapters.i18n.catalogs import translations
+from application.shared.texts import Text
 from domain.errors import DomainError, StorageFault
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.oidc import client_of
+from entrypoints.http.pages.language import page_locale
 from entrypoints.http.pages.routes import CODE_FAILED, LOGIN_FAILED
 from entrypoints.http.pages.web import (
     PAGE_HEADERS,
@@ -43,7 +46,7 @@ from entrypoints.http.requests import client_address, read_json, user_agent
 from entrypoints.http.routing import RouteSpec
 from entrypoints.http.views import json_response
 
-CSRF_FAILED = "This page expired or did not come from this site. Reload it and try again."
+CSRF_FAILED = Text("This page expired or did not come from this site. Reload it and try again.")
 
 
 @attrs.frozen
@@ -65,12 +68,15 @@ class HostedOptionsRequest:
     csrf_token: str = attrs.field(default="", repr=False)
 
 
-def _csrf_refused() -> web.Response:
-    return _problem(403, "forbidden", CSRF_FAILED)
+def _csrf_refused(request: web.Request) -> web.Response:
+    return _problem(request, 403, "forbidden", CSRF_FAILED)
 
 
-def _problem(status: int, code: str, detail: str) -> web.Response:
-    return problem_response(status, code, detail, headers=PAGE_HEADERS)
+def _problem(request: web.Request, status: int, code: str, detail: Text) -> web.Response:
+    """The problem the page's script shows: ``detail`` in the page's language (the script's
+    request carries the browser's ``Accept-Language``)."""
+    gettext = translations(page_locale(request)).gettext
+    return problem_response(status, code, detail.translated(gettext), headers=PAGE_HEADERS)
 
 
 def _signed_in(request: web.Request, return_to: str, cookie: str) -> web.Response:
@@ -94,7 +100,7 @@ async def login_passkey(request: web.Request) -> web.Response:
     page's one message) on any refusal; 403 on a CSRF failure."""
     body = await read_json(request, HostedAssertion)
     if not csrf_ok(request, {"csrf_token": body.csrf_token}):
-        return _csrf_refused()
+        return _csrf_refused(request)
     container = request.app[CONTAINER]
     return_to = safe_return_to(body.return_to) or "/ui/signed-in"
     address = client_address(request, container.config().server.trusted_proxies)
@@ -105,7 +111,7 @@ async def login_passkey(request: web.Request) -> web.Response:
         )  # fmt: skip
     except DomainError as e:
         _raise_fault(e)
-        return _problem(401, "invalid_passkey", LOGIN_FAILED)
+        return _problem(request, 401, "invalid_passkey", LOGIN_FAILED)
     return _signed_in(request, return_to, cookie)
 
 
@@ -119,15 +125,15 @@ async def mfa_passkey_options(request: web.Request) -> web.Response:
     missing, unknown or expired token; 403 on a CSRF failure."""
     body = await read_json(request, HostedOptionsRequest)
     if not csrf_ok(request, {"csrf_token": body.csrf_token}):
-        return _csrf_refused()
+        return _csrf_refused(request)
     token = _mfa_token(request)
     if not token:  # no second step under way: as an unknown token
-        return _problem(401, "invalid_mfa_code", CODE_FAILED)
+        return _problem(request, 401, "invalid_mfa_code", CODE_FAILED)
     try:
         started = await request.app[CONTAINER].passkey_login().start(mfa_token=token)
     except DomainError as e:
         _raise_fault(e)
-        return _problem(401, "invalid_mfa_code", CODE_FAILED)
+        return _problem(request, 401, "invalid_mfa_code", CODE_FAILED)
     return json_response({"ceremony_id": started.ceremony_id, "options": started.options},
                          headers=PAGE_HEADERS)  # fmt: skip
 
@@ -139,7 +145,7 @@ async def mfa_passkey(request: web.Request) -> web.Response:
     failure."""
     body = await read_json(request, HostedAssertion)
     if not csrf_ok(request, {"csrf_token": body.csrf_token}):
-        return _csrf_refused()
+        return _csrf_refused(request)
     container = request.app[CONTAINER]
     return_to = safe_return_to(body.return_to) or "/ui/signed-in"
     address = client_address(request, container.config().server.trusted_proxies)
@@ -150,7 +156,7 @@ async def mfa_passkey(request: web.Request) -> web.Response:
         )  # fmt: skip
     except DomainError as e:
         _raise_fault(e)
-        return _problem(401, "invalid_mfa_code", CODE_FAILED)
+        return _problem(request, 401, "invalid_mfa_code", CODE_FAILED)
     return _signed_in(request, return_to, cookie)
 
 

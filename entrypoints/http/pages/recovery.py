@@ -18,8 +18,10 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 from aiohttp import web
 
+from application.shared.texts import Text
 from domain.errors import DomainError, RateLimited, StorageFault, ValidationFailed
 from entrypoints.http.keys import CONTAINER
+from entrypoints.http.pages.language import page_locale
 from entrypoints.http.pages.web import (
     clear_cookie,
     cookie_name,
@@ -37,11 +39,13 @@ from entrypoints.http.routing import Handler, RouteSpec
 
 RETURN_COOKIE = "return_to"
 """The cookie (``authsvc_return_to``) keeping where to go after a password reset."""
-BAD_LINK = "This link is invalid, expired or used already."
-SENT = (
-    "If an account uses this address, we sent it a link to choose a new password. "
-    "The link works for a limited time."
+BAD_LINK = Text("This link is invalid, expired or used already.")
+SENT = Text(
+    "If an account uses this address, we sent it a link to choose a new password."
+    " The link works for a limited time."
 )
+LINK_NOT_VALID = Text("Link not valid")
+SIGN_IN = Text("Sign in")
 _MAX_TOKEN = 512
 
 
@@ -89,15 +93,19 @@ async def forgot(request: web.Request) -> web.Response:
     context = {"return_to": return_to, "email": email, "sign_in": _signing_in(return_to)}
     try:
         await container.password_recovery().forgot(
-            email, client_address(request, container.config().server.trusted_proxies)
+            email,
+            client_address(request, container.config().server.trusted_proxies),
+            locale=page_locale(request, return_to),
         )
     except RateLimited as e:
-        context["error"] = f"Too many requests. Wait {e.retry_after} seconds, then try again."
+        context["error"] = Text(
+            "Too many requests. Wait {seconds} seconds, then try again.", seconds=e.retry_after
+        )
         response = page(request, "forgot.html", context, status=429)
         response.headers["Retry-After"] = str(e.retry_after)
         return response
     except ValidationFailed:
-        context["error"] = "Enter a valid email address."
+        context["error"] = Text("Enter a valid email address.")
         return page(request, "forgot.html", context, status=400)
     response = see_other(request, "/ui/forgot/sent?" + urlencode({"return_to": return_to}))
     if return_to:
@@ -109,8 +117,8 @@ async def forgot(request: web.Request) -> web.Response:
 async def forgot_sent_page(request: web.Request) -> web.Response:
     """GET /ui/forgot/sent[?return_to=] → "check your email", with a way back to sign in."""
     return_to = safe_return_to(request.query.get("return_to"))
-    context = {"heading": "Check your email", "message": SENT,
-               "link": _signing_in(return_to), "link_text": "Back to sign in"}  # fmt: skip
+    context = {"heading": Text("Check your email"), "message": SENT,
+               "link": _signing_in(return_to), "link_text": Text("Back to sign in")}  # fmt: skip
     return page(request, "message.html", context)
 
 
@@ -136,14 +144,16 @@ async def reset(request: web.Request) -> web.Response:
     try:
         await request.app[CONTAINER].password_recovery().reset(token, form.get("new_password", ""))
     except ValidationFailed as e:
-        message = "; ".join(err.message for err in e.errors) or "Choose another password."
-        context = {"token": token, "error": f"This password cannot be used: {message}."}
+        reasons = "; ".join(err.message for err in e.errors)
+        refused = Text("This password cannot be used: {reasons}.", reasons=reasons)
+        context = {"token": token,
+                   "error": refused if reasons else Text("Choose another password.")}  # fmt: skip
         return page(request, "reset.html", context, status=422)
     except StorageFault:
         raise  # no refusal: the problem middleware's 503
     except DomainError:
-        context = {"heading": "Link not valid", "message": BAD_LINK,
-                   "link": "/ui/forgot", "link_text": "Ask for a new link"}  # fmt: skip
+        context = {"heading": LINK_NOT_VALID, "message": BAD_LINK,
+                   "link": "/ui/forgot", "link_text": Text("Ask for a new link")}  # fmt: skip
         return page(request, "message.html", context, status=400)
     return see_other(request, "/ui/reset/done")
 
@@ -151,8 +161,8 @@ async def reset(request: web.Request) -> web.Response:
 async def reset_done_page(request: web.Request) -> web.Response:
     """GET /ui/reset/done → "password changed", linking to sign in (back to the interaction
     kept in the ``authsvc_return_to`` cookie, which it clears)."""
-    context = {"heading": "Password changed", "message": "Your new password is set.",
-               "link": _signing_in(_kept_return_to(request)), "link_text": "Sign in"}  # fmt: skip
+    context = {"heading": Text("Password changed"), "message": Text("Your new password is set."),
+               "link": _signing_in(_kept_return_to(request)), "link_text": SIGN_IN}  # fmt: skip
     response = page(request, "message.html", context)
     clear_cookie(response, request, RETURN_COOKIE)
     return response
@@ -174,15 +184,16 @@ async def verify(request: web.Request) -> web.Response:
     except StorageFault:
         raise  # no refusal: the problem middleware's 503
     except DomainError:
-        context = {"heading": "Link not valid", "message": BAD_LINK}
+        context = {"heading": LINK_NOT_VALID, "message": BAD_LINK}
         return page(request, "message.html", context, status=400)
     return see_other(request, "/ui/verify/done")
 
 
 async def verify_done_page(request: web.Request) -> web.Response:
     """GET /ui/verify/done → "email confirmed"."""
-    context = {"heading": "Email confirmed", "message": "Your email address is confirmed.",
-               "link": "/ui/login", "link_text": "Sign in"}  # fmt: skip
+    context = {"heading": Text("Email confirmed"),
+               "message": Text("Your email address is confirmed."),
+               "link": "/ui/login", "link_text": SIGN_IN}  # fmt: skip
     return page(request, "message.html", context)
 
 

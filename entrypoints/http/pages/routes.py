@@ -14,9 +14,10 @@ from aiohttp import web
 
 from application.oauth.authorize import AuthorizePageError
 from application.oauth.interaction import AUTHORIZE_PATH, ConsentNeeded
+from application.shared.texts import Text
 from domain.errors import DomainError, MfaRequired, RateLimited, StorageFault
 from entrypoints.http.keys import CONTAINER
-from entrypoints.http.oidc import answer, client_of, query_pairs
+from entrypoints.http.oidc import answer, client_of, not_valid, query_pairs
 from entrypoints.http.pages.web import (
     clear_cookie,
     cookie_name,
@@ -33,17 +34,18 @@ from entrypoints.http.pages.web import (
 from entrypoints.http.requests import client_address, user_agent
 from entrypoints.http.routing import RouteSpec
 
-LOGIN_FAILED = "The email or password is wrong, or this account cannot sign in now."
-CODE_FAILED = "The code is wrong or expired. Sign in again if this keeps happening."
-TOO_MANY = "Too many failed attempts. Wait {seconds} seconds, then try again."
+LOGIN_FAILED = Text("The email or password is wrong, or this account cannot sign in now.")
+CODE_FAILED = Text("The code is wrong or expired. Sign in again if this keeps happening.")
+TOO_MANY = Text("Too many failed attempts. Wait {seconds} seconds, then try again.")
 SCOPE_WORDS = {
-    "openid": "Know who you are",
-    "profile": "See your profile (your user name)",
-    "email": "See your email address",
-    "offline_access": "Stay signed in when you are not using it",
-    "authsvc": "See your organization, role and groups",
+    "openid": Text("Know who you are"),
+    "profile": Text("See your profile (your user name)"),
+    "email": Text("See your email address"),
+    "offline_access": Text("Stay signed in when you are not using it"),
+    "authsvc": Text("See your organization, role and groups"),
 }
 """How the consent page words each scope; any other scope is shown by its name."""
+NOT_CONSENT = Text("This consent request is not valid.")
 _FORM = "application/x-www-form-urlencoded"
 
 
@@ -128,7 +130,7 @@ def _refused(
     ``Retry-After`` when the JSON API's login throttle refuses (``auth.login_max_failures``;
     the same for a known and an unknown email, so it tells nothing about the account)."""
     if isinstance(error, RateLimited):
-        context = {**context, "error": TOO_MANY.format(seconds=error.retry_after)}
+        context = {**context, "error": TOO_MANY.filled(seconds=error.retry_after)}
         response = page(request, template, context, status=429)
         response.headers["Retry-After"] = str(error.retry_after)
         return response
@@ -183,11 +185,11 @@ async def consent_page(request: web.Request) -> web.Response:
     return_to = _return_to(request)
     pairs = _authorize_pairs(return_to)
     if pairs is None:
-        return error_page(request, "This consent request is not valid.")
+        return error_page(request, NOT_CONSENT)
     try:
         outcome = await request.app[CONTAINER].authorize()(pairs, session_cookie(request))
     except AuthorizePageError as e:
-        return error_page(request, f"This sign-in request is not valid: {e.description}.")
+        return error_page(request, not_valid(e.description))
     if not isinstance(outcome, ConsentNeeded):
         return answer(request, outcome)
     client = outcome.request.client
@@ -200,7 +202,8 @@ async def consent_page(request: web.Request) -> web.Response:
         "client_logo": client.logo_uri,
         "policy_uri": client.policy_uri,
         "tos_uri": client.tos_uri,
-        "scopes": [SCOPE_WORDS.get(s, s) for s in outcome.request.scopes] or ["Know who you are"],
+        "scopes": [SCOPE_WORDS.get(s, s) for s in outcome.request.scopes]
+        or [SCOPE_WORDS["openid"]],
         "return_to": return_to,
     }
     return page(request, "consent.html", context)
@@ -222,7 +225,7 @@ async def consent(request: web.Request) -> web.Response:
     decision = form.get("decision")
     pairs = _authorize_pairs(_return_to(request, form))
     if pairs is None or decision not in ("allow", "deny"):
-        return error_page(request, "This consent request is not valid.")
+        return error_page(request, NOT_CONSENT)
     try:
         outcome = (
             await request.app[CONTAINER]
@@ -230,7 +233,7 @@ async def consent(request: web.Request) -> web.Response:
             .decide(pairs, session_cookie(request), decision == "allow")
         )
     except AuthorizePageError as e:
-        return error_page(request, f"This sign-in request is not valid: {e.description}.")
+        return error_page(request, not_valid(e.description))
     return answer(request, outcome)
 
 
@@ -242,7 +245,11 @@ async def root(request: web.Request) -> web.Response:
 
 async def signed_in_page(request: web.Request) -> web.Response:
     """GET /ui/signed-in → a page saying the sign-in worked (a login with no ``return_to``)."""
-    return page(request, "message.html", {"heading": "Signed in", "message": "You are signed in."})
+    return page(
+        request,
+        "message.html",
+        {"heading": Text("Signed in"), "message": Text("You are signed in.")},
+    )
 
 
 _HTML = "HTML page"

@@ -15,9 +15,14 @@ import aiohttp_jinja2
 import jinja2
 from aiohttp import web
 
+from adapters.i18n.catalogs import translations
+from adapters.i18n.jinja import gettext_functions
+from adapters.i18n.negotiation import html_lang
+from application.shared.texts import Text
 from domain.errors import DomainError, ValidationFailed
 from domain.oidc import loopback_http
 from entrypoints.http.keys import CONTAINER
+from entrypoints.http.pages.language import localized, page_locale
 from entrypoints.http.requests import read_body
 
 PAGE_HEADERS = {
@@ -77,11 +82,10 @@ def setup_templates(
     first, then the shipped ones in the folders ``shipped`` (``LiveTemplatesLoader``);
     autoescaped; ``functions`` callable from every template (``asset``: a static file's
     URL). Jinja's i18n extension is on: text is marked ``{{ _("…") }}`` or
-    ``{% trans %}…{% endtrans %}``."""
+    ``{% trans %}…{% endtrans %}``, translated by the functions ``page`` passes for the
+    page's locale (docs/guides/languages.md; English when rendered otherwise)."""
     loader = LiveTemplatesLoader(templates_dir, shipped)
-    env = aiohttp_jinja2.setup(
-        app, loader=loader, autoescape=True, extensions=["jinja2.ext.i18n"]
-    )
+    env = aiohttp_jinja2.setup(app, loader=loader, autoescape=True, extensions=["jinja2.ext.i18n"])
     env.install_null_translations(newstyle=True)  # type: ignore[attr-defined]
     env.globals.update(functions)
 
@@ -130,13 +134,22 @@ def csrf_token(request: web.Request) -> str:
 def page(request: web.Request, template: str, context: dict[str, Any],
          status: int = 200) -> web.Response:  # fmt: skip
     """Render ``template`` with the branding in force (``ui``, read per page: a configuration
-    refresh shows at once) and ``csrf_token``; the page headers; the CSRF cookie set when
-    new."""
+    refresh shows at once), ``csrf_token``, ``lang`` (the page's BCP 47 tag) and the gettext
+    functions of the page's locale (``page_locale``: ``ui_locales`` of the ``return_to`` in
+    ``context`` or the query, ``Accept-Language``, ``ui.default_locale``); every ``Text`` in
+    ``context`` translated (``localized``); the page headers with ``Content-Language``; the
+    CSRF cookie set when new."""
     ui = request.app[CONTAINER].live_config().current.ui
     token = csrf_token(request)
-    full = {"ui": ui, "csrf_token": token, **context}
+    return_to = context.get("return_to")
+    locale = page_locale(request, return_to if isinstance(return_to, str) else None)
+    catalog = translations(locale)
+    texts = {key: localized(value, catalog.gettext) for key, value in context.items()}
+    full = {"ui": ui, "csrf_token": token, "lang": html_lang(locale),
+            **gettext_functions(catalog), **texts}  # fmt: skip
     response: web.Response = aiohttp_jinja2.render_template(template, request, full, status=status)
     response.headers.update(PAGE_HEADERS)
+    response.headers["Content-Language"] = html_lang(locale)
     if request.get(_NEW_CSRF):
         set_cookie(response, request, "csrf", token)
     return response
@@ -147,18 +160,19 @@ def see_other(request: web.Request, location: str) -> web.Response:
     return web.Response(status=303, headers={**PAGE_HEADERS, "Location": location})
 
 
-def error_page(request: web.Request, message: str, status: int = 400) -> web.Response:
+def error_page(request: web.Request, message: str | Text, status: int = 400) -> web.Response:
+    """The error page saying ``message`` (a ``Text`` is translated), with ``status``."""
     return page(request, "error.html", {"message": message}, status=status)
 
 
 _MESSAGES = {
-    403: "You may not do this.",
-    404: "There is no such item, or it is not yours to see.",
-    409: "This change conflicts with the current state.",
+    403: Text("You may not do this."),
+    404: Text("There is no such item, or it is not yours to see."),
+    409: Text("This change conflicts with the current state."),
 }
 
 
-def refusal_message(error: DomainError, status: int) -> str:
+def refusal_message(error: DomainError, status: int) -> str | Text:
     """The plain message a page shows for ``error`` answered with ``status``: the fields of a
     ``ValidationFailed``; the error's own detail for 409 and 422; else a fixed sentence per
     status (never another organization's data), the detail when there is none."""
@@ -216,4 +230,6 @@ def csrf_ok(request: web.Request, form: dict[str, str]) -> bool:
 
 
 def csrf_refused(request: web.Request) -> web.Response:
-    return error_page(request, "This form expired or did not come from this site. Try again.", 403)
+    return error_page(
+        request, Text("This form expired or did not come from this site. Try again."), 403
+    )

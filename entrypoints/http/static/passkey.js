@@ -95,7 +95,8 @@
 
   function showError(message) {
     if (!errorBox) { return; }
-    errorBox.textContent = message || "Signing in with a passkey did not work. Try again.";
+    errorBox.textContent = message || area.getAttribute("data-failed") ||
+      "Signing in with a passkey did not work. Try again.";
     errorBox.hidden = false;
   }
 
