@@ -17,6 +17,7 @@ from adapters.crypto.jwt_signer import JwtSigner
 from adapters.events.inprocess import InProcessEventBus
 from adapters.mail.console import ConsoleEmailSender
 from adapters.mail.smtp import ConfiguredEmailSender, SmtpEmailSender
+from adapters.mail.writer import TemplateMailWriter
 from adapters.metrics import ServiceMetrics, subscribe_service_metrics
 from adapters.persistence.memory import MemoryLoginAttempts, MemoryStorage
 from adapters.persistence.postgres import PostgresStorage
@@ -47,6 +48,16 @@ def _client_token_ttl(live: Live[Config]) -> Callable[[], int]:
     keys of an algorithm no longer listed verify at least that long
     (docs/reference/tokens-and-sessions.md)."""
     return lambda: live.current.oauth.client_token_ttl
+
+
+def _mail_writer(live: Live[Config]) -> TemplateMailWriter:
+    """The mail writer reading ``ui.templates_dir``, ``ui.locales`` and ``ui.default_locale``
+    in force at each message (a configuration refresh applies to the next one)."""
+    return TemplateMailWriter(
+        lambda: live.current.ui.templates_dir,
+        lambda: live.current.ui.locales,
+        lambda: live.current.ui.default_locale,
+    )
 
 
 def _nats_bus(url: str, channel: str) -> Any:
@@ -152,5 +163,7 @@ class Adapters(containers.DeclarativeContainer):
         providers.Singleton(ConsoleEmailSender, config.provided.email.from_address),
         providers.Singleton(SmtpEmailSender, email_settings),
     )
-    outbox = providers.Singleton(Outbox, email_sender, bus, email_settings)
+    mail_writer = providers.Singleton(_mail_writer, live_config)
+    """Writes each message from its templates in the request's language (docs/guides/email.md)."""
+    outbox = providers.Singleton(Outbox, email_sender, bus, email_settings, mail_writer)
     """Sends messages after the commit, in the background; drained at shutdown."""

@@ -87,12 +87,13 @@ class AuthService:
     """Sends the verification message at registration (docs/reference/accounts.md); None: no
     mail."""
 
-    async def register(self, email: str, password: str) -> User:
+    async def register(self, email: str, password: str, *, locale: str = "") -> User:
         """Create a user with role ``viewer`` in ``auth.default_org_id``.
 
         The email is syntax-checked and stored lower-case; the password must satisfy the policy
         (min length, at most 72 UTF-8 bytes) and is stored only as a bcrypt hash. The
-        verification message is posted after the commit (docs/reference/accounts.md).
+        verification message is posted after the commit (docs/reference/accounts.md), in
+        ``locale`` (the request's; empty: ``ui.default_locale``).
         Raises ``ValidationFailed`` (422) or ``EmailTaken`` (409); on either nothing is written.
         """
         cfg = self._settings.current
@@ -117,7 +118,7 @@ class AuthService:
             await uow.commit()
         await self._bus.publish(registered)
         if self._verification is not None:
-            await self._verification.send_for(user)
+            await self._verification.send_for(user, locale=locale)
         return user
 
     def _login_email(self, email: str) -> str:

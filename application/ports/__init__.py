@@ -49,6 +49,9 @@ from application.ports.services import (
     EmailNotSent,
     EmailSender,
     EventBus,
+    MailDraft,
+    MailTemplateError,
+    MailWriter,
 )
 from application.ports.storage import AttemptClaim, LoginAttempts, Storage, UnitOfWork
 
@@ -73,6 +76,9 @@ __all__ = [
     "Hasher",
     "HostedSessionStore",
     "LoginAttempts",
+    "MailDraft",
+    "MailTemplateError",
+    "MailWriter",
     "MfaStore",
     "NewCredential",
     "PasskeyRepo",

@@ -3,13 +3,14 @@ See ``application.ports`` for the conventions every port follows."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime
 from typing import Protocol, TypeVar
 
 import attrs
 
 from application.events.catalog import Event
+from application.shared.texts import Text
 
 E = TypeVar("E", bound=Event)
 
@@ -53,6 +54,41 @@ class EmailMessage:
     text: str = attrs.field(repr=False)
     html: str = attrs.field(repr=False)
     link: str = attrs.field(repr=False)
+
+
+@attrs.frozen
+class MailDraft:
+    """A message to write and send (docs/guides/email.md): ``kind`` names its two templates
+    (``mail/<kind>.txt`` and ``mail/<kind>.html``) and labels metrics and logs; ``to`` one
+    address; ``locale`` the language of the request that caused it (empty: the default);
+    ``subject`` a ``Text`` translated in that language; ``link`` the link it carries (it may
+    hold a single-use token: never logged); ``values`` what else its templates show (numbers
+    and plain strings, e.g. ``ttl``: seconds the link works)."""
+
+    kind: str
+    to: str
+    locale: str
+    subject: Text
+    link: str = attrs.field(repr=False)
+    values: Mapping[str, object] = attrs.field(factory=dict, repr=False)
+
+
+class MailTemplateError(Exception):
+    """A message's templates are missing or cannot be rendered (a broken override in
+    ``ui.templates_dir``). ``reason`` names the template and the failure, never a value."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class MailWriter(Protocol):
+    """Writes a ``MailDraft`` into an ``EmailMessage`` in the draft's language: its subject,
+    plain text and HTML (docs/guides/email.md)."""
+
+    def write(self, draft: MailDraft) -> EmailMessage:
+        """The message of ``draft``. Raises ``MailTemplateError``."""
+        ...
 
 
 class EmailNotSent(Exception):

@@ -66,10 +66,11 @@ class _Mailer:
         return cfg.email_verification_ttl
 
     async def mail_token(
-        self, user: User, purpose: EmailTokenPurpose, audited: Sequence[Event] = ()
-    ) -> None:
+        self, user: User, purpose: EmailTokenPurpose, audited: Sequence[Event] = (),
+        locale: str = "",
+    ) -> None:  # fmt: skip
         """Store a new ``purpose`` token for ``user`` (voiding its older ones) with the audit
-        rows of ``audited``, in one unit of work; then post the message."""
+        rows of ``audited``, in one unit of work; then post the message in ``locale``."""
         clear, digest = new_opaque_token()
         ttl, now = self.ttl(purpose), self.clock.now()
         token = EmailToken(digest, user.id, purpose, now + timedelta(seconds=ttl), now)
@@ -79,7 +80,8 @@ class _Mailer:
             await record(uow, audited, now)
             await uow.commit()
         kind = RESET if purpose is EmailTokenPurpose.RESET else VERIFY
-        self.outbox.post(compose(kind, user.email, clear, ttl, self.email.current), user.id)
+        draft = compose(kind, user.email, clear, ttl, self.email.current, locale)
+        self.outbox.post(draft, user.id)
 
 
 @attrs.frozen
@@ -93,20 +95,20 @@ class EmailVerification(_Mailer):
     bus: EventBus
     throttle: LoginThrottle
 
-    async def send_for(self, user: User) -> None:
+    async def send_for(self, user: User, *, locale: str = "") -> None:
         """Store a new verification token for ``user`` (older ones are void) and post its
-        message; nothing for a verified user or with ``email.backend = "none"``. Raises what
-        the storage raises."""
+        message in ``locale`` (the request's; empty: ``ui.default_locale``); nothing for a
+        verified user or with ``email.backend = "none"``. Raises what the storage raises."""
         if user.email_verified or not self.outbox.enabled:
             return
-        await self.mail_token(user, EmailTokenPurpose.VERIFY)
+        await self.mail_token(user, EmailTokenPurpose.VERIFY, locale=locale)
 
-    async def resend(self, user: User, client: str) -> None:
+    async def resend(self, user: User, client: str, *, locale: str = "") -> None:
         """POST /me/email/verify: a new message to ``user`` (as ``send_for``). Raises
         ``RateLimited`` (429) when this user has asked too often from this ``client``."""
         key = VERIFY_THROTTLE_PREFIX + user.id
         await self.throttle.attempt(key, client)  # counted and checked at once
-        await self.send_for(user)
+        await self.send_for(user, locale=locale)
 
     async def verify(self, token: str) -> None:
         """POST /email/verify: mark the token's user verified and spend the token (and any
@@ -147,11 +149,11 @@ class PasswordRecovery(_Mailer):
     hasher: Hasher
     normalize_email: EmailNormalizer
 
-    async def forgot(self, email: str, client: str) -> None:
+    async def forgot(self, email: str, client: str, *, locale: str = "") -> None:
         """POST /password/forgot: if an enabled user has ``email``, void its older reset tokens,
-        store a new one and post the message. The same work and answer either way (no user
-        enumeration): a token is made and hashed, one unit of work runs, the message is sent
-        in the background. Publishes ``PasswordResetRequested``.
+        store a new one and post the message (in ``locale``, the request's). The same work and
+        answer either way (no user enumeration): a token is made and hashed, one unit of work
+        runs, the message is sent in the background. Publishes ``PasswordResetRequested``.
 
         Raises ``ValidationFailed`` (422) for an email whose syntax is wrong (no user can have
         it: that tells nothing), ``RateLimited`` (429) after too many requests for this email
@@ -165,7 +167,7 @@ class PasswordRecovery(_Mailer):
         target = user if still_active(user) else None
         requested = PasswordResetRequested(user_id=target.id if target else None, client=client)
         if target is not None:
-            await self.mail_token(target, EmailTokenPurpose.RESET, [requested])
+            await self.mail_token(target, EmailTokenPurpose.RESET, [requested], locale)
         else:  # the same work as for a user: a token, its hash, a unit of work, an audit row
             new_opaque_token()
             async with self.storage.begin() as uow:

@@ -14,6 +14,7 @@ from entrypoints.config.converters import UncheckedText
 from entrypoints.http.bearer import bearer_token
 from entrypoints.http.caller import authenticated
 from entrypoints.http.keys import CONTAINER
+from entrypoints.http.language import request_locale
 from entrypoints.http.requests import client_address, read_json, user_agent
 from entrypoints.http.routing import EMAIL_SCHEMA, PASSWORD_POLICY, RouteSpec
 from entrypoints.http.views import json_response, user_json
@@ -73,7 +74,7 @@ def pair_json(pair: TokenPair) -> web.Response:
 async def register(request: web.Request) -> web.Response:
     """POST /register → 201 User."""
     body = await read_json(request, Credentials)
-    user = await _auth(request).register(body.email, body.password)
+    user = await _auth(request).register(body.email, body.password, locale=request_locale(request))
     return json_response(user_json(user), status=201)
 
 

@@ -15,6 +15,7 @@ from entrypoints.config.converters import UncheckedText
 from entrypoints.http.auth_routes import NEW_PASSWORD_SCHEMA
 from entrypoints.http.caller import authenticated
 from entrypoints.http.keys import CONTAINER
+from entrypoints.http.language import request_locale
 from entrypoints.http.requests import client_address, read_json
 from entrypoints.http.routing import EMAIL_SCHEMA, RouteSpec
 
@@ -51,7 +52,11 @@ async def forgot_password(request: web.Request) -> web.Response:
     """POST /password/forgot → 202, empty, for known and unknown emails alike; 429 when
     throttled, 422 for an email whose syntax is wrong."""
     body = await read_json(request, ForgotPassword)
-    await request.app[CONTAINER].password_recovery().forgot(body.email, _client(request))
+    await (
+        request.app[CONTAINER]
+        .password_recovery()
+        .forgot(body.email, _client(request), locale=request_locale(request))
+    )
     return web.Response(status=202)
 
 
@@ -74,7 +79,11 @@ async def resend_verification(request: web.Request) -> web.Response:
     """POST /me/email/verify → 202; a new verification message (none once verified); 429
     when throttled."""
     caller = await authenticated(request)
-    await request.app[CONTAINER].email_verification().resend(caller.user, _client(request))
+    await (
+        request.app[CONTAINER]
+        .email_verification()
+        .resend(caller.user, _client(request), locale=request_locale(request))
+    )
     return web.Response(status=202)
 
 

@@ -151,7 +151,7 @@ async def account_page(request: web.Request) -> web.Response:
     return await _account(request)
 
 
-async def _account(request: web.Request, error: str | None = None,
+async def _account(request: web.Request, error: str | Text | None = None,
                    status: int = 200) -> web.Response:  # fmt: skip
     container = request.app[CONTAINER]
     found = await container.federated_login().signed_in(session_cookie(request))

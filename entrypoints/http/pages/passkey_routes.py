@@ -29,8 +29,8 @@ from adapters.i18n.catalogs import translations
 from application.shared.texts import Text
 from domain.errors import DomainError, StorageFault
 from entrypoints.http.keys import CONTAINER
+from entrypoints.http.language import page_locale
 from entrypoints.http.oidc import client_of
-from entrypoints.http.pages.language import page_locale
 from entrypoints.http.pages.routes import CODE_FAILED, LOGIN_FAILED
 from entrypoints.http.pages.web import (
     PAGE_HEADERS,

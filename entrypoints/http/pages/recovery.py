@@ -21,7 +21,7 @@ from aiohttp import web
 from application.shared.texts import Text
 from domain.errors import DomainError, RateLimited, StorageFault, ValidationFailed
 from entrypoints.http.keys import CONTAINER
-from entrypoints.http.pages.language import page_locale
+from entrypoints.http.language import page_locale
 from entrypoints.http.pages.web import (
     clear_cookie,
     cookie_name,
@@ -90,7 +90,11 @@ async def forgot(request: web.Request) -> web.Response:
     container = request.app[CONTAINER]
     return_to = safe_return_to(form.get("return_to")) or ""
     email = form.get("email", "")
-    context = {"return_to": return_to, "email": email, "sign_in": _signing_in(return_to)}
+    context: dict[str, str | Text] = {
+        "return_to": return_to,
+        "email": email,
+        "sign_in": _signing_in(return_to),
+    }
     try:
         await container.password_recovery().forgot(
             email,

@@ -22,7 +22,7 @@ from application.shared.texts import Text
 from domain.errors import DomainError, ValidationFailed
 from domain.oidc import loopback_http
 from entrypoints.http.keys import CONTAINER
-from entrypoints.http.pages.language import localized, page_locale
+from entrypoints.http.language import localized, page_locale
 from entrypoints.http.requests import read_body
 
 PAGE_HEADERS = {
