@@ -6,7 +6,7 @@ UV := .tools/bin/uv
 export UV_PYTHON_DOWNLOADS := never
 export UV_PYTHON := $(PYTHON)
 
-.PHONY: run image image-base image-test test docs lint typecheck imports unit wheel-check bench bench-code-flow bench-scale migrate fuzz clean
+.PHONY: run image image-base image-test test docs lint typecheck imports unit wheel-check bench bench-code-flow bench-scale migrate fuzz clean i18n
 
 $(UV):
 	$(PYTHON) -m venv .tools
@@ -23,7 +23,7 @@ $(UV):
 	touch $@
 
 # Re-install our own (non-editable) package so its metadata lists exactly the shipped files.
-.venv/.synced .venv/.runtime: $(shell find domain application adapters entrypoints service_actuator -name '*.py' -o -name '*.sql' 2>/dev/null)
+.venv/.synced .venv/.runtime: $(shell find domain application adapters entrypoints service_actuator -name '*.py' -o -name '*.sql' -o -name '*.html' -o -name '*.txt' -o -name '*.po' -o -name '*.css' -o -name '*.js' 2>/dev/null)
 
 run: .venv/.runtime
 	$(UV) run --frozen --no-sync authsvc serve
@@ -40,6 +40,12 @@ typecheck: .venv/.synced
 
 imports: .venv/.synced
 	$(UV) run --frozen --no-sync lint-imports
+
+# The languages (docs/guides/languages.md): re-extract adapters/i18n/locales/messages.pot from the
+# sources (babel.cfg) and update every .po (new texts arrive untranslated; translate them in
+# adapters/i18n/locales/<locale>/LC_MESSAGES/messages.po). No .mo: compiled at first use (ADR 0045).
+i18n: .venv/.synced
+	$(UV) run --frozen --no-sync python scripts/i18n.py
 
 # The documentation site (mkdocs.yml, docs/) into site/ (gitignored); --strict fails on a broken
 # link or anchor, or a page left out of the nav.
