@@ -13,8 +13,9 @@ import pytest
 from adapters.events.inprocess import InProcessEventBus
 from adapters.mail.console import ConsoleEmailSender
 from adapters.mail.smtp import ConfiguredEmailSender, SmtpEmailSender
+from adapters.mail.writer import TemplateMailWriter
 from adapters.metrics import ServiceMetrics
-from application.ports import EmailMessage, EmailNotSent, EmailSender
+from application.ports import EmailMessage, EmailNotSent, EmailSender, MailDraft
 from application.recovery.mail import Outbox, compose
 from application.shared.settings import EmailSettings, Live
 from entrypoints.config import ConfigError, load_config
@@ -24,6 +25,7 @@ from tests.smtp import SmtpSink, free_port, smtp_server, text_of
 __all__ = ["smtp_server"]
 
 TOKEN = "tok_" + "x" * 39
+WRITER = TemplateMailWriter(lambda: "", lambda: ("en", "de"), lambda: "en")
 
 
 def _smtp_settings(port: int, **kw: object) -> EmailSettings:
@@ -33,8 +35,12 @@ def _smtp_settings(port: int, **kw: object) -> EmailSettings:
     )  # fmt: skip
 
 
-def _message(settings: EmailSettings, kind: str = "reset") -> EmailMessage:
+def _draft(settings: EmailSettings, kind: str = "reset") -> MailDraft:
     return compose(kind, "alice@example.com", TOKEN, 1800, settings)
+
+
+def _message(settings: EmailSettings, kind: str = "reset") -> EmailMessage:
+    return WRITER.write(_draft(settings, kind))
 
 
 def test_compose_fills_the_link_template_subject_and_both_bodies() -> None:
@@ -123,9 +129,9 @@ async def test_outbox_counts_a_failure_and_logs_it_without_the_token(
     bus = InProcessEventBus()
     metrics = ServiceMetrics(new_registry()).subscribe(bus)
     settings = Live(_smtp_settings(free_port()))
-    outbox = Outbox(SmtpEmailSender(settings), bus, settings)
-    outbox.post(_message(settings.current), "user-1")
-    outbox.post(_message(settings.current, "verify"), "user-1")
+    outbox = Outbox(SmtpEmailSender(settings), bus, settings, WRITER)
+    outbox.post(_draft(settings.current), "user-1")
+    outbox.post(_draft(settings.current, "verify"), "user-1")
     await outbox.drain(10)
     assert metrics.emails_sent.labels("reset", "failed")._value.get() == 1  # type: ignore[attr-defined]
     assert metrics.emails_sent.labels("verify", "failed")._value.get() == 1  # type: ignore[attr-defined]
@@ -144,8 +150,8 @@ async def test_outbox_post_returns_before_the_message_is_sent() -> None:
             await release.wait()
             Slow.done = True
 
-    outbox = Outbox(Slow(), InProcessEventBus(), Live(EmailSettings()))
-    outbox.post(_message(EmailSettings()), "user-1")
+    outbox = Outbox(Slow(), InProcessEventBus(), Live(EmailSettings()), WRITER)
+    outbox.post(_draft(EmailSettings()), "user-1")
     await asyncio.sleep(0)
     assert not Slow.done
     release.set()
@@ -158,8 +164,8 @@ async def test_drain_gives_up_after_its_grace_period(caplog: pytest.LogCaptureFi
         async def send(self, message: EmailMessage) -> None:
             await asyncio.Event().wait()
 
-    outbox = Outbox(Stuck(), InProcessEventBus(), Live(EmailSettings()))
-    outbox.post(_message(EmailSettings()), "user-1")
+    outbox = Outbox(Stuck(), InProcessEventBus(), Live(EmailSettings()), WRITER)
+    outbox.post(_draft(EmailSettings()), "user-1")
     await outbox.drain(0.05)
     assert any("dropped" in r.getMessage() for r in caplog.records)
 

@@ -13,6 +13,7 @@ from adapters.crypto.bcrypt_hasher import BcryptHasher
 from adapters.crypto.jwt_signer import JwtSigner
 from adapters.email_address import normalize_email
 from adapters.events.inprocess import InProcessEventBus
+from adapters.mail.writer import TemplateMailWriter
 from adapters.persistence.memory import MemoryLoginAttempts, MemoryStorage
 from application.events.catalog import (
     EmailSent,
@@ -84,7 +85,9 @@ def world(
 ) -> World:
     email = Live(EmailSettings())
     sender = KeepingSender()
-    outbox = Outbox(sender, bus, email)
+    outbox = Outbox(
+        sender, bus, email, TemplateMailWriter(lambda: "", lambda: ("en",), lambda: "en")
+    )
     throttle = LoginThrottle(MemoryLoginAttempts(), clock, auth_settings)
     verification = EmailVerification(storage, outbox, clock, auth_settings, email, bus, throttle)
     recovery = PasswordRecovery(
