@@ -13,6 +13,12 @@ trap 'rm -rf "$work"' EXIT
 VIRTUAL_ENV="$work/venv" "$UV" pip install --quiet -c "$work/constraints.txt" "$work"/dist/*.whl
 (cd "$work" && "$work/venv/bin/authsvc" --help >/dev/null)
 (cd "$work" && "$work/venv/bin/python" -c "import domain, application, adapters, entrypoints, service_actuator")
+# The catalogs (.po, compiled at first use) and the mail templates ship in the wheel.
+(cd "$work" && "$work/venv/bin/python" -c "
+from adapters.i18n.catalogs import translations
+from adapters.mail.writer import SHIPPED
+assert translations('de').gettext('Sign in') == 'Anmelden'
+assert (SHIPPED / 'mail' / 'verify.html').is_file()")
 # The migrations (SQL files) ship in the wheel: migrate a fresh SQLite database with it.
 (cd "$work" && AUTHSVC_STORAGE__SQLITE_PATH="$work/check.db" AUTHSVC_AUTH__KEY_DIR="$work/keys" \
     "$work/venv/bin/authsvc" migrate >/dev/null 2>&1)

@@ -55,10 +55,10 @@ def request_locale(request: web.Request) -> str:
 
 
 def localized(value: Any, gettext: Callable[[str], str]) -> Any:
-    """``value`` with every ``Text`` in it (itself, or inside lists and tuples) translated by
-    ``gettext`` and filled; any other value as it is."""
+    """``value`` with every ``Text`` in it (itself, or inside plain lists and tuples)
+    translated by ``gettext`` and filled; any other value as it is."""
     if isinstance(value, Text):
         return value.translated(gettext)
-    if isinstance(value, list | tuple):
+    if type(value) is list or type(value) is tuple:  # exactly: a named tuple stays as it is
         return type(value)(localized(item, gettext) for item in value)
     return value
