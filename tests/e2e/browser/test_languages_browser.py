@@ -1,7 +1,7 @@
 """The hosted pages in both languages, both widths and both colour schemes, in Debian's
 Chromium (docs/guides/languages.md): login, consent (through an app's authorization request),
 logout, forgot (and its "check your email" page), reset, verify, the second step and the error
-page. Each walk's browser sends its ``Accept-Language``; every page must be in that language
+page; then the console's pages in both languages in the dark scheme. Each walk's browser sends its ``Accept-Language``; every page must be in that language
 (``<html lang>`` and a known heading), pass axe-core (no serious or critical violation,
 contrast included in the dark scheme), not scroll sideways, and log no script or CSP error.
 Screenshots go to ``tests/artifacts/languages/``."""
@@ -20,6 +20,7 @@ from playwright.async_api import Browser, async_playwright
 from entrypoints.config import load_config
 from entrypoints.container import build_container
 from entrypoints.http.app import create_app
+from tests.e2e.accounts_world import ROOT, make_world
 from tests.e2e.accounts_world import (
     shared_key_dir as shared_key_dir,  # one RSA key per module
 )
@@ -117,3 +118,46 @@ async def test_every_hosted_page_in_both_languages_widths_and_schemes(
         registered = await register_client(client)
         for width, locale, scheme in GRID:
             await _walk(browser, axe, base, registered, width, locale, scheme)
+
+
+CONSOLE = {
+    "en": ("Dashboard", "Users", "Groups", "OAuth clients", "Audit log"),
+    "de": ("Übersicht", "Benutzer", "Gruppen", "OAuth-Clients", "Audit-Protokoll"),
+}
+"""The console's navigation in each language."""
+
+
+async def test_the_console_in_both_languages_in_the_dark_scheme(
+    base_env: dict[str, str],
+    browser: Browser,
+    axe: str,  # noqa: F811
+) -> None:
+    port = free_port()
+    base = f"http://localhost:{port}"
+    environ = {**base_env, "AUTHSVC_AUTH__ISSUER": base}
+    app = create_app(build_container(load_config(environ=environ), environ=environ))
+    async with TestClient(TestServer(app, port=port)) as client:
+        world = await make_world(client)
+        home = world.orgs["same"]
+        paths = ("/ui/admin", "/ui/admin/users", f"/ui/admin/users/{home.target}",
+                 "/ui/admin/groups", f"/ui/admin/groups/{home.group}", "/ui/admin/clients",
+                 f"/ui/admin/clients/{home.oauth_client}", "/ui/admin/audit")  # fmt: skip
+        for locale in LOCALES:
+            walk = await Walk.open(browser, axe, "console-dark", folder="languages", locale=locale)
+            page = walk.page
+            await page.emulate_media(color_scheme="dark")
+            await page.goto(f"{base}/ui/login?return_to=/ui/admin")
+            await page.fill("input[name=email]", ROOT)
+            await page.fill("input[name=password]", PASSWORD)
+            await page.click("form[action='/ui/login'] button[type=submit]")
+            await page.wait_for_url(f"{base}/ui/admin")
+            for number, path in enumerate(paths):
+                await page.goto(f"{base}{path}")
+                assert await page.get_attribute("html", "lang") == locale, path
+                nav = await page.locator("nav a").all_inner_texts()
+                assert tuple(text.strip() for text in nav) == CONSOLE[locale], path
+                await walk.check(
+                    f"{number}-{path.split('/')[3] if path.count('/') > 2 else 'home'}"
+                )
+            assert walk.console_errors == []
+            await page.context.close()
