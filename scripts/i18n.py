@@ -31,11 +31,10 @@ KEYWORDS: dict[str, tuple[int, ...] | None] = {
 SOURCES = ("application", "adapters", "entrypoints")
 
 
-def _walked(path: str) -> bool:
-    parts = Path(path).parts
-    top = parts[1] if parts and parts[0] == "." and len(parts) > 1 else (parts[0] if parts else "")
-    hidden = any(p.startswith((".", "_")) and p != "." for p in parts)
-    return (path == "." or top in SOURCES) and not hidden
+def _walked(directory: str) -> bool:
+    """Babel's directory filter: only the source packages, no hidden or cache folder."""
+    parts = Path(directory).relative_to(ROOT).parts
+    return bool(parts) and parts[0] in SOURCES and not any(p.startswith((".", "_")) for p in parts)
 
 
 def extract() -> Catalog:
@@ -46,7 +45,7 @@ def extract() -> Catalog:
     catalog = Catalog(project="authsvc", charset="utf-8", fuzzy=False)
     found = extract_from_dir(str(ROOT), method_map, options_map, keywords=KEYWORDS,
                              comment_tags=("Translators:",), strip_comment_tags=True,
-                             directory_filter=lambda p: _walked(str(Path(p).relative_to(ROOT))))  # fmt: skip
+                             directory_filter=_walked)  # fmt: skip
     for _, _, message, comments, context in found:
         catalog.add(message, None, auto_comments=comments, context=context)
     return catalog

@@ -10,7 +10,7 @@ from typing import Protocol, TypeVar
 import attrs
 
 from application.events.catalog import Event
-from application.shared.texts import Text
+from domain.texts import Text
 
 E = TypeVar("E", bound=Event)
 

@@ -22,7 +22,7 @@ from application.ports import (
     MailWriter,
 )
 from application.shared.settings import EmailSettings, Live
-from application.shared.texts import Text
+from domain.texts import Text
 
 log = logging.getLogger("authsvc.email")
 

@@ -17,7 +17,7 @@ from urllib.parse import parse_qs, urlsplit
 from aiohttp import web
 
 from adapters.i18n.negotiation import choose_locale
-from application.shared.texts import Text
+from domain.texts import Text
 from entrypoints.http.keys import CONTAINER
 
 __all__ = ["localized", "page_locale", "request_locale"]

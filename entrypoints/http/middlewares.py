@@ -24,8 +24,8 @@ from opentelemetry.trace import SpanKind, StatusCode
 
 from application.events.audit import REQUEST_CONTEXT, RequestContext
 from application.oauth.grants import OAuthError
-from application.shared.texts import Text
 from domain.errors import DomainError, RateLimited, StorageFault
+from domain.texts import Text
 from entrypoints.http.anonymous_writes import ANONYMOUS_WRITES, AnonymousWrite
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.oauth_routes import oauth_error

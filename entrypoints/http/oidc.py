@@ -10,7 +10,7 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 from aiohttp import web
 
 from application.oauth.interaction import ConsentNeeded, LoginNeeded, Redirect
-from application.shared.texts import Text
+from domain.texts import Text
 from entrypoints.http.pages.web import see_other
 from entrypoints.http.requests import read_body
 

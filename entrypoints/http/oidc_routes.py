@@ -11,7 +11,7 @@ from aiohttp import web
 from application.oauth.authorize import AuthorizePageError, with_query
 from application.oauth.id_tokens import verify_id_token_hint
 from application.oauth.userinfo import UserInfoError
-from application.shared.texts import Text
+from domain.texts import Text
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.oidc import answer, not_valid, request_pairs, signed_out
 from entrypoints.http.pages.web import (

@@ -19,9 +19,9 @@ from typing import Any
 from aiohttp import web
 
 from application.ports import SealedSecretError
-from application.shared.texts import Text
 from domain.errors import FieldError, ValidationFailed
 from domain.policy import FIRST_PARTY_FIELDS, Principal, may_set_first_party_fields
+from domain.texts import Text
 from entrypoints.http.console.users import org_filter
 from entrypoints.http.console.web import confirm, console_page, done, render
 from entrypoints.http.keys import CONTAINER

@@ -11,9 +11,9 @@ from typing import Any
 
 from aiohttp import web
 
-from application.shared.texts import Text
 from domain.errors import NotFound
 from domain.policy import Principal
+from domain.texts import Text
 from entrypoints.http.console.users import org_filter
 from entrypoints.http.console.web import confirm, console_page, done, render
 from entrypoints.http.keys import CONTAINER

@@ -17,11 +17,11 @@ from typing import Any
 
 from aiohttp import web
 
-from application.shared.texts import Text
 from domain import policy
 from domain.errors import FieldError, Forbidden, ValidationFailed
 from domain.model import Role
 from domain.policy import Operation, Principal
+from domain.texts import Text
 from entrypoints.http.console.web import confirm, console_page, done, render
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.routing import path_id

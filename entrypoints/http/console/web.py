@@ -21,9 +21,9 @@ from urllib.parse import urlencode
 
 from aiohttp import web
 
-from application.shared.texts import Text
 from domain.errors import DomainError, StorageFault
 from domain.policy import Principal
+from domain.texts import Text
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.pages.web import (
     csrf_ok,

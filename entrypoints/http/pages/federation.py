@@ -16,7 +16,6 @@ from urllib.parse import urlencode
 from aiohttp import web
 
 from application.login.federated import LoginNeeded
-from application.shared.texts import Text
 from domain.errors import (
     AccountExists,
     DomainError,
@@ -25,6 +24,7 @@ from domain.errors import (
     NotFound,
     StorageFault,
 )
+from domain.texts import Text
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.pages.federation_link import BROWSER as _BROWSER
 from entrypoints.http.pages.federation_link import confirm as confirm_link

@@ -13,8 +13,8 @@ from aiohttp import web
 
 from application.login.federated import LoginNeeded
 from application.login.federated_link import LinkOffer
-from application.shared.texts import Text
 from domain.errors import Conflict, DomainError, StorageFault
+from domain.texts import Text
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.pages.web import (
     cookie_name,

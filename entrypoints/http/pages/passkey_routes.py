@@ -26,8 +26,8 @@ import attrs
 from aiohttp import web
 
 from adapters.i18n.catalogs import translations
-from application.shared.texts import Text
 from domain.errors import DomainError, StorageFault
+from domain.texts import Text
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.language import page_locale
 from entrypoints.http.oidc import client_of

@@ -18,8 +18,8 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 from aiohttp import web
 
-from application.shared.texts import Text
 from domain.errors import DomainError, RateLimited, StorageFault, ValidationFailed
+from domain.texts import Text
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.language import page_locale
 from entrypoints.http.pages.web import (

@@ -14,8 +14,8 @@ from aiohttp import web
 
 from application.oauth.authorize import AuthorizePageError
 from application.oauth.interaction import AUTHORIZE_PATH, ConsentNeeded
-from application.shared.texts import Text
 from domain.errors import DomainError, MfaRequired, RateLimited, StorageFault
+from domain.texts import Text
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.oidc import answer, client_of, not_valid, query_pairs
 from entrypoints.http.pages.web import (

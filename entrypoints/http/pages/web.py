@@ -18,9 +18,9 @@ from aiohttp import web
 from adapters.i18n.catalogs import translations
 from adapters.i18n.jinja import gettext_functions
 from adapters.i18n.negotiation import html_lang
-from application.shared.texts import Text
 from domain.errors import DomainError, ValidationFailed
 from domain.oidc import loopback_http
+from domain.texts import Text
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.language import localized, page_locale
 from entrypoints.http.requests import read_body

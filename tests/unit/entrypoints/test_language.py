@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from adapters.i18n.catalogs import translations
-from application.shared.texts import Text
+from domain.texts import Text
 from entrypoints.http.language import localized
 
 
