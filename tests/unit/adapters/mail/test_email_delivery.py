@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from pathlib import Path
 
 import attrs
 import pytest
@@ -201,3 +202,31 @@ def test_the_smtp_password_is_never_shown() -> None:
         environ={"AUTHSVC_EMAIL__SMTP_USERNAME": "u", "AUTHSVC_EMAIL__SMTP_PASSWORD": "hunter2"}
     ).email
     assert "hunter2" not in repr(settings)
+
+
+async def test_a_message_whose_template_fails_is_counted_failed_and_logged_without_the_link(
+    caplog: pytest.LogCaptureFixture, tmp_path: Path
+) -> None:
+    """A broken override in ``ui.templates_dir`` fails that message in the background (the
+    request that posted it is long answered): counted ``failed``, logged with the template's
+    name, never the token; nothing reaches the sender."""
+    caplog.set_level(logging.DEBUG)
+    (tmp_path / "mail").mkdir()
+    (tmp_path / "mail" / "reset.txt").write_text("{% if %}")
+    bus = InProcessEventBus()
+    metrics = ServiceMetrics(new_registry()).subscribe(bus)
+
+    class Keep(EmailSender):
+        sent: list[EmailMessage] = []
+
+        async def send(self, message: EmailMessage) -> None:
+            self.sent.append(message)
+
+    writer = TemplateMailWriter(lambda: str(tmp_path), lambda: ("en",), lambda: "en")
+    outbox = Outbox(Keep(), bus, Live(EmailSettings()), writer)
+    outbox.post(_draft(EmailSettings()), "user-1")
+    await outbox.drain(5)
+    assert Keep.sent == []
+    assert metrics.emails_sent.labels("reset", "failed")._value.get() == 1  # type: ignore[attr-defined]
+    assert any("mail/reset.txt" in r.getMessage() for r in caplog.records)
+    assert all(TOKEN not in r.getMessage() for r in caplog.records)
