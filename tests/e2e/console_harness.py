@@ -244,7 +244,7 @@ class Console:
         else:
             await self.page.get_by_role("button", name=button, exact=True).click()
         await self.page.wait_for_url(f"**done={done}")
-        assert await self.page.locator("p.done").inner_text() == DONE[done]
+        assert await self.page.locator("p.done").inner_text() == str(DONE[done])  # the English text
 
     async def confirm(self, kind: str, done: str, check: bool = False) -> None:
         """The delete button of a detail page, its confirmation page, and its confirm

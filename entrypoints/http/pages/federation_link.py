@@ -32,8 +32,9 @@ BROWSER = "federation"
 EXPIRED = Text(
     "This link request expired or was already answered. Start again from your account page."
 )
-TAKEN = Text("This account of the provider is already linked to another account here, or yours"
-             " has one.")  # fmt: skip
+TAKEN = Text(
+    "This account of this provider is already linked to another account here, or yours has one."
+)
 
 
 def _name(request: web.Request, provider_id: str) -> str:

@@ -120,7 +120,7 @@ async def test_refusals_are_one_answer_csrf_and_the_throttle_apply(
     wrong = await passkey_sign_in(client, return_to, device, handle,
                                   signer=SoftAuthenticator("ES256"))  # fmt: skip
     body = await assert_problem(wrong, 401, "invalid_passkey")
-    assert body["detail"] == LOGIN_FAILED
+    assert body["detail"] == str(LOGIN_FAILED)
     unknown = await passkey_sign_in(client, return_to, SoftAuthenticator("ES256"), handle)
     assert await assert_problem(unknown, 401, "invalid_passkey") == body
     resp = await post_assertion(client, "/ui/login/passkey", return_to, started["ceremony_id"],
@@ -160,7 +160,7 @@ async def test_a_passkey_answers_the_second_step_page(client: TestClient) -> Non
     # Without the second step's cookie there is nothing to answer.
     resp = await client.post("/ui/login/mfa/passkey/options",
                              json={"csrf_token": csrf_of(client)}, headers=ORIGIN)  # fmt: skip
-    assert (await assert_problem(resp, 401, "invalid_mfa_code"))["detail"] == CODE_FAILED
+    assert (await assert_problem(resp, 401, "invalid_mfa_code"))["detail"] == str(CODE_FAILED)
     form = {"email": "alice@example.com", "password": PASSWORD, "csrf_token": csrf_of(client),
             "return_to": return_to}  # fmt: skip
     resp = await client.post("/ui/login", data=form, headers=ORIGIN, allow_redirects=False)
@@ -186,7 +186,7 @@ async def test_a_passkey_answers_the_second_step_page(client: TestClient) -> Non
                            signer=SoftAuthenticator("ES256"))  # fmt: skip
     resp = await post_assertion(client, "/ui/login/mfa/passkey", return_to,
                                 started["ceremony_id"], wrong)  # fmt: skip
-    assert (await assert_problem(resp, 401, "invalid_mfa_code"))["detail"] == CODE_FAILED
+    assert (await assert_problem(resp, 401, "invalid_mfa_code"))["detail"] == str(CODE_FAILED)
     resp = await client.post("/ui/login/mfa/passkey/options",
                              json={"csrf_token": csrf_of(client)}, headers=ORIGIN)  # fmt: skip
     started = await resp.json()
