@@ -45,6 +45,7 @@ from application.login.federated_proof import FederatedProof
 from application.login.hosted import HostedLogin
 from application.login.mfa_step import MfaLogin
 from application.login.passkey_step import PasskeyLogin
+from application.login.signup import SignUp
 from application.mfa.totp import MfaEnrolment, ResetUserMfa
 from application.oauth.code_client import CodeClientAuthenticator
 from application.oauth.code_exchange import CodeFlowGrants
@@ -273,6 +274,11 @@ class Container(Adapters):
         telemetry, HostedLogin, storage, auth_service, mfa_login, passkey_login, bus, clock,
         oidc_settings,
     )  # fmt: skip
+    sign_up = use_case(
+        telemetry, SignUp, storage, auth_service, hosted_login, email_verification,
+        secret_sealer, bus, clock, auth_settings,
+    )  # fmt: skip
+    """The sign-up page's use case (docs/guides/self-service.md; ADR 0042)."""
 
     # Login with other identity providers (docs/reference/federation.md).
     federation_health = providers.Singleton(FederationHealth, upstream_client, federation_settings)

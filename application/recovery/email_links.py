@@ -108,10 +108,11 @@ class EmailVerification(_Mailer):
         await self.throttle.attempt(key, client)  # counted and checked at once
         await self.send_for(user)
 
-    async def verify(self, token: str) -> None:
+    async def verify(self, token: str) -> User:
         """POST /email/verify: mark the token's user verified and spend the token (and any
-        other verification token of the user); the identities linked while the email was
-        unverified are removed and the user's sessions end (``drop_unproven_identities``).
+        other verification token of the user); returns the user as now stored. The identities
+        linked while the email was unverified are removed and the user's sessions end
+        (``drop_unproven_identities``).
         Publishes ``EmailVerified`` (and ``IdentityUnlinked`` / ``SessionEnded``).
 
         Raises ``InvalidVerificationToken`` (400) for an unknown, used or expired token; then
@@ -124,13 +125,15 @@ class EmailVerification(_Mailer):
             user = await uow.users.get(found.user_id)
             if user is None:  # pragma: no cover - the token cascades away with its user
                 raise InvalidVerificationToken("the verification link is invalid or expired")
-            await uow.users.update(attrs.evolve(user, email_verified=True))
+            verified = attrs.evolve(user, email_verified=True)
+            await uow.users.update(verified)
             await uow.email_tokens.void(user.id, EmailTokenPurpose.VERIFY)
             events: list[Event] = [EmailVerified(user_id=user.id)]
             events += await drop_unproven_identities(uow, user.id, sessions_ended=False)
             await record(uow, events, self.clock.now())
             await uow.commit()
         await publish_all(self.bus, events)
+        return verified
 
 
 @attrs.frozen

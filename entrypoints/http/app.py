@@ -47,6 +47,7 @@ from entrypoints.http.pages import logout as page_logout
 from entrypoints.http.pages import passkey_routes as page_passkeys
 from entrypoints.http.pages import recovery as page_recovery
 from entrypoints.http.pages import routes as page_routes
+from entrypoints.http.pages import signup as page_signup
 from entrypoints.http.pages.web import TEMPLATES as PAGE_TEMPLATES
 from entrypoints.http.pages.web import setup_templates
 from entrypoints.http.routing import RouteSpec, add_routes
@@ -182,6 +183,7 @@ def create_app(container: Container) -> web.Application:
         *page_routes.ROUTES,
         *page_logout.ROUTES,
         *page_recovery.ROUTES,
+        *page_signup.ROUTES,
         *page_passkeys.ROUTES,
         *page_federation.ROUTES,
         *console_routes.ROUTES,

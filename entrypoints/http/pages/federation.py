@@ -15,7 +15,7 @@ from urllib.parse import urlencode
 
 from aiohttp import web
 
-from application.login.federated import LoginNeeded
+from application.login.federated import ExistingAccount, LoginNeeded
 from domain.errors import (
     AccountExists,
     DomainError,
@@ -29,6 +29,7 @@ from entrypoints.http.pages.federation_link import BROWSER as _BROWSER
 from entrypoints.http.pages.federation_link import confirm as confirm_link
 from entrypoints.http.pages.federation_link import link_offer_page
 from entrypoints.http.pages.routes import forgot_url, passkeys_alone, provider_buttons, signed_in
+from entrypoints.http.pages.signup import register_url
 from entrypoints.http.pages.web import (
     cookie_name,
     csrf_ok,
@@ -51,11 +52,13 @@ NOT_ALLOWED = "{name} cannot be used to create an account for this email here."
 
 
 def login_page_with(request: web.Request, message: str, status: int,
-                    return_to: str = "/ui/signed-in") -> web.Response:  # fmt: skip
+                    return_to: str = "/ui/signed-in", email: str = "") -> web.Response:  # fmt: skip
+    """The login page with ``message``, going on to ``return_to``, ``email`` filled in."""
     context: dict[str, Any] = {
-        "return_to": return_to, "email": "", "error": message,
+        "return_to": return_to, "email": email, "error": message,
         "forgot_url": forgot_url(return_to), "passkeys": passkeys_alone(request),
         "providers": provider_buttons(request, return_to),
+        "register_url": register_url(request, return_to),
     }  # fmt: skip
     return page(request, "login.html", context, status=status)
 
@@ -124,6 +127,9 @@ async def callback(request: web.Request) -> web.Response:
         )  # fmt: skip
     except NotFound:
         return error_page(request, "There is no such sign-in provider.", 404)
+    except ExistingAccount as e:  # the login page resumes where this attempt was heading
+        return_to = safe_return_to(e.return_to) or "/ui/signed-in"
+        return login_page_with(request, EXISTS.format(name=name), 409, return_to, e.email or "")
     except AccountExists:
         return login_page_with(request, EXISTS.format(name=name), 409)
     except FederationNotAllowed:

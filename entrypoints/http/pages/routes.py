@@ -17,6 +17,7 @@ from application.oauth.interaction import AUTHORIZE_PATH, ConsentNeeded
 from domain.errors import DomainError, MfaRequired, RateLimited, StorageFault
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.oidc import answer, client_of, query_pairs
+from entrypoints.http.pages.signup import register_url
 from entrypoints.http.pages.web import (
     clear_cookie,
     cookie_name,
@@ -61,6 +62,7 @@ async def login_page(request: web.Request) -> web.Response:
         "forgot_url": forgot_url(return_to),
         "passkeys": passkeys_alone(request),
         "providers": provider_buttons(request, return_to),
+        "register_url": register_url(request, return_to),
     }
     return page(request, "login.html", context)
 
@@ -116,7 +118,8 @@ async def login(request: web.Request) -> web.Response:
         context = {"return_to": return_to, "email": form.get("email", ""), "error": LOGIN_FAILED,
                    "forgot_url": forgot_url(return_to),
                    "passkeys": passkeys_alone(request),
-                   "providers": provider_buttons(request, return_to)}  # fmt: skip
+                   "providers": provider_buttons(request, return_to),
+                   "register_url": register_url(request, return_to)}  # fmt: skip
         return _refused(request, "login.html", context, e)
     return signed_in(request, return_to, cookie)
 
