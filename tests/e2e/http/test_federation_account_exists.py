@@ -83,7 +83,10 @@ async def test_account_exists_fills_the_email_and_resumes_the_first_attempt(
     html = await resp.text()
     assert resp.status == 409, html
     assert "already exists" in html and "then link TestIdP" in html
-    assert f'name="email" type="email" autocomplete="username webauthn" required value="{EMAIL}"' in html
+    assert (
+        f'name="email" type="email" autocomplete="username webauthn" required value="{EMAIL}"'
+        in html
+    )
     hidden = [v.replace("&amp;", "&") for v in _HIDDEN.findall(html)]
     assert hidden == [return_to]
 

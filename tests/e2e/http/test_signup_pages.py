@@ -242,8 +242,9 @@ async def test_the_anonymous_write_bucket_limits_the_page(make_client: MakeClien
     client = await make_client({"AUTHSVC_SERVER__ANONYMOUS_WRITE_RATE": "0.01",
                                 "AUTHSVC_SERVER__ANONYMOUS_WRITE_BURST": "2"})  # fmt: skip
     await _open_form(client)
-    assert (await client.post("/register", json={"email": "a@example.com",
-                                                 "password": PASSWORD})).status == 201
+    assert (
+        await client.post("/register", json={"email": "a@example.com", "password": PASSWORD})
+    ).status == 201
     assert (await _post(client, email="b@example.com")).status == 303
     resp = await _post(client, email="c@example.com")
     assert resp.status == 429 and resp.headers["Content-Type"].startswith("text/html")
