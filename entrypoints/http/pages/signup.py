@@ -154,8 +154,9 @@ async def register(request: web.Request) -> web.Response:
 async def check_mail_page(request: web.Request) -> web.Response:
     """GET /ui/register/check-mail → "check your email": the link in the mail confirms the
     address and, opened in this browser, signs in and goes on."""
-    hours = max(1, request.app[CONTAINER].auth_settings().current.email_verification_ttl // 3600)
-    return page(request, "check_mail.html", {"hours": hours})
+    ttl = request.app[CONTAINER].auth_settings().current.email_verification_ttl
+    context = {"hours": ttl // 3600} if ttl >= 3600 else {"minutes": max(1, ttl // 60)}
+    return page(request, "check_mail.html", context)
 
 
 _HTML = "HTML page"
