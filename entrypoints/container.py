@@ -196,6 +196,7 @@ class Container(Adapters):
     list_sessions = use_case(telemetry, sessions.ListSessions, storage, clock)
     end_own_session = use_case(telemetry, sessions.EndOwnSession, storage, bus, clock)
     end_own_sessions = use_case(telemetry, sessions.EndOwnSessions, storage, bus, clock)
+    end_other_sessions = use_case(telemetry, sessions.EndOtherSessions, storage, bus, clock)
     end_user_sessions = use_case(telemetry, sessions.EndUserSessions, storage, bus, clock)
     end_user_session = use_case(telemetry, sessions.EndUserSession, storage, bus, clock)
     search_users = use_case(telemetry, SearchUsers, storage)
