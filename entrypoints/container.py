@@ -53,6 +53,7 @@ from application.oauth.userinfo import UserInfo
 from application.passkeys.reauth import PasskeyProof
 from application.passkeys.registration import OwnPasskeys, PasskeyAdmin, PasskeyRegistration
 from application.recovery.email_links import EmailVerification, PasswordRecovery
+from application.sessions.hosted import HostedPageCaller
 from application.sessions.tokens import SessionRotation, TokenIssuer
 from application.shared.address_limit import AddressRateLimiter
 from application.shared.reauth import Reauthentication
@@ -290,6 +291,10 @@ class Container(Adapters):
         ConsoleCaller, storage, clock, providers.Callable(_session_idle_ttl, live_config)
     )
     dashboard = use_case(telemetry, Dashboard, storage, signer, clock)
+    #  The account pages (docs/reference/accounts.md): their caller from the hosted session.
+    account_caller = providers.Singleton(
+        HostedPageCaller, storage, clock, providers.Callable(_session_idle_ttl, live_config)
+    )
 
     #  Housekeeping (docs/reference/operations.md): by the server on a timer and by ``authsvc
     # purge``.

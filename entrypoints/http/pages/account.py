@@ -45,8 +45,10 @@ NOTICES = frozenset({"verification_sent"})
 async def account_user(request: web.Request) -> tuple[User, HostedSession] | None:
     """The signed-in user of the request's hosted session and that session (its
     ``session_id`` is "this session" of the sessions list), or None (no, an ended or an
-    expired session; a user gone or disabled)."""
-    return await request.app[CONTAINER].federated_login().signed_in(session_cookie(request))
+    expired session; a user gone or disabled). The view counts as a use of the session: its
+    idle end and its "last used" move on (``HostedPageCaller``)."""
+    found = await request.app[CONTAINER].account_caller()(session_cookie(request))
+    return None if found is None else (found[1], found[0])
 
 
 def login_first(request: web.Request, back: str) -> web.Response:
