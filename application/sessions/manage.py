@@ -125,7 +125,7 @@ class EndOwnSessions:
 
 @attrs.frozen
 class EndOtherSessions:
-    """"End all other sessions" of the account page (docs/reference/tokens-and-sessions.md): end
+    """The account page's "End all other sessions" (docs/reference/tokens-and-sessions.md): end
     every live session of the caller but ``keep`` (the page's own session, which goes on);
     ``SessionEnded`` (reason ``user``) per session, as DELETE /me/sessions. Returns the ids of
     the sessions ended, sorted (none when ``keep`` is the only one). A ``keep`` that is not one

@@ -1,4 +1,4 @@
-"""The account page's connected apps (docs/reference/oauth-and-oidc.md, "Consents"): ``GET
+"""The account page's connected apps (docs/reference/accounts.md, "The account pages"): ``GET
 /ui/account/apps`` lists the consents the user gave OpenID Connect clients (the client's name,
 the scopes in words, when granted); ``POST /ui/account/apps/revoke`` revokes one — the same use
 case as ``DELETE /me/consents/{client_id}`` (``application.oauth.consents``): the sessions that
@@ -93,4 +93,4 @@ ROUTES = [
               request={"type": "object", "properties": {}},
               media_type="application/x-www-form-urlencoded", tag="ui", page=True),
 ]  # fmt: skip
-"""The connected-apps routes of the account page (docs/reference/oauth-and-oidc.md)."""
+"""The connected-apps routes of the account page (docs/reference/accounts.md)."""
