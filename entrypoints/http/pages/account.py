@@ -34,10 +34,6 @@ from entrypoints.http.routing import RouteSpec
 
 __all__ = ["ROUTES", "account_user", "login_first", "principal_of", "render_account"]
 
-ERRORS = frozenset({"too_many", "last_login_method", "nothing_to_unlink"})
-"""What can go wrong on the overview, named for its template (which words it): ``too_many``
-(the resend throttle; ``retry_after`` says how long), ``last_login_method`` (unlinking the
-last way to sign in), ``nothing_to_unlink``."""
 NOTICES = frozenset({"verification_sent"})
 """``?done=`` values the overview words after a POST (any other is ignored)."""
 
@@ -66,8 +62,10 @@ async def account_page(request: web.Request) -> web.Response:
 async def render_account(request: web.Request, error: str | None = None,
                          status: int = 200, notice: str | None = None,
                          retry_after: int | None = None) -> web.Response:  # fmt: skip
-    """The overview with ``error`` (one of ``ERRORS``) or ``notice`` (of ``NOTICES``) shown,
-    answered with ``status``; 303 to /ui/login without a hosted session."""
+    """The overview answered with ``status``, showing ``notice`` (of ``NOTICES``) or ``error``,
+    named for the template that words it: ``too_many`` (the resend throttle; ``retry_after``
+    seconds to wait), ``last_login_method`` (unlinking the last way to sign in) or
+    ``nothing_to_unlink``; 303 to /ui/login without a hosted session."""
     container = request.app[CONTAINER]
     found = await account_user(request)
     if found is None:
