@@ -54,6 +54,7 @@ from application.oauth.userinfo import UserInfo
 from application.passkeys.reauth import PasskeyProof
 from application.passkeys.registration import OwnPasskeys, PasskeyAdmin, PasskeyRegistration
 from application.recovery.email_links import EmailVerification, PasswordRecovery
+from application.sessions.hosted import HostedPageCaller
 from application.sessions.tokens import SessionRotation, TokenIssuer
 from application.shared.address_limit import AddressRateLimiter
 from application.shared.reauth import Reauthentication
@@ -197,6 +198,7 @@ class Container(Adapters):
     list_sessions = use_case(telemetry, sessions.ListSessions, storage, clock)
     end_own_session = use_case(telemetry, sessions.EndOwnSession, storage, bus, clock)
     end_own_sessions = use_case(telemetry, sessions.EndOwnSessions, storage, bus, clock)
+    end_other_sessions = use_case(telemetry, sessions.EndOtherSessions, storage, bus, clock)
     end_user_sessions = use_case(telemetry, sessions.EndUserSessions, storage, bus, clock)
     end_user_session = use_case(telemetry, sessions.EndUserSession, storage, bus, clock)
     search_users = use_case(telemetry, SearchUsers, storage)
@@ -295,6 +297,10 @@ class Container(Adapters):
         ConsoleCaller, storage, clock, providers.Callable(_session_idle_ttl, live_config)
     )
     dashboard = use_case(telemetry, Dashboard, storage, signer, clock)
+    #  The account pages (docs/reference/accounts.md): their caller from the hosted session.
+    account_caller = providers.Singleton(
+        HostedPageCaller, storage, clock, providers.Callable(_session_idle_ttl, live_config)
+    )
 
     #  Housekeeping (docs/reference/operations.md): by the server on a timer and by ``authsvc
     # purge``.

@@ -42,6 +42,9 @@ from entrypoints.http.middlewares import (
     tracing_middleware,
 )
 from entrypoints.http.openapi import ROUTE_SPECS
+from entrypoints.http.pages import account as page_account
+from entrypoints.http.pages import account_apps as page_account_apps
+from entrypoints.http.pages import account_sessions as page_account_sessions
 from entrypoints.http.pages import federation as page_federation
 from entrypoints.http.pages import logout as page_logout
 from entrypoints.http.pages import passkey_routes as page_passkeys
@@ -186,6 +189,9 @@ def create_app(container: Container) -> web.Application:
         *page_signup.ROUTES,
         *page_passkeys.ROUTES,
         *page_federation.ROUTES,
+        *page_account.ROUTES,
+        *page_account_sessions.ROUTES,
+        *page_account_apps.ROUTES,
         *console_routes.ROUTES,
         *assets.ROUTES,
         *wellknown_routes.ROUTES,

@@ -1,6 +1,7 @@
 """Login with other identity providers, the browser's side (docs/reference/federation.md):
-``/federation/{provider}/start`` and ``/callback``, and the account page ``/ui/account`` with
-its "Link …" and "Unlink" buttons (linking itself: ``entrypoints.http.pages.federation_link``).
+``/federation/{provider}/start`` and ``/callback``, and the account page's "Link …" and "Unlink"
+buttons (the page: ``entrypoints.http.pages.account``; linking itself:
+``entrypoints.http.pages.federation_link``).
 
 The start binds its state to this browser with the ``federation`` cookie (256 bits, HttpOnly,
 SameSite=Lax so that the provider's redirect back carries it; only its SHA-256 is stored).
@@ -25,6 +26,7 @@ from domain.errors import (
     StorageFault,
 )
 from entrypoints.http.keys import CONTAINER
+from entrypoints.http.pages.account import account_user, login_first, render_account
 from entrypoints.http.pages.federation_link import BROWSER as _BROWSER
 from entrypoints.http.pages.federation_link import confirm as confirm_link
 from entrypoints.http.pages.federation_link import link_offer_page
@@ -150,34 +152,6 @@ async def callback(request: web.Request) -> web.Response:
     return see_other(request, result.return_to)
 
 
-async def account_page(request: web.Request) -> web.Response:
-    """GET /ui/account → the signed-in user's page (identities with Link / Unlink, passkeys,
-    MFA); 303 to /ui/login without a hosted session."""
-    return await _account(request)
-
-
-async def _account(request: web.Request, error: str | None = None,
-                   status: int = 200) -> web.Response:  # fmt: skip
-    container = request.app[CONTAINER]
-    found = await container.federated_login().signed_in(session_cookie(request))
-    if found is None:
-        return see_other(request, "/ui/login?" + urlencode({"return_to": "/ui/account"}))
-    user = found[0]
-    linked = await container.own_identities().list(user.id)
-    names = {p.id: p.name for p in container.federation_settings().current.providers}
-    mine = {i.provider for i in linked}
-    context = {
-        "email": user.email, "mfa_enabled": user.mfa_enabled, "passkeys": user.passkeys,
-        "identities": [{"provider": i.provider, "name": names.get(i.provider, i.provider),
-                        "email": i.email or ""} for i in linked],
-        "linkable": [{"name": p.name, "id": p.id}
-                     for p in container.federation_settings().current.enabled()
-                     if p.id not in mine],
-        "error": error,
-    }  # fmt: skip
-    return page(request, "account.html", context, status=status)
-
-
 async def link(request: web.Request) -> web.Response:
     """POST /ui/account/link ``provider``, ``csrf_token`` → 303 to the provider to link it
     (the hosted login must be at most ``federation.link_max_age`` old, else 303 to /ui/login
@@ -196,20 +170,17 @@ async def unlink(request: web.Request) -> web.Response:
     if form is None or not csrf_ok(request, form):
         return csrf_refused(request)
     container = request.app[CONTAINER]
-    found = await container.federated_login().signed_in(session_cookie(request))
+    found = await account_user(request)
     if found is None:
-        return see_other(request, "/ui/login?" + urlencode({"return_to": "/ui/account"}))
+        return login_first(request, "/ui/account")
     try:
         await container.own_identities().unlink(found[0].id, form.get("provider", "")[:64])
     except LastLoginMethod:
-        message = (
-            "This is the last way to sign in to your account: add a password or a passkey first."
-        )
-        return await _account(request, message, 409)
+        return await render_account(request, "last_login_method", 409)
     except StorageFault:
         raise  # no refusal: the problem middleware's 503
     except DomainError:
-        return await _account(request, "Nothing to unlink.", 404)
+        return await render_account(request, "nothing_to_unlink", 404)
     return see_other(request, "/ui/account")
 
 
@@ -226,8 +197,6 @@ ROUTES = [
               "The identity provider's redirect back",
               {200: _HTML, 303: "See other (303)", 400: _HTML, 403: _HTML, 404: _HTML,
                409: _HTML}, parameters=_PROVIDER, tag="ui", page=True),
-    RouteSpec("GET", "/ui/account", account_page, "The signed-in user's account page",
-              {200: _HTML, 303: "See other (303)"}, tag="ui", page=True),
     RouteSpec("POST", "/ui/account/link", link, "Start linking an identity provider",
               {303: "See other (303)", 400: _HTML, 403: _HTML, 404: _HTML},
               request={"type": "object", "properties": {}},
@@ -238,7 +207,7 @@ ROUTES = [
               request={"type": "object", "properties": {}},
               media_type="application/x-www-form-urlencoded", tag="ui", page=True),
     RouteSpec("POST", "/ui/account/unlink", unlink, "Unlink an identity provider",
-              {303: "See other (303)", 403: _HTML, 409: _HTML},
+              {303: "See other (303)", 403: _HTML, 404: _HTML, 409: _HTML},
               request={"type": "object", "properties": {}},
               media_type="application/x-www-form-urlencoded", tag="ui", page=True),
 ]  # fmt: skip
