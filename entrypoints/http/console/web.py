@@ -76,6 +76,7 @@ NAV = (
     ("/ui/admin/users", "Users"),
     ("/ui/admin/groups", "Groups"),
     ("/ui/admin/clients", "OAuth clients"),
+    ("/ui/admin/providers", "Identity providers"),
     ("/ui/admin/audit", "Audit log"),
 )
 
