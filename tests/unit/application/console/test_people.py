@@ -49,7 +49,7 @@ async def test_viewer_and_operator_are_refused(
 
 
 async def test_at_most_max_looked_up_ids(people: tuple[AuditPeople, dict[str, str]]) -> None:
-    lookup, emails = people
+    lookup = people[0]
     root = Principal("r", Role.SUPERADMIN, "org-b")
     many = [f"0{n:05d}" for n in range(MAX_LOOKED_UP)] + ["a1"]  # "a1" sorts after them
     assert await lookup(root, many) == {}
