@@ -81,7 +81,7 @@ view_dashboard  other    403     403       404        ok
 view_signing_keys same   403     403       403        ok
 view_signing_keys other  403     403       403        ok
 view_identity_providers same 403 403       ok         ok
-view_identity_providers other 403 403      404        ok
+view_identity_providers other 403 403      ok         ok
 send_password_reset same 403     403       ok         ok
 send_password_reset other 403    403       404        ok
 """
@@ -164,6 +164,8 @@ def _policy_check(op: Operation, principal: Principal, org: str) -> None:
         assert policy.target_org(principal, op, org) == org
     elif op in _ACCOUNT_OPERATIONS:
         policy.check_user_management(principal, user("target", Role.VIEWER, org), op)
+    elif op is Operation.VIEW_IDENTITY_PROVIDERS:  # they serve every organization's sign-in
+        policy.require(principal, op)
     else:
         policy.authorize(principal, op, org)
 
