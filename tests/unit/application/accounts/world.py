@@ -29,11 +29,11 @@ from application.accounts.operator import CreateSuperadmin, OperatorCommand
 from application.accounts.users import GetUser, ListUsers, SetRole
 from application.audit.query import ListAuditEvents
 from application.console.dashboard import Dashboard
-from application.federation.providers import ListIdentityProviders
-from application.federation.settings import FederationSettings
 from application.events.catalog import (
     Event,
 )
+from application.federation.providers import ListIdentityProviders
+from application.federation.settings import FederationSettings
 from application.mfa.totp import ResetUserMfa
 from application.oauth.clients import (
     CreateClient,
