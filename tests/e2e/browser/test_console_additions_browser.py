@@ -9,7 +9,8 @@ addition as a superadmin with clicks and typing only:
   with its message by the field (nothing stored), the register with post-logout redirect URIs
   and the token endpoint method, then the same form editing it;
 - the identity providers page (GitHub ready, an unreachable one with its reason, a disabled one);
-- the audit log naming the actor and the user by email.
+- the audit log naming the actor and the user by email;
+- then the console's other pages (groups, a group, a confirmation, the 404 page) fit as well.
 
 Each action is a ``Console.step``: the world's state afterwards is the state before with exactly
 the step's edit, and what changed reads the same over the JSON API. Every page is checked by
@@ -31,7 +32,7 @@ from playwright.async_api import Browser, async_playwright
 from entrypoints.config import load_config
 from entrypoints.container import build_container
 from entrypoints.http.app import create_app
-from tests.e2e.accounts_world import HOME, OTHER, log_in_as, make_world
+from tests.e2e.accounts_world import HOME, MISSING_ID, OTHER, log_in_as, make_world
 from tests.e2e.accounts_world import (
     shared_key_dir as shared_key_dir,  # one RSA key per module
 )
@@ -220,4 +221,14 @@ async def test_every_addition_at_each_width_and_language(
     [row] = await ui.cells("#events tbody tr")
     assert (row[2], row[3]) == ("root@example.com", f"target@{OTHER}.example")
     await walk.check("audit")
+
+    # the other console pages fit too: groups, a group, a confirmation, the 404 page
+    await ui.page.click("nav >> text=Groups")
+    await walk.check("groups")
+    await ui.goto(f"/ui/admin/groups/{served.world.orgs['other'].group}")
+    await walk.check("group")
+    await ui.goto(f"/ui/admin/clients/{cid}/delete")
+    await walk.check("confirm")
+    assert await ui.goto(f"/ui/admin/users/{MISSING_ID}") == 404
+    await walk.check("404")
     assert walk.console_errors == [], walk.console_errors
