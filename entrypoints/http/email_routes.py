@@ -1,7 +1,9 @@
-"""Routes of docs/reference/accounts.md: password reset and email verification by emailed links.
+"""Routes of docs/reference/accounts.md: password reset and email verification by emailed links,
+and an administrator's reset link for a user (``POST /users/{id}/password-reset``, ADR 0046).
 
 Each hands over to ``application.recovery.email_links``; sending happens after the answer, in the
-background, so no answer depends on the mail server or tells whether an email is known.
+background, so no answer depends on the mail server, and the anonymous ones never tell whether an
+email is known.
 """
 
 from __future__ import annotations
