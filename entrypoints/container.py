@@ -38,7 +38,9 @@ from application.audit.housekeeping import PurgeExpired
 from application.audit.query import ListAuditEvents
 from application.console.caller import ConsoleCaller
 from application.console.dashboard import Dashboard
+from application.console.people import AuditPeople
 from application.federation.identities import OwnIdentities
+from application.federation.providers import ListIdentityProviders
 from application.login.auth import AuthService
 from application.login.federated import FederatedLogin
 from application.login.federated_proof import FederatedProof
@@ -291,6 +293,10 @@ class Container(Adapters):
         auth_settings, federation_settings, providers.Object(normalize_email),
     )  # fmt: skip
     own_identities = use_case(telemetry, OwnIdentities, storage, bus, clock)
+    identity_providers = use_case(
+        telemetry, ListIdentityProviders, federation_settings, federation_health
+    )
+    """The console's list of ``[[federation.providers]]`` with their readiness."""
     #  The admin console (docs/reference/console.md): its caller from the hosted session; its
     # dashboard.
     console_caller = providers.Singleton(
@@ -301,6 +307,8 @@ class Container(Adapters):
     account_caller = providers.Singleton(
         HostedPageCaller, storage, clock, providers.Callable(_session_idle_ttl, live_config)
     )
+    audit_people = use_case(telemetry, AuditPeople, storage)
+    """The emails behind the audit rows' ids (the console's audit log)."""
 
     #  Housekeeping (docs/reference/operations.md): by the server on a timer and by ``authsvc
     # purge``.

@@ -59,6 +59,7 @@ DONE = {
     "sessions": "Every session of the user ended.",
     "mfa": "Two-step verification is turned off.",
     "passkey": "The passkey is deleted.",
+    "reset_sent": "A password-reset link is on its way to the user's email.",
     "group": "The group is created.",
     "renamed": "The group is renamed.",
     "group_deleted": "The group is deleted.",
@@ -75,6 +76,7 @@ NAV = (
     ("/ui/admin/users", "Users"),
     ("/ui/admin/groups", "Groups"),
     ("/ui/admin/clients", "OAuth clients"),
+    ("/ui/admin/providers", "Identity providers"),
     ("/ui/admin/audit", "Audit log"),
 )
 
