@@ -39,6 +39,7 @@ from application.audit.query import ListAuditEvents
 from application.console.caller import ConsoleCaller
 from application.console.dashboard import Dashboard
 from application.federation.identities import OwnIdentities
+from application.forward_auth.check import ForwardAuth
 from application.login.auth import AuthService
 from application.login.federated import FederatedLogin
 from application.login.federated_proof import FederatedProof
@@ -283,6 +284,14 @@ class Container(Adapters):
         auth_settings, federation_settings, providers.Object(normalize_email),
     )  # fmt: skip
     own_identities = use_case(telemetry, OwnIdentities, storage, bus, clock)
+    # Forward auth for reverse proxies (docs/reference/forward-auth.md).
+    forward_auth_settings = providers.Singleton(
+        methodcaller("view", attrgetter("forward_auth")), live_config
+    )
+    """``Live[ForwardAuthSettings]``: the ``forward_auth`` prefix in force."""
+    forward_auth = use_case(
+        telemetry, ForwardAuth, storage, auth_service, clock, forward_auth_settings, oidc_settings
+    )
     #  The admin console (docs/reference/console.md): its caller from the hosted session; its
     # dashboard.
     console_caller = providers.Singleton(
