@@ -33,9 +33,9 @@ class ForwardedRequest:
 class ForwardAuthRule:
     """One ``[[forward_auth.rules]]`` table: requests for ``host`` (``host`` or ``host:port``,
     lower-case) whose path starts with ``path_prefix`` at a segment boundary (``/admin`` and
-    ``/admin/`` both match ``/admin`` and ``/admin/x``, not ``/administrator``) admit a user whose role is one
-    of ``roles`` or who is a member of one of ``groups`` (group names of the user's
-    organization). An empty ``roles`` or ``groups`` admits nobody by that criterion."""
+    ``/admin/`` both match ``/admin`` and ``/admin/x``, not ``/administrator``) admit a user
+    whose role is one of ``roles`` or who is a member of one of ``groups`` (group names of the
+    user's organization). An empty ``roles`` or ``groups`` admits nobody by that criterion."""
 
     host: str
     path_prefix: str = "/"
