@@ -26,7 +26,7 @@ __all__ = [
     "set_forward_auth_cookie",
 ]
 
-START_PATH = "/forward-auth/start"
+START_PATH = "/ui/forward-auth"
 """Where a login that came from a protected host goes on: it sets the protected hosts' cookie
 and sends the browser back (``forward_auth_routes.start``)."""
 MAX_URI = 8192

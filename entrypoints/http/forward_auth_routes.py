@@ -1,6 +1,6 @@
 """``/forward-auth`` for reverse proxies (docs/reference/forward-auth.md): nginx ``auth_request``,
 Traefik ForwardAuth and Caddy ``forward_auth`` ask it whether a request may pass; and
-``/forward-auth/start``, where a login from a protected host sets that host's cookie."""
+``/ui/forward-auth``, where a login from a protected host sets that host's cookie."""
 
 from __future__ import annotations
 
@@ -83,7 +83,7 @@ async def forward_auth(request: web.Request) -> web.Response:
 
 
 async def start(request: web.Request) -> web.Response:
-    """GET /forward-auth/start?rd=<absolute URL of a listed host> → 303 to ``rd`` with the
+    """GET /ui/forward-auth?rd=<absolute URL of a listed host> → 303 to ``rd`` with the
     protected hosts' cookie for the browser's hosted session; 303 to the login page (which
     comes back here) when not signed in; 400 page for any other ``rd``."""
     url = listed_url(request, request.query.get("rd"))
@@ -103,8 +103,8 @@ async def start(request: web.Request) -> web.Response:
 _HEADERS_DOC = ("signed in: X-Auth-User-Id, X-Auth-Email, X-Auth-Role, X-Auth-Org, "
                 "X-Auth-Groups (comma-separated group names)")  # fmt: skip
 _REDIRECT = {"name": "redirect", "in": "query", "required": False,
-             "schema": {"type": "string", "enum": ["1"]},
-             "description": "302 to the login page instead of 401 (Traefik, Caddy)"}  # fmt: skip
+             "schema": {"type": "string"},
+             "description": "1: 302 to the login page instead of 401 (Traefik, Caddy)"}  # fmt: skip
 _RD = {"name": "rd", "in": "query", "required": True, "schema": {"type": "string"},
        "description": "absolute URL on a host of forward_auth.hosts"}  # fmt: skip
 

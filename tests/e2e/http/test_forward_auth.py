@@ -1,6 +1,6 @@
 """``/forward-auth`` over HTTP (docs/reference/forward-auth.md): what a reverse proxy is told for a
 browser with the protected hosts' cookie, a bearer token, or neither; the login that comes back to
-a listed host through ``/forward-auth/start``; the rules of ``[[forward_auth.rules]]`` (first match
+a listed host through ``/ui/forward-auth``; the rules of ``[[forward_auth.rules]]`` (first match
 decides, paths normalized, fail closed without a trusted proxy); the session's end ending access.
 
 Requests come from 127.0.0.1, the trusted proxy of the configuration (nginx and Caddy themselves
@@ -61,7 +61,7 @@ def forwarded(uri: str = "/", host: str = APP) -> dict[str, str]:
 
 async def browser_login(client: TestClient, uri: str = "/wiki?page=1") -> str:
     """The browser's walk: sent to the login page with an absolute return_to, signed in, through
-    /forward-auth/start back to the app; returns the protected hosts' cookie."""
+    /ui/forward-auth back to the app; returns the protected hosts' cookie."""
     resp = await client.get("/forward-auth?redirect=1", headers=forwarded(uri),
                             allow_redirects=False)  # fmt: skip
     assert resp.status == 302, await resp.text()
@@ -70,7 +70,7 @@ async def browser_login(client: TestClient, uri: str = "/wiki?page=1") -> str:
     assert target == f"https://{APP}{uri}"
     page = await client.get(login.path, params={"return_to": target})
     assert page.status == 200
-    back = "/forward-auth/start?" + urlencode({"rd": target})
+    back = "/ui/forward-auth?" + urlencode({"rd": target})
     assert f'value="{html.escape(back)}"' in await page.text()
     location = await sign_in(client, back)
     assert location == back
@@ -214,11 +214,11 @@ async def test_a_signed_in_browser_goes_straight_back_and_start_refuses_other_ho
     await browser_login(client)
     target = f"https://{APP}/other"
     resp = await client.get("/ui/login", params={"return_to": target}, allow_redirects=False)
-    assert resp.status == 303 and resp.headers["Location"].startswith("/forward-auth/start?rd=")
+    assert resp.status == 303 and resp.headers["Location"].startswith("/ui/forward-auth?rd=")
     resp = await client.get(resp.headers["Location"], allow_redirects=False)
     assert resp.status == 303 and resp.headers["Location"] == target
     for rd in ("https://evil.test/", "javascript:alert(1)", "//app.test:8443/", "/ui/account"):
-        resp = await client.get("/forward-auth/start", params={"rd": rd}, allow_redirects=False)
+        resp = await client.get("/ui/forward-auth", params={"rd": rd}, allow_redirects=False)
         assert resp.status == 400, rd
     page = await client.get("/ui/login", params={"return_to": "https://evil.test/x"})
     assert 'value="/ui/signed-in"' in await page.text()
@@ -228,9 +228,9 @@ async def test_start_without_a_session_goes_to_the_login_and_writes_nothing(
     client: TestClient,
 ) -> None:
     rd = f"https://{APP}/"
-    resp = await client.get("/forward-auth/start", params={"rd": rd}, allow_redirects=False)
+    resp = await client.get("/ui/forward-auth", params={"rd": rd}, allow_redirects=False)
     assert resp.status == 303
     location = urlsplit(resp.headers["Location"])
     assert location.path == "/ui/login"
-    assert parse_qs(location.query)["return_to"] == ["/forward-auth/start?" + urlencode({"rd": rd})]
+    assert parse_qs(location.query)["return_to"] == ["/ui/forward-auth?" + urlencode({"rd": rd})]
     assert "authsvc_forward_auth" not in resp.cookies
