@@ -41,6 +41,7 @@ from application.console.dashboard import Dashboard
 from application.console.people import AuditPeople
 from application.federation.identities import OwnIdentities
 from application.federation.providers import ListIdentityProviders
+from application.forward_auth.check import ForwardAuth
 from application.login.auth import AuthService
 from application.login.federated import FederatedLogin
 from application.login.federated_proof import FederatedProof
@@ -297,6 +298,14 @@ class Container(Adapters):
         telemetry, ListIdentityProviders, federation_settings, federation_health
     )
     """The console's list of ``[[federation.providers]]`` with their readiness."""
+    # Forward auth for reverse proxies (docs/reference/forward-auth.md).
+    forward_auth_settings = providers.Singleton(
+        methodcaller("view", attrgetter("forward_auth")), live_config
+    )
+    """``Live[ForwardAuthSettings]``: the ``forward_auth`` prefix in force."""
+    forward_auth = use_case(
+        telemetry, ForwardAuth, storage, auth_service, clock, forward_auth_settings, oidc_settings
+    )
     #  The admin console (docs/reference/console.md): its caller from the hosted session; its
     # dashboard.
     console_caller = providers.Singleton(

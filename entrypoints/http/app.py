@@ -23,6 +23,7 @@ from entrypoints.http import (
     consent_routes,
     email_routes,
     federation_routes,
+    forward_auth_routes,
     mfa_routes,
     oauth_routes,
     oidc_routes,
@@ -195,6 +196,7 @@ def create_app(container: Container) -> web.Application:
         *console_routes.ROUTES,
         *assets.ROUTES,
         *wellknown_routes.ROUTES,
+        *forward_auth_routes.ROUTES,
     ]
     app = web.Application(
         client_max_size=config.server.max_body_bytes,
