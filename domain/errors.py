@@ -204,6 +204,13 @@ class NotFound(DomainError):
     code = "not_found"
 
 
+class RegistrationClosed(DomainError):
+    """Sign-up is closed here (``auth.allow_registration`` is false): nothing was created
+    (403 ``registration_closed``)."""
+
+    code = "registration_closed"
+
+
 class EmailTaken(DomainError):
     """A user with this email (compared case-insensitively) already exists."""
 

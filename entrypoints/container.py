@@ -38,13 +38,17 @@ from application.audit.housekeeping import PurgeExpired
 from application.audit.query import ListAuditEvents
 from application.console.caller import ConsoleCaller
 from application.console.dashboard import Dashboard
+from application.console.people import AuditPeople
 from application.federation.identities import OwnIdentities
+from application.federation.providers import ListIdentityProviders
+from application.forward_auth.check import ForwardAuth
 from application.login.auth import AuthService
 from application.login.federated import FederatedLogin
 from application.login.federated_proof import FederatedProof
 from application.login.hosted import HostedLogin
 from application.login.mfa_step import MfaLogin
 from application.login.passkey_step import PasskeyLogin
+from application.login.signup import SignUp
 from application.mfa.totp import MfaEnrolment, ResetUserMfa
 from application.oauth.code_client import CodeClientAuthenticator
 from application.oauth.code_exchange import CodeFlowGrants
@@ -53,6 +57,7 @@ from application.oauth.userinfo import UserInfo
 from application.passkeys.reauth import PasskeyProof
 from application.passkeys.registration import OwnPasskeys, PasskeyAdmin, PasskeyRegistration
 from application.recovery.email_links import EmailVerification, PasswordRecovery
+from application.sessions.hosted import HostedPageCaller
 from application.sessions.tokens import SessionRotation, TokenIssuer
 from application.shared.address_limit import AddressRateLimiter
 from application.shared.reauth import Reauthentication
@@ -196,6 +201,7 @@ class Container(Adapters):
     list_sessions = use_case(telemetry, sessions.ListSessions, storage, clock)
     end_own_session = use_case(telemetry, sessions.EndOwnSession, storage, bus, clock)
     end_own_sessions = use_case(telemetry, sessions.EndOwnSessions, storage, bus, clock)
+    end_other_sessions = use_case(telemetry, sessions.EndOtherSessions, storage, bus, clock)
     end_user_sessions = use_case(telemetry, sessions.EndUserSessions, storage, bus, clock)
     end_user_session = use_case(telemetry, sessions.EndUserSession, storage, bus, clock)
     search_users = use_case(telemetry, SearchUsers, storage)
@@ -273,6 +279,11 @@ class Container(Adapters):
         telemetry, HostedLogin, storage, auth_service, mfa_login, passkey_login, bus, clock,
         oidc_settings,
     )  # fmt: skip
+    sign_up = use_case(
+        telemetry, SignUp, storage, auth_service, hosted_login, email_verification,
+        secret_sealer, bus, clock, auth_settings,
+    )  # fmt: skip
+    """The sign-up page's use case (docs/guides/self-service.md; ADR 0042)."""
 
     # Login with other identity providers (docs/reference/federation.md).
     federation_health = providers.Singleton(FederationHealth, upstream_client, federation_settings)
@@ -283,12 +294,30 @@ class Container(Adapters):
         auth_settings, federation_settings, providers.Object(normalize_email),
     )  # fmt: skip
     own_identities = use_case(telemetry, OwnIdentities, storage, bus, clock)
+    identity_providers = use_case(
+        telemetry, ListIdentityProviders, federation_settings, federation_health
+    )
+    """The console's list of ``[[federation.providers]]`` with their readiness."""
+    # Forward auth for reverse proxies (docs/reference/forward-auth.md).
+    forward_auth_settings = providers.Singleton(
+        methodcaller("view", attrgetter("forward_auth")), live_config
+    )
+    """``Live[ForwardAuthSettings]``: the ``forward_auth`` prefix in force."""
+    forward_auth = use_case(
+        telemetry, ForwardAuth, storage, auth_service, clock, forward_auth_settings, oidc_settings
+    )
     #  The admin console (docs/reference/console.md): its caller from the hosted session; its
     # dashboard.
     console_caller = providers.Singleton(
         ConsoleCaller, storage, clock, providers.Callable(_session_idle_ttl, live_config)
     )
     dashboard = use_case(telemetry, Dashboard, storage, signer, clock)
+    #  The account pages (docs/reference/accounts.md): their caller from the hosted session.
+    account_caller = providers.Singleton(
+        HostedPageCaller, storage, clock, providers.Callable(_session_idle_ttl, live_config)
+    )
+    audit_people = use_case(telemetry, AuditPeople, storage)
+    """The emails behind the audit rows' ids (the console's audit log)."""
 
     #  Housekeeping (docs/reference/operations.md): by the server on a timer and by ``authsvc
     # purge``.

@@ -26,8 +26,10 @@ KEYWORDS: dict[str, tuple[int, ...] | None] = {
     "gettext": None,
     "ngettext": (1, 2),
     "Text": None,
+    "N_": None,
 }
-"""``_("…")``, ``gettext``, ``ngettext`` (templates) and ``Text("…")`` (Python)."""
+"""``_("…")``, ``gettext``, ``ngettext`` (templates), ``Text("…")`` and ``N_("…")`` (Python;
+``N_`` marks a text a template translates when it shows it)."""
 SOURCES = ("application", "adapters", "entrypoints")
 
 

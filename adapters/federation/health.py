@@ -13,13 +13,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
 
 from application.federation.settings import FederationSettings
-from application.ports import FederationFailed, UpstreamClient
+from application.ports import FederationFailed, ProviderProbe, ProviderProbes, UpstreamClient
 from application.shared.settings import Live
 from domain.federation import UpstreamProvider
 
@@ -43,8 +43,9 @@ class _Seen:
     error: str = ""
 
 
-class FederationHealth:
-    """Component ``federation``, a readiness indicator that is always UP.
+class FederationHealth(ProviderProbes):
+    """Component ``federation``, a readiness indicator that is always UP, and the
+    ``ProviderProbes`` port the admin console reads (``probes``).
 
     ``check()`` (async, never raises) returns ``{"providers": {id: {"state": "reachable" |
     "unreachable" | "checking", "issuer", "error"?}}}`` over the enabled providers in force
@@ -101,24 +102,34 @@ class FederationHealth:
             self._round.cancel()
             await asyncio.gather(self._round, return_exceptions=True)
 
-    async def check(self) -> dict[str, Any]:
-        """The providers' states (see the class); starts a round when the last is older than
-        ``RECHECK`` s and waits at most ``WAIT`` s for one under way."""
+    async def probes(self) -> Mapping[str, ProviderProbe]:
+        """The enabled providers' last probes by id (``ProviderProbes``); starts a round when
+        the last is older than ``RECHECK`` s and waits at most ``WAIT`` s for one under way."""
         if self._round_at is None or self._clock() - self._round_at >= RECHECK:
             self.probe_soon()
         if self._round is not None and not self._round.done():
             await asyncio.wait({self._round}, timeout=WAIT)
-        providers: dict[str, Any] = {}
+        found: dict[str, ProviderProbe] = {}
         for provider in self._settings.current.enabled():
             seen = self._seen.get(provider.id)
-            issuer = provider.upstream().issuer
-            if seen is None or seen.issuer != issuer:
-                providers[provider.id] = {"state": "checking", "issuer": issuer}
+            if seen is None or seen.issuer != provider.upstream().issuer:
+                found[provider.id] = ProviderProbe("checking")
             elif seen.reachable:
-                providers[provider.id] = {"state": "reachable", "issuer": issuer}
+                found[provider.id] = ProviderProbe("reachable")
             else:
-                providers[provider.id] = {"state": "unreachable", "issuer": issuer,
-                                          "error": seen.error}  # fmt: skip
+                found[provider.id] = ProviderProbe("unreachable", seen.error)
+        return found
+
+    async def check(self) -> dict[str, Any]:
+        """The providers' states (see the class), from ``probes``."""
+        probes = await self.probes()
+        providers: dict[str, Any] = {}
+        for provider in self._settings.current.enabled():
+            probe = probes.get(provider.id, ProviderProbe("checking"))
+            entry: dict[str, Any] = {"state": probe.state, "issuer": provider.upstream().issuer}
+            if probe.state == "unreachable":
+                entry["error"] = probe.error
+            providers[provider.id] = entry
         details: dict[str, Any] = {"providers": providers}
         unreachable = [p for p, v in providers.items() if v["state"] == "unreachable"]
         if unreachable:

@@ -120,7 +120,7 @@ _ROWS: dict[type[ev.Event], Callable[[Any], _Row | None]] = {
     ev.PasswordChanged: lambda e: _Row(
         "password.changed", e.user_id, e.user_id, details={"sessions_ended": e.revoked}
     ),
-    ev.PasswordResetRequested: lambda e: _Row("password.reset_requested", None, e.user_id),
+    ev.PasswordResetRequested: lambda e: _Row("password.reset_requested", e.actor_id, e.user_id),
     ev.PasswordReset: lambda e: _Row(
         "password.reset", e.user_id, e.user_id, details={"sessions_ended": e.revoked}
     ),

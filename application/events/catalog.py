@@ -203,11 +203,13 @@ class UserDeleted(Event):
 @attrs.frozen
 class PasswordResetRequested(Event):
     """A password reset was asked for (POST /password/forgot, docs/reference/accounts.md):
-    ``user_id`` is None for an email no enabled user has (no message was sent then). Never the
-    email."""
+    ``user_id`` is None for an email no enabled user has (no message was sent then); or an
+    administrator sent the link (POST /users/{id}/password-reset): ``actor_id`` is the
+    administrator (None: the anonymous /password/forgot). Never the email."""
 
     user_id: str | None
     client: str
+    actor_id: str | None = None
 
 
 @attrs.frozen

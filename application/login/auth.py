@@ -38,6 +38,7 @@ from domain.errors import (
     InvalidOldPassword,
     InvalidToken,
     RateLimited,
+    RegistrationClosed,
     ValidationFailed,
 )
 from domain.model import (
@@ -94,9 +95,13 @@ class AuthService:
         (min length, at most 72 UTF-8 bytes) and is stored only as a bcrypt hash. The
         verification message is posted after the commit (docs/reference/accounts.md), in
         ``locale`` (the request's; empty: ``ui.default_locale``).
-        Raises ``ValidationFailed`` (422) or ``EmailTaken`` (409); on either nothing is written.
+        Raises ``RegistrationClosed`` (403) when ``auth.allow_registration`` is false (checked
+        first: nothing is read or written), ``ValidationFailed`` (422) or ``EmailTaken`` (409);
+        on any of them nothing is written.
         """
         cfg = self._settings.current
+        if not cfg.allow_registration:
+            raise RegistrationClosed("sign-up is closed on this service")
         canonical = self._normalize_email(email)
         check_password_policy(password, cfg.password_min_length)
         async with self._storage.begin() as uow:

@@ -76,6 +76,17 @@ class LoginNeeded(Exception):
     """Linking needs a hosted login at most ``federation.link_max_age`` old: sign in first."""
 
 
+class ExistingAccount(errors.AccountExists):
+    """``AccountExists`` at a browser's callback (docs/reference/federation.md), with what the
+    login page needs to go on: ``email`` (the account's, the provider's email normalized; None
+    when it has none) and ``return_to`` (where the federated login was heading)."""
+
+    def __init__(self, email: str | None, return_to: str) -> None:
+        super().__init__("an account with this email exists: sign in to it first")
+        self.email = email
+        self.return_to = return_to
+
+
 @attrs.frozen
 class CallbackResult:
     """What a callback did: ``return_to`` (a path of this service), and ``started`` (the
@@ -185,7 +196,8 @@ class FederatedLogin:
         start: LoginStart[str],
     ) -> CallbackResult:  # fmt: skip
         """Finish at the callback: the checks of the module, then log in (``start``) or link.
-        Raises ``NotFound`` (unknown provider), ``FederationFailed``, ``AccountExists``,
+        Raises ``NotFound`` (unknown provider), ``FederationFailed``, ``ExistingAccount`` (an
+        ``AccountExists`` naming the email and the flow's ``return_to``),
         ``FederationNotAllowed``, ``AccountDisabled`` / ``EmailNotVerified``, ``Conflict``
         (linking an identity another user has)."""
         provider = self.provider(provider_id)
@@ -226,6 +238,8 @@ class FederatedLogin:
             started = await self._login_with(provider, who, client, start)
         except errors.MfaRequired as exc:
             return CallbackResult(flow.return_to, mfa_token=exc.mfa_token)
+        except errors.AccountExists:
+            raise ExistingAccount(self._email(who), flow.return_to) from None
         return CallbackResult(flow.return_to, started=started)
 
     async def native(

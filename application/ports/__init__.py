@@ -38,6 +38,9 @@ from application.ports.crypto import (
 from application.ports.federation import (
     FederatedIdentityRepo,
     FederationFailed,
+    ProbeState,
+    ProviderProbe,
+    ProviderProbes,
     UpstreamClient,
 )
 from application.ports.oidc import AuthorizationCodeStore, ConsentStore, HostedSessionStore
@@ -82,6 +85,9 @@ __all__ = [
     "MfaStore",
     "NewCredential",
     "PasskeyRepo",
+    "ProbeState",
+    "ProviderProbe",
+    "ProviderProbes",
     "RelyingParty",
     "SealedSecretError",
     "SecretSealer",

@@ -172,6 +172,15 @@ class SessionStore(Protocol):
         """
         ...
 
+    async def touch(self, session_id: str, at: datetime) -> None:
+        """A use of the session at ``at`` that stores no token (a page of its hosted session,
+        docs/reference/tokens-and-sessions.md): ``last_used_at`` moves on to ``at`` when ``at``
+        is later; nothing for an unknown or ended session.
+
+        Raises ``ValidationFailed`` if the id cannot be looked up by the backend.
+        """
+        ...
+
     async def list_live(self, user_id: str, now: datetime) -> list[Session]:
         """The user's live sessions, newest first (``created_at`` descending, then id): those
         whose ``expires_at`` is after ``now`` and that hold a live refresh token unexpired at

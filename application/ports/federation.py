@@ -1,11 +1,15 @@
 """Ports of login with other identity providers (docs/reference/federation.md): the stored
 identities and started logins (``FederatedIdentityRepo``, in a unit of work) and the provider client
-(``UpstreamClient``). See ``application.ports`` for the conventions every port follows."""
+(``UpstreamClient``) and its probes' last word (``ProviderProbes``). See ``application.ports`` for
+the conventions every port follows."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
-from typing import Protocol
+from typing import Literal, Protocol
+
+import attrs
 
 from domain.federation import FederatedIdentity, FederationFlow, UpstreamIdentity, UpstreamProvider
 
@@ -114,4 +118,28 @@ class UpstreamClient(Protocol):
     async def check(self, provider: UpstreamProvider) -> None:
         """Load (and cache) the discovery document: raises ``FederationFailed`` when the
         provider cannot be reached or its ``issuer`` differs from the configured one."""
+        ...
+
+
+ProbeState = Literal["reachable", "unreachable", "checking"]
+"""A provider's readiness: its discovery answered, failed, or no probe has ended yet."""
+
+
+@attrs.frozen
+class ProviderProbe:
+    """One enabled provider's last probe (docs/reference/federation.md, readiness component
+    ``federation``): its ``state`` and, when unreachable, the ``error`` (a reason and detail,
+    never a secret)."""
+
+    state: ProbeState
+    error: str = ""
+
+
+class ProviderProbes(Protocol):
+    """Whether each enabled identity provider answered its discovery, probed in the background
+    (never waiting on a provider longer than a second or so)."""
+
+    async def probes(self) -> Mapping[str, ProviderProbe]:
+        """The last probe of each enabled provider in force, by its ``id`` (``checking`` until
+        one ends, or when its issuer changed since). Never raises."""
         ...

@@ -29,8 +29,10 @@ from application.shared.proven_email import drop_unproven_identities
 from application.shared.settings import AuthSettings, EmailSettings, Live
 from application.shared.steps import hash_token, new_opaque_token, publish_all
 from application.shared.throttle import LoginThrottle
+from application.shared.users import user_in_scope
 from application.shared.voiding import void_outstanding_proofs
-from domain.errors import InvalidResetToken, InvalidVerificationToken
+from domain import policy
+from domain.errors import Conflict, InvalidResetToken, InvalidVerificationToken
 from domain.login import still_active
 from domain.model import (
     EmailToken,
@@ -39,6 +41,7 @@ from domain.model import (
     User,
     check_password_policy,
 )
+from domain.policy import Actor, Operation
 
 RESET_THROTTLE_PREFIX = "password-reset:"
 """The throttle key of /password/forgot is this prefix and the canonical email (then hashed
@@ -110,10 +113,11 @@ class EmailVerification(_Mailer):
         await self.throttle.attempt(key, client)  # counted and checked at once
         await self.send_for(user, locale=locale)
 
-    async def verify(self, token: str) -> None:
+    async def verify(self, token: str) -> User:
         """POST /email/verify: mark the token's user verified and spend the token (and any
-        other verification token of the user); the identities linked while the email was
-        unverified are removed and the user's sessions end (``drop_unproven_identities``).
+        other verification token of the user); returns the user as now stored. The identities
+        linked while the email was unverified are removed and the user's sessions end
+        (``drop_unproven_identities``).
         Publishes ``EmailVerified`` (and ``IdentityUnlinked`` / ``SessionEnded``).
 
         Raises ``InvalidVerificationToken`` (400) for an unknown, used or expired token; then
@@ -126,13 +130,15 @@ class EmailVerification(_Mailer):
             user = await uow.users.get(found.user_id)
             if user is None:  # pragma: no cover - the token cascades away with its user
                 raise InvalidVerificationToken("the verification link is invalid or expired")
-            await uow.users.update(attrs.evolve(user, email_verified=True))
+            verified = attrs.evolve(user, email_verified=True)
+            await uow.users.update(verified)
             await uow.email_tokens.void(user.id, EmailTokenPurpose.VERIFY)
             events: list[Event] = [EmailVerified(user_id=user.id)]
             events += await drop_unproven_identities(uow, user.id, sessions_ended=False)
             await record(uow, events, self.clock.now())
             await uow.commit()
         await publish_all(self.bus, events)
+        return verified
 
 
 @attrs.frozen
@@ -174,6 +180,35 @@ class PasswordRecovery(_Mailer):
                 await uow.email_tokens.void("", EmailTokenPurpose.RESET)
                 await record(uow, [requested], self.clock.now())
                 await uow.commit()
+        await self.bus.publish(requested)
+
+    async def send_to_user(self, actor: Actor, user_id: str, client: str) -> None:
+        """POST /users/{id}/password-reset (docs/reference/accounts.md): an administrator mails
+        the user ``user_id`` a reset link, as ``forgot`` does for its email (older reset tokens
+        void, the message posted after the commit, valid ``auth.password_reset_ttl`` s).
+
+        Rules, in order (``domain.policy.check_user_management`` with
+        ``SEND_PASSWORD_RESET``): viewer/operator → ``Forbidden``; missing or outside an
+        org_admin's organization → ``NotFound``; an org_admin on a superadmin → ``Forbidden``;
+        a disabled user → ``Conflict`` (its link would be refused); ``email.backend = "none"``
+        → ``Conflict`` (no message can go). Then the throttle of /password/forgot for that
+        email from ``client``, counted and checked at once: ``RateLimited`` (429). Nothing is
+        stored or sent on any refusal. Records ``PasswordResetRequested`` with ``actor_id`` the
+        administrator in the token's transaction and publishes it. The message
+        is in ``ui.default_locale`` (the user's own language is not known).
+        """
+        policy.require(actor, Operation.SEND_PASSWORD_RESET)
+        async with self.storage.read() as uow:
+            target = await user_in_scope(uow, actor, user_id)
+        policy.check_user_management(actor, target, Operation.SEND_PASSWORD_RESET)
+        if not still_active(target):
+            raise Conflict("the user is disabled: a reset link would be refused")
+        if not self.outbox.enabled:
+            raise Conflict('email.backend is "none": no message can be sent')
+        key = RESET_THROTTLE_PREFIX + self.normalize_email(target.email)
+        await self.throttle.attempt(key, client)  # counted and checked at once
+        requested = PasswordResetRequested(target.id, client, actor.actor_id)
+        await self.mail_token(target, EmailTokenPurpose.RESET, [requested])
         await self.bus.publish(requested)
 
     async def reset(self, token: str, new_password: str) -> None:

@@ -1,6 +1,6 @@
 """The browser's hosted session (docs/reference/oauth-and-oidc.md), looked up once for everyone
 who needs "the signed-in user of this cookie": the authorization endpoint, the federated link
-pages and the admin console.
+pages, the account pages (``HostedPageCaller``) and the admin console.
 
 A cookie is stored only as its SHA-256 (``hosted_session_hash``). A hosted session counts when
 it is live (``HostedSessionStore.find``: not ended, before its idle and absolute ends) and its
@@ -9,10 +9,13 @@ user exists and may still log in (``domain.login.still_active``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import TypeGuard
 
-from application.ports import Storage, UnitOfWork
+import attrs
+
+from application.ports import Clock, Storage, UnitOfWork
 from application.shared.steps import hash_token
 from domain.login import still_active
 from domain.model import User
@@ -20,6 +23,7 @@ from domain.oidc import HostedSession
 
 __all__ = [
     "MAX_COOKIE_LENGTH",
+    "HostedPageCaller",
     "hosted_session_hash",
     "live_hosted",
     "move_idle_end",
@@ -68,6 +72,36 @@ async def move_idle_end(
     uow: UnitOfWork, hosted: HostedSession, now: datetime, idle_ttl: int
 ) -> None:
     """A use of ``hosted`` at ``now``: its idle end moves to now + ``idle_ttl`` seconds
-    (``oidc.session_idle_ttl``), never past its absolute end."""
+    (``oidc.session_idle_ttl``), never past its absolute end, and its sessions row's
+    ``last_used_at`` (the "last used" of the sessions lists) to ``now``."""
     idle = now + timedelta(seconds=idle_ttl)
     await uow.hosted_sessions.touch(hosted.id_hash, min(idle, hosted.expires_at))
+    await uow.sessions.touch(hosted.session_id, now)
+
+
+@attrs.frozen
+class HostedPageCaller:
+    """``await caller(cookie)`` → the live hosted session of ``cookie`` and its user, for a
+    page of the signed-in user (the account pages, docs/reference/accounts.md), the view
+    counted as a use (``move_idle_end``: its idle end and its "last used" move on); None
+    without a plausible cookie, for an unknown, ended or expired session, a user gone or
+    disabled (the page asks for a login)."""
+
+    _storage: Storage
+    _clock: Clock
+    _idle_ttl: Callable[[], int]
+    """The hosted sessions' idle lifetime in force (``oidc.session_idle_ttl``, s), read at each
+    page view."""
+
+    async def __call__(self, cookie: str | None) -> tuple[HostedSession, User] | None:
+        """The hosted session and its user, the use recorded; or None."""
+        if not plausible_cookie(cookie):
+            return None
+        now = self._clock.now()
+        async with self._storage.begin() as uow:
+            found = await live_hosted(uow, cookie, now)
+            if found is None:
+                return None
+            await move_idle_end(uow, found[0], now, self._idle_ttl())
+            await uow.commit()
+        return found

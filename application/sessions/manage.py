@@ -25,6 +25,7 @@ from domain.model import Session, SessionEndReason
 from domain.policy import Actor, Operation, Principal
 
 __all__ = [
+    "EndOtherSessions",
     "EndOwnSession",
     "EndOwnSessions",
     "EndUserSession",
@@ -115,6 +116,33 @@ class EndOwnSessions:
         me = principal.user_id
         async with self._storage.begin() as uow:
             ended = await uow.sessions.end_all(me)
+            events = [SessionEnded(me, s, SessionEndReason.USER, me) for s in ended]
+            await record(uow, events, self._clock.now())
+            await uow.commit()
+        await publish_all(self._bus, events)
+        return ended
+
+
+@attrs.frozen
+class EndOtherSessions:
+    """The account page's "End all other sessions" (docs/reference/tokens-and-sessions.md): end
+    every live session of the caller but ``keep`` (the page's own session, which goes on);
+    ``SessionEnded`` (reason ``user``) per session, as DELETE /me/sessions. Returns the ids of
+    the sessions ended, sorted (none when ``keep`` is the only one). A ``keep`` that is not one
+    of the caller's sessions keeps nothing: every session of the caller ends."""
+
+    _storage: Storage
+    _bus: EventBus
+    _clock: Clock
+
+    async def __call__(self, principal: Principal, keep: str) -> list[str]:
+        """End the caller's live sessions other than ``keep``."""
+        me = principal.user_id
+        async with self._storage.begin() as uow:
+            live = await uow.sessions.list_live(me, self._clock.now())
+            ended = sorted(s.id for s in live if s.id != keep)
+            for session_id in ended:
+                await uow.sessions.end(session_id)
             events = [SessionEnded(me, s, SessionEndReason.USER, me) for s in ended]
             await record(uow, events, self._clock.now())
             await uow.commit()

@@ -170,6 +170,10 @@ class AuthSettings:
     require_verified_email: bool = False
     """When true, an unverified user's login with the right password gets 403
     ``email_not_verified`` (docs/reference/accounts.md)."""
+    allow_registration: bool = attrs.field(default=True, validator=v.instance_of(bool))
+    """Whether anyone may create an account (``POST /register`` and the sign-up page
+    ``/ui/register``, docs/guides/self-service.md); false: both answer 403
+    ``registration_closed`` and change nothing."""
     mfa_issuer: str = attrs.field(
         default="authsvc",
         validator=[v.min_len(1), v.max_len(64), v.matches_re(r"[^:\x00-\x1f\x7f]+")],

@@ -27,6 +27,9 @@ The order of the checks is fixed (docs/reference/accounts.md) and the same every
 Rules of sign-in through a code-flow client (OpenID Connect Core 1.0 §3.1.2.4): whom it admits
 (``client_admits_user``) and when its consent page is skipped (``consent_skippable``).
 
+Forward auth (``forward_auth_admits``): whom the first matching ``[[forward_auth.rules]]`` rule
+lets through a reverse proxy.
+
 Actuator operations (``ActuatorOperation``) act on the service, not on an organization's
 resources: only the role check applies (``can`` / ``require``).
 """
@@ -59,6 +62,7 @@ from domain.policy.clients import (
     consent_skippable,
     may_set_first_party_fields,
 )
+from domain.policy.forward_auth import forward_auth_admits
 from domain.policy.operations import (
     ACTUATOR_REQUIRED_ROLE,
     REQUIRED_ROLE,
@@ -92,6 +96,7 @@ __all__ = [
     "check_user_management",
     "client_admits_user",
     "consent_skippable",
+    "forward_auth_admits",
     "in_scope",
     "list_scope",
     "may_set_first_party_fields",

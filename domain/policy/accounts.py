@@ -64,16 +64,18 @@ def check_user_management(actor: Actor, target: User, operation: Operation) -> N
     (docs/reference/tokens-and-sessions.md and docs/reference/accounts.md)
 
     ``operation`` is ``DISABLE_USER``, ``DELETE_USER``, ``LIST_USER_SESSIONS``,
-    ``END_USER_SESSIONS``, ``RESET_USER_MFA``, ``LIST_USER_PASSKEYS`` or
-    ``DELETE_USER_PASSKEY``. In order:
+    ``END_USER_SESSIONS``, ``RESET_USER_MFA``, ``LIST_USER_PASSKEYS``,
+    ``DELETE_USER_PASSKEY`` or ``SEND_PASSWORD_RESET``. In order:
 
     - ``Forbidden``: the role may not perform it at all (viewer, operator);
     - ``NotFound``: ``target`` lies outside an org_admin's organization;
     - ``Forbidden``: an org_admin disabling, deleting, ending the sessions of, turning off the
-      MFA of, or listing or deleting the passkeys of a superadmin (docs/reference/accounts.md and
+      MFA of, listing or deleting the passkeys of, or sending a password-reset link to a
+      superadmin (docs/reference/accounts.md and
       docs/reference/mfa-and-passkeys.md), or disabling, deleting, turning off the MFA of or listing
       or deleting the passkeys of itself (it ends its own sessions at /me/sessions, and manages its
-      own factors at /me/mfa and /me/passkeys, with its password).
+      own factors at /me/mfa and /me/passkeys, with its password). A reset link to itself is
+      allowed: it goes to its own mailbox.
 
     A superadmin may act on anyone and so may the command-line operator; the last-superadmin
     rule (``check_keeps_a_superadmin``) is checked by the caller, with the count.

@@ -42,7 +42,10 @@ class Operation(enum.Enum):
     (docs/reference/mfa-and-passkeys.md): ``LIST_USER_PASSKEYS`` GET /users/{id}/passkeys,
     ``DELETE_USER_PASSKEY`` DELETE /users/{id}/passkeys/{pid}; the admin console
     (docs/reference/console.md): ``USE_ADMIN_CONSOLE`` any page of /ui/admin, ``VIEW_DASHBOARD`` its
-    dashboard's counts, ``VIEW_SIGNING_KEYS`` the dashboard's signing keys and their algorithms.
+    dashboard's counts, ``VIEW_SIGNING_KEYS`` the dashboard's signing keys and their algorithms,
+    ``VIEW_IDENTITY_PROVIDERS`` its list of the configured identity providers and their
+    readiness (docs/reference/federation.md); ``SEND_PASSWORD_RESET`` POST
+    /users/{id}/password-reset (docs/reference/accounts.md: a reset link mailed to the user).
     """
 
     LIST_USERS = "list_users"
@@ -73,6 +76,8 @@ class Operation(enum.Enum):
     USE_ADMIN_CONSOLE = "use_admin_console"
     VIEW_DASHBOARD = "view_dashboard"
     VIEW_SIGNING_KEYS = "view_signing_keys"
+    VIEW_IDENTITY_PROVIDERS = "view_identity_providers"
+    SEND_PASSWORD_RESET = "send_password_reset"  # noqa: S105 - an operation name
 
 
 REQUIRED_ROLE: Mapping[Operation, Role] = MappingProxyType(
@@ -105,6 +110,8 @@ REQUIRED_ROLE: Mapping[Operation, Role] = MappingProxyType(
         Operation.USE_ADMIN_CONSOLE: Role.ORG_ADMIN,
         Operation.VIEW_DASHBOARD: Role.ORG_ADMIN,
         Operation.VIEW_SIGNING_KEYS: Role.SUPERADMIN,
+        Operation.VIEW_IDENTITY_PROVIDERS: Role.ORG_ADMIN,
+        Operation.SEND_PASSWORD_RESET: Role.ORG_ADMIN,
     }
 )
 """The lowest role allowed each operation (docs/reference/accounts.md "Who").

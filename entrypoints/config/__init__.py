@@ -19,6 +19,7 @@ import attrs
 
 from adapters.crypto.db_keystore import KeyEncryptionKeyError, read_key_encryption_key
 from application.federation.settings import FederationSettings
+from application.forward_auth.settings import ForwardAuthSettings
 from application.oauth.settings import OidcSettings
 from application.passkeys.settings import WebAuthnConfigError, WebAuthnSettings, relying_party
 from application.shared.settings import AuditSettings, AuthSettings, EmailSettings, OAuthSettings
@@ -70,6 +71,7 @@ class Config:
     oidc: OidcSettings = attrs.Factory(OidcSettings)
     ui: UiSettings = attrs.Factory(UiSettings)
     federation: FederationSettings = attrs.Factory(FederationSettings)
+    forward_auth: ForwardAuthSettings = attrs.Factory(ForwardAuthSettings)
 
     def prefixes(self) -> dict[str, Any]:
         """``{prefix: settings object}`` for every prefix."""
@@ -180,6 +182,18 @@ def check_federation(config: Config) -> None:
             raise ConfigError(key, "the file is empty")
 
 
+def check_forward_auth(config: Config) -> None:
+    """``[[forward_auth.rules]]`` decide by the request a proxy forwards (``X-Forwarded-Host``
+    and ``X-Forwarded-Uri``), believed only from ``server.trusted_proxies``: rules without a
+    trusted proxy could never apply, so they raise ``ConfigError`` naming
+    ``forward_auth.rules`` (docs/reference/forward-auth.md)."""
+    if config.forward_auth.rules and not config.server.trusted_proxies:
+        raise ConfigError(
+            "forward_auth.rules", "rules need server.trusted_proxies (the proxies whose "
+            "X-Forwarded-* headers name the request they ask about)",
+        )  # fmt: skip
+
+
 def key_store_of(config: Config) -> str:
     """The key store in force: ``auth.key_store``, with ``auto`` meaning ``database`` when
     ``storage.backend = "postgres"`` and ``file`` otherwise."""
@@ -241,7 +255,8 @@ def load_config(
 
     ``path`` (else ``$AUTHSVC_CONFIG``, else no file) is a TOML file with tables ``[auth]``,
     ``[storage]``, ``[server]``, ``[actuator]``, ``[telemetry]``, ``[events]``, ``[email]``,
-    ``[audit]``, ``[oauth]``, ``[webauthn]``, ``[oidc]``, ``[ui]``, ``[federation]``;
+    ``[audit]``, ``[oauth]``, ``[webauthn]``, ``[oidc]``, ``[ui]``, ``[federation]``,
+    ``[forward_auth]``;
     ``environ`` (default ``os.environ``) overrides single keys; defaults that follow other keys
     are filled in (``derived_defaults``). The key store's settings are checked
     (``check_key_store``). Raises ``ConfigError`` naming the first bad key.
@@ -265,6 +280,7 @@ def load_config(
     check_oauth_resources(config)
     check_key_store(config)
     check_federation(config)
+    check_forward_auth(config)
     try:
         relying_party(config.auth.issuer, config.webauthn)
     except WebAuthnConfigError as exc:

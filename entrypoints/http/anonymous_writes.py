@@ -42,6 +42,7 @@ ANONYMOUS_WRITES: dict[tuple[str, str], AnonymousWrite] = {
     ("POST", "/oauth/introspect"): AnonymousWrite(give_back=True, oauth=True),
     ("POST", "/ui/login"): AnonymousWrite(give_back=True, page=True),
     ("POST", "/ui/login/mfa"): AnonymousWrite(give_back=True, page=True),
+    ("POST", "/ui/register"): AnonymousWrite(give_back=False, page=True),
     ("POST", "/ui/forgot"): AnonymousWrite(give_back=False, page=True),
     ("POST", "/ui/reset"): AnonymousWrite(give_back=True, page=True),
     ("POST", "/ui/verify"): AnonymousWrite(give_back=True, page=True),

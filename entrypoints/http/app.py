@@ -23,6 +23,7 @@ from entrypoints.http import (
     consent_routes,
     email_routes,
     federation_routes,
+    forward_auth_routes,
     mfa_routes,
     oauth_routes,
     oidc_routes,
@@ -42,11 +43,15 @@ from entrypoints.http.middlewares import (
     tracing_middleware,
 )
 from entrypoints.http.openapi import ROUTE_SPECS
+from entrypoints.http.pages import account as page_account
+from entrypoints.http.pages import account_apps as page_account_apps
+from entrypoints.http.pages import account_sessions as page_account_sessions
 from entrypoints.http.pages import federation as page_federation
 from entrypoints.http.pages import logout as page_logout
 from entrypoints.http.pages import passkey_routes as page_passkeys
 from entrypoints.http.pages import recovery as page_recovery
 from entrypoints.http.pages import routes as page_routes
+from entrypoints.http.pages import signup as page_signup
 from entrypoints.http.pages.web import TEMPLATES as PAGE_TEMPLATES
 from entrypoints.http.pages.web import setup_templates
 from entrypoints.http.routing import RouteSpec, add_routes
@@ -182,11 +187,16 @@ def create_app(container: Container) -> web.Application:
         *page_routes.ROUTES,
         *page_logout.ROUTES,
         *page_recovery.ROUTES,
+        *page_signup.ROUTES,
         *page_passkeys.ROUTES,
         *page_federation.ROUTES,
+        *page_account.ROUTES,
+        *page_account_sessions.ROUTES,
+        *page_account_apps.ROUTES,
         *console_routes.ROUTES,
         *assets.ROUTES,
         *wellknown_routes.ROUTES,
+        *forward_auth_routes.ROUTES,
     ]
     app = web.Application(
         client_max_size=config.server.max_body_bytes,

@@ -149,7 +149,8 @@ _REFRESH = {
 
 ROUTES = [
     RouteSpec("POST", "/register", register, "Register a user (role viewer)",
-              {201: "User", 400: "Problem", 409: "Problem", 413: "Problem", 422: "Problem"},
+              {201: "User", 400: "Problem", 403: "Problem", 409: "Problem", 413: "Problem",
+               422: "Problem"},
               request=_CREDENTIALS),
     RouteSpec("POST", "/login", login, "Log in for an access token and a refresh token",
               {200: "TokenPair", 400: "Problem", 401: "Problem", 403: "Problem", 422: "Problem",

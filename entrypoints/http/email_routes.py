@@ -1,7 +1,9 @@
-"""Routes of docs/reference/accounts.md: password reset and email verification by emailed links.
+"""Routes of docs/reference/accounts.md: password reset and email verification by emailed links,
+and an administrator's reset link for a user (``POST /users/{id}/password-reset``, ADR 0046).
 
 Each hands over to ``application.recovery.email_links``; sending happens after the answer, in the
-background, so no answer depends on the mail server or tells whether an email is known.
+background, so no answer depends on the mail server, and the anonymous ones never tell whether an
+email is known.
 """
 
 from __future__ import annotations
@@ -13,11 +15,11 @@ from aiohttp import web
 
 from entrypoints.config.converters import UncheckedText
 from entrypoints.http.auth_routes import NEW_PASSWORD_SCHEMA
-from entrypoints.http.caller import authenticated
+from entrypoints.http.caller import authenticated, principal
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.language import request_locale
 from entrypoints.http.requests import client_address, read_json
-from entrypoints.http.routing import EMAIL_SCHEMA, RouteSpec
+from entrypoints.http.routing import EMAIL_SCHEMA, RouteSpec, id_parameter, path_id
 
 
 @attrs.frozen
@@ -87,6 +89,16 @@ async def resend_verification(request: web.Request) -> web.Response:
     return web.Response(status=202)
 
 
+async def send_password_reset(request: web.Request) -> web.Response:
+    """POST /users/{id}/password-reset → 202, empty: a reset link mailed to the user (ADR 0046);
+    403 below org_admin or an org_admin on a superadmin, 404 missing or of another
+    organization, 409 a disabled user or ``email.backend = "none"``, 429 when throttled."""
+    caller = await principal(request)
+    recovery = request.app[CONTAINER].password_recovery()
+    await recovery.send_to_user(caller, path_id(request, "id"), _client(request))
+    return web.Response(status=202)
+
+
 _P = "Problem"
 _TOKEN = {"type": "string", "description": "the token from the emailed link"}
 _FORGOT: dict[str, Any] = {
@@ -115,5 +127,9 @@ ROUTES = [
     RouteSpec("POST", "/me/email/verify", resend_verification,
               "Send a new verification link to the caller",
               {202: "Accepted", 401: _P, 429: _P}, bearer=True, tag="email"),
+    RouteSpec("POST", "/users/{id}/password-reset", send_password_reset,
+              "Mail a user a password-reset link (org_admin: own organization)",
+              {202: "Accepted", 401: _P, 403: _P, 404: _P, 409: _P, 429: _P}, bearer=True,
+              parameters=(id_parameter("id", "user id"),), tag="email"),
 ]  # fmt: skip
 """The routes of docs/reference/accounts.md, registered by ``create_app``."""

@@ -12,6 +12,7 @@ from application.oauth.authorize import AuthorizePageError, with_query
 from application.oauth.id_tokens import verify_id_token_hint
 from application.oauth.userinfo import UserInfoError
 from domain.texts import Text
+from entrypoints.http.forward_auth import clear_forward_auth_cookie
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.oidc import answer, not_valid, request_pairs, signed_out
 from entrypoints.http.pages.web import (
@@ -117,6 +118,7 @@ async def logout(request: web.Request) -> web.Response:
         state = params.get("state")
         response = see_other(request, with_query(uri, [("state", state)] if state else []))
     clear_cookie(response, request, "session")
+    clear_forward_auth_cookie(response, request)
     return response
 
 

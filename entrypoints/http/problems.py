@@ -35,6 +35,7 @@ STATUS_BY_ERROR: dict[type[d.DomainError], int] = {
     d.LastLoginMethod: 409,
     d.NotFound: 404,
     d.EmailTaken: 409,
+    d.RegistrationClosed: 403,
     d.Conflict: 409,
     d.LastSuperadmin: 409,
     d.RateLimited: 429,

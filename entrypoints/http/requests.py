@@ -180,26 +180,27 @@ def _networks(
     return tuple(ipaddress.ip_network(p, strict=False) for p in trusted_proxies)
 
 
+def is_trusted(address: str | None, trusted_proxies: tuple[str, ...]) -> bool:
+    """Whether ``address`` (an IP address) is in ``server.trusted_proxies`` (addresses or CIDR
+    networks); False for no address or a malformed one."""
+    if not trusted_proxies or not address:
+        return False
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    return any(ip in net for net in _networks(trusted_proxies))
+
+
 def client_address(request: web.Request, trusted_proxies: tuple[str, ...]) -> str:
     """The client's address: the peer, or — when the peer is a trusted proxy (address or CIDR in
     ``server.trusted_proxies``) — the right-most ``X-Forwarded-For`` entry not itself trusted."""
     peer = request.remote or "unknown"
-    if not trusted_proxies:
-        return peer
-    nets = _networks(trusted_proxies)
-
-    def trusted(addr: str) -> bool:
-        try:
-            ip = ipaddress.ip_address(addr)
-        except ValueError:
-            return False
-        return any(ip in net for net in nets)
-
-    if not trusted(peer):
+    if not is_trusted(peer, trusted_proxies):
         return peer
     hops = [h.strip() for h in request.headers.get("X-Forwarded-For", "").split(",") if h.strip()]
     for hop in reversed(hops):
-        if not trusted(hop):
+        if not is_trusted(hop, trusted_proxies):
             return hop
     return peer
 

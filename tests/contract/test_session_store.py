@@ -68,6 +68,26 @@ async def test_last_used_at_follows_each_token_stored_for_the_family(
     assert found.created_at == T0
 
 
+async def test_touch_moves_last_used_at_on_never_back_and_only_that_session(
+    storage: Storage, make: Make
+) -> None:
+    alice = await _user(storage, make, "alice")
+    session, other = make.session(alice), make.session(alice)
+    await _login(storage, make, session)
+    await _login(storage, make, other)
+    async with storage.begin() as uow:
+        await uow.sessions.touch(session.id, T0 + timedelta(minutes=7))
+        await uow.sessions.touch("nope", T0 + timedelta(minutes=7))  # nothing, no error
+        await uow.commit()
+    async with storage.begin() as uow:
+        await uow.sessions.touch(session.id, T0 + timedelta(minutes=3))  # earlier: ignored
+        await uow.commit()
+    async with storage.read() as uow:
+        found, untouched = await uow.sessions.get(session.id), await uow.sessions.get(other.id)
+    assert found == attrs.evolve(session, last_used_at=T0 + timedelta(minutes=7))
+    assert untouched == other
+
+
 async def test_list_live_is_newest_first_and_only_live_sessions_of_the_user(
     storage: Storage, make: Make
 ) -> None:

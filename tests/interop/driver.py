@@ -82,6 +82,42 @@ class HostedPages:
         return None
 
 
+@dataclass(frozen=True)
+class SignUpPages:
+    """A newcomer on authsvc's hosted pages (docs/guides/self-service.md): on ``/ui/login`` it
+    follows "Create account", fills ``/ui/register`` (email, the password twice), waits on the
+    "check your email" page for the verification mail (``mail_link(email)``: the link in it)
+    and opens it in this browser, confirms on ``/ui/verify``, then allows on ``/ui/consent``."""
+
+    email: str
+    password: str
+    mail_link: Callable[[str], Awaitable[str]]
+
+    async def next_action(self, page: Page) -> Action | None:
+        register = page.locator("a[href^='/ui/register?']")
+        if "/ui/login" in page.url and await register.count():
+            return lambda: register.click()
+        if await page.locator("form[action='/ui/register'] input[name=password_again]").count():
+            await page.fill("input[name=email]", self.email)
+            await page.fill("input[name=password]", self.password)
+            await page.fill("input[name=password_again]", self.password)
+            return lambda: page.click("form[action='/ui/register'] button[type=submit]")
+        if urlsplit(page.url).path == "/ui/register/check-mail":
+            link = await self.mail_link(self.email)
+
+            async def open_link() -> None:
+                await page.goto(link, wait_until="domcontentloaded")
+
+            return open_link
+        confirm = page.locator("form[action='/ui/verify'] button[type=submit]")
+        if await confirm.count():
+            return lambda: confirm.click()
+        allow = page.locator("button[name=decision][value=allow]")
+        if await allow.count():
+            return lambda: allow.click()
+        return None
+
+
 @dataclass
 class UserAgent:
     """One browser profile (its own cookies: one user's browser) following the scripts' visits."""
@@ -128,7 +164,7 @@ class UserAgent:
         try:
             await self.page.goto(url, wait_until="domcontentloaded", timeout=STEP_TIMEOUT_MS)
             previous = None
-            for _ in range(6):
+            for _ in range(8):  # the sign-up walk has six pages
                 # Landed, or the same page again after a submit (a refused login): done.
                 if self._landed is not None or self.page.url == previous:
                     break

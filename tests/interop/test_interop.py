@@ -13,14 +13,17 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
+from aiosmtpd.controller import Controller
 from playwright.async_api import Browser
 
 from tests.e2e.servers import ROOT, Server, free_port
@@ -29,6 +32,7 @@ from tests.interop.driver import (
     HostedPages,
     LoginSteps,
     ScriptRun,
+    SignUpPages,
     UserAgent,
     chromium_browser,
     oidc_provider,
@@ -36,6 +40,7 @@ from tests.interop.driver import (
 )
 from tests.interop.rp_authlib import authlib_flow
 from tests.pg import server_storage
+from tests.smtp import SmtpSink, smtp_env, text_of
 
 REDIRECT_URI = "http://127.0.0.1:8765/cb"
 """Registered for every test client; the browser step answers it, nothing listens there (a
@@ -260,3 +265,104 @@ async def test_independent_clients_against_authsvc(
     for (run, agent), checks in ((o4w, O4W_CHECKS), (authlib, AUTHLIB_CHECKS)):
         assert_all_passed(run, agent, checks, authsvc)
         assert run.result["id_token_claims"]["sub"] == user_id
+
+
+# ---------------------------------------------------------------------------------------------
+# (c) An app's authorization request through sign-up (docs/guides/self-service.md): the login
+# page's "Create account", the verification mail, consent, back to the app.
+
+NEWCOMER = "newcomer@example.com"
+_VERIFY_LINK = re.compile(r"https?://\S+/ui/verify\?token=[A-Za-z0-9_-]+")
+
+
+@pytest.fixture
+def mail_sink() -> Iterator[tuple[SmtpSink, int]]:
+    """A real SMTP server (aiosmtpd, its own thread) on a free loopback port."""
+    sink, port = SmtpSink(), free_port()
+    controller = Controller(sink, hostname="127.0.0.1", port=port)
+    controller.start()
+    try:
+        yield sink, port
+    finally:
+        controller.stop()
+
+
+@dataclass(frozen=True)
+class SignUpService:
+    """``authsvc serve`` requiring verified emails and the public client registered for it."""
+
+    server: Server
+    client_id: str
+
+
+@pytest.fixture
+def signup_authsvc(
+    tmp_path: Path, storage: dict[str, str], mail_sink: tuple[SmtpSink, int]
+) -> Iterator[SignUpService]:
+    """``authsvc serve`` (SQLite or PostgreSQL) requiring verified emails, its mail going to
+    ``mail_sink``, and a public code-flow client registered by ``authsvc clients create`` as an
+    operator would (no admin could sign in yet: nobody has a verified email)."""
+    port = free_port()
+    env = {
+        **storage,
+        **smtp_env(mail_sink[1]),
+        "AUTHSVC_AUTH__KEY_DIR": str(tmp_path / "keys"),
+        "AUTHSVC_AUTH__BCRYPT_ROUNDS": "4",
+        "AUTHSVC_AUTH__ISSUER": f"http://127.0.0.1:{port}",
+        "AUTHSVC_AUTH__REQUIRE_VERIFIED_EMAIL": "true",
+        "AUTHSVC_SERVER__ANONYMOUS_WRITE_RATE": "0",
+    }
+    created = subprocess.run(
+        [sys.executable, "-m", "entrypoints.cli", "clients", "create", "--public",
+         "--grant-type", "authorization_code", "--grant-type", "refresh_token",
+         "--redirect-uri", REDIRECT_URI, "--post-logout-redirect-uri", POST_LOGOUT,
+         "interop sign-up"],
+        cwd=ROOT, env={**os.environ, **env}, check=True, capture_output=True, text=True,
+        timeout=60,
+    )  # fmt: skip
+    found = re.search(r"^client_id: (\S+)$", created.stdout, re.MULTILINE)
+    assert found, created.stdout
+    # The signing keys made now, not at the server's start (which must be ready within 30 s).
+    subprocess.run([sys.executable, "-m", "entrypoints.cli", "keys", "list"], cwd=ROOT,
+                   env={**os.environ, **env}, check=True, capture_output=True, timeout=60)  # fmt: skip
+    server = Server(env, port=port)
+    try:
+        yield SignUpService(server, found.group(1))
+    finally:
+        server.stop()
+
+
+@pytest.mark.timeout(300)  # three processes start (the CLI twice, the server), six pages walked
+async def test_openid_client_through_sign_up_and_verification(
+    node_modules: Path,
+    chromium: str,
+    signup_authsvc: SignUpService,
+    mail_sink: tuple[SmtpSink, int],
+) -> None:
+    """openid-client (a public client, so the consent page shows) starts an authorization
+    request; Chromium follows "Create account" on the login page, signs up, and — the test
+    taking the verification link from the mail — opens it in the same browser, confirms,
+    consents; the app gets a code and an ID token that openid-client verifies, and every other
+    check of ``rp_flow.mjs`` passes for the new user, whose email is verified."""
+    sink, server = mail_sink[0], signup_authsvc.server
+    client = {"client_id": signup_authsvc.client_id}
+
+    async def mail_link(email: str) -> str:
+        found = _VERIFY_LINK.search(text_of(await sink.wait_for(email, within=15.0)))
+        assert found, "no verification link in the mail"
+        return found.group(0)
+
+    env = flow_env(server.base, client, "public")
+    async with chromium_browser(chromium) as browser:
+        run, agent = await in_browser(
+            browser, SignUpPages(NEWCOMER, PASSWORD, mail_link),
+            lambda agent: run_script(node_modules, "rp_flow.mjs", env, agent),
+        )  # fmt: skip
+    assert_all_passed(run, agent, FLOW_CHECKS, server)
+    trail = "\n".join(agent.trail)
+    for page in ("/ui/register?", "/ui/register/check-mail", "/ui/verify?token=", "/ui/consent"):
+        assert page in trail, trail
+    claims = run.result["id_token_claims"]
+    assert claims["azp"] == signup_authsvc.client_id and claims["amr"] == ["pwd"]
+    assert run.result["userinfo"]["email"] == NEWCOMER
+    assert run.result["userinfo"]["email_verified"] is True

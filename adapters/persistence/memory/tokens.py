@@ -102,6 +102,13 @@ class MemorySessionStore(SessionStore):
         """The session with this id, or None."""
         return self._s.view.sessions.get(session_id)
 
+    async def touch(self, session_id: str, at: datetime) -> None:
+        """``last_used_at`` moves on to ``at`` (never back)."""
+        require_aware(at)
+        session = self._s.view.sessions.get(session_id)
+        if session is not None and session.last_used_at < at:
+            self._s.write("sessions")[session_id] = attrs.evolve(session, last_used_at=at)
+
     def _live(self, session: Session, now: datetime) -> bool:
         view = self._s.view
         return session.expires_at > now and (

@@ -34,6 +34,8 @@ COUNT_LIVE = (
 DEAD = "NOT (" + _LIVE.format(now="$1") + ")"
 """The purge condition: past ``expires_at``, or without a live token or hosted session at
 ``$1``."""
+TOUCH = "UPDATE sessions SET last_used_at = $2 WHERE id = $1 AND last_used_at < $2"
+"""Session ``$1`` was used at ``$2``: ``last_used_at`` moves on, never back."""
 DELETE = "DELETE FROM sessions WHERE id = $1"
 DELETE_OF_USER = "DELETE FROM sessions WHERE user_id = $1 RETURNING id"
 TOKENS_OF_CLIENT = (

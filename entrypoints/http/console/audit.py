@@ -4,7 +4,9 @@ The dashboard is ``application.console.dashboard.Dashboard`` (logins and failed 
 over the last 24 h, live sessions, users; the signing keys for a superadmin). The audit log is
 ``ListAuditEvents`` — the use case of GET /audit-events, so the same scope (org_admin: its
 organization) — with the filters ``type``, ``user_id`` and a date range (``from`` / ``to``,
-``YYYY-MM-DD`` UTC days, both included), a page at a time, or all of it as CSV: a header row of
+``YYYY-MM-DD`` UTC days, both included), a page at a time — each row naming its actor and
+user by email (``AuditPeople``; an id the caller may not see, or of a deleted user, stays an
+id) — or all of it as CSV: a header row of
 the AuditEvent fields of docs/reference/operations.md, then one row per event (``details`` as JSON;
 a cell that a spreadsheet would read as a formula is prefixed with ``'``, OWASP CSV injection).
 """
@@ -90,8 +92,11 @@ async def audit_page(request: web.Request, me: Principal, _: dict[str, str]) -> 
     """GET /ui/admin/audit?type&user_id&from&to&org_id&cursor → a page of the audit log."""
     events, cursor = await _events(request, me, request.query.get("cursor") or None, PAGE_SIZE)
     query = {k: request.query.get(k, "") for k in ("type", "user_id", "from", "to", "org_id")}
+    emails = await request.app[CONTAINER].audit_people()(
+        me, [i for e in events for i in (e.actor_id, e.user_id)]
+    )
     context = {"events": [audit_event_json(e) for e in events], "next_cursor": cursor,
-               "types": sorted(AUDIT_EVENT_TYPES), "q": query}  # fmt: skip
+               "types": sorted(AUDIT_EVENT_TYPES), "q": query, "emails": emails}  # fmt: skip
     return render(request, me, "admin/audit.html", context)
 
 

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from entrypoints.http.console import audit, clients, groups, users
+from entrypoints.http.console import audit, clients, groups, providers, users
 from entrypoints.http.routing import RouteSpec
 
 _HTML = "HTML page"
@@ -22,6 +22,7 @@ ROUTES = [
         *users.ROUTES_TABLE,
         *groups.ROUTES_TABLE,
         *clients.ROUTES_TABLE,
+        *providers.ROUTES_TABLE,
     )
 ]  # fmt: skip
 """The pages of docs/reference/console.md."""

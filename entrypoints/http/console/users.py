@@ -2,13 +2,14 @@
 user's page (role, organization, groups, sessions, MFA, passkeys, identities at other
 providers) and its actions — set the role, move to another organization (superadmin), disable /
 enable, delete (after a confirmation page), end one or every session, turn MFA off, delete a
-passkey.
+passkey, mail a password-reset link.
 
 Each handler calls the JSON API's use case for the action (``SearchUsers``, ``GetUser``,
 ``SetRole``, ``UpdateUser``, ``DeleteUser``, ``ListSessions``, ``EndUserSession(s)``,
-``ResetUserMfa``, ``PasskeyAdmin``): ``domain.policy`` decides, through them, what the caller
-may see and do; a refusal is a page of the same status (``console.failed``). Whether the move
-form is offered is ``policy.can``'s answer for the caller, never the template's.
+``ResetUserMfa``, ``PasskeyAdmin``, ``PasswordRecovery.send_to_user``): ``domain.policy``
+decides, through them, what the caller may see and do; a refusal is a page of the same status
+(``console.failed``). Whether the move form is offered is ``policy.can``'s answer for the
+caller, never the template's.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from domain.policy import Operation, Principal
 from domain.texts import Text
 from entrypoints.http.console.web import confirm, console_page, done, render
 from entrypoints.http.keys import CONTAINER
+from entrypoints.http.requests import client_address
 from entrypoints.http.routing import path_id
 
 __all__ = ["ROUTES_TABLE", "org_filter"]
@@ -159,6 +161,17 @@ async def delete_passkey(request: web.Request, me: Principal, _: dict[str, str])
     return done(request, _back(user_id), "passkey")
 
 
+@console_page
+async def send_reset(request: web.Request, me: Principal, _: dict[str, str]) -> web.Response:
+    """POST /ui/admin/users/{id}/password-reset → ``PasswordRecovery.send_to_user`` (the
+    JSON API's POST /users/{id}/password-reset: its policy, its throttle, its audit row)."""
+    container = request.app[CONTAINER]
+    user_id = path_id(request, "id")
+    client = client_address(request, container.config().server.trusted_proxies)
+    await container.password_recovery().send_to_user(me, user_id, client)
+    return done(request, _back(user_id), "reset_sent")
+
+
 ROUTES_TABLE: list[tuple[str, str, Any]] = [
     ("GET", "/ui/admin/users", users_page),
     ("GET", "/ui/admin/users/{id}", user_page),
@@ -171,5 +184,6 @@ ROUTES_TABLE: list[tuple[str, str, Any]] = [
     ("POST", "/ui/admin/users/{id}/sessions/{sid}/end", end_session),
     ("POST", "/ui/admin/users/{id}/mfa/off", reset_mfa),
     ("POST", "/ui/admin/users/{id}/passkeys/{pid}/delete", delete_passkey),
+    ("POST", "/ui/admin/users/{id}/password-reset", send_reset),
 ]
 """(method, path, handler) of the users pages."""

@@ -60,6 +60,7 @@ DONE: dict[str, Text] = {
     "sessions": Text("Every session of the user ended."),
     "mfa": Text("Two-step verification is turned off."),
     "passkey": Text("The passkey is deleted."),
+    "reset_sent": Text("A password-reset link is on its way to the user's email."),
     "group": Text("The group is created."),
     "renamed": Text("The group is renamed."),
     "group_deleted": Text("The group is deleted."),
@@ -76,6 +77,7 @@ NAV = (
     ("/ui/admin/users", Text("Users")),
     ("/ui/admin/groups", Text("Groups")),
     ("/ui/admin/clients", Text("OAuth clients")),
+    ("/ui/admin/providers", Text("Identity providers")),
     ("/ui/admin/audit", Text("Audit log")),
 )
 

@@ -1,6 +1,7 @@
 """Login with other identity providers, the browser's side (docs/reference/federation.md):
-``/federation/{provider}/start`` and ``/callback``, and the account page ``/ui/account`` with
-its "Link …" and "Unlink" buttons (linking itself: ``entrypoints.http.pages.federation_link``).
+``/federation/{provider}/start`` and ``/callback``, and the account page's "Link …" and "Unlink"
+buttons (the page: ``entrypoints.http.pages.account``; linking itself:
+``entrypoints.http.pages.federation_link``).
 
 The start binds its state to this browser with the ``federation`` cookie (256 bits, HttpOnly,
 SameSite=Lax so that the provider's redirect back carries it; only its SHA-256 is stored).
@@ -15,7 +16,7 @@ from urllib.parse import urlencode
 
 from aiohttp import web
 
-from application.login.federated import LoginNeeded
+from application.login.federated import ExistingAccount, LoginNeeded
 from domain.errors import (
     AccountExists,
     DomainError,
@@ -26,10 +27,12 @@ from domain.errors import (
 )
 from domain.texts import Text
 from entrypoints.http.keys import CONTAINER
+from entrypoints.http.pages.account import account_user, login_first, render_account
 from entrypoints.http.pages.federation_link import BROWSER as _BROWSER
 from entrypoints.http.pages.federation_link import confirm as confirm_link
 from entrypoints.http.pages.federation_link import link_offer_page
 from entrypoints.http.pages.routes import forgot_url, passkeys_alone, provider_buttons, signed_in
+from entrypoints.http.pages.signup import register_url
 from entrypoints.http.pages.web import (
     cookie_name,
     csrf_ok,
@@ -52,11 +55,13 @@ NOT_ALLOWED = Text("{name} cannot be used to create an account for this email he
 
 
 def login_page_with(request: web.Request, message: str | Text, status: int,
-                    return_to: str = "/ui/signed-in") -> web.Response:  # fmt: skip
+                    return_to: str = "/ui/signed-in", email: str = "") -> web.Response:  # fmt: skip
+    """The login page with ``message``, going on to ``return_to``, ``email`` filled in."""
     context: dict[str, Any] = {
-        "return_to": return_to, "email": "", "error": message,
+        "return_to": return_to, "email": email, "error": message,
         "forgot_url": forgot_url(return_to), "passkeys": passkeys_alone(request),
         "providers": provider_buttons(request, return_to),
+        "register_url": register_url(request, return_to),
     }  # fmt: skip
     return page(request, "login.html", context, status=status)
 
@@ -125,6 +130,9 @@ async def callback(request: web.Request) -> web.Response:
         )  # fmt: skip
     except NotFound:
         return error_page(request, Text("There is no such sign-in provider."), 404)
+    except ExistingAccount as e:  # the login page resumes where this attempt was heading
+        return_to = safe_return_to(e.return_to) or "/ui/signed-in"
+        return login_page_with(request, EXISTS.filled(name=name), 409, return_to, e.email or "")
     except AccountExists:
         return login_page_with(request, EXISTS.filled(name=name), 409)
     except FederationNotAllowed:
@@ -145,34 +153,6 @@ async def callback(request: web.Request) -> web.Response:
     return see_other(request, result.return_to)
 
 
-async def account_page(request: web.Request) -> web.Response:
-    """GET /ui/account → the signed-in user's page (identities with Link / Unlink, passkeys,
-    MFA); 303 to /ui/login without a hosted session."""
-    return await _account(request)
-
-
-async def _account(request: web.Request, error: str | Text | None = None,
-                   status: int = 200) -> web.Response:  # fmt: skip
-    container = request.app[CONTAINER]
-    found = await container.federated_login().signed_in(session_cookie(request))
-    if found is None:
-        return see_other(request, "/ui/login?" + urlencode({"return_to": "/ui/account"}))
-    user = found[0]
-    linked = await container.own_identities().list(user.id)
-    names = {p.id: p.name for p in container.federation_settings().current.providers}
-    mine = {i.provider for i in linked}
-    context = {
-        "email": user.email, "mfa_enabled": user.mfa_enabled, "passkeys": user.passkeys,
-        "identities": [{"provider": i.provider, "name": names.get(i.provider, i.provider),
-                        "email": i.email or ""} for i in linked],
-        "linkable": [{"name": p.name, "id": p.id}
-                     for p in container.federation_settings().current.enabled()
-                     if p.id not in mine],
-        "error": error,
-    }  # fmt: skip
-    return page(request, "account.html", context, status=status)
-
-
 async def link(request: web.Request) -> web.Response:
     """POST /ui/account/link ``provider``, ``csrf_token`` → 303 to the provider to link it
     (the hosted login must be at most ``federation.link_max_age`` old, else 303 to /ui/login
@@ -191,20 +171,17 @@ async def unlink(request: web.Request) -> web.Response:
     if form is None or not csrf_ok(request, form):
         return csrf_refused(request)
     container = request.app[CONTAINER]
-    found = await container.federated_login().signed_in(session_cookie(request))
+    found = await account_user(request)
     if found is None:
-        return see_other(request, "/ui/login?" + urlencode({"return_to": "/ui/account"}))
+        return login_first(request, "/ui/account")
     try:
         await container.own_identities().unlink(found[0].id, form.get("provider", "")[:64])
     except LastLoginMethod:
-        message = Text(
-            "This is the last way to sign in to your account: add a password or a passkey first."
-        )
-        return await _account(request, message, 409)
+        return await render_account(request, "last_login_method", 409)
     except StorageFault:
         raise  # no refusal: the problem middleware's 503
     except DomainError:
-        return await _account(request, Text("Nothing to unlink."), 404)
+        return await render_account(request, "nothing_to_unlink", 404)
     return see_other(request, "/ui/account")
 
 
@@ -221,8 +198,6 @@ ROUTES = [
               "The identity provider's redirect back",
               {200: _HTML, 303: "See other (303)", 400: _HTML, 403: _HTML, 404: _HTML,
                409: _HTML}, parameters=_PROVIDER, tag="ui", page=True),
-    RouteSpec("GET", "/ui/account", account_page, "The signed-in user's account page",
-              {200: _HTML, 303: "See other (303)"}, tag="ui", page=True),
     RouteSpec("POST", "/ui/account/link", link, "Start linking an identity provider",
               {303: "See other (303)", 400: _HTML, 403: _HTML, 404: _HTML},
               request={"type": "object", "properties": {}},
@@ -233,7 +208,7 @@ ROUTES = [
               request={"type": "object", "properties": {}},
               media_type="application/x-www-form-urlencoded", tag="ui", page=True),
     RouteSpec("POST", "/ui/account/unlink", unlink, "Unlink an identity provider",
-              {303: "See other (303)", 403: _HTML, 409: _HTML},
+              {303: "See other (303)", 403: _HTML, 404: _HTML, 409: _HTML},
               request={"type": "object", "properties": {}},
               media_type="application/x-www-form-urlencoded", tag="ui", page=True),
 ]  # fmt: skip

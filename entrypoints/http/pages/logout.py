@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from entrypoints.http.forward_auth import clear_forward_auth_cookie
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.oidc import signed_out
 from entrypoints.http.pages.web import (
@@ -34,6 +35,7 @@ async def confirm_logout(request: web.Request) -> web.Response:
     await request.app[CONTAINER].hosted_login().logout(session_cookie(request), None)
     response = see_other(request, "/ui/signed-out")
     clear_cookie(response, request, "session")
+    clear_forward_auth_cookie(response, request)
     return response
 
 

@@ -8,8 +8,9 @@ Every POST is CSRF-checked and answers 303 on success. The sign-in interaction s
 detour: ``/ui/forgot`` takes ``return_to`` (from its query, or from the login page that linked
 to it, read from the same-origin ``Referer``), keeps it in the ``authsvc_return_to`` cookie for
 as long as a reset link lives, and the pages after the reset link back to
-``/ui/login?return_to=...``. A link's GET only shows a form (mail scanners fetch links): the
-token is spent by the POST.
+``/ui/login?return_to=...``. ``/ui/verify`` in the browser that signed up also signs in and
+goes on where the sign-up was heading (ADR 0042). A link's GET only shows a form (mail scanners
+fetch links): the token is spent by the POST.
 """
 
 from __future__ import annotations
@@ -18,10 +19,19 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 from aiohttp import web
 
-from domain.errors import DomainError, RateLimited, StorageFault, ValidationFailed
+from domain.errors import (
+    DomainError,
+    InvalidVerificationToken,
+    MfaRequired,
+    RateLimited,
+    StorageFault,
+    ValidationFailed,
+)
 from domain.texts import Text
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.language import page_locale
+from entrypoints.http.oidc import client_of
+from entrypoints.http.pages import signup
 from entrypoints.http.pages.web import (
     clear_cookie,
     cookie_name,
@@ -32,9 +42,10 @@ from entrypoints.http.pages.web import (
     read_page_form,
     safe_return_to,
     see_other,
+    session_cookie,
     set_cookie,
 )
-from entrypoints.http.requests import client_address
+from entrypoints.http.requests import client_address, user_agent
 from entrypoints.http.routing import Handler, RouteSpec
 
 RETURN_COOKIE = "return_to"
@@ -178,19 +189,46 @@ async def verify_page(request: web.Request) -> web.Response:
 
 
 async def verify(request: web.Request) -> web.Response:
-    """POST /ui/verify ``token``, ``csrf_token`` → 303 /ui/verify/done; 400 page for a bad,
-    expired or used link; 403 on CSRF."""
+    """POST /ui/verify ``token``, ``csrf_token`` → the address confirmed; in the browser that
+    signed up (its sign-up proof cookie, ``entrypoints.http.pages.signup``) also signed in and
+    303 to where the sign-up was heading (or to the second step for a user with MFA on);
+    elsewhere 303 /ui/verify/done. 400 page for a bad, expired or used link; 403 on CSRF."""
     form = await read_page_form(request)
     if form is None or not csrf_ok(request, form):
         return csrf_refused(request)
+    container = request.app[CONTAINER]
+    return_to = safe_return_to(request.cookies.get(cookie_name(request, signup.RETURN_COOKIE)))
+    return_to = return_to or signup.DEFAULT_RETURN_TO
+    address = client_address(request, container.config().server.trusted_proxies)
     try:
-        await request.app[CONTAINER].email_verification().verify(_token(request, form))
-    except StorageFault:
-        raise  # no refusal: the problem middleware's 503
-    except DomainError:
+        cookie = await container.sign_up().verify(
+            _token(request, form), request.cookies.get(cookie_name(request, signup.PROOF_COOKIE)),
+            address, user_agent(request), client_of(return_to), previous=session_cookie(request),
+        )  # fmt: skip
+    except InvalidVerificationToken:
         context = {"heading": LINK_NOT_VALID, "message": BAD_LINK}
         return page(request, "message.html", context, status=400)
-    return see_other(request, "/ui/verify/done")
+    except MfaRequired as e:
+        response = see_other(request, "/ui/login/mfa?" + urlencode({"return_to": return_to}))
+        ttl = container.auth_settings().current.mfa_token_ttl
+        set_cookie(response, request, "mfa", e.mfa_token, max_age=ttl)
+        return _signed_up(response, request)
+    except StorageFault:
+        raise  # no refusal: the problem middleware's 503
+    except DomainError:  # confirmed, but this account may not sign in now
+        return _signed_up(see_other(request, "/ui/verify/done"), request)
+    if cookie is None:
+        return see_other(request, "/ui/verify/done")
+    response = see_other(request, return_to)
+    set_cookie(response, request, "session", cookie)
+    return _signed_up(response, request)
+
+
+def _signed_up(response: web.Response, request: web.Request) -> web.Response:
+    """``response`` clearing the sign-up's cookies (its proof served its one purpose)."""
+    clear_cookie(response, request, signup.PROOF_COOKIE)
+    clear_cookie(response, request, signup.RETURN_COOKIE)
+    return response
 
 
 async def verify_done_page(request: web.Request) -> web.Response:

@@ -16,8 +16,10 @@ from application.oauth.authorize import AuthorizePageError
 from application.oauth.interaction import AUTHORIZE_PATH, ConsentNeeded
 from domain.errors import DomainError, MfaRequired, RateLimited, StorageFault
 from domain.texts import Text
+from entrypoints.http.forward_auth import START_PATH, forward_auth_return
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.oidc import answer, client_of, not_valid, query_pairs
+from entrypoints.http.pages.signup import register_url
 from entrypoints.http.pages.web import (
     clear_cookie,
     cookie_name,
@@ -50,19 +52,27 @@ _FORM = "application/x-www-form-urlencoded"
 
 
 def _return_to(request: web.Request, form: dict[str, str] | None = None) -> str:
+    """Where the login goes on: a path of this service, or for an absolute URL of a host in
+    ``forward_auth.hosts`` the forward-auth start path that returns there
+    (docs/reference/forward-auth.md); else /ui/signed-in."""
     raw = (form or {}).get("return_to") if form is not None else request.query.get("return_to")
-    return safe_return_to(raw) or "/ui/signed-in"
+    return safe_return_to(raw) or forward_auth_return(request, raw) or "/ui/signed-in"
 
 
 async def login_page(request: web.Request) -> web.Response:
-    """GET /ui/login?return_to=<path>[&login_hint=] → the sign-in form."""
+    """GET /ui/login?return_to=<path or listed URL>[&login_hint=] → the sign-in form; a browser
+    with a hosted session that comes from a protected host (an absolute ``return_to``) goes on to
+    the forward-auth start at once."""
     return_to = _return_to(request)
+    if return_to.startswith(START_PATH + "?") and session_cookie(request):
+        return see_other(request, return_to)
     context = {
         "return_to": return_to,
         "email": request.query.get("login_hint", ""),
         "forgot_url": forgot_url(return_to),
         "passkeys": passkeys_alone(request),
         "providers": provider_buttons(request, return_to),
+        "register_url": register_url(request, return_to),
     }
     return page(request, "login.html", context)
 
@@ -118,7 +128,8 @@ async def login(request: web.Request) -> web.Response:
         context = {"return_to": return_to, "email": form.get("email", ""), "error": LOGIN_FAILED,
                    "forgot_url": forgot_url(return_to),
                    "passkeys": passkeys_alone(request),
-                   "providers": provider_buttons(request, return_to)}  # fmt: skip
+                   "providers": provider_buttons(request, return_to),
+                   "register_url": register_url(request, return_to)}  # fmt: skip
         return _refused(request, "login.html", context, e)
     return signed_in(request, return_to, cookie)
 

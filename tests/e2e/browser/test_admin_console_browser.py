@@ -235,11 +235,11 @@ async def test_org_admin_groups_and_clients(served: Served, browser: Browser, ax
     async def register() -> None:
         await ui.page.click("nav >> text=OAuth clients")
         await ui.walk.check("clients")
-        await ui.page.get_by_label("authorization_code").check()
+        await ui.page.get_by_label("client_credentials").check()  # and the app preset's grants
         assert await ui.page.locator("input[name=skip_consent]").count() == 0  # a superadmin's
         await ui.press("Register client", "client", {
             "#client-name": "Browser portal", "#client-scopes": "read",
-            "#client-uris": "https://portal.example/cb\n"})  # fmt: skip
+            "#client-redirect_uris": "https://portal.example/cb\n"})  # fmt: skip
         cid.value = await ui.text("#client-id")
         secret.value = await ui.text("#client-secret")
         await ui.walk.check("client-secret")
@@ -252,12 +252,13 @@ async def test_org_admin_groups_and_clients(served: Served, browser: Browser, ax
     async def edit_uris() -> None:
         assert await ui.page.locator("input[name=all_organizations]").count() == 0
         await ui.press("Save", "client_updated",
-                       {"#uris": "https://portal.example/a\nhttps://portal.example/b"})  # fmt: skip
+                       {"#client-redirect_uris": "https://portal.example/a\nhttps://portal.example/b"})  # fmt: skip
 
     client_steps: list[tuple[str, Callable[[], Awaitable[Any]], Edit]] = [
         ("register a client", register, new_client(
             cid, name="Browser portal", org_id=HOME, scopes=("read",), disabled=False,
-            grant_types=("client_credentials", "authorization_code"), public=False,
+            grant_types=("client_credentials", "authorization_code", "refresh_token"),
+            public=False,
             redirect_uris=("https://portal.example/cb",), skip_consent=False,
             secret_hash=HashOf(secret), secret_rotated_at=None, previous_secret_hash=None)),
         ("rotate its secret", rotate, client(cid, secret_hash=HashOf(secret),
@@ -326,8 +327,13 @@ async def test_org_admin_audit_log_and_dashboard(
         """(when, type, user) of the events shown."""
         return [(c[0], c[1], c[3]) for c in await ui.cells("#events tbody tr")]
 
+    emails = {u["id"]: u["email"] for u in users}  # the org_admin's organization's users
+
     def shown(items: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
-        return [(e["occurred_at"], e["type"], e["user_id"] or "") for e in items]
+        """(when, type, user) as the page shows them: the user's email (an id of a user it
+        cannot see, or of a deleted one)."""
+        return [(e["occurred_at"], e["type"], emails.get(e["user_id"], e["user_id"] or ""))
+                for e in items]  # fmt: skip
 
     async def filter_by(fields: dict[str, str], url: str) -> None:
         await ui.fill(fields)

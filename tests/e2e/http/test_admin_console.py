@@ -243,8 +243,9 @@ async def test_oauth_clients(client: TestClient) -> None:
     each checked over the API. (``skip_consent`` is a superadmin's: ``test_oidc_tenants``.)"""
     world = await make_world(client)
     token = await console_as(world, "org_admin")
-    form = {"name": "Portal", "scopes": "read", "grant_client_credentials": "on",
-            "grant_authorization_code": "on", "redirect_uris": "https://portal.example/cb\n"}  # fmt: skip
+    form = {"name": "Portal", "scopes": "read", "grant_types__client_credentials": "on",
+            "grant_types__authorization_code": "on",
+            "redirect_uris": "https://portal.example/cb\n"}  # fmt: skip
     resp = await post(client, "/ui/admin/clients", form)
     path, key = done_of(resp)
     assert key == "client"
@@ -266,15 +267,17 @@ async def test_oauth_clients(client: TestClient) -> None:
     rotated = re.search(r'id="client-secret">([^<]+)<', html)
     assert rotated is not None and rotated.group(1) != secret.group(1)
     assert (await api(client, token, f"/oauth/clients/{client_id}"))["secret_rotated_at"]
-    resp = await post(client, f"/ui/admin/clients/{client_id}/update",
-                      {"redirect_uris": "https://portal.example/a\nhttps://portal.example/b"})  # fmt: skip
+    resp = await post(client, f"/ui/admin/clients/{client_id}/edit",
+                      {**form, "redirect_uris": "https://portal.example/a\nhttps://portal.example/b",
+                       "token_endpoint_auth_method": "client_secret_basic"})  # fmt: skip
+    assert done_of(resp)[1] == "client_updated"
     record = await api(client, token, f"/oauth/clients/{client_id}")
     assert record["redirect_uris"] == ["https://portal.example/a", "https://portal.example/b"]
     assert record["skip_consent"] is False
     resp = await post(client, f"/ui/admin/clients/{client_id}/update", {"disabled": "true"})
     assert (await api(client, token, f"/oauth/clients/{client_id}"))["disabled"] is True
     resp = await post(client, "/ui/admin/clients", {"name": "bad", "redirect_uris": "ftp://x",
-                                                    "grant_authorization_code": "on"})  # fmt: skip
+                                                    "grant_types__authorization_code": "on"})  # fmt: skip
     assert resp.status == 422 and "redirect_uris" in await resp.text()
     resp = await post(client, f"/ui/admin/clients/{client_id}/delete")
     assert done_of(resp) == ("/ui/admin/clients", "client_deleted")
@@ -446,7 +449,7 @@ async def test_malformed_ids_on_every_console_route_are_404_pages(
 
     world = await make_world(client)
     routes = [r for r in ROUTES if "{id}" in r.path]
-    assert len(routes) == 21
+    assert len(routes) == 23
     for role, status in (("superadmin", 404), ("viewer", 403)):
         await console_as(world, role)
         for spec in routes:

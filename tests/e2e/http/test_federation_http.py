@@ -264,8 +264,9 @@ async def test_up10_link_and_unlink_from_the_account(fed_client: Any) -> None:
     resp = await answer_link(client, offer_of(page_text))
     assert resp.status == 303 and resp.headers["Location"] == "/ui/account"
     assert [i.provider for i in await _identities(client, user_id)] == ["test"]
-    page = await client.get("/ui/account")
-    assert "Unlink TestIdP" in await page.text()
+    page_text = await (await client.get("/ui/account")).text()
+    assert "Unlink TestIdP" in page_text and "nia-upstream@example.com" in page_text
+    assert "Linked</dt>" in page_text and "Never" in page_text  # not used to sign in yet
     token = await _token(client, "nia@example.com")
     listed = await (await client.get("/me/identities", headers=bearer(token))).json()
     assert [i["provider"] for i in listed["items"]] == ["test"]
@@ -293,7 +294,8 @@ async def test_up10_the_last_login_method_stays(fed_client: Any) -> None:
     form = {"provider": "test", "csrf_token": csrf_of(client)}
     resp = await client.post("/ui/account/unlink", data=form, headers=ORIGIN,
                              allow_redirects=False)  # fmt: skip
-    assert resp.status == 409
+    assert resp.status == 409 and resp.content_type == "text/html"
+    assert "This is the last way to sign in to your account" in await resp.text()
     (user,) = await _users(client)
     assert len(await _identities(client, user.id)) == 1
 

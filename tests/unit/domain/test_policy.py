@@ -80,6 +80,10 @@ view_dashboard  same     403     403       ok         ok
 view_dashboard  other    403     403       404        ok
 view_signing_keys same   403     403       403        ok
 view_signing_keys other  403     403       403        ok
+view_identity_providers same 403 403       ok         ok
+view_identity_providers other 403 403      ok         ok
+send_password_reset same 403     403       ok         ok
+send_password_reset other 403    403       404        ok
 """
 
 CALLER_ORG = "acme"
@@ -126,6 +130,7 @@ _ACCOUNT_OPERATIONS = (
     Operation.RESET_USER_MFA,
     Operation.LIST_USER_PASSKEYS,
     Operation.DELETE_USER_PASSKEY,
+    Operation.SEND_PASSWORD_RESET,
 )
 _ON_ITSELF_ONLY_THROUGH_ME = (
     Operation.DISABLE_USER,
@@ -159,6 +164,8 @@ def _policy_check(op: Operation, principal: Principal, org: str) -> None:
         assert policy.target_org(principal, op, org) == org
     elif op in _ACCOUNT_OPERATIONS:
         policy.check_user_management(principal, user("target", Role.VIEWER, org), op)
+    elif op is Operation.VIEW_IDENTITY_PROVIDERS:  # they serve every organization's sign-in
+        policy.require(principal, op)
     else:
         policy.authorize(principal, op, org)
 
@@ -400,6 +407,12 @@ def test_org_admin_acts_on_its_own_account_and_factors_only_through_me(op: Opera
     with pytest.raises(Forbidden):
         policy.check_user_management(me, user("me", Role.ORG_ADMIN), op)
     policy.check_user_management(me, user("peer", Role.ORG_ADMIN), op)  # another org_admin
+
+
+def test_org_admin_may_send_itself_a_reset_link() -> None:
+    """docs/reference/accounts.md: the link goes to its own mailbox."""
+    me = caller(Role.ORG_ADMIN, uid="me")
+    policy.check_user_management(me, user("me", Role.ORG_ADMIN), Operation.SEND_PASSWORD_RESET)
 
 
 def test_org_admin_may_list_and_end_its_own_sessions_through_the_admin_routes() -> None:

@@ -115,6 +115,10 @@ class SqlSessionStore(SqlStore, SessionStore):
         row = await self._q.one(sessions.BY_ID, (session_id,))
         return None if row is None else session_row(row, self._d.from_db)
 
+    async def touch(self, session_id: str, at: datetime) -> None:
+        """``last_used_at`` moves on to ``at`` (never back)."""
+        await self._q.execute(sessions.TOUCH, (session_id, self._d.to_db(at)))
+
     async def list_live(self, user_id: str, now: datetime) -> list[Session]:
         """The user's live sessions, newest first."""
         rows = await self._q.all(sessions.LIVE, (user_id, self._d.to_db(now)))

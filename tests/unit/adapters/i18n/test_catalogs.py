@@ -29,9 +29,12 @@ def test_gettext_functions_escape_the_values_and_keep_the_catalogs_markup() -> N
     env = jinja2.Environment(autoescape=True, extensions=["jinja2.ext.i18n"])
     env.install_null_translations(newstyle=True)  # type: ignore[attr-defined]
     template = env.from_string(
-        "{% trans %}Signed in as <strong>{{ email }}</strong>.{% endtrans %}|"
-        "{{ _('Sign in') }}|{% trans count=n %}{{ count }} passkey{% pluralize %}"
-        "{{ count }} passkeys{% endtrans %}"
+        "{% trans %}<strong>The client secret, shown this once:</strong> copy it now.{% endtrans %}"
+        "|{{ _('Signed in as %(email)s', email=email) }}|{{ _('Sign in') }}|"
+        "{% trans count=n %}{{ count }} passkey{% pluralize %}{{ count }} passkeys{% endtrans %}"
     )
     html = template.render(email="<b>x</b>", n=3, **gettext_functions(translations("de")))
-    assert html == ("Angemeldet als <strong>&lt;b&gt;x&lt;/b&gt;</strong>.|Anmelden|3 Passkeys")
+    assert html == (
+        "<strong>Das Client-Secret, nur dieses eine Mal angezeigt:</strong> Kopieren Sie es jetzt."
+        "|Angemeldet als &lt;b&gt;x&lt;/b&gt;|Anmelden|3 Passkeys"
+    )

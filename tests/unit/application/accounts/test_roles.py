@@ -129,6 +129,12 @@ async def _run(world: World, op: Operation, me: Principal, org: str) -> None:
         assert (view.signing_keys is None) is not me.is_superadmin
     elif op is Operation.VIEW_SIGNING_KEYS:
         assert [k.alg for k in world.dashboard.signing_keys(me)] == ["RS256"]
+    elif op is Operation.VIEW_IDENTITY_PROVIDERS:  # none configured; every org's sign-in
+        assert await world.identity_providers(me) == []
+    elif op is Operation.SEND_PASSWORD_RESET:
+        await world.password_recovery.send_to_user(me, user_id, "192.0.2.1")
+        await world.outbox.drain(5)
+        assert [m.to for m in world.sender.sent] == [f"{user_id}@example.com"]
     else:  # pragma: no cover - a new Operation needs a line here
         raise AssertionError(op)
 

@@ -14,7 +14,8 @@ import attrs
 
 from adapters.crypto.bcrypt_hasher import BcryptHasher
 from adapters.events.inprocess import InProcessEventBus
-from adapters.persistence.memory import MemoryStorage
+from adapters.mail.writer import TemplateMailWriter
+from adapters.persistence.memory import MemoryLoginAttempts, MemoryStorage
 from application.accounts.groups import (
     AddMember,
     CreateGroup,
@@ -32,6 +33,8 @@ from application.console.dashboard import Dashboard
 from application.events.catalog import (
     Event,
 )
+from application.federation.providers import ListIdentityProviders
+from application.federation.settings import FederationSettings
 from application.mfa.totp import ResetUserMfa
 from application.oauth.clients import (
     CreateClient,
@@ -42,9 +45,13 @@ from application.oauth.clients import (
     UpdateClient,
 )
 from application.passkeys.registration import PasskeyAdmin
+from application.ports import EmailMessage, EmailSender, ProviderProbe, ProviderProbes
+from application.recovery.email_links import PasswordRecovery
+from application.recovery.mail import Outbox
 from application.sessions.manage import EndUserSessions, ListSessions
 from application.shared.pagination import Page
-from application.shared.settings import AuthSettings, Live, OAuthSettings
+from application.shared.settings import AuthSettings, EmailSettings, Live, OAuthSettings
+from application.shared.throttle import LoginThrottle
 from domain.audit import AuditEvent, new_audit_id
 from domain.clients import Client
 from domain.errors import (
@@ -133,6 +140,23 @@ class KeysOnly:
         return {"keys": [{"kid": "k1", "alg": "RS256", "kty": "RSA"}]}
 
 
+class KeepingSender(EmailSender):
+    """Keeps every message it is asked to send."""
+
+    def __init__(self) -> None:
+        self.sent: list[EmailMessage] = []
+
+    async def send(self, message: EmailMessage) -> None:
+        self.sent.append(message)
+
+
+class NoProbes(ProviderProbes):
+    """No provider is configured: nothing to probe."""
+
+    async def probes(self) -> dict[str, ProviderProbe]:
+        return {}
+
+
 class World:
     """One in-memory backend, a bus that records every event (and whether a unit was open when
     it was published), a fake clock, and every admin use case wired to them."""
@@ -185,6 +209,16 @@ class World:
         self.create_superadmin = CreateSuperadmin(
             storage, bus, self.hasher, clock, self.settings, normalize_email, self.next_id
         )
+        self.sender = KeepingSender()
+        email = Live(EmailSettings())
+        writer = TemplateMailWriter(lambda: "", lambda: ("en",), lambda: "en")
+        self.outbox = Outbox(self.sender, bus, email, writer)
+        self.password_recovery = PasswordRecovery(
+            storage, self.outbox, clock, self.settings, email, bus,
+            LoginThrottle(MemoryLoginAttempts(), clock, self.settings), self.hasher,
+            normalize_email,
+        )  # fmt: skip
+        self.identity_providers = ListIdentityProviders(Live(FederationSettings()), NoProbes())
         self.set_role_by_operator = OperatorCommand(self.set_role, normalize_email)
         self.set_org_by_operator = OperatorCommand(self.move_user, normalize_email)
 

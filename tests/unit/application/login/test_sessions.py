@@ -23,6 +23,7 @@ from application.events.catalog import (
 )
 from application.login.auth import AuthService
 from application.sessions.manage import (
+    EndOtherSessions,
     EndOwnSession,
     EndOwnSessions,
     ListedSession,
@@ -164,6 +165,33 @@ async def test_a_user_ends_one_of_its_sessions_and_not_someone_elses(
     await service.refresh(laptop.refresh_token)
     assert await EndOwnSessions(storage, bus, FakeClock())(_me(alice)) == [listed[0].session.id]
     assert await ListSessions(storage, clock)(_me(alice)) == []
+
+
+async def test_ending_the_other_sessions_keeps_the_one_named_and_audits_each_ended(
+    service: AuthService, storage: MemoryStorage, bus: InProcessEventBus, clock: FakeClock,
+    recorder: Recorder,
+) -> None:  # fmt: skip
+    alice = await service.register("a@example.com", PASSWORD)
+    bob = await service.register("b@example.com", PASSWORD)
+    phone = await service.login("a@example.com", PASSWORD, "10.0.0.1", "phone")
+    tablet = await service.login("a@example.com", PASSWORD, "10.0.0.3", "tablet")
+    laptop = await service.login("a@example.com", PASSWORD, "10.0.0.2", "laptop")
+    bobs = await service.login("b@example.com", PASSWORD, "10.0.0.4", "bob")
+    listed = await ListSessions(storage, clock)(_me(alice))
+    keep = next(s.session.id for s in listed if s.session.user_agent == "laptop")
+    others = sorted(s.session.id for s in listed if s.session.id != keep)
+    assert await EndOtherSessions(storage, bus, clock)(_me(alice), keep) == others
+    assert [s.session.id for s in await ListSessions(storage, clock)(_me(alice))] == [keep]
+    for ended in (phone, tablet):
+        with pytest.raises(InvalidRefreshToken):
+            await service.refresh(ended.refresh_token)
+    await service.refresh(laptop.refresh_token)
+    await service.refresh(bobs.refresh_token)  # another user's sessions are untouched
+    assert len(await ListSessions(storage, clock)(_me(bob))) == 1
+    ends = recorder.of(SessionEnded)
+    assert sorted(e.session_id for e in ends) == others
+    assert {(e.reason, e.user_id) for e in ends} == {("user", alice.id)}
+    assert await EndOtherSessions(storage, bus, clock)(_me(alice), keep) == []
 
 
 async def test_password_change_ends_every_session_with_reason_password(
