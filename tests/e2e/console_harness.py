@@ -18,6 +18,7 @@ import pyotp
 from aiohttp.test_utils import TestClient
 from playwright.async_api import Browser
 
+from adapters.i18n.catalogs import translations
 from application.shared.steps import hash_token
 from domain.clients import Client
 from domain.federation import FederatedIdentity
@@ -190,10 +191,12 @@ class Console:
     ``step`` checked against the world's state and over the JSON API with the caller's bearer
     ``token``."""
 
-    def __init__(self, served: Served, walk: Walk, token: str) -> None:
+    def __init__(self, served: Served, walk: Walk, token: str, locale: str = "en") -> None:
         self.served, self.client, self.world, self.base = (served, served.client, served.world,
                                                            served.base)  # fmt: skip
         self.walk, self.page, self.token = walk, walk.page, token
+        self.say = translations(locale).gettext
+        """The console's words in the walk's ``locale`` (its catalog's ``gettext``)."""
 
     @classmethod
     async def open(cls, served: Served, browser: Browser, axe: str, role: str) -> Console:
@@ -242,9 +245,9 @@ class Console:
         if button.startswith(("form", "#")):
             await self.page.locator(button).click()
         else:
-            await self.page.get_by_role("button", name=button, exact=True).click()
+            await self.page.get_by_role("button", name=self.say(button), exact=True).click()
         await self.page.wait_for_url(f"**done={done}")
-        assert await self.page.locator("p.done").inner_text() == str(DONE[done])  # the English text
+        assert await self.page.locator("p.done").inner_text() == DONE[done].translated(self.say)
 
     async def confirm(self, kind: str, done: str, check: bool = False) -> None:
         """The delete button of a detail page, its confirmation page, and its confirm

@@ -124,10 +124,10 @@ async def test_every_addition_at_each_width_and_language(
     target = served.world.orgs["other"].target
     token = await log_in_as(served.world, "superadmin")
     walk = await Walk.open(browser, axe, "additions", folder=FOLDER, width=width, locale=locale)
-    ui = Console(served, walk, token)
+    ui = Console(served, walk, token, locale)
     await ui.sign_in("superadmin", check=True)
     await walk.check("dashboard")
-    await ui.page.click("nav >> text=Users")
+    await ui.page.click(f"nav >> text={ui.say('Users')}")
     await walk.check("users")
 
     # the reset link, from the user's page
@@ -148,22 +148,24 @@ async def test_every_addition_at_each_width_and_language(
            "#client-post_logout_redirect_uris": "https://shop.example/bye"}  # fmt: skip
 
     async def presets() -> None:
-        await ui.page.click("nav >> text=OAuth clients")
+        await ui.page.click(f"nav >> text={ui.say('OAuth clients')}")
         assert await checked(ui, "grant_types__authorization_code")  # the web app preset
         assert not await checked(ui, "grant_types__client_credentials")
         await walk.check("clients")
-        await ui.page.get_by_role("link", name="a machine (client credentials)").click()
+        await ui.page.get_by_role("link", name=ui.say("a machine (client credentials)")).click()
         await ui.page.wait_for_url("**preset=machine*")
         assert await checked(ui, "grant_types__client_credentials")
         assert not await checked(ui, "grant_types__authorization_code")
-        await ui.page.get_by_role("link", name="a web app (code flow, with a secret)").click()
+        await ui.page.get_by_role(
+            "link", name=ui.say("a web app (code flow, with a secret)")
+        ).click()
         await ui.page.wait_for_url("**preset=app*")
 
     async def refused() -> None:
         await ui.fill(app)
         await ui.page.select_option("#client-token_endpoint_auth_method", "none")
         async with ui.page.expect_response(lambda r: r.request.method == "POST") as answer:
-            await ui.page.get_by_role("button", name="Register client").click()
+            await ui.page.get_by_role("button", name=ui.say("Register client")).click()
         assert (await answer.value).status == 422
         await ui.page.wait_for_load_state()
         message = await ui.text("#client-token_endpoint_auth_method-error")
@@ -205,16 +207,16 @@ async def test_every_addition_at_each_width_and_language(
     assert record["token_endpoint_auth_method"] == "client_secret_post"
 
     # the identity providers, read only
-    await ui.page.click("nav >> text=Identity providers")
+    await ui.page.click(f"nav >> text={ui.say('Identity providers')}")
     await walk.check("providers")
     rows_shown = {r[0]: r for r in await ui.cells("#providers tbody tr")}
-    assert rows_shown["GitHub gh"][3] == "ready"
-    assert rows_shown["Down down"][3].startswith("unreachable")
-    assert rows_shown["Off off"][3] == "disabled"
+    assert rows_shown["GitHub gh"][3] == ui.say("ready")
+    assert rows_shown["Down down"][3].startswith(ui.say("unreachable"))
+    assert rows_shown["Off off"][3] == ui.say("disabled")
     assert "secret" not in await ui.text("#providers")
 
     # the audit log names people by email
-    await ui.page.click("nav >> text=Audit log")
+    await ui.page.click(f"nav >> text={ui.say('Audit log')}")
     await ui.page.select_option("#type", "password.reset_requested")
     await ui.page.click("form.filters button")
     await ui.page.wait_for_url("**type=password.reset_requested*")
@@ -223,7 +225,7 @@ async def test_every_addition_at_each_width_and_language(
     await walk.check("audit")
 
     # the other console pages fit too: groups, a group, a confirmation, the 404 page
-    await ui.page.click("nav >> text=Groups")
+    await ui.page.click(f"nav >> text={ui.say('Groups')}")
     await walk.check("groups")
     await ui.goto(f"/ui/admin/groups/{served.world.orgs['other'].group}")
     await walk.check("group")
