@@ -28,6 +28,7 @@ AUDIT_EVENT_TYPES = (
     "mfa.enabled",
     "mfa.disabled",
     "mfa.failed",
+    "mfa.recovery_codes_regenerated",
     "user.role_changed",
     "user.moved",
     "user.disabled",

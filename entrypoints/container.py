@@ -43,6 +43,7 @@ from application.login.auth import AuthService
 from application.login.federated import FederatedLogin
 from application.login.federated_proof import FederatedProof
 from application.login.hosted import HostedLogin
+from application.login.hosted_account import HostedAccount
 from application.login.mfa_step import MfaLogin
 from application.login.passkey_step import PasskeyLogin
 from application.mfa.totp import MfaEnrolment, ResetUserMfa
@@ -67,6 +68,12 @@ def _session_idle_ttl(live: Live[Config]) -> Callable[[], int]:
     """The hosted sessions' idle lifetime in force (``oidc.session_idle_ttl``, s), read at each
     call (docs/reference/oauth-and-oidc.md)."""
     return lambda: live.current.oidc.session_idle_ttl
+
+
+def _reauthentication_window(live: Live[Config]) -> Callable[[], int]:
+    """The account pages' fresh-login window in force (``ui.reauthentication_window``, s), read
+    at each call (docs/reference/accounts.md)."""
+    return lambda: live.current.ui.reauthentication_window
 
 
 class Container(Adapters):
@@ -273,6 +280,12 @@ class Container(Adapters):
         telemetry, HostedLogin, storage, auth_service, mfa_login, passkey_login, bus, clock,
         oidc_settings,
     )  # fmt: skip
+
+    hosted_account = use_case(
+        telemetry, HostedAccount, storage, reauthentication, clock,
+        providers.Callable(_reauthentication_window, live_config),
+    )  # fmt: skip
+    """The account pages' fresh-login rule (docs/reference/accounts.md)."""
 
     # Login with other identity providers (docs/reference/federation.md).
     federation_health = providers.Singleton(FederationHealth, upstream_client, federation_settings)

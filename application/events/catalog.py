@@ -256,6 +256,14 @@ class MfaEnabled(Event):
 
 
 @attrs.frozen
+class RecoveryCodesRegenerated(Event):
+    """``user_id`` replaced its recovery codes with ten new ones, the old ones stop working
+    (docs/reference/mfa-and-passkeys.md). Never a code."""
+
+    user_id: str
+
+
+@attrs.frozen
 class MfaDisabled(Event):
     """MFA of ``user_id`` was turned off by ``actor_id`` (``actor_id == user_id``: the user, with
     its password; else an admin, for a lost device). docs/reference/mfa-and-passkeys.md."""

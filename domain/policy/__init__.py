@@ -27,6 +27,9 @@ The order of the checks is fixed (docs/reference/accounts.md) and the same every
 Rules of sign-in through a code-flow client (OpenID Connect Core 1.0 §3.1.2.4): whom it admits
 (``client_admits_user``) and when its consent page is skipped (``consent_skippable``).
 
+The account pages' fresh-login rule (``login_is_recent``): adding a factor, changing the
+password or the email and deleting the account need a recent login in the hosted session.
+
 Actuator operations (``ActuatorOperation``) act on the service, not on an organization's
 resources: only the role check applies (``can`` / ``require``).
 """
@@ -59,6 +62,7 @@ from domain.policy.clients import (
     consent_skippable,
     may_set_first_party_fields,
 )
+from domain.policy.freshness import login_is_recent
 from domain.policy.operations import (
     ACTUATOR_REQUIRED_ROLE,
     REQUIRED_ROLE,
@@ -94,6 +98,7 @@ __all__ = [
     "consent_skippable",
     "in_scope",
     "list_scope",
+    "login_is_recent",
     "may_set_first_party_fields",
     "require",
     "require_in_scope",

@@ -42,6 +42,9 @@ from entrypoints.http.middlewares import (
     tracing_middleware,
 )
 from entrypoints.http.openapi import ROUTE_SPECS
+from entrypoints.http.pages import account_mfa as page_account_mfa
+from entrypoints.http.pages import account_passkeys as page_account_passkeys
+from entrypoints.http.pages import account_security as page_account_security
 from entrypoints.http.pages import federation as page_federation
 from entrypoints.http.pages import logout as page_logout
 from entrypoints.http.pages import passkey_routes as page_passkeys
@@ -184,6 +187,9 @@ def create_app(container: Container) -> web.Application:
         *page_recovery.ROUTES,
         *page_passkeys.ROUTES,
         *page_federation.ROUTES,
+        *page_account_security.ROUTES,
+        *page_account_mfa.ROUTES,
+        *page_account_passkeys.ROUTES,
         *console_routes.ROUTES,
         *assets.ROUTES,
         *wellknown_routes.ROUTES,

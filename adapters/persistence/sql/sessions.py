@@ -36,6 +36,8 @@ DEAD = "NOT (" + _LIVE.format(now="$1") + ")"
 ``$1``."""
 DELETE = "DELETE FROM sessions WHERE id = $1"
 DELETE_OF_USER = "DELETE FROM sessions WHERE user_id = $1 RETURNING id"
+DELETE_OTHERS_OF_USER = "DELETE FROM sessions WHERE user_id = $1 AND id <> $2 RETURNING id"
+"""End user ``$1``'s sessions but ``$2``."""
 TOKENS_OF_CLIENT = (
     "DELETE FROM refresh_tokens WHERE family_id IN"
     " (SELECT id FROM sessions WHERE user_id = $1 AND client_id = $2)"
