@@ -25,6 +25,8 @@ AUDIT_EVENT_TYPES = (
     "password.reset_requested",
     "password.reset",
     "email.verified",
+    "email.change_requested",
+    "email.changed",
     "mfa.enabled",
     "mfa.disabled",
     "mfa.failed",

@@ -53,6 +53,7 @@ from application.oauth.interaction import Authorize
 from application.oauth.userinfo import UserInfo
 from application.passkeys.reauth import PasskeyProof
 from application.passkeys.registration import OwnPasskeys, PasskeyAdmin, PasskeyRegistration
+from application.recovery.email_change import EmailChange
 from application.recovery.email_links import EmailVerification, PasswordRecovery
 from application.sessions.tokens import SessionRotation, TokenIssuer
 from application.shared.address_limit import AddressRateLimiter
@@ -166,6 +167,12 @@ class Container(Adapters):
         Reauthentication, hasher, throttle, passkey_proof,
         providers.Singleton(FederatedProof, storage, upstream_client, clock, federation_settings),
     )  # fmt: skip
+
+    email_change = use_case(
+        telemetry, EmailChange, storage, outbox, clock, auth_settings, email_settings, bus,
+        throttle, reauthentication, providers.Object(normalize_email),
+    )  # fmt: skip
+    """Changing the email by a link to the new address (docs/reference/accounts.md)."""
 
     # Multi-factor authentication (docs/reference/mfa-and-passkeys.md).
     totp = providers.Singleton(PyotpTotp)

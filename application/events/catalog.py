@@ -228,6 +228,22 @@ class EmailVerified(Event):
 
 
 @attrs.frozen
+class EmailChangeRequested(Event):
+    """``user_id`` asked to move its account to another address, with its password: a link was
+    mailed there (docs/reference/accounts.md). Never the address."""
+
+    user_id: str
+
+
+@attrs.frozen
+class EmailChanged(Event):
+    """``user_id``'s email changed: the link mailed to the new address was opened
+    (docs/reference/accounts.md); the old address is told. Never an address."""
+
+    user_id: str
+
+
+@attrs.frozen
 class EmailSent(Event):
     """A message left (or failed to leave) the service: ``kind`` = ``verify`` | ``reset``,
     ``outcome`` = ``sent`` | ``failed`` | ``skipped`` (``email.backend = "none"``). Carries

@@ -21,6 +21,7 @@ from entrypoints.http import (
     auth_routes,
     client_routes,
     consent_routes,
+    email_change_routes,
     email_routes,
     federation_routes,
     mfa_routes,
@@ -42,6 +43,7 @@ from entrypoints.http.middlewares import (
     tracing_middleware,
 )
 from entrypoints.http.openapi import ROUTE_SPECS
+from entrypoints.http.pages import account_email as page_account_email
 from entrypoints.http.pages import account_mfa as page_account_mfa
 from entrypoints.http.pages import account_passkeys as page_account_passkeys
 from entrypoints.http.pages import account_security as page_account_security
@@ -172,6 +174,7 @@ def create_app(container: Container) -> web.Application:
     specs: list[RouteSpec] = [
         *auth_routes.ROUTES,
         *email_routes.ROUTES,
+        *email_change_routes.ROUTES,
         *session_routes.ROUTES,
         *consent_routes.ROUTES,
         *mfa_routes.ROUTES,
@@ -190,6 +193,7 @@ def create_app(container: Container) -> web.Application:
         *page_account_security.ROUTES,
         *page_account_mfa.ROUTES,
         *page_account_passkeys.ROUTES,
+        *page_account_email.ROUTES,
         *console_routes.ROUTES,
         *assets.ROUTES,
         *wellknown_routes.ROUTES,
