@@ -49,9 +49,7 @@ async def test_add_then_find_round_trips_by_hash_and_purpose(storage: Storage, m
         assert await uow.email_tokens.find(hash_token("other"), RESET) is None
 
 
-async def test_an_email_change_token_carries_its_new_address(
-    storage: Storage, make: Make
-) -> None:
+async def test_an_email_change_token_carries_its_new_address(storage: Storage, make: Make) -> None:
     alice = await _user(storage, make)
     change = EmailTokenPurpose.EMAIL_CHANGE
     token = attrs.evolve(_token(alice, "clear-2", change), new_email="alice@new.example")
