@@ -8,7 +8,9 @@ Adding runs in the page's external script (``static/account-passkey.js``;
 (``PasskeyRegistration.start``) with the hosted session's recent login as the fresh proof (a
 stale one: 401 ``reauthentication_required`` with ``{"redirect"}`` to the re-authentication
 page), and ``/ui/account/passkeys/add`` finishes it (``PasskeyRegistration.finish``). Renaming
-and removing are ``OwnPasskeys``' (``PATCH`` / ``DELETE /me/passkeys/{id}``'s).
+and removing are ``OwnPasskeys``' (``PATCH`` / ``DELETE /me/passkeys/{id}``'s). The same script
+confirms who the user is with a passkey on the re-authentication page
+(``/ui/account/reauthenticate/passkey``, ``HostedAccount.reauthenticate`` with the assertion).
 """
 
 from __future__ import annotations
@@ -20,10 +22,20 @@ import attrs
 from aiohttp import web
 
 from application.shared.reauth import FreshProof
-from domain.errors import DomainError, InvalidOldPassword, NotFound, RateLimited, StorageFault
+from domain.errors import (
+    DomainError,
+    InvalidOldPassword,
+    NotFound,
+    RateLimited,
+    ReauthenticationRequired,
+    StorageFault,
+    ValidationFailed,
+)
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.pages.account_security import (
     REAUTHENTICATE,
+    TOO_MANY,
+    account_return_to,
     client_of_request,
     get,
     post,
@@ -46,6 +58,17 @@ class OptionsRequest:
     """Body of POST /ui/account/passkeys/options: ``{"csrf_token"}``."""
 
     csrf_token: str = attrs.field(default="", repr=False)
+
+
+@attrs.frozen
+class PasskeyReauthentication:
+    """Body of POST /ui/account/reauthenticate/passkey: ``{"csrf_token", "return_to",
+    "ceremony_id", "credential": AuthenticationResponseJSON}``."""
+
+    ceremony_id: str
+    credential: dict[str, Any] = attrs.field(repr=False)
+    csrf_token: str = attrs.field(default="", repr=False)
+    return_to: str = ""
 
 
 @attrs.frozen
@@ -126,6 +149,34 @@ async def add_passkey(request: web.Request) -> web.Response:
     return json_response({"redirect": PASSKEYS}, headers=PAGE_HEADERS)
 
 
+async def reauthenticate_with_passkey(request: web.Request) -> web.Response:
+    """POST /ui/account/reauthenticate/passkey ``{"csrf_token", "return_to", "ceremony_id",
+    "credential"}`` (options from ``POST /login/passkey/options`` with the user's email) → 200
+    ``{"redirect": return_to}`` with the session's login time now; 401
+    ``reauthentication_required`` for a refused assertion (counted by the login throttle), 429
+    past it, 403 on a CSRF failure."""
+    body = await read_json(request, PasskeyReauthentication)
+    if not csrf_ok(request, {"csrf_token": body.csrf_token}):
+        return _problem(403, "forbidden", "This page expired. Reload it and try again.")
+    return_to = account_return_to(body.return_to)
+    proof = FreshProof(ceremony_id=body.ceremony_id, credential=body.credential)
+    try:
+        done = (
+            await request.app[CONTAINER]
+            .hosted_account()
+            .reauthenticate(session_cookie(request), proof, client_of_request(request))
+        )
+    except RateLimited as e:
+        response = _problem(429, e.code, TOO_MANY.format(seconds=e.retry_after))
+        response.headers["Retry-After"] = str(e.retry_after)
+        return response
+    except (ReauthenticationRequired, ValidationFailed):
+        return _problem(401, "reauthentication_required", "The passkey was not accepted.")
+    if not done:
+        return _problem(401, "invalid_token", "Sign in again.")
+    return json_response({"redirect": return_to}, headers=PAGE_HEADERS)
+
+
 async def rename_passkey(request: web.Request) -> web.Response:
     """POST /ui/account/passkeys/rename ``passkey_id``, ``name`` → 303 to the list; 422 the
     list again for a bad name; 404 for anyone else's passkey."""
@@ -186,6 +237,16 @@ ROUTES = [
                                       "credential": {"type": "object",
                                                      "description": "RegistrationResponseJSON"},
                                       "name": {"type": "string"}}}, tag="ui"),
+    RouteSpec("POST", "/ui/account/reauthenticate/passkey", reauthenticate_with_passkey,
+              "Confirm who you are with a passkey on the account pages (their script's call)",
+              {200: '{"redirect": return_to}', 400: _P, 401: _P, 403: _P, 413: _P, 422: _P,
+               429: _P},
+              request={"type": "object", "required": ["ceremony_id", "credential"],
+                       "properties": {"csrf_token": _CSRF, "return_to": {"type": "string"},
+                                      "ceremony_id": {"type": "string"},
+                                      "credential": {"type": "object",
+                                                     "description": "AuthenticationResponseJSON"}}},
+              tag="ui"),
     post("/ui/account/passkeys/rename", rename_passkey, "Rename a passkey",
          {404: "HTML page", 422: "HTML page"}),
     post("/ui/account/passkeys/remove", remove_passkey, "Remove a passkey",

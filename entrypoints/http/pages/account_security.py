@@ -116,7 +116,7 @@ def refused(
     raise error
 
 
-def _return_to(value: str | None) -> str:
+def account_return_to(value: str | None) -> str:
     """Where re-authentication goes on: an account page (``/ui/account...``), else the account
     page itself."""
     target = safe_return_to(value)
@@ -125,12 +125,14 @@ def _return_to(value: str | None) -> str:
 
 async def reauthenticate_page(request: web.Request) -> web.Response:
     """GET /ui/account/reauthenticate?return_to=<account path> → the password form."""
-    return_to = _return_to(request.query.get("return_to"))
+    return_to = account_return_to(request.query.get("return_to"))
     visit = await signed_in_visit(request, return_to)
     if isinstance(visit, web.Response):
         return visit
-    return page(request, "account_reauthenticate.html",
-                {"return_to": return_to, "email": visit.user.email})  # fmt: skip
+    container = request.app[CONTAINER]
+    passkeys = visit.user.passkeys > 0 and container.webauthn_settings().current.passwordless
+    context = {"return_to": return_to, "email": visit.user.email, "passkeys": passkeys}
+    return page(request, "account_reauthenticate.html", context)
 
 
 async def reauthenticate(request: web.Request) -> web.Response:
@@ -140,7 +142,7 @@ async def reauthenticate(request: web.Request) -> web.Response:
     form = await posted_form(request)
     if isinstance(form, web.Response):
         return form
-    return_to = _return_to(form.get("return_to"))
+    return_to = account_return_to(form.get("return_to"))
     proof = FreshProof(password=form.get("password", ""))
     try:
         done = (

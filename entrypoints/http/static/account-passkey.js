@@ -1,17 +1,22 @@
-// Adding a passkey on the account page (/ui/account/passkeys; docs/reference/mfa-and-passkeys.md
-// and docs/reference/accounts.md). No inline script: the pages' CSP is default-src 'self'.
+// Passkeys on the account pages (docs/reference/mfa-and-passkeys.md and
+// docs/reference/accounts.md). No inline script: the pages' CSP is default-src 'self'.
 //
-// The "Add a passkey" button asks POST /ui/account/passkeys/options for creation options
-// (a stale sign-in answers 401 with {"redirect"}: the re-authentication page), runs
-// navigator.credentials.create(), and sends the answer to POST /ui/account/passkeys/add,
-// which answers {"redirect"} (the list again). Both calls carry the page's csrf_token.
+// /ui/account/passkeys: the "Add a passkey" button asks POST /ui/account/passkeys/options for
+// creation options (a stale sign-in answers 401 with {"redirect"}: the re-authentication page),
+// runs navigator.credentials.create(), and sends the answer to POST /ui/account/passkeys/add,
+// which answers {"redirect"} (the list again).
+// /ui/account/reauthenticate: the "Use a passkey" button asks POST /login/passkey/options for
+// the user's request options, runs navigator.credentials.get(), and sends the assertion to
+// POST /ui/account/reauthenticate/passkey, which answers {"redirect"} (the page asked for).
+// Every call to a /ui path carries the page's csrf_token.
 (function () {
   "use strict";
 
   var button = document.getElementById("passkey-add");
+  var reauth = document.getElementById("passkey-reauth");
   var errorBox = document.getElementById("passkey-error");
   var unsupported = document.getElementById("passkey-unsupported");
-  if (!button || !window.PublicKeyCredential || !navigator.credentials) {
+  if ((!button && !reauth) || !window.PublicKeyCredential || !navigator.credentials) {
     return;
   }
 
@@ -53,6 +58,39 @@
     return options;
   }
 
+  function requestOptions(json) {
+    if (typeof PublicKeyCredential.parseRequestOptionsFromJSON === "function") {
+      return PublicKeyCredential.parseRequestOptionsFromJSON(json);
+    }
+    var options = Object.assign({}, json, {challenge: fromB64url(json.challenge)});
+    if (json.allowCredentials) {
+      options.allowCredentials = json.allowCredentials.map(function (c) {
+        return Object.assign({}, c, {id: fromB64url(c.id)});
+      });
+    }
+    return options;
+  }
+
+  function assertionJSON(credential) {
+    if (typeof credential.toJSON === "function") {
+      return credential.toJSON();
+    }
+    var r = credential.response;
+    return {
+      id: credential.id,
+      rawId: toB64url(credential.rawId),
+      type: credential.type,
+      authenticatorAttachment: credential.authenticatorAttachment || null,
+      response: {
+        clientDataJSON: toB64url(r.clientDataJSON),
+        authenticatorData: toB64url(r.authenticatorData),
+        signature: toB64url(r.signature),
+        userHandle: r.userHandle ? toB64url(r.userHandle) : null
+      },
+      clientExtensionResults: credential.getClientExtensionResults()
+    };
+  }
+
   function credentialJSON(credential) {
     if (typeof credential.toJSON === "function") {
       return credential.toJSON();
@@ -91,19 +129,25 @@
     errorBox.hidden = false;
   }
 
-  button.addEventListener("click", function () {
-    if (button.disabled) { return; }
-    button.disabled = true;
-    if (errorBox) { errorBox.hidden = true; }
+  function finish(result) {
+    if (result && result.data.redirect) { // done, or (401) confirm who you are first
+      window.location.assign(result.data.redirect);
+      return;
+    }
+    if (result) { showError(result.data.detail); }
+  }
+
+  function failed(error) {
+    if (!error || error.name !== "NotAllowedError") {
+      showError(error && error.message);
+    }
+  }
+
+  function add() {
     var csrf = field("csrf_token");
-    post("/ui/account/passkeys/options", {csrf_token: csrf}).then(function (started) {
+    return post("/ui/account/passkeys/options", {csrf_token: csrf}).then(function (started) {
       if (!started.ok) {
-        if (started.data.redirect) {
-          window.location.assign(started.data.redirect);
-          return null;
-        }
-        showError(started.data.detail);
-        return null;
+        return started;
       }
       var request = {publicKey: creationOptions(started.data.options)};
       return navigator.credentials.create(request).then(function (credential) {
@@ -113,22 +157,42 @@
           credential: credentialJSON(credential),
           name: field("passkey_name") || null
         });
-      }).then(function (finished) {
-        if (finished.ok && finished.data.redirect) {
-          window.location.assign(finished.data.redirect);
-          return;
-        }
-        showError(finished.data.detail);
       });
-    }).catch(function (error) {
-      if (!error || error.name !== "NotAllowedError") {
-        showError(error && error.message);
-      }
-    }).then(function () {
-      button.disabled = false;
     });
-  });
+  }
 
+  function confirmWithPasskey() {
+    var body = {email: field("username")};
+    return post("/login/passkey/options", body).then(function (started) {
+      if (!started.ok) {
+        return started;
+      }
+      var request = {publicKey: requestOptions(started.data.options)};
+      return navigator.credentials.get(request).then(function (credential) {
+        return post("/ui/account/reauthenticate/passkey", {
+          csrf_token: field("csrf_token"),
+          return_to: field("return_to"),
+          ceremony_id: started.data.ceremony_id,
+          credential: assertionJSON(credential)
+        });
+      });
+    });
+  }
+
+  function wire(target, action) {
+    if (!target) { return; }
+    target.addEventListener("click", function () {
+      if (target.disabled) { return; }
+      target.disabled = true;
+      if (errorBox) { errorBox.hidden = true; }
+      action().then(finish).catch(failed).then(function () {
+        target.disabled = false;
+      });
+    });
+    target.hidden = false;
+  }
+
+  wire(button, add);
+  wire(reauth, confirmWithPasskey);
   if (unsupported) { unsupported.hidden = true; }
-  button.hidden = false;
 })();

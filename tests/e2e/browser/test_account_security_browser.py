@@ -2,10 +2,11 @@
 account page: security"), at each of ``WIDTHS`` × ``LOCALES``: one walk signs in, is sent to
 the re-authentication page once its login is stale, changes the password, turns TOTP on (the
 code computed with pyotp from the key the page shows), makes new recovery codes, turns TOTP
-off, adds a passkey with Chromium's virtual authenticator, renames and removes it, changes the
-email by the mailed link and deletes the account. ``walk.check`` at each page (axe-core, no
+off, adds a passkey with Chromium's virtual authenticator and renames it, confirms a stale login
+with it, changes the email by the mailed link, removes the passkey and deletes the account. ``walk.check`` at each page (axe-core, no
 sideways scroll, a screenshot under ``tests/artifacts/account-security/``); each outcome is
-checked over the JSON API. No script or CSP error on any page."""
+checked over the JSON API; a second stale login is confirmed with the passkey. No script or
+CSP error on any page."""
 
 from __future__ import annotations
 
@@ -179,14 +180,15 @@ async def test_every_security_action_in_chromium(
             await page.wait_for_url(f"{base}/ui/account/done?action=passkey-renamed")
             listed = await _json(client, "GET", "/me/passkeys", token)
             assert [p["name"] for p in listed["items"]] == ["work laptop"]  # type: ignore[index]
-            await page.goto(f"{base}/ui/account/passkeys")
-            await page.fill("#password-1", NEW_PASSWORD)
-            await page.click("form[action='/ui/account/passkeys/remove'] button")
-            await page.wait_for_url(f"{base}/ui/account/done?action=passkey-removed")
-            assert (await _json(client, "GET", "/me", token))["passkeys"] == 0  # type: ignore[index]
+            # The login gets stale again: the passkey confirms who it is this time.
+            clock.advance(WINDOW + 1)
+            await page.goto(f"{base}/ui/account/email")
+            await page.wait_for_url(f"{base}/ui/account/reauthenticate?**")
+            await walk.check("reauthenticate-passkey")
+            await page.click("#passkey-reauth")
 
             # The email: the form, "check your new address", the mailed link's page.
-            await page.goto(f"{base}/ui/account/email")
+            await page.wait_for_url(f"{base}/ui/account/email")
             await walk.check("email")
             await page.fill("#new_email", "alice@new.example")
             await page.fill("#password", NEW_PASSWORD)
@@ -201,6 +203,12 @@ async def test_every_security_action_in_chromium(
             await walk.check("email-changed")
             me = await _json(client, "GET", "/me", token)
             assert (me["email"], me["email_verified"]) == ("alice@new.example", True)  # type: ignore[index]
+
+            await page.goto(f"{base}/ui/account/passkeys")
+            await page.fill("#password-1", NEW_PASSWORD)
+            await page.click("form[action='/ui/account/passkeys/remove'] button")
+            await page.wait_for_url(f"{base}/ui/account/done?action=passkey-removed")
+            assert (await _json(client, "GET", "/me", token))["passkeys"] == 0  # type: ignore[index]
 
             # Delete the account: the confirmation page, then goodbye.
             await page.goto(f"{base}/ui/account/delete")
