@@ -21,12 +21,13 @@ from datetime import timedelta
 import attrs
 
 from application.events.audit import record
-from application.events.catalog import EmailChanged, EmailChangeRequested
+from application.events.catalog import EmailChanged, EmailChangeRequested, Event
 from application.ports import Clock, EmailMessage, EmailNormalizer, EventBus, Storage
 from application.recovery.mail import EMAIL_CHANGE, EMAIL_CHANGED, Outbox
+from application.shared.proven_email import drop_unproven_identities
 from application.shared.reauth import Reauthentication
 from application.shared.settings import AuthSettings, EmailSettings, Live
-from application.shared.steps import hash_token, new_opaque_token
+from application.shared.steps import hash_token, new_opaque_token, publish_all
 from application.shared.throttle import LoginThrottle
 from application.shared.users import token_user
 from domain.errors import EmailTaken, FieldError, InvalidVerificationToken, ValidationFailed
@@ -115,10 +116,13 @@ class EmailChange:
 
     async def confirm(self, token: str) -> None:
         """Move the token's user to the token's address (verified), spending the token and
-        voiding the user's other email tokens; then tell the old address. Raises
+        voiding the user's other email tokens (a first proven address also removes the
+        identities linked while the email was unverified, as a verification link does:
+        ``drop_unproven_identities``); then tell the old address. Raises
         ``InvalidVerificationToken`` (400) for an unknown, used, expired token or a disabled
         user, ``EmailTaken`` (409) when another account holds the address by now — nothing
-        changes either way. Publishes ``EmailChanged``."""
+        changes either way. Publishes ``EmailChanged`` (and ``IdentityUnlinked`` /
+        ``SessionEnded``)."""
         async with self.storage.begin() as uow:
             found = await uow.email_tokens.find(hash_token(token), EmailTokenPurpose.EMAIL_CHANGE)
             if found is None or found.is_expired(self.clock.now()) or found.new_email is None:
@@ -133,8 +137,10 @@ class EmailChange:
             await uow.users.update(attrs.evolve(user, email=found.new_email, email_verified=True))
             for purpose in EmailTokenPurpose:
                 await uow.email_tokens.void(user.id, purpose)
-            changed = EmailChanged(user.id)
-            await record(uow, [changed], self.clock.now())
+            events: list[Event] = [EmailChanged(user.id)]
+            if not user.email_verified:  # first proof of an address: as a verification link
+                events += await drop_unproven_identities(uow, user.id, sessions_ended=False)
+            await record(uow, events, self.clock.now())
             await uow.commit()
-        await self.bus.publish(changed)
+        await publish_all(self.bus, events)
         self.outbox.post(changed_notice(user.email, found.new_email, self.email.current), user.id)

@@ -129,10 +129,18 @@ async def reauthenticate_page(request: web.Request) -> web.Response:
     visit = await signed_in_visit(request, return_to)
     if isinstance(visit, web.Response):
         return visit
-    container = request.app[CONTAINER]
-    passkeys = visit.user.passkeys > 0 and container.webauthn_settings().current.passwordless
-    context = {"return_to": return_to, "email": visit.user.email, "passkeys": passkeys}
-    return page(request, "account_reauthenticate.html", context)
+    return page(request, "account_reauthenticate.html", _reauth_context(request, visit, return_to))
+
+
+def _reauth_context(request: web.Request, visit: AccountVisit | None,
+                    return_to: str) -> dict[str, Any]:  # fmt: skip
+    """The re-authentication page's values: the passkey button for a user with a passkey when
+    ``webauthn.passwordless`` is on (the options come from ``/login/passkey/options``)."""
+    if visit is None:
+        return {"return_to": return_to}
+    passwordless = request.app[CONTAINER].webauthn_settings().current.passwordless
+    return {"return_to": return_to, "email": visit.user.email,
+            "passkeys": visit.user.passkeys > 0 and passwordless}  # fmt: skip
 
 
 async def reauthenticate(request: web.Request) -> web.Response:
@@ -151,7 +159,9 @@ async def reauthenticate(request: web.Request) -> web.Response:
             .reauthenticate(session_cookie(request), proof, client_of_request(request))
         )
     except (RateLimited, ReauthenticationRequired, ValidationFailed) as e:
-        return refused(request, "account_reauthenticate.html", {"return_to": return_to}, e)
+        visit = await request.app[CONTAINER].hosted_account().visit(session_cookie(request))
+        context = _reauth_context(request, visit, return_to)
+        return refused(request, "account_reauthenticate.html", context, e)
     return see_other(request, return_to if done else login_url(return_to))
 
 

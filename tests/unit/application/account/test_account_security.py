@@ -12,6 +12,7 @@ import pyotp
 import pytest
 
 from application.events.catalog import EmailChanged, RecoveryCodesRegenerated
+from application.events.federation import IdentityUnlinked
 from application.ports import EmailMessage
 from application.sessions.hosted import hosted_session_hash
 from application.shared.reauth import FreshProof, RecentLogin
@@ -26,6 +27,7 @@ from domain.errors import (
     ReauthenticationRequired,
     ValidationFailed,
 )
+from domain.federation import FederatedIdentity
 from domain.model import EmailToken, EmailTokenPurpose
 from entrypoints.config import Config
 from entrypoints.http.pages.settings import UiSettings
@@ -200,3 +202,20 @@ async def test_an_email_change_confirms_once_and_never_onto_a_taken_address(
     harness.clock.advance(3600)  # its expiry
     with pytest.raises(InvalidVerificationToken):
         await change.confirm(late)
+
+
+async def test_a_first_proven_address_drops_the_identities_linked_before(harness: Harness) -> None:
+    """As a verification link does (docs/reference/federation.md): an identity linked while the
+    email was unverified goes when the change proves an address for the first time."""
+    user = await harness.add_user(email_verified=False)
+    linked = FederatedIdentity("https://idp.example", "sub-1", "idp", user.id, None,
+                               harness.clock.now())  # fmt: skip
+    async with harness.storage.begin() as uow:
+        await uow.identities.add(linked)
+        await uow.commit()
+    await harness.container.email_change().confirm(
+        await _change_token(harness, user.id, "alice@new.example")
+    )
+    async with harness.storage.read() as uow:
+        assert await uow.identities.list_for_user(user.id) == []
+    assert [e.provider for e in harness.recorder.of(IdentityUnlinked)] == ["idp"]
