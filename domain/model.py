@@ -111,23 +111,27 @@ class SessionEndReason(enum.StrEnum):
 
 class EmailTokenPurpose(enum.StrEnum):
     """What an email token proves (docs/reference/accounts.md): ``reset`` a password-reset link,
-    ``verify`` an email-verification link."""
+    ``verify`` an email-verification link, ``email_change`` the link to a new address that
+    confirms the change to it."""
 
     RESET = "reset"
     VERIFY = "verify"
+    EMAIL_CHANGE = "email_change"
 
 
 @attrs.frozen
 class EmailToken:
     """The stored form of a token sent by email (docs/reference/accounts.md): ``token_hash`` is the
     SHA-256 of the token, lower-case hex (64 chars) — the clear token exists only in the message.
-    Single use; dead at ``expires_at``."""
+    Single use; dead at ``expires_at``. ``new_email``: the address an ``email_change`` token
+    moves the account to (None for the other purposes)."""
 
     token_hash: str
     user_id: str
     purpose: EmailTokenPurpose
     expires_at: datetime
     created_at: datetime
+    new_email: str | None = None
 
     def is_expired(self, now: datetime) -> bool:
         """True when ``now`` is at or past ``expires_at``."""

@@ -46,6 +46,7 @@ from application.login.auth import AuthService
 from application.login.federated import FederatedLogin
 from application.login.federated_proof import FederatedProof
 from application.login.hosted import HostedLogin
+from application.login.hosted_account import HostedAccount
 from application.login.mfa_step import MfaLogin
 from application.login.passkey_step import PasskeyLogin
 from application.login.signup import SignUp
@@ -56,6 +57,7 @@ from application.oauth.interaction import Authorize
 from application.oauth.userinfo import UserInfo
 from application.passkeys.reauth import PasskeyProof
 from application.passkeys.registration import OwnPasskeys, PasskeyAdmin, PasskeyRegistration
+from application.recovery.email_change import EmailChange
 from application.recovery.email_links import EmailVerification, PasswordRecovery
 from application.sessions.hosted import HostedPageCaller
 from application.sessions.tokens import SessionRotation, TokenIssuer
@@ -72,6 +74,12 @@ def _session_idle_ttl(live: Live[Config]) -> Callable[[], int]:
     """The hosted sessions' idle lifetime in force (``oidc.session_idle_ttl``, s), read at each
     call (docs/reference/oauth-and-oidc.md)."""
     return lambda: live.current.oidc.session_idle_ttl
+
+
+def _reauthentication_window(live: Live[Config]) -> Callable[[], int]:
+    """The account pages' fresh-login window in force (``ui.reauthentication_window``, s), read
+    at each call (docs/reference/accounts.md)."""
+    return lambda: live.current.ui.reauthentication_window
 
 
 class Container(Adapters):
@@ -164,6 +172,12 @@ class Container(Adapters):
         Reauthentication, hasher, throttle, passkey_proof,
         providers.Singleton(FederatedProof, storage, upstream_client, clock, federation_settings),
     )  # fmt: skip
+
+    email_change = use_case(
+        telemetry, EmailChange, storage, outbox, clock, auth_settings, email_settings, bus,
+        throttle, reauthentication, providers.Object(normalize_email),
+    )  # fmt: skip
+    """Changing the email by a link to the new address (docs/reference/accounts.md)."""
 
     # Multi-factor authentication (docs/reference/mfa-and-passkeys.md).
     totp = providers.Singleton(PyotpTotp)
@@ -284,6 +298,12 @@ class Container(Adapters):
         secret_sealer, bus, clock, auth_settings,
     )  # fmt: skip
     """The sign-up page's use case (docs/guides/self-service.md; ADR 0042)."""
+
+    hosted_account = use_case(
+        telemetry, HostedAccount, storage, reauthentication, clock,
+        providers.Callable(_reauthentication_window, live_config),
+    )  # fmt: skip
+    """The account pages' fresh-login rule (docs/reference/accounts.md)."""
 
     # Login with other identity providers (docs/reference/federation.md).
     federation_health = providers.Singleton(FederationHealth, upstream_client, federation_settings)

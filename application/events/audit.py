@@ -125,8 +125,13 @@ _ROWS: dict[type[ev.Event], Callable[[Any], _Row | None]] = {
         "password.reset", e.user_id, e.user_id, details={"sessions_ended": e.revoked}
     ),
     ev.EmailVerified: lambda e: _Row("email.verified", e.user_id, e.user_id),
+    ev.EmailChangeRequested: lambda e: _Row("email.change_requested", e.user_id, e.user_id),
+    ev.EmailChanged: lambda e: _Row("email.changed", e.user_id, e.user_id),
     ev.MfaEnabled: lambda e: _Row("mfa.enabled", e.user_id, e.user_id),
     ev.MfaDisabled: lambda e: _Row("mfa.disabled", e.actor_id, e.user_id),
+    ev.RecoveryCodesRegenerated: lambda e: _Row(
+        "mfa.recovery_codes_regenerated", e.user_id, e.user_id
+    ),
     ev.MfaFailed: lambda e: _Row("mfa.failed", None, e.user_id, details={"reason": e.reason}),
     ev.RoleChanged: lambda e: _Row(
         "user.role_changed",

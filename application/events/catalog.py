@@ -230,6 +230,22 @@ class EmailVerified(Event):
 
 
 @attrs.frozen
+class EmailChangeRequested(Event):
+    """``user_id`` asked to move its account to another address, with its password: a link was
+    mailed there (docs/reference/accounts.md). Never the address."""
+
+    user_id: str
+
+
+@attrs.frozen
+class EmailChanged(Event):
+    """``user_id``'s email changed: the link mailed to the new address was opened
+    (docs/reference/accounts.md); the old address is told. Never an address."""
+
+    user_id: str
+
+
+@attrs.frozen
 class EmailSent(Event):
     """A message left (or failed to leave) the service: ``kind`` = ``verify`` | ``reset``,
     ``outcome`` = ``sent`` | ``failed`` | ``skipped`` (``email.backend = "none"``). Carries
@@ -253,6 +269,14 @@ class MfaChallenged(Event):
 class MfaEnabled(Event):
     """``user_id`` confirmed a TOTP enrolment: MFA is on (docs/reference/mfa-and-passkeys.md). Never
     the secret or a code."""
+
+    user_id: str
+
+
+@attrs.frozen
+class RecoveryCodesRegenerated(Event):
+    """``user_id`` replaced its recovery codes with ten new ones, the old ones stop working
+    (docs/reference/mfa-and-passkeys.md). Never a code."""
 
     user_id: str
 

@@ -201,9 +201,11 @@ class SessionStore(Protocol):
         """
         ...
 
-    async def end_all(self, user_id: str) -> list[str]:
-        """End every session of the user (records and live tokens); returns the ids of the
-        sessions ended, sorted. Raises ``ValidationFailed`` if the id cannot be looked up."""
+    async def end_all(self, user_id: str, keep: str | None = None) -> list[str]:
+        """End every session of the user (records and live tokens) but ``keep`` (a session id,
+        e.g. the hosted session of the page that changed the password; None: every one);
+        returns the ids of the sessions ended, sorted. Raises ``ValidationFailed`` if the id
+        cannot be looked up."""
         ...
 
     async def end_for_client(self, user_id: str, client_id: str) -> list[str]:

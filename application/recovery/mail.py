@@ -23,7 +23,11 @@ VERIFY = "verify"
 """``EmailMessage.kind`` of an email-verification message."""
 RESET = "reset"
 """``EmailMessage.kind`` of a password-reset message."""
-KINDS = (VERIFY, RESET)
+EMAIL_CHANGE = "email_change"
+"""``EmailMessage.kind`` of the link to a new address (``application.recovery.email_change``)."""
+EMAIL_CHANGED = "email_changed"
+"""``EmailMessage.kind`` of the notice to the old address once the change is confirmed."""
+KINDS = (VERIFY, RESET, EMAIL_CHANGE, EMAIL_CHANGED)
 
 _TEXTS = {
     VERIFY: (

@@ -29,6 +29,8 @@ Rules of sign-in through a code-flow client (OpenID Connect Core 1.0 §3.1.2.4):
 
 Forward auth (``forward_auth_admits``): whom the first matching ``[[forward_auth.rules]]`` rule
 lets through a reverse proxy.
+The account pages' fresh-login rule (``login_is_recent``): adding a factor, changing the
+password or the email and deleting the account need a recent login in the hosted session.
 
 Actuator operations (``ActuatorOperation``) act on the service, not on an organization's
 resources: only the role check applies (``can`` / ``require``).
@@ -63,6 +65,7 @@ from domain.policy.clients import (
     may_set_first_party_fields,
 )
 from domain.policy.forward_auth import forward_auth_admits
+from domain.policy.freshness import login_is_recent
 from domain.policy.operations import (
     ACTUATOR_REQUIRED_ROLE,
     REQUIRED_ROLE,
@@ -99,6 +102,7 @@ __all__ = [
     "forward_auth_admits",
     "in_scope",
     "list_scope",
+    "login_is_recent",
     "may_set_first_party_fields",
     "require",
     "require_in_scope",

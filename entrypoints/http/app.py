@@ -21,6 +21,7 @@ from entrypoints.http import (
     auth_routes,
     client_routes,
     consent_routes,
+    email_change_routes,
     email_routes,
     federation_routes,
     forward_auth_routes,
@@ -46,6 +47,10 @@ from entrypoints.http.openapi import ROUTE_SPECS
 from entrypoints.http.pages import account as page_account
 from entrypoints.http.pages import account_apps as page_account_apps
 from entrypoints.http.pages import account_sessions as page_account_sessions
+from entrypoints.http.pages import account_email as page_account_email
+from entrypoints.http.pages import account_mfa as page_account_mfa
+from entrypoints.http.pages import account_passkeys as page_account_passkeys
+from entrypoints.http.pages import account_security as page_account_security
 from entrypoints.http.pages import federation as page_federation
 from entrypoints.http.pages import logout as page_logout
 from entrypoints.http.pages import passkey_routes as page_passkeys
@@ -174,6 +179,7 @@ def create_app(container: Container) -> web.Application:
     specs: list[RouteSpec] = [
         *auth_routes.ROUTES,
         *email_routes.ROUTES,
+        *email_change_routes.ROUTES,
         *session_routes.ROUTES,
         *consent_routes.ROUTES,
         *mfa_routes.ROUTES,
@@ -193,6 +199,10 @@ def create_app(container: Container) -> web.Application:
         *page_account.ROUTES,
         *page_account_sessions.ROUTES,
         *page_account_apps.ROUTES,
+        *page_account_security.ROUTES,
+        *page_account_mfa.ROUTES,
+        *page_account_passkeys.ROUTES,
+        *page_account_email.ROUTES,
         *console_routes.ROUTES,
         *assets.ROUTES,
         *wellknown_routes.ROUTES,

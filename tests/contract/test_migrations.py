@@ -31,6 +31,7 @@ ALL = [
     "0016_federated_identities",
     "0017_client_all_organizations",
     "0018_federation_hardening",
+    "0019_email_change",
 ]
 EXPECTED_TABLES = {
     "users",

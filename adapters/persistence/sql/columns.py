@@ -79,7 +79,7 @@ GROUP_SUMMARY = (
 """Selects ``(id, name, org_id, created_at, member count)`` of ``groups g``; append a
 ``WHERE``."""
 
-EMAIL_TOKENS = "token_hash, user_id, purpose, expires_at, created_at"
+EMAIL_TOKENS = "token_hash, user_id, purpose, expires_at, created_at, new_email"
 """The columns of ``email_tokens`` in the order of ``EmailToken``'s fields."""
 
 MFA_TOTP = "user_id, sealed_secret, confirmed, last_step, created_at"

@@ -38,6 +38,8 @@ TOUCH = "UPDATE sessions SET last_used_at = $2 WHERE id = $1 AND last_used_at < 
 """Session ``$1`` was used at ``$2``: ``last_used_at`` moves on, never back."""
 DELETE = "DELETE FROM sessions WHERE id = $1"
 DELETE_OF_USER = "DELETE FROM sessions WHERE user_id = $1 RETURNING id"
+DELETE_OTHERS_OF_USER = "DELETE FROM sessions WHERE user_id = $1 AND id <> $2 RETURNING id"
+"""End user ``$1``'s sessions but ``$2``."""
 TOKENS_OF_CLIENT = (
     "DELETE FROM refresh_tokens WHERE family_id IN"
     " (SELECT id FROM sessions WHERE user_id = $1 AND client_id = $2)"

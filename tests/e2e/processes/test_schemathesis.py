@@ -41,6 +41,7 @@ SEMANTIC_REFUSALS: dict[str, tuple[int, ...]] = {
     "get_audit-events": (422,),
     # an unknown, used or expired token, ceremony or code
     "post_email_verify": (400,), "post_login_passkey": (400,), "post_me_passkeys": (400,),
+    "post_email_change": (400,),
     "post_login_mfa": (400,), "post_me_mfa_totp_confirm": (422,),
     "post_oauth_token": (400,), "post_oauth_revoke": (400,), "post_oauth_introspect": (400,),
     # a member of another organization than the group's (docs/reference/accounts.md)
@@ -50,6 +51,8 @@ SEMANTIC_REFUSALS: dict[str, tuple[int, ...]] = {
     "post_oauth_clients": (422,), "patch_oauth_clients_{client_id}": (422,),
     # the password policy's 72 UTF-8 bytes (JSON Schema counts characters), and an unknown token
     "post_register": (422,), "post_me_password": (422,), "post_password_reset": (400, 422),
+    # an address the email library refuses, or the caller's current one
+    "post_me_email": (422,),
 }  # fmt: skip
 """Operation id → statuses that answer a schema-valid request the service cannot honour."""
 ROLES = ("viewer", "operator", "org_admin", "superadmin")

@@ -135,10 +135,14 @@ class SqlSessionStore(SqlStore, SessionStore):
         await self._q.execute(sessions.DELETE, (session_id,))
         return revoked
 
-    async def end_all(self, user_id: str) -> list[str]:
-        """End every session of the user; returns their ids, sorted."""
-        await self._q.execute(tokens.END_USER, (user_id,))
-        rows = await self._q.all(sessions.DELETE_OF_USER, (user_id,), write=True)
+    async def end_all(self, user_id: str, keep: str | None = None) -> list[str]:
+        """End every session of the user but ``keep``; returns their ids, sorted."""
+        if keep is None:
+            await self._q.execute(tokens.END_USER, (user_id,))
+            rows = await self._q.all(sessions.DELETE_OF_USER, (user_id,), write=True)
+        else:
+            await self._q.execute(tokens.END_USER_OTHERS, (user_id, keep))
+            rows = await self._q.all(sessions.DELETE_OTHERS_OF_USER, (user_id, keep), write=True)
         return sorted(r[0] for r in rows)
 
     async def end_for_client(self, user_id: str, client_id: str) -> list[str]:
