@@ -46,11 +46,11 @@ from entrypoints.http.middlewares import (
 from entrypoints.http.openapi import ROUTE_SPECS
 from entrypoints.http.pages import account as page_account
 from entrypoints.http.pages import account_apps as page_account_apps
-from entrypoints.http.pages import account_sessions as page_account_sessions
 from entrypoints.http.pages import account_email as page_account_email
 from entrypoints.http.pages import account_mfa as page_account_mfa
 from entrypoints.http.pages import account_passkeys as page_account_passkeys
 from entrypoints.http.pages import account_security as page_account_security
+from entrypoints.http.pages import account_sessions as page_account_sessions
 from entrypoints.http.pages import federation as page_federation
 from entrypoints.http.pages import logout as page_logout
 from entrypoints.http.pages import passkey_routes as page_passkeys
