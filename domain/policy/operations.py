@@ -42,7 +42,10 @@ class Operation(enum.Enum):
     (docs/reference/mfa-and-passkeys.md): ``LIST_USER_PASSKEYS`` GET /users/{id}/passkeys,
     ``DELETE_USER_PASSKEY`` DELETE /users/{id}/passkeys/{pid}; the admin console
     (docs/reference/console.md): ``USE_ADMIN_CONSOLE`` any page of /ui/admin, ``VIEW_DASHBOARD`` its
-    dashboard's counts, ``VIEW_SIGNING_KEYS`` the dashboard's signing keys and their algorithms.
+    dashboard's counts, ``VIEW_SIGNING_KEYS`` the dashboard's signing keys and their algorithms;
+    invitations (docs/reference/invitations.md): ``CREATE_INVITATION`` POST /invitations,
+    ``LIST_INVITATIONS`` GET /invitations, ``RESEND_INVITATION`` POST /invitations/{id}/resend,
+    ``REVOKE_INVITATION`` DELETE /invitations/{id}.
     """
 
     LIST_USERS = "list_users"
@@ -73,6 +76,10 @@ class Operation(enum.Enum):
     USE_ADMIN_CONSOLE = "use_admin_console"
     VIEW_DASHBOARD = "view_dashboard"
     VIEW_SIGNING_KEYS = "view_signing_keys"
+    CREATE_INVITATION = "create_invitation"
+    LIST_INVITATIONS = "list_invitations"
+    RESEND_INVITATION = "resend_invitation"
+    REVOKE_INVITATION = "revoke_invitation"
 
 
 REQUIRED_ROLE: Mapping[Operation, Role] = MappingProxyType(
@@ -105,6 +112,10 @@ REQUIRED_ROLE: Mapping[Operation, Role] = MappingProxyType(
         Operation.USE_ADMIN_CONSOLE: Role.ORG_ADMIN,
         Operation.VIEW_DASHBOARD: Role.ORG_ADMIN,
         Operation.VIEW_SIGNING_KEYS: Role.SUPERADMIN,
+        Operation.CREATE_INVITATION: Role.ORG_ADMIN,
+        Operation.LIST_INVITATIONS: Role.ORG_ADMIN,
+        Operation.RESEND_INVITATION: Role.ORG_ADMIN,
+        Operation.REVOKE_INVITATION: Role.ORG_ADMIN,
     }
 )
 """The lowest role allowed each operation (docs/reference/accounts.md "Who").

@@ -1,0 +1,2 @@
+-- Undo 0021_invitations.
+DROP TABLE invitations;
