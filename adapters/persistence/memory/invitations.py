@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 
 import attrs
@@ -31,13 +32,13 @@ class MemoryInvitationRepo(InvitationRepo):
 
     async def get(self, invitation_id: str) -> Invitation | None:
         """The invitation, or None."""
-        return self._s.view.invitations.get(invitation_id)  # type: ignore[no-any-return]
+        return self._s.view.invitations.get(invitation_id)
 
     async def find_by_token(self, token_hash: str) -> Invitation | None:
         """The invitation of this link, or None."""
         for invitation in self._s.view.invitations.values():
             if invitation.token_hash == token_hash:
-                return invitation  # type: ignore[no-any-return]
+                return invitation
         return None
 
     async def find_open(self, org_id: str, email: str, now: datetime) -> Invitation | None:
@@ -49,7 +50,7 @@ class MemoryInvitationRepo(InvitationRepo):
                 and invitation.email == email
                 and invitation.is_open(now)
             ):
-                return invitation  # type: ignore[no-any-return]
+                return invitation
         return None
 
     async def list_page(
@@ -63,11 +64,13 @@ class MemoryInvitationRepo(InvitationRepo):
         )  # fmt: skip
         return rows[: max(0, limit)]
 
-    def _change(self, invitation_id: str, **changes: object) -> Invitation | None:
-        found = self._s.view.invitations.get(invitation_id)
+    def _change(
+        self, invitation_id: str, change: Callable[[Invitation], Invitation]
+    ) -> Invitation | None:
+        found: Invitation | None = self._s.view.invitations.get(invitation_id)
         if found is None or found.state is not InvitationState.PENDING:
             return None
-        changed: Invitation = attrs.evolve(found, **changes)
+        changed = change(found)
         self._s.write("invitations")[invitation_id] = changed
         return changed
 
@@ -80,12 +83,15 @@ class MemoryInvitationRepo(InvitationRepo):
         if other is not None and other.id != invitation_id:
             raise Conflict("invitation exists")
         return self._change(
-            invitation_id, token_hash=token_hash, expires_at=expires_at, invited_by=invited_by
+            invitation_id,
+            lambda i: attrs.evolve(
+                i, token_hash=token_hash, expires_at=expires_at, invited_by=invited_by
+            ),
         )
 
     async def revoke(self, invitation_id: str) -> Invitation | None:
         """Revoke a pending invitation; None when it is not pending."""
-        return self._change(invitation_id, state=InvitationState.REVOKED)
+        return self._change(invitation_id, lambda i: attrs.evolve(i, state=InvitationState.REVOKED))
 
     async def accept(self, token_hash: str, user_id: str, now: datetime) -> Invitation | None:
         """Accept the live pending invitation of this link; None when there is none."""
@@ -93,4 +99,7 @@ class MemoryInvitationRepo(InvitationRepo):
         found = await self.find_by_token(token_hash)
         if found is None or not found.is_open(now):
             return None
-        return self._change(found.id, state=InvitationState.ACCEPTED, accepted_user_id=user_id)
+        return self._change(
+            found.id,
+            lambda i: attrs.evolve(i, state=InvitationState.ACCEPTED, accepted_user_id=user_id),
+        )
