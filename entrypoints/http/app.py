@@ -44,6 +44,7 @@ from entrypoints.http.middlewares import (
 )
 from entrypoints.http.openapi import ROUTE_SPECS
 from entrypoints.http.pages import federation as page_federation
+from entrypoints.http.pages import invitation as page_invitation
 from entrypoints.http.pages import logout as page_logout
 from entrypoints.http.pages import passkey_routes as page_passkeys
 from entrypoints.http.pages import recovery as page_recovery
@@ -184,6 +185,7 @@ def create_app(container: Container) -> web.Application:
         *page_routes.ROUTES,
         *page_logout.ROUTES,
         *page_recovery.ROUTES,
+        *page_invitation.ROUTES,
         *page_passkeys.ROUTES,
         *page_federation.ROUTES,
         *console_routes.ROUTES,
