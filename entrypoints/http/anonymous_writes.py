@@ -53,7 +53,8 @@ ANONYMOUS_WRITES: dict[tuple[str, str], AnonymousWrite] = {
 }
 """(method, path template) → how the route is limited: every route that anyone may call and
 that writes (a user, a ceremony, a reset or verification record, a failed-login or failed
-client-authentication audit row, a started federated login's state, an account from an invitation link)."""
+client-authentication audit row, a started federated login's state, an account from an
+invitation link)."""
 
 
 __all__ = ["ANONYMOUS_WRITES", "AnonymousWrite"]
