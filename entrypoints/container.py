@@ -304,6 +304,7 @@ class Container(Adapters):
     federated_login = use_case(
         telemetry, FederatedLogin, storage, upstream_client, token_issuer, bus, clock,
         auth_settings, federation_settings, providers.Object(normalize_email),
+        invitation_acceptance,
     )  # fmt: skip
     own_identities = use_case(telemetry, OwnIdentities, storage, bus, clock)
     #  The admin console (docs/reference/console.md): its caller from the hosted session; its

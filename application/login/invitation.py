@@ -84,12 +84,22 @@ class InvitationAcceptance:
     async def open(self, token: str) -> Invitation:
         """The pending, live invitation of the link ``token``. Raises ``InvalidInvitation`` for
         an unknown, expired, revoked or accepted one."""
-        digest = _digest(token)
+        return await self.open_hash(_digest(token))
+
+    async def open_hash(self, token_hash: str) -> Invitation:
+        """``open`` by the SHA-256 hex of the link's token (a federated acceptance keeps the
+        hash, never the token). Raises ``InvalidInvitation``."""
         async with self._storage.read() as uow:
-            found = await uow.invitations.find_by_token(digest)
+            found = await uow.invitations.find_by_token(token_hash)
         if found is None or not found.is_open(self._clock.now()):
             raise InvalidInvitation(_INVALID)
         return found
+
+    @staticmethod
+    def hash_of(token: str) -> str:
+        """The SHA-256 hex of a link's token, as stored. Raises ``InvalidInvitation`` for
+        something that cannot be a token (empty, too long)."""
+        return _digest(token)
 
     def new_user(self, invitation: Invitation, password_hash: str) -> User:
         """The account ``invitation`` creates: its email (verified), role and organization."""

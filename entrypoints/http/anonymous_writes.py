@@ -46,6 +46,7 @@ ANONYMOUS_WRITES: dict[tuple[str, str], AnonymousWrite] = {
     ("POST", "/ui/reset"): AnonymousWrite(give_back=True, page=True),
     ("POST", "/ui/verify"): AnonymousWrite(give_back=True, page=True),
     ("POST", "/ui/invitation"): AnonymousWrite(give_back=True, page=True),
+    ("POST", "/ui/invitation/federation"): AnonymousWrite(give_back=False, page=True),
     ("POST", "/ui/login/passkey"): AnonymousWrite(give_back=True),
     ("POST", "/ui/login/mfa/passkey/options"): AnonymousWrite(give_back=False),
     ("POST", "/ui/login/mfa/passkey"): AnonymousWrite(give_back=True),

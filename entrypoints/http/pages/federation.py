@@ -19,7 +19,9 @@ from application.login.federated import LoginNeeded
 from domain.errors import (
     AccountExists,
     DomainError,
+    EmailTaken,
     FederationNotAllowed,
+    InvalidInvitation,
     LastLoginMethod,
     NotFound,
     StorageFault,
@@ -28,6 +30,8 @@ from entrypoints.http.keys import CONTAINER
 from entrypoints.http.pages.federation_link import BROWSER as _BROWSER
 from entrypoints.http.pages.federation_link import confirm as confirm_link
 from entrypoints.http.pages.federation_link import link_offer_page
+from entrypoints.http.pages.invitation import LANDING, link_token
+from entrypoints.http.pages.invitation import refused as invitation_refused
 from entrypoints.http.pages.routes import forgot_url, passkeys_alone, provider_buttons, signed_in
 from entrypoints.http.pages.web import (
     cookie_name,
@@ -76,11 +80,13 @@ async def start(request: web.Request) -> web.Response:
 
 
 async def begin_at_provider(
-    request: web.Request, provider_id: str, return_to_param: str | None, link: bool
-) -> web.Response:
-    """Start a login (or, with ``link``, a link for the hosted session's user) at the
-    provider: 303 there with the browser cookie set; linking without a recent hosted login →
-    303 to /ui/login and back to /ui/account; 404 for an unknown or disabled provider."""
+    request: web.Request, provider_id: str, return_to_param: str | None, link: bool,
+    invitation_hash: str | None = None,
+) -> web.Response:  # fmt: skip
+    """Start a login (or, with ``link``, a link for the hosted session's user; with
+    ``invitation_hash``, the acceptance of that invitation) at the provider: 303 there with
+    the browser cookie set; linking without a recent hosted login → 303 to /ui/login and back
+    to /ui/account; 404 for an unknown or disabled provider."""
     container = request.app[CONTAINER]
     return_to = safe_return_to(return_to_param) or ("/ui/account" if link else "/ui/signed-in")
     browser = request.cookies.get(cookie_name(request, _BROWSER), "")
@@ -88,7 +94,11 @@ async def begin_at_provider(
         browser = secrets.token_urlsafe(32)
     try:
         url = await container.federated_login().begin(
-            provider_id, return_to, browser, (session_cookie(request) or "") if link else None
+            provider_id,
+            return_to,
+            browser,
+            (session_cookie(request) or "") if link else None,
+            invitation_hash,
         )
     except NotFound:
         return error_page(request, "There is no such sign-in provider.", 404)
@@ -103,6 +113,23 @@ async def begin_at_provider(
     ttl = container.federation_settings().current.state_ttl
     set_cookie(response, request, _BROWSER, browser, max_age=ttl)
     return response
+
+
+async def invitation_start(request: web.Request) -> web.Response:
+    """POST /ui/invitation/federation ``token``, ``provider``, ``csrf_token`` (the invitation
+    page's "Continue with …") → 303 to the provider for a login that accepts the invitation
+    (docs/reference/invitations.md), landing on /ui/account; the "not valid" page (400) for a
+    bad, expired, revoked or used link; 404 for an unknown provider; 403 on CSRF."""
+    form = await read_page_form(request)
+    if form is None or not csrf_ok(request, form):
+        return csrf_refused(request)
+    acceptance = request.app[CONTAINER].invitation_acceptance()
+    try:
+        invitation = await acceptance.open(link_token(form.get("token")))
+    except InvalidInvitation as e:
+        return invitation_refused(request, e)
+    return await begin_at_provider(request, form.get("provider", "")[:64], LANDING, link=False,
+                                   invitation_hash=invitation.token_hash)  # fmt: skip
 
 
 async def callback(request: web.Request) -> web.Response:
@@ -124,6 +151,8 @@ async def callback(request: web.Request) -> web.Response:
         )  # fmt: skip
     except NotFound:
         return error_page(request, "There is no such sign-in provider.", 404)
+    except (InvalidInvitation, EmailTaken) as e:
+        return invitation_refused(request, e)
     except AccountExists:
         return login_page_with(request, EXISTS.format(name=name), 409)
     except FederationNotAllowed:
@@ -220,6 +249,11 @@ ROUTES = [
               "The identity provider's redirect back",
               {200: _HTML, 303: "See other (303)", 400: _HTML, 403: _HTML, 404: _HTML,
                409: _HTML}, parameters=_PROVIDER, tag="ui", page=True),
+    RouteSpec("POST", "/ui/invitation/federation", invitation_start,
+              "Accept an invitation by signing in with an identity provider",
+              {303: "See other (303)", 400: _HTML, 403: _HTML, 404: _HTML, 429: _HTML},
+              request={"type": "object", "properties": {}},
+              media_type="application/x-www-form-urlencoded", tag="ui", page=True),
     RouteSpec("GET", "/ui/account", account_page, "The signed-in user's account page",
               {200: _HTML, 303: "See other (303)"}, tag="ui", page=True),
     RouteSpec("POST", "/ui/account/link", link, "Start linking an identity provider",

@@ -34,7 +34,9 @@ LANDING = "/ui/account"
 """Where an accepted invitation lands, signed in."""
 
 
-def _token(raw: str | None) -> str:
+def link_token(raw: str | None) -> str:
+    """The token a form or query carries, cut one past the longest a token may be (so that an
+    overlong one stays invalid)."""
     return (raw or "")[: MAX_TOKEN_LENGTH + 1]
 
 
@@ -70,7 +72,7 @@ def refused(request: web.Request, error: InvalidInvitation | EmailTaken) -> web.
 async def invitation_page(request: web.Request) -> web.Response:
     """GET /ui/invitation?token=<the link's token> → the organization, the email and the
     password form (and the providers); 400 page for a bad, expired, revoked or used link."""
-    token = _token(request.query.get("token"))
+    token = link_token(request.query.get("token"))
     try:
         invitation = await request.app[CONTAINER].invitation_acceptance().open(token)
     except InvalidInvitation as e:
@@ -87,7 +89,7 @@ async def accept(request: web.Request) -> web.Response:
         return csrf_refused(request)
     container = request.app[CONTAINER]
     acceptance = container.invitation_acceptance()
-    token = _token(form.get("token"))
+    token = link_token(form.get("token"))
     password = form.get("password", "")
     try:
         invitation = await acceptance.open(token)

@@ -1,7 +1,8 @@
 """Invitations over HTTP (docs/reference/invitations.md), on SQLite and PostgreSQL: an org_admin
 invites into its organization with a role and groups, the mail carries the link (never the
 answer), the invitee sets a password on /ui/invitation and lands signed in; the account has the
-role, organization and groups (/me); the refusals (role, scope, escalation, foreign groups,
+role, organization and groups (/me) — or signs in with another provider (the real
+oidc-provider), which creates the account with the identity linked; the refusals (role, scope, escalation, foreign groups,
 existing accounts) change nothing; a resent link voids the old one; a revoked, expired or used
 link creates nothing; the audit log records each step without the token."""
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import re
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,11 +30,12 @@ from tests.e2e.accounts_world import (
 from tests.e2e.accounts_world import base_env as base_env  # one key directory per module
 from tests.e2e.accounts_world import deployment as deployment  # once per storage backend
 from tests.e2e.accounts_world import shared_key_dir as shared_key_dir
+from tests.e2e.federation_helpers import callback, provider_toml, upstream, upstream_login
 from tests.e2e.helpers import MakeClient, assert_problem, bearer, container_of
 from tests.e2e.oidc_helpers import ISSUER, ORIGIN, csrf_of
 from tests.smtp import SmtpSink, smtp_env, smtp_server, text_of, token_of
 
-__all__ = ["smtp_server"]  # the fixture, for pytest
+__all__ = ["smtp_server", "upstream"]  # the fixtures, for pytest
 
 NEW = "new.person@example.com"
 NEW_PASSWORD = "a long enough passphrase"
@@ -251,3 +254,59 @@ async def test_page_refuses_a_password_mismatch_or_policy_without_spending_the_l
     assert (await client.post("/ui/invitation", data=no_csrf, headers=ORIGIN)).status == 403
     _, posted = await _accept(client, link)
     assert posted.status == 303
+
+
+async def test_a_federated_acceptance_creates_the_invited_account_with_the_identity(
+    make_client: MakeClient,
+    smtp_server: tuple[SmtpSink, int],
+    upstream: dict[str, str],
+    tmp_path: Path,
+) -> None:
+    """ "Continue with TestIdP" on the invitation page: the real oidc-provider's login, then the
+    callback creates the invited account (its email, verified; role; org; group) with the
+    identity linked, signed in on /ui/account; the link is spent. The same identity cannot
+    accept a second invitation: that one stays pending and creates nothing."""
+    sink, port = smtp_server
+    config = tmp_path / "authsvc.toml"
+    config.write_text(provider_toml(upstream))
+    client = await make_client(smtp_env(port), config_path=str(config))
+    world = await make_world(client)
+    admin = await log_in_as(world, "org_admin")
+    group = world.orgs["same"].group
+    await _invite(client, admin, email=NEW, role="org_admin", group_ids=[group])
+    link = token_of(await sink.wait_for(NEW))
+
+    async def accept_with_provider(link_token: str) -> Any:
+        page = await client.get("/ui/invitation", params={"token": link_token})
+        assert "Continue with TestIdP" in await page.text()
+        form = {"token": link_token, "provider": "test", "csrf_token": csrf_of(client)}
+        started = await client.post("/ui/invitation/federation", data=form, headers=ORIGIN,
+                                    allow_redirects=False)  # fmt: skip
+        assert started.status == 303, await started.text()
+        return await callback(client, await upstream_login(started.headers["Location"], "fedzoe"))
+
+    answer = await accept_with_provider(link)
+    assert answer.status == 303 and answer.headers["Location"] == "/ui/account"
+    account = await client.get("/ui/account", allow_redirects=False)
+    assert account.status == 200 and NEW in await account.text()
+    assert "Unlink TestIdP" in await account.text()
+    async with container_of(client).storage().read() as uow:
+        user = await uow.users.get_by_email(NEW)
+        assert user is not None
+        found = await uow.users.get_with_groups(user.id)
+        identities = await uow.identities.list_for_user(user.id)
+    assert found is not None and found[1] == [group]
+    assert (user.role.value, user.org_id, user.email_verified) == ("org_admin", HOME, True)
+    assert [(i.provider, i.subject, i.email_was_verified) for i in identities] == [
+        ("test", "fedzoe", True)]  # fmt: skip
+    page = await client.get("/ui/invitation", params={"token": link})
+    assert page.status == 400
+
+    other = "second.person@example.com"
+    await _invite(client, admin, email=other, role="viewer")
+    refused = await accept_with_provider(token_of(await sink.wait_for(other)))
+    assert refused.status == 409
+    listed = await (await client.get("/invitations", headers=bearer(admin))).json()
+    assert sorted(i["status"] for i in listed["items"]) == ["accepted", "pending"]
+    async with container_of(client).storage().read() as uow:
+        assert await uow.users.get_by_email(other) is None

@@ -20,3 +20,7 @@ CREATE TABLE invitations (
 );
 CREATE INDEX invitations_org_id_idx ON invitations (org_id, id);
 CREATE INDEX invitations_org_email_idx ON invitations (org_id, email);
+
+-- A login at another provider started from an invitation's page: the new account is the
+-- invitation's (SHA-256 hex of its link's token; NULL for any other login).
+ALTER TABLE federation_flows ADD COLUMN invitation_hash TEXT;
