@@ -10,7 +10,9 @@ invitations list; the mail arrives at the SMTP sink (``tests.smtp``); the invite
 link in another browser context, sees the organization and the email, sets a password and lands
 signed in on /ui/account; the JSON API shows the account with the role, organization and group.
 The used link, a link revoked from the console and an expired link each show the "not valid"
-page and create nothing; a resent invitation's old link too.
+page and create nothing; a resent invitation's old link too. And one federated acceptance:
+"Continue with TestIdP" on the invitation page, panva ``oidc-provider`` as the upstream
+(``tests.e2e.federation_helpers.upstream_process``), back on /ui/account with the identity.
 """
 
 from __future__ import annotations
@@ -30,9 +32,11 @@ from entrypoints.container import build_container
 from entrypoints.http.app import create_app
 from tests.e2e.accounts_world import HOME, World, log_in_as, login, make_world
 from tests.e2e.accounts_world import shared_key_dir as shared_key_dir  # one key per module
+from tests.e2e.federation_helpers import provider_toml, upstream_process
 from tests.e2e.helpers import PASSWORD, bearer, container_of
 from tests.e2e.servers import free_port
 from tests.e2e.walk import LOCALES, WIDTHS, Walk
+from tests.interop.driver import DevInteractions
 from tests.smtp import SmtpSink, smtp_env, smtp_server, token_of
 
 __all__ = ["smtp_server"]  # the fixture, for pytest
@@ -203,3 +207,55 @@ async def test_revoked_resent_and_expired_links_are_refused_in_the_browser(
     emails = {u["email"] for u in users["items"]}
     assert "resent@example.com" in emails
     assert not emails & {"revoked@example.com", "expired@example.com"}
+
+
+async def test_a_federated_acceptance_in_the_browser(
+    base_env: dict[str, str], shared_key_dir: Path, smtp_server: tuple[SmtpSink, int],
+    node_modules: Path, tmp_path: Path, browser: Browser, axe: str,
+) -> None:  # fmt: skip
+    """The invitee clicks "Continue with TestIdP" on the invitation page, signs in at panva
+    oidc-provider (devInteractions) and lands signed in on /ui/account with the identity
+    linked; the account has the invitation's role, organization and group (JSON API)."""
+    sink, smtp_port = smtp_server
+    port = free_port()
+    base = f"http://localhost:{port}"
+    with upstream_process(node_modules, f"{base}/federation/test/callback") as up:
+        config = tmp_path / "authsvc.toml"
+        config.write_text(provider_toml(up))
+        environ = {**base_env, **smtp_env(smtp_port), "AUTHSVC_AUTH__ISSUER": base,
+                   "AUTHSVC_AUTH__KEY_DIR": str(shared_key_dir)}  # fmt: skip
+        loaded = load_config(str(config), environ=environ)
+        app = create_app(build_container(loaded, config_path=str(config), environ=environ))
+        async with TestClient(TestServer(app, port=port)) as client:
+            world = await make_world(client)
+            admin = await log_in_as(world, "org_admin")
+            group = world.orgs["same"].group
+            resp = await client.post("/invitations", headers=bearer(admin), json={
+                "email": "fed@example.com", "role": "operator", "group_ids": [group]})  # fmt: skip
+            assert resp.status == 201
+            link = f"{base}/ui/invitation?token={token_of(await sink.wait_for('fed@example.com'))}"
+            person = await Walk.open(browser, axe, "invitee-federated", folder=FOLDER, width=390)
+            await person.page.goto(link)
+            await person.check("federated-invitation")
+            await person.page.get_by_role("button", name="Continue with TestIdP").click()
+            upstream = DevInteractions("fedzoe")
+            for _ in range(6):
+                if person.page.url.startswith(f"{base}/ui/account"):
+                    break
+                await person.page.wait_for_load_state()
+                action = await upstream.next_action(person.page)
+                if action is not None:
+                    await action()
+                    await person.page.wait_for_load_state()
+            await person.page.wait_for_url(f"{base}/ui/account")
+            body = await person.page.locator("body").inner_text()
+            assert "fed@example.com" in body and "Unlink TestIdP" in body, body
+            await person.check("federated-account")
+            users = await (await client.get("/users", headers=bearer(admin),
+                                            params={"limit": "200"})).json()  # fmt: skip
+            made = [u for u in users["items"] if u["email"] == "fed@example.com"]
+            assert [(u["role"], u["org_id"], u["email_verified"]) for u in made] == [
+                ("operator", HOME, True)]  # fmt: skip
+            detail = await (await client.get(f"/groups/{group}", headers=bearer(admin))).json()
+            assert made[0]["id"] in [m["id"] for m in detail["members"]]
+            assert person.console_errors == []
