@@ -36,7 +36,8 @@ name                                           labels                     from e
                                                password | disabled |
                                                password_reset |
                                                revoked | replaced
-``authsvc_emails_sent_total``                  ``kind`` = verify | reset, ``EmailSent``
+``authsvc_emails_sent_total``                  ``kind`` = verify | reset ``EmailSent``
+                                               | invitation,
                                                ``outcome`` = sent |
                                                failed | skipped
 ``authsvc_audit_write_failures_total``         ``type`` (an audit type,   ``AuditWriteFailed``

@@ -58,7 +58,8 @@ def compose_invitation(invitation: Invitation, token: str, issuer: str, ttl: int
 class InvitationMailer:
     """``application.accounts.invitations.InvitationMail``: ``mailer(invitation, token)`` posts
     the message to the ``Outbox`` (``auth.issuer`` and ``auth.invitation_ttl`` in force); never
-    raises. The outbox logs the invitation's id, never the link."""
+    raises. The outbox logs and publishes the invitation's id (its recipient has no user id yet),
+    never the link."""
 
     def __init__(self, outbox: Outbox, auth: Live[AuthSettings]) -> None:
         self._outbox = outbox
@@ -68,4 +69,4 @@ class InvitationMailer:
         """Post the invitation's message with the link of ``token``."""
         cfg = self._auth.current
         message = compose_invitation(invitation, token, cfg.issuer, cfg.invitation_ttl)
-        self._outbox.post(message, f"(invitation {invitation.id})")
+        self._outbox.post(message, invitation.id)
