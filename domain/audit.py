@@ -61,6 +61,10 @@ AUDIT_EVENT_TYPES = (
     "oauth.denied",
     "identity.linked",
     "identity.unlinked",
+    "invitation.created",
+    "invitation.resent",
+    "invitation.revoked",
+    "invitation.accepted",
 )
 """Every ``type`` an audit event can have (docs/reference/operations.md), in the contract's
 order."""

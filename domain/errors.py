@@ -258,3 +258,10 @@ class StorageFault(DomainError):
     def __init__(self, detail: str = "", retry_after: int = 1) -> None:
         self.retry_after = max(1, int(retry_after))
         super().__init__(detail or "the database is unavailable; retry later")
+
+
+class InvalidInvitation(DomainError):
+    """The invitation link is unknown, expired, revoked or used already
+    (docs/reference/invitations.md): one answer for every cause; nothing was created."""
+
+    code = "invalid_invitation"

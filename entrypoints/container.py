@@ -33,6 +33,12 @@ from adapters.federation.health import FederationHealth
 from adapters.health import ReadinessState
 from adapters.mfa.totp import PyotpTotp
 from adapters.webauthn.py_webauthn import PyWebAuthn
+from application.accounts.invitations import (
+    CreateInvitation,
+    ListInvitations,
+    ResendInvitation,
+    RevokeInvitation,
+)
 from application.accounts.search import SearchUsers
 from application.audit.housekeeping import PurgeExpired
 from application.audit.query import ListAuditEvents
@@ -47,6 +53,7 @@ from application.login.federated import FederatedLogin
 from application.login.federated_proof import FederatedProof
 from application.login.hosted import HostedLogin
 from application.login.hosted_account import HostedAccount
+from application.login.invitation import InvitationAcceptance
 from application.login.mfa_step import MfaLogin
 from application.login.passkey_step import PasskeyLogin
 from application.login.signup import SignUp
@@ -59,6 +66,7 @@ from application.passkeys.reauth import PasskeyProof
 from application.passkeys.registration import OwnPasskeys, PasskeyAdmin, PasskeyRegistration
 from application.recovery.email_change import EmailChange
 from application.recovery.email_links import EmailVerification, PasswordRecovery
+from application.recovery.invitation_mail import InvitationMailer
 from application.sessions.hosted import HostedPageCaller
 from application.sessions.tokens import SessionRotation, TokenIssuer
 from application.shared.address_limit import AddressRateLimiter
@@ -305,6 +313,21 @@ class Container(Adapters):
     )  # fmt: skip
     """The account pages' fresh-login rule (docs/reference/accounts.md)."""
 
+    # Invitations (docs/reference/invitations.md).
+    invitation_mailer = providers.Singleton(InvitationMailer, outbox, auth_settings)
+    create_invitation = use_case(
+        telemetry, CreateInvitation, storage, bus, clock, auth_settings,
+        providers.Object(normalize_email), invitation_mailer,
+    )  # fmt: skip
+    list_invitations = use_case(telemetry, ListInvitations, storage, clock)
+    resend_invitation = use_case(
+        telemetry, ResendInvitation, storage, bus, clock, auth_settings, invitation_mailer
+    )
+    revoke_invitation = use_case(telemetry, RevokeInvitation, storage, bus, clock)
+    invitation_acceptance = use_case(
+        telemetry, InvitationAcceptance, storage, hasher, bus, clock, auth_settings
+    )
+
     # Login with other identity providers (docs/reference/federation.md).
     federation_health = providers.Singleton(FederationHealth, upstream_client, federation_settings)
     """Readiness component ``federation``: the providers' discovery probed in the background
@@ -312,6 +335,7 @@ class Container(Adapters):
     federated_login = use_case(
         telemetry, FederatedLogin, storage, upstream_client, token_issuer, bus, clock,
         auth_settings, federation_settings, providers.Object(normalize_email),
+        invitation_acceptance,
     )  # fmt: skip
     own_identities = use_case(telemetry, OwnIdentities, storage, bus, clock)
     identity_providers = use_case(

@@ -24,6 +24,7 @@ import attrs
 import application.events.catalog as ev
 import application.events.clients as cev
 import application.events.federation as fev
+import application.events.invitations as iev
 import application.events.oidc as oev
 import application.events.passkeys as pev
 from application.ports import EventBus, Storage, UnitOfWork
@@ -240,6 +241,26 @@ _ROWS: dict[type[ev.Event], Callable[[Any], _Row | None]] = {
         e.user_id,
         e.user_id,
         details={"session_id": e.session_id, "client_id": e.client_id},
+    ),
+    iev.InvitationCreated: lambda e: _Row(
+        "invitation.created",
+        e.actor_id,
+        None,
+        e.org_id,
+        {"invitation_id": e.invitation_id, "role": e.role},
+    ),
+    iev.InvitationResent: lambda e: _Row(
+        "invitation.resent", e.actor_id, None, e.org_id, {"invitation_id": e.invitation_id}
+    ),
+    iev.InvitationRevoked: lambda e: _Row(
+        "invitation.revoked", e.actor_id, None, e.org_id, {"invitation_id": e.invitation_id}
+    ),
+    iev.InvitationAccepted: lambda e: _Row(
+        "invitation.accepted",
+        e.user_id,
+        e.user_id,
+        e.org_id,
+        {"invitation_id": e.invitation_id, "method": e.method},
     ),
     oev.ConsentRevoked: lambda e: _Row(
         "oauth.consent_revoked",

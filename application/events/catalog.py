@@ -247,9 +247,10 @@ class EmailChanged(Event):
 
 @attrs.frozen
 class EmailSent(Event):
-    """A message left (or failed to leave) the service: ``kind`` = ``verify`` | ``reset``,
-    ``outcome`` = ``sent`` | ``failed`` | ``skipped`` (``email.backend = "none"``). Carries
-    neither the address nor the link."""
+    """A message left (or failed to leave) the service: ``kind`` = ``verify`` | ``reset`` |
+    ``invitation``, ``outcome`` = ``sent`` | ``failed`` | ``skipped`` (``email.backend =
+    "none"``); ``user_id``: the recipient's user id — for an invitation, whose recipient has no
+    account yet, the invitation's id. Carries neither the address nor the link."""
 
     kind: str
     outcome: str

@@ -43,6 +43,7 @@ from application.ports.federation import (
     ProviderProbes,
     UpstreamClient,
 )
+from application.ports.invitations import InvitationRepo
 from application.ports.oidc import AuthorizationCodeStore, ConsentStore, HostedSessionStore
 from application.ports.records import AuditLog, ClientRepo, GroupRepo, MfaStore, PasskeyRepo
 from application.ports.services import (
@@ -75,6 +76,7 @@ __all__ = [
     "GroupRepo",
     "Hasher",
     "HostedSessionStore",
+    "InvitationRepo",
     "LoginAttempts",
     "MfaStore",
     "NewCredential",

@@ -167,6 +167,9 @@ class AuthSettings:
         default=86_400, validator=[_positive, v.le(2_592_000)]
     )
     """Seconds an email-verification link works (docs/reference/accounts.md)."""
+    invitation_ttl: int = attrs.field(default=604_800, validator=[_positive, v.le(2_592_000)])
+    """Seconds an invitation link works, from its sending or latest resending (1..30 days;
+    docs/reference/invitations.md)."""
     require_verified_email: bool = False
     """When true, an unverified user's login with the right password gets 403
     ``email_not_verified`` (docs/reference/accounts.md)."""

@@ -20,7 +20,9 @@ The order of the checks is fixed (docs/reference/accounts.md) and the same every
    own ``org_id``; anything outside gets ``NotFound`` (404), exactly as a missing resource does,
    so existence never leaks. superadmin acts across organizations.
 3. **Rules of the operation**: escalation (``check_role_change``), the last superadmin
-   (``check_last_superadmin``), a member's organization (``check_member_org``), a client's
+   (``check_last_superadmin``), a member's organization (``check_member_org``), an
+   invitation's role and groups (``invitation_org``, ``check_invitation_groups``,
+   ``check_invitation_change``), a client's
    audiences and scopes (``check_client_resources``), its first-party fields
    (``check_first_party_fields``).
 
@@ -66,6 +68,11 @@ from domain.policy.clients import (
 )
 from domain.policy.forward_auth import forward_auth_admits
 from domain.policy.freshness import login_is_recent
+from domain.policy.invitations import (
+    check_invitation_change,
+    check_invitation_groups,
+    invitation_org,
+)
 from domain.policy.operations import (
     ACTUATOR_REQUIRED_ROLE,
     REQUIRED_ROLE,
@@ -92,6 +99,8 @@ __all__ = [
     "can",
     "check_client_resources",
     "check_first_party_fields",
+    "check_invitation_change",
+    "check_invitation_groups",
     "check_keeps_a_superadmin",
     "check_last_superadmin",
     "check_member_org",
@@ -101,6 +110,7 @@ __all__ = [
     "consent_skippable",
     "forward_auth_admits",
     "in_scope",
+    "invitation_org",
     "list_scope",
     "login_is_recent",
     "may_set_first_party_fields",

@@ -46,6 +46,8 @@ ANONYMOUS_WRITES: dict[tuple[str, str], AnonymousWrite] = {
     ("POST", "/ui/forgot"): AnonymousWrite(give_back=False, page=True),
     ("POST", "/ui/reset"): AnonymousWrite(give_back=True, page=True),
     ("POST", "/ui/verify"): AnonymousWrite(give_back=True, page=True),
+    ("POST", "/ui/invitation"): AnonymousWrite(give_back=True, page=True),
+    ("POST", "/ui/invitation/federation"): AnonymousWrite(give_back=False, page=True),
     ("POST", "/ui/login/passkey"): AnonymousWrite(give_back=True),
     ("POST", "/ui/login/mfa/passkey/options"): AnonymousWrite(give_back=False),
     ("POST", "/ui/login/mfa/passkey"): AnonymousWrite(give_back=True),
@@ -53,7 +55,8 @@ ANONYMOUS_WRITES: dict[tuple[str, str], AnonymousWrite] = {
 }
 """(method, path template) → how the route is limited: every route that anyone may call and
 that writes (a user, a ceremony, a reset or verification record, a failed-login or failed
-client-authentication audit row, a started federated login's state)."""
+client-authentication audit row, a started federated login's state, an account from an
+invitation link)."""
 
 
 __all__ = ["ANONYMOUS_WRITES", "AnonymousWrite"]

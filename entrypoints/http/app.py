@@ -25,6 +25,7 @@ from entrypoints.http import (
     email_routes,
     federation_routes,
     forward_auth_routes,
+    invitation_routes,
     mfa_routes,
     oauth_routes,
     oidc_routes,
@@ -52,6 +53,7 @@ from entrypoints.http.pages import account_passkeys as page_account_passkeys
 from entrypoints.http.pages import account_security as page_account_security
 from entrypoints.http.pages import account_sessions as page_account_sessions
 from entrypoints.http.pages import federation as page_federation
+from entrypoints.http.pages import invitation as page_invitation
 from entrypoints.http.pages import logout as page_logout
 from entrypoints.http.pages import passkey_routes as page_passkeys
 from entrypoints.http.pages import recovery as page_recovery
@@ -187,6 +189,7 @@ def create_app(container: Container) -> web.Application:
         *federation_routes.ROUTES,
         *admin_routes.ROUTES,
         *audit_routes.ROUTES,
+        *invitation_routes.ROUTES,
         *client_routes.ROUTES,
         *oauth_routes.ROUTES,
         *oidc_routes.ROUTES,
@@ -194,6 +197,7 @@ def create_app(container: Container) -> web.Application:
         *page_logout.ROUTES,
         *page_recovery.ROUTES,
         *page_signup.ROUTES,
+        *page_invitation.ROUTES,
         *page_passkeys.ROUTES,
         *page_federation.ROUTES,
         *page_account.ROUTES,

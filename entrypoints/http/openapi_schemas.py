@@ -7,6 +7,7 @@ from typing import Any
 
 from application.shared.settings import ALGORITHMS
 from domain.audit import AUDIT_EVENT_TYPES
+from domain.invitations import InvitationStatus
 from domain.model import Role
 from entrypoints.http.requests import INT64_MAX, INT64_MIN
 
@@ -266,6 +267,28 @@ SCHEMAS: dict[str, Any] = {
         "type": "object",
         "properties": {"items": {"type": "array",
                                  "items": {"$ref": "#/components/schemas/AuditEvent"}},
+                       "next_cursor": {"type": ["string", "null"]}},
+    },
+    "Invitation": {
+        "type": "object",
+        "required": ["id", "org_id", "email", "role", "group_ids", "invited_by", "created_at",
+                     "expires_at", "status"],
+        "properties": {
+            "id": {"type": "string"},
+            "org_id": {"type": "string"},
+            "email": {"type": "string"},
+            "role": {"enum": [r.value for r in Role]},
+            "group_ids": {"type": "array", "items": {"type": "string"}},
+            "invited_by": {"type": "string"},
+            "created_at": {"type": "string", "format": "date-time"},
+            "expires_at": {"type": "string", "format": "date-time"},
+            "status": {"enum": [s.value for s in InvitationStatus]},
+        },
+    },
+    "InvitationPage": {
+        "type": "object",
+        "properties": {"items": {"type": "array",
+                                 "items": {"$ref": "#/components/schemas/Invitation"}},
                        "next_cursor": {"type": ["string", "null"]}},
     },
     "GroupPage": {

@@ -32,6 +32,7 @@ ALL = [
     "0017_client_all_organizations",
     "0018_federation_hardening",
     "0019_email_change",
+    "0021_invitations",
 ]
 EXPECTED_TABLES = {
     "users",
@@ -55,6 +56,7 @@ EXPECTED_TABLES = {
     "federated_identities",
     "federation_flows",
     "federation_nonces",
+    "invitations",
 }
 RUNNERS = 4
 

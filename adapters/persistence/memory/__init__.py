@@ -20,6 +20,7 @@ from adapters.persistence.memory.audit import MemoryAuditLog
 from adapters.persistence.memory.clients import MemoryClientRepo
 from adapters.persistence.memory.email_tokens import MemoryEmailTokenStore
 from adapters.persistence.memory.identities import MemoryFederatedIdentityRepo
+from adapters.persistence.memory.invitations import MemoryInvitationRepo
 from adapters.persistence.memory.mfa import MemoryMfaStore
 from adapters.persistence.memory.oidc import (
     MemoryAuthorizationCodeStore,
@@ -41,6 +42,7 @@ __all__ = [
     "MemoryEmailTokenStore",
     "MemoryGroupRepo",
     "MemoryHostedSessionStore",
+    "MemoryInvitationRepo",
     "MemoryLoginAttempts",
     "MemoryMfaStore",
     "MemoryPasskeyRepo",
@@ -74,6 +76,7 @@ class MemoryUnitOfWork(UnitOfWork):
         self.consents = MemoryConsentStore(stage)
         self.hosted_sessions = MemoryHostedSessionStore(stage)
         self.identities = MemoryFederatedIdentityRepo(stage)
+        self.invitations = MemoryInvitationRepo(stage)
 
     async def commit(self) -> None:
         """Publish every staged change at once."""

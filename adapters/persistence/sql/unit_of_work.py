@@ -8,6 +8,7 @@ from adapters.persistence.sql.stores.audit import SqlAuditLog
 from adapters.persistence.sql.stores.clients import SqlClientRepo
 from adapters.persistence.sql.stores.email_tokens import SqlEmailTokenStore
 from adapters.persistence.sql.stores.identities import SqlFederatedIdentityRepo
+from adapters.persistence.sql.stores.invitations import SqlInvitationRepo
 from adapters.persistence.sql.stores.mfa import SqlMfaStore
 from adapters.persistence.sql.stores.oidc import (
     SqlAuthorizationCodeStore,
@@ -43,6 +44,7 @@ class SqlUnitOfWork(UnitOfWork):
         self.consents = SqlConsentStore(unit)
         self.hosted_sessions = SqlHostedSessionStore(unit)
         self.identities = SqlFederatedIdentityRepo(unit)
+        self.invitations = SqlInvitationRepo(unit)
 
     async def commit(self) -> None:
         """Make every change of this unit durable at once."""

@@ -69,11 +69,15 @@ DONE = {
     "rotated": "A new secret is made.",
     "client_updated": "The client is changed.",
     "client_deleted": "The client is deleted.",
+    "invited": "The invitation is sent.",
+    "resent": "The invitation is sent again with a new link; the old link no longer works.",
+    "revoked": "The invitation is revoked; its link no longer works.",
 }
 """What a ``?done=`` key says on the page a change goes back to (unknown keys: nothing)."""
 NAV = (
     ("/ui/admin", "Dashboard"),
     ("/ui/admin/users", "Users"),
+    ("/ui/admin/invitations", "Invitations"),
     ("/ui/admin/groups", "Groups"),
     ("/ui/admin/clients", "OAuth clients"),
     ("/ui/admin/providers", "Identity providers"),
