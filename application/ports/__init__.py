@@ -35,6 +35,7 @@ from application.ports.crypto import (
     VerifiedAssertion,
     WebAuthn,
 )
+from application.ports.device import DeviceGrantStore
 from application.ports.federation import (
     FederatedIdentityRepo,
     FederationFailed,
@@ -59,6 +60,7 @@ __all__ = [
     "ClientRepo",
     "Clock",
     "ConsentStore",
+    "DeviceGrantStore",
     "DpopProof",
     "DpopVerifier",
     "EmailMessage",

@@ -10,6 +10,7 @@ from typing import Protocol
 import attrs
 
 from application.ports.accounts import EmailTokenStore, SessionStore, TokenStore, UserRepo
+from application.ports.device import DeviceGrantStore
 from application.ports.federation import FederatedIdentityRepo
 from application.ports.oidc import AuthorizationCodeStore, ConsentStore, HostedSessionStore
 from application.ports.records import AuditLog, ClientRepo, GroupRepo, MfaStore, PasskeyRepo
@@ -36,6 +37,7 @@ class UnitOfWork(Protocol):
     consents: ConsentStore
     hosted_sessions: HostedSessionStore
     identities: FederatedIdentityRepo
+    device_grants: DeviceGrantStore
 
     async def commit(self) -> None:
         """Make every change of this unit durable at once."""

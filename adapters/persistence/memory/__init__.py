@@ -18,6 +18,7 @@ from datetime import datetime, timedelta
 
 from adapters.persistence.memory.audit import MemoryAuditLog
 from adapters.persistence.memory.clients import MemoryClientRepo
+from adapters.persistence.memory.device import MemoryDeviceGrantStore
 from adapters.persistence.memory.email_tokens import MemoryEmailTokenStore
 from adapters.persistence.memory.identities import MemoryFederatedIdentityRepo
 from adapters.persistence.memory.mfa import MemoryMfaStore
@@ -38,6 +39,7 @@ __all__ = [
     "MemoryAuthorizationCodeStore",
     "MemoryClientRepo",
     "MemoryConsentStore",
+    "MemoryDeviceGrantStore",
     "MemoryEmailTokenStore",
     "MemoryGroupRepo",
     "MemoryHostedSessionStore",
@@ -74,6 +76,7 @@ class MemoryUnitOfWork(UnitOfWork):
         self.consents = MemoryConsentStore(stage)
         self.hosted_sessions = MemoryHostedSessionStore(stage)
         self.identities = MemoryFederatedIdentityRepo(stage)
+        self.device_grants = MemoryDeviceGrantStore(stage)
 
     async def commit(self) -> None:
         """Publish every staged change at once."""

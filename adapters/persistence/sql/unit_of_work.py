@@ -6,6 +6,7 @@ from __future__ import annotations
 from adapters.persistence.sql.queries import SqlUnit
 from adapters.persistence.sql.stores.audit import SqlAuditLog
 from adapters.persistence.sql.stores.clients import SqlClientRepo
+from adapters.persistence.sql.stores.device import SqlDeviceGrantStore
 from adapters.persistence.sql.stores.email_tokens import SqlEmailTokenStore
 from adapters.persistence.sql.stores.identities import SqlFederatedIdentityRepo
 from adapters.persistence.sql.stores.mfa import SqlMfaStore
@@ -43,6 +44,7 @@ class SqlUnitOfWork(UnitOfWork):
         self.consents = SqlConsentStore(unit)
         self.hosted_sessions = SqlHostedSessionStore(unit)
         self.identities = SqlFederatedIdentityRepo(unit)
+        self.device_grants = SqlDeviceGrantStore(unit)
 
     async def commit(self) -> None:
         """Make every change of this unit durable at once."""

@@ -1,0 +1,28 @@
+-- depends: 0018_federation_hardening
+-- The device authorization grant (RFC 8628, docs/reference/oauth-and-oidc.md). Times are INTEGER
+-- microseconds since the Unix epoch, UTC; scopes and amr are space-separated.
+
+-- Device grants, by the SHA-256 hex of the device code; found by the SHA-256 hex of the
+-- normalized user code. Status: pending, approved, denied, used (the tokens issued, once).
+CREATE TABLE oidc_device_grants (
+    device_code_hash TEXT    NOT NULL PRIMARY KEY,
+    user_code_hash   TEXT    NOT NULL UNIQUE,
+    client_id        TEXT    NOT NULL REFERENCES oauth_clients (id) ON DELETE CASCADE,
+    scopes           TEXT    NOT NULL,
+    created_at       INTEGER NOT NULL,
+    expires_at       INTEGER NOT NULL,
+    poll_interval    INTEGER NOT NULL,
+    last_polled_at   INTEGER,
+    status           TEXT    NOT NULL DEFAULT 'pending'
+        CHECK (status IN ('pending', 'approved', 'denied', 'used')),
+    user_id          TEXT REFERENCES users (id) ON DELETE CASCADE,
+    session_id       TEXT,
+    auth_time        INTEGER,
+    amr              TEXT    NOT NULL DEFAULT '',
+    acr              TEXT,
+    decided_at       INTEGER
+);
+CREATE INDEX oidc_device_grants_expires_at_idx ON oidc_device_grants (expires_at);
+CREATE INDEX oidc_device_grants_client_id_idx ON oidc_device_grants (client_id);
+CREATE INDEX oidc_device_grants_user_id_idx ON oidc_device_grants (user_id)
+    WHERE user_id IS NOT NULL;
