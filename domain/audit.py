@@ -58,6 +58,9 @@ AUDIT_EVENT_TYPES = (
     "oauth.denied",
     "identity.linked",
     "identity.unlinked",
+    "oauth.device_approved",
+    "oauth.device_denied",
+    "oauth.device_code_refused",
 )
 """Every ``type`` an audit event can have (docs/reference/operations.md), in the contract's
 order."""

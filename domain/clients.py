@@ -13,12 +13,18 @@ from datetime import datetime
 
 import attrs
 
+from domain.device import DEVICE_CODE_GRANT
 from domain.errors import FieldError, ValidationFailed
 
 SCOPE_TOKEN = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]{1,128}")
 """One scope: RFC 6749 section 3.3 ``scope-token`` (printable ASCII but space, ``"`` and
 ``\\``), at most 128 characters."""
-GRANT_TYPES = ("client_credentials", "authorization_code", "refresh_token")
+GRANT_TYPES = (
+    "client_credentials",
+    "authorization_code",
+    "refresh_token",
+    DEVICE_CODE_GRANT,
+)
 """The grants a client may hold (docs/reference/oauth-and-oidc.md), in this canonical order."""
 TOKEN_ENDPOINT_AUTH_METHODS = ("client_secret_basic", "client_secret_post", "none")
 """How a client authenticates at the token endpoint (RFC 7591 §2); ``none``: a public client."""

@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 from application.shared.checks import invalid
 from application.shared.settings import AuthSettings
 from domain.clients import GRANT_TYPES, TOKEN_ENDPOINT_AUTH_METHODS, Client
+from domain.device import DEVICE_CODE_GRANT
 from domain.oidc import MAX_REDIRECT_URI_LENGTH, redirect_uri_problem
 
 __all__ = [
@@ -116,7 +117,8 @@ def check_code_flow_values(values: dict[str, Any], settings: AuthSettings) -> di
 def check_code_flow_client(client: Client) -> None:
     """The rules across fields (docs/reference/oauth-and-oidc.md), on the client as it would be
     stored: the ``authorization_code`` grant needs at least one redirect URI (422 naming
-    ``redirect_uris``); ``refresh_token`` comes only with ``authorization_code``; a public client
+    ``redirect_uris``); ``refresh_token`` comes only with ``authorization_code`` or the device
+    code grant (RFC 8628); a public client
     authenticates with ``none`` and cannot hold ``client_credentials``; a confidential one never
     with ``none`` (422 naming ``token_endpoint_auth_method`` or ``grant_types``)."""
     grants = set(client.grant_types)
@@ -124,8 +126,8 @@ def check_code_flow_client(client: Client) -> None:
         raise invalid(
             "redirect_uris", "must hold at least one URI for the authorization_code grant"
         )
-    if "refresh_token" in grants and "authorization_code" not in grants:
-        raise invalid("grant_types", "refresh_token needs authorization_code")
+    if "refresh_token" in grants and not grants & {"authorization_code", DEVICE_CODE_GRANT}:
+        raise invalid("grant_types", "refresh_token needs authorization_code or device_code")
     if client.public:
         if client.token_endpoint_auth_method != _NONE:
             raise invalid("token_endpoint_auth_method", "must be none for a public client")
