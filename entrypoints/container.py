@@ -48,6 +48,8 @@ from application.login.passkey_step import PasskeyLogin
 from application.mfa.totp import MfaEnrolment, ResetUserMfa
 from application.oauth.code_client import CodeClientAuthenticator
 from application.oauth.code_exchange import CodeFlowGrants
+from application.oauth.device import DeviceFlow
+from application.oauth.device_verification import DeviceVerification
 from application.oauth.interaction import Authorize
 from application.oauth.userinfo import UserInfo
 from application.passkeys.reauth import PasskeyProof
@@ -268,6 +270,13 @@ class Container(Adapters):
         telemetry, CodeFlowGrants, storage, signer, bus, clock, auth_settings, oidc_settings,
         token_issuer, session_rotation,
     )  # fmt: skip
+    # The device authorization grant (RFC 8628; docs/reference/oauth-and-oidc.md).
+    device_flow = use_case(
+        telemetry, DeviceFlow, storage, clock, auth_settings, oidc_settings, code_flow_grants
+    )
+    device_verification = use_case(
+        telemetry, DeviceVerification, storage, bus, clock, oidc_settings, throttle
+    )
     userinfo = use_case(telemetry, UserInfo, storage, signer, auth_settings, dpop_verifier, clock)
     hosted_login = use_case(
         telemetry, HostedLogin, storage, auth_service, mfa_login, passkey_login, bus, clock,

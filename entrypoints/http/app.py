@@ -21,6 +21,7 @@ from entrypoints.http import (
     auth_routes,
     client_routes,
     consent_routes,
+    device_routes,
     email_routes,
     federation_routes,
     mfa_routes,
@@ -42,6 +43,7 @@ from entrypoints.http.middlewares import (
     tracing_middleware,
 )
 from entrypoints.http.openapi import ROUTE_SPECS
+from entrypoints.http.pages import device as page_device
 from entrypoints.http.pages import federation as page_federation
 from entrypoints.http.pages import logout as page_logout
 from entrypoints.http.pages import passkey_routes as page_passkeys
@@ -178,12 +180,14 @@ def create_app(container: Container) -> web.Application:
         *audit_routes.ROUTES,
         *client_routes.ROUTES,
         *oauth_routes.ROUTES,
+        *device_routes.ROUTES,
         *oidc_routes.ROUTES,
         *page_routes.ROUTES,
         *page_logout.ROUTES,
         *page_recovery.ROUTES,
         *page_passkeys.ROUTES,
         *page_federation.ROUTES,
+        *page_device.ROUTES,
         *console_routes.ROUTES,
         *assets.ROUTES,
         *wellknown_routes.ROUTES,

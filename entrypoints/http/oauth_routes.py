@@ -22,6 +22,7 @@ from urllib.parse import parse_qsl, unquote_plus
 from aiohttp import web
 
 from application.oauth.grants import OAuthError
+from domain.device import DEVICE_CODE_GRANT
 from domain.oidc import OIDC_SCOPES
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.requests import client_address, read_body, user_agent
@@ -30,7 +31,7 @@ from entrypoints.http.views import json_response
 
 NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 """RFC 6749 §5.1: token responses (and their errors) must not be cached."""
-_FORM = "application/x-www-form-urlencoded"
+FORM = "application/x-www-form-urlencoded"
 _MAX_PARAMS = 32
 
 
@@ -49,8 +50,8 @@ async def read_form(request: web.Request) -> dict[str, str]:
     """The form parameters of the request (RFC 6749 §3.2). Raises ``OAuthError``
     (``invalid_request``) for another Content-Type, a body that is not UTF-8 form data, a
     parameter given twice or more than 32 parameters."""
-    if request.content_type != _FORM:
-        raise OAuthError("invalid_request", f"the body must be {_FORM}")
+    if request.content_type != FORM:
+        raise OAuthError("invalid_request", f"the body must be {FORM}")
     raw = await read_body(request)
     try:
         pairs = parse_qsl(
@@ -92,7 +93,7 @@ def client_credentials(request: web.Request, form: dict[str, str]) -> tuple[str,
     return form["client_id"], form["client_secret"]
 
 
-def _oauth(handler: Callable[[web.Request], Awaitable[Any]]) -> Callable[..., Any]:
+def oauth_endpoint(handler: Callable[[web.Request], Awaitable[Any]]) -> Callable[..., Any]:
     """Answer the handler's JSON with ``Cache-Control: no-store`` (and ``DPoP-Nonce`` when the
     handler gives one as ``_dpop_nonce``), and ``OAuthError`` as RFC 6749 §5.2."""
 
@@ -114,7 +115,7 @@ def _oauth(handler: Callable[[web.Request], Awaitable[Any]]) -> Callable[..., An
     return wrapped
 
 
-@_oauth
+@oauth_endpoint
 async def token(request: web.Request) -> dict[str, Any]:
     """POST /oauth/token ``grant_type=client_credentials`` [``scope``] [``resource``] (and a
     ``DPoP`` header for a bound token) → 200 ``{"access_token", "token_type", "expires_in",
@@ -144,8 +145,9 @@ async def token(request: web.Request) -> dict[str, Any]:
             "_dpop_nonce": issued.dpop_nonce}  # fmt: skip
 
 
-CODE_FLOW_GRANTS = ("authorization_code", "refresh_token")
-"""The grants of the OpenID Connect provider (docs/reference/oauth-and-oidc.md)."""
+CODE_FLOW_GRANTS = ("authorization_code", "refresh_token", DEVICE_CODE_GRANT)
+"""The grants of the OpenID Connect provider (docs/reference/oauth-and-oidc.md; the device code
+grant of RFC 8628 ends in the same token response)."""
 
 
 def code_flow_client(request: web.Request, form: dict[str, str]) -> tuple[str, str | None, str]:
@@ -163,7 +165,8 @@ def code_flow_client(request: web.Request, form: dict[str, str]) -> tuple[str, s
 
 async def code_flow_token(request: web.Request, form: dict[str, str], grant: str) -> dict[str, Any]:
     """POST /oauth/token for ``authorization_code`` (``code``, ``redirect_uri``,
-    ``code_verifier``) or ``refresh_token`` (``refresh_token`` [``scope``]), with an optional
+    ``code_verifier``), ``refresh_token`` (``refresh_token`` [``scope``]) or the device code
+    grant (``device_code``, RFC 8628 §3.4), with an optional
     DPoP proof → the token response with ``id_token`` (OIDC Core §3.1.3.3)."""
     container = request.app[CONTAINER]
     client_id, secret, method = code_flow_client(request, form)
@@ -184,6 +187,13 @@ async def code_flow_token(request: web.Request, form: dict[str, str], grant: str
             client, form["code"], form.get("redirect_uri"), form.get("code_verifier"), jkt,
             user_agent(request), address,
         )  # fmt: skip
+    elif grant == DEVICE_CODE_GRANT:
+        if "device_code" not in form:
+            raise OAuthError("invalid_request", "device_code is required")
+        address = client_address(request, container.config().server.trusted_proxies)
+        issued = await container.device_flow().poll(
+            client, form["device_code"], jkt, user_agent(request), address
+        )
     else:
         if "refresh_token" not in form:
             raise OAuthError("invalid_request", "refresh_token is required")
@@ -197,7 +207,7 @@ async def code_flow_token(request: web.Request, form: dict[str, str], grant: str
     return body
 
 
-@_oauth
+@oauth_endpoint
 async def revoke(request: web.Request) -> None:
     """POST /oauth/revoke ``token`` [``token_type_hint``] → 200 (also for a token that is not
     the caller's, unknown or expired). The client authenticates with its secret (Basic or
@@ -209,7 +219,7 @@ async def revoke(request: web.Request) -> None:
     await request.app[CONTAINER].revocation()(client_id, secret, form["token"])
 
 
-@_oauth
+@oauth_endpoint
 async def introspect(request: web.Request) -> dict[str, Any]:
     """POST /oauth/introspect ``token`` → 200 RFC 7662 (``{"active": false}`` for anything
     the caller may not know about)."""
@@ -241,7 +251,13 @@ def endpoint_metadata(request: web.Request) -> dict[str, Any]:
         "revocation_endpoint": issuer + "/oauth/revoke",
         "introspection_endpoint": issuer + "/oauth/introspect",
         "jwks_uri": issuer + "/.well-known/jwks.json",
-        "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
+        "device_authorization_endpoint": issuer + "/oauth/device_authorization",
+        "grant_types_supported": [
+            "authorization_code",
+            "refresh_token",
+            "client_credentials",
+            DEVICE_CODE_GRANT,
+        ],
         "response_types_supported": ["code"],
         "response_modes_supported": ["query"],
         "code_challenge_methods_supported": ["S256"],
@@ -262,8 +278,11 @@ async def metadata(request: web.Request) -> web.Response:
     )
 
 
-_E = "OAuth error (RFC 6749 §5.2)"
-_AUTH = {"client_id": {"type": "string"}, "client_secret": {"type": "string"}}
+OAUTH_ERROR = "OAuth error (RFC 6749 §5.2)"
+"""The OpenAPI description of an RFC 6749 §5.2 error answer."""
+_E = OAUTH_ERROR
+CLIENT_AUTH_FORM = {"client_id": {"type": "string"}, "client_secret": {"type": "string"}}
+"""The form members of client authentication (OpenAPI)."""
 _TOKEN_FORM = {
     "type": "object",
     "required": ["grant_type"],
@@ -271,27 +290,28 @@ _TOKEN_FORM = {
                    "scope": {"type": "string"}, "resource": {"type": "string"},
                    "code": {"type": "string"}, "redirect_uri": {"type": "string"},
                    "code_verifier": {"type": "string"}, "refresh_token": {"type": "string"},
-                   **_AUTH},
+                   "device_code": {"type": "string"}, **CLIENT_AUTH_FORM},
 }  # fmt: skip
 _TOKEN_ONLY = {
     "type": "object",
     "required": ["token"],
-    "properties": {"token": {"type": "string"}, "token_type_hint": {"type": "string"}, **_AUTH},
+    "properties": {"token": {"type": "string"}, "token_type_hint": {"type": "string"},
+                   **CLIENT_AUTH_FORM},
 }  # fmt: skip
 
 ROUTES = [
     RouteSpec("POST", "/oauth/token", token,
               "Client credentials grant: an RFC 9068 access token for a client",
               {200: "OAuth token response (RFC 6749 §5.1)", 400: _E, 401: _E, 413: "Problem"},
-              request=_TOKEN_FORM, media_type=_FORM, tag="oauth-protocol"),
+              request=_TOKEN_FORM, media_type=FORM, tag="oauth-protocol"),
     RouteSpec("POST", "/oauth/revoke", revoke,
               "Revoke a client's access token or refresh token (RFC 7009)",
               {200: "Revoked (or nothing to revoke)", 400: _E, 401: _E, 413: "Problem"},
-              request=_TOKEN_ONLY, media_type=_FORM, tag="oauth-protocol"),
+              request=_TOKEN_ONLY, media_type=FORM, tag="oauth-protocol"),
     RouteSpec("POST", "/oauth/introspect", introspect,
               "Introspect a client access token (RFC 7662)",
               {200: "Introspection response", 400: _E, 401: _E, 413: "Problem"},
-              request=_TOKEN_ONLY, media_type=_FORM, tag="oauth-protocol"),
+              request=_TOKEN_ONLY, media_type=FORM, tag="oauth-protocol"),
     RouteSpec("GET", "/.well-known/oauth-authorization-server", metadata,
               "Authorization server metadata (RFC 8414)", {200: "Metadata"}, tag="discovery"),
 ]  # fmt: skip

@@ -266,7 +266,9 @@ async def test_metadata_lists_the_endpoints(client: TestClient) -> None:
         "authorization_code",
         "refresh_token",
         "client_credentials",
+        "urn:ietf:params:oauth:grant-type:device_code",
     ]
+    assert doc["device_authorization_endpoint"] == issuer + "/oauth/device_authorization"
     assert doc["response_types_supported"] == ["code"]
     assert doc["authorization_endpoint"] == issuer + "/oauth/authorize"
     assert set(doc["token_endpoint_auth_methods_supported"]) == {
