@@ -37,8 +37,9 @@ def add_client_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
                                                     "auth.default_org_id)")  # fmt: skip
     create.add_argument("--require-dpop", action="store_true", help="tokens only with DPoP")
     create.add_argument("--grant-type", action="append", default=None, metavar="GRANT",
-                        dest="grant_types", help="client_credentials, authorization_code or "
-                        "refresh_token (repeat; default client_credentials)")  # fmt: skip
+                        dest="grant_types", help="client_credentials, authorization_code, "
+                        "refresh_token or urn:ietf:params:oauth:grant-type:device_code (repeat; "
+                        "default client_credentials)")  # fmt: skip
     for flag, dest, text in (
         ("--redirect-uri", "redirect_uris", "a redirect URI of the code flow (repeat)"),
         ("--post-logout-redirect-uri", "post_logout_redirect_uris",

@@ -19,6 +19,7 @@ from typing import Any
 from aiohttp import web
 
 from application.ports import SealedSecretError
+from domain.clients import GRANT_TYPES
 from domain.errors import FieldError, ValidationFailed
 from domain.policy import FIRST_PARTY_FIELDS, Principal, may_set_first_party_fields
 from entrypoints.http.console.users import org_filter
@@ -30,7 +31,7 @@ from entrypoints.http.routing import path_id
 __all__ = ["ROUTES_TABLE"]
 
 PAGE_SIZE = 50
-GRANTS = ("client_credentials", "authorization_code", "refresh_token")
+GRANTS = GRANT_TYPES
 _SECRET_COOKIE = "new_secret"  # noqa: S105 - a cookie name
 _SECRET_TTL = 120
 
