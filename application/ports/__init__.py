@@ -42,6 +42,7 @@ from application.ports.federation import (
     UpstreamClient,
 )
 from application.ports.oidc import AuthorizationCodeStore, ConsentStore, HostedSessionStore
+from application.ports.pushed import PushedRequestStore
 from application.ports.records import AuditLog, ClientRepo, GroupRepo, MfaStore, PasskeyRepo
 from application.ports.services import (
     Clock,
@@ -78,6 +79,7 @@ __all__ = [
     "MfaStore",
     "NewCredential",
     "PasskeyRepo",
+    "PushedRequestStore",
     "RelyingParty",
     "SealedSecretError",
     "SecretSealer",

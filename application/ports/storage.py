@@ -13,6 +13,7 @@ from application.ports.accounts import EmailTokenStore, SessionStore, TokenStore
 from application.ports.device import DeviceGrantStore
 from application.ports.federation import FederatedIdentityRepo
 from application.ports.oidc import AuthorizationCodeStore, ConsentStore, HostedSessionStore
+from application.ports.pushed import PushedRequestStore
 from application.ports.records import AuditLog, ClientRepo, GroupRepo, MfaStore, PasskeyRepo
 
 
@@ -38,6 +39,7 @@ class UnitOfWork(Protocol):
     hosted_sessions: HostedSessionStore
     identities: FederatedIdentityRepo
     device_grants: DeviceGrantStore
+    pushed_requests: PushedRequestStore
 
     async def commit(self) -> None:
         """Make every change of this unit durable at once."""

@@ -56,6 +56,7 @@ EXPECTED_TABLES = {
     "federation_flows",
     "federation_nonces",
     "oidc_device_grants",
+    "oidc_pushed_requests",
 }
 RUNNERS = 4
 

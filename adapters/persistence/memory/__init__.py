@@ -28,6 +28,7 @@ from adapters.persistence.memory.oidc import (
     MemoryHostedSessionStore,
 )
 from adapters.persistence.memory.passkeys import MemoryPasskeyRepo
+from adapters.persistence.memory.pushed import MemoryPushedRequestStore
 from adapters.persistence.memory.tokens import MemorySessionStore, MemoryTokenStore
 from adapters.persistence.memory.unit import MemoryUnit, Tables
 from adapters.persistence.memory.users import MemoryGroupRepo, MemoryUserRepo
@@ -46,6 +47,7 @@ __all__ = [
     "MemoryLoginAttempts",
     "MemoryMfaStore",
     "MemoryPasskeyRepo",
+    "MemoryPushedRequestStore",
     "MemorySessionStore",
     "MemoryStorage",
     "MemoryTokenStore",
@@ -77,6 +79,7 @@ class MemoryUnitOfWork(UnitOfWork):
         self.hosted_sessions = MemoryHostedSessionStore(stage)
         self.identities = MemoryFederatedIdentityRepo(stage)
         self.device_grants = MemoryDeviceGrantStore(stage)
+        self.pushed_requests = MemoryPushedRequestStore(stage)
 
     async def commit(self) -> None:
         """Publish every staged change at once."""

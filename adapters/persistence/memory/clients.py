@@ -49,6 +49,10 @@ class MemoryClientRepo(ClientRepo):
                 "device_grants",
                 [k for k, g in view.device_grants.items() if g.client_id == client_id],
             ),
+            (
+                "pushed_requests",
+                [k for k, p in view.pushed_requests.items() if p.client_id == client_id],
+            ),
             ("sessions", list(sessions)),
             ("tokens", [k for k, t in view.tokens.items() if t.family_id in sessions]),
             ("hosted", [k for k, h in view.hosted.items() if h.session_id in sessions]),

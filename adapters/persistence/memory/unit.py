@@ -23,6 +23,7 @@ from domain.model import (
 )
 from domain.oidc import AuthorizationCode, Consent, HostedSession
 from domain.passkeys import Ceremony, Passkey
+from domain.pushed import PushedRequest
 
 
 class Tables:
@@ -62,6 +63,7 @@ class Tables:
         self.flows: dict[str, FederationFlow] = {}
         self.nonces: dict[tuple[str, str], datetime] = {}
         self.device_grants: dict[str, DeviceGrant] = {}
+        self.pushed_requests: dict[str, PushedRequest] = {}
 
 
 @attrs.frozen
@@ -80,7 +82,8 @@ class MemoryUnit:
     _TABLES = ("users", "tokens", "rotated", "sessions", "groups", "members", "email_tokens",
                "mfa_totp", "mfa_recovery", "mfa_challenges", "audit", "clients",
                "revoked", "dpop_proofs", "passkeys", "user_handles", "ceremonies", "codes",
-               "consents", "hosted", "identities", "flows", "nonces", "device_grants")  # fmt: skip
+               "consents", "hosted", "identities", "flows", "nonces", "device_grants",
+               "pushed_requests")  # fmt: skip
 
     def __init__(self, base: Tables) -> None:
         self._base = base

@@ -16,6 +16,7 @@ from adapters.persistence.sql.stores.oidc import (
     SqlHostedSessionStore,
 )
 from adapters.persistence.sql.stores.passkeys import SqlPasskeyRepo
+from adapters.persistence.sql.stores.pushed import SqlPushedRequestStore
 from adapters.persistence.sql.stores.tokens import SqlSessionStore, SqlTokenStore
 from adapters.persistence.sql.stores.users import SqlGroupRepo, SqlUserRepo
 from application.ports import UnitOfWork
@@ -45,6 +46,7 @@ class SqlUnitOfWork(UnitOfWork):
         self.hosted_sessions = SqlHostedSessionStore(unit)
         self.identities = SqlFederatedIdentityRepo(unit)
         self.device_grants = SqlDeviceGrantStore(unit)
+        self.pushed_requests = SqlPushedRequestStore(unit)
 
     async def commit(self) -> None:
         """Make every change of this unit durable at once."""
