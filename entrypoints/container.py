@@ -51,6 +51,7 @@ from application.oauth.code_exchange import CodeFlowGrants
 from application.oauth.device import DeviceFlow
 from application.oauth.device_verification import DeviceVerification
 from application.oauth.interaction import Authorize
+from application.oauth.pushed import PushedAuthorization
 from application.oauth.userinfo import UserInfo
 from application.passkeys.reauth import PasskeyProof
 from application.passkeys.registration import OwnPasskeys, PasskeyAdmin, PasskeyRegistration
@@ -277,6 +278,7 @@ class Container(Adapters):
     device_verification = use_case(
         telemetry, DeviceVerification, storage, bus, clock, oidc_settings, throttle
     )
+    pushed_authorization = use_case(telemetry, PushedAuthorization, storage, clock, oidc_settings)
     userinfo = use_case(telemetry, UserInfo, storage, signer, auth_settings, dpop_verifier, clock)
     hosted_login = use_case(
         telemetry, HostedLogin, storage, auth_service, mfa_login, passkey_login, bus, clock,

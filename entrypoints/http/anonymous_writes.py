@@ -41,6 +41,7 @@ ANONYMOUS_WRITES: dict[tuple[str, str], AnonymousWrite] = {
     ("POST", "/oauth/revoke"): AnonymousWrite(give_back=True, oauth=True),
     ("POST", "/oauth/introspect"): AnonymousWrite(give_back=True, oauth=True),
     ("POST", "/oauth/device_authorization"): AnonymousWrite(give_back=False, oauth=True),
+    ("POST", "/oauth/par"): AnonymousWrite(give_back=False, oauth=True),
     ("POST", "/ui/login"): AnonymousWrite(give_back=True, page=True),
     ("POST", "/ui/login/mfa"): AnonymousWrite(give_back=True, page=True),
     ("POST", "/ui/forgot"): AnonymousWrite(give_back=False, page=True),

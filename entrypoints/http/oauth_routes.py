@@ -252,6 +252,8 @@ def endpoint_metadata(request: web.Request) -> dict[str, Any]:
         "introspection_endpoint": issuer + "/oauth/introspect",
         "jwks_uri": issuer + "/.well-known/jwks.json",
         "device_authorization_endpoint": issuer + "/oauth/device_authorization",
+        "pushed_authorization_request_endpoint": issuer + "/oauth/par",
+        "require_pushed_authorization_requests": False,
         "grant_types_supported": [
             "authorization_code",
             "refresh_token",
