@@ -26,6 +26,7 @@ import application.oauth.consents as consents
 import application.oauth.grants as oauth
 import application.oauth.token_status as token_status
 import application.sessions.manage as sessions
+from adapters.crypto.client_assertions import JwtClientAssertions
 from adapters.crypto.dpop import JwtDpopVerifier
 from adapters.email_address import normalize_email
 from adapters.federation.client import HttpUpstreamClient
@@ -248,8 +249,11 @@ class Container(Adapters):
         telemetry, oauth.ClientCredentialsGrant, storage, bus, clock, signer, auth_settings,
         oauth_settings, client_authenticator, dpop_verifier, secret_sealer,
     )  # fmt: skip
+    client_assertions = providers.Singleton(JwtClientAssertions)
+    """``private_key_jwt`` assertions (RFC 7523) and the ``jwks_uri`` cache; closed with the
+    app."""
     code_client_authenticator = providers.Singleton(
-        CodeClientAuthenticator, storage, bus, clock, client_authenticator
+        CodeClientAuthenticator, storage, bus, clock, client_authenticator, client_assertions
     )
     revocation = use_case(
         telemetry, token_status.Revocation, storage, bus, clock, signer, auth_settings,

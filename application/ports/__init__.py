@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from application.ports.accounts import EmailTokenStore, SessionStore, TokenStore, UserRepo
 from application.ports.crypto import (
+    ClientAssertion,
+    ClientAssertionVerifier,
     DpopProof,
     DpopVerifier,
     Hasher,
@@ -58,6 +60,8 @@ __all__ = [
     "AttemptClaim",
     "AuditLog",
     "AuthorizationCodeStore",
+    "ClientAssertion",
+    "ClientAssertionVerifier",
     "ClientRepo",
     "Clock",
     "ConsentStore",

@@ -87,6 +87,7 @@ async def _resources(app: web.Application) -> AsyncIterator[None]:
             await close()
         await storage.close()
         await container.upstream_client().close()
+        await container.client_assertions().close()
         await asyncio.to_thread(container.telemetry().shutdown)
 
 

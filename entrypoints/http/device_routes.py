@@ -15,6 +15,7 @@ from entrypoints.http.oauth_routes import (
     CLIENT_AUTH_FORM,
     FORM,
     OAUTH_ERROR,
+    assertion_audiences,
     code_flow_client,
     oauth_endpoint,
     read_form,
@@ -29,7 +30,9 @@ async def device_authorization(request: web.Request) -> dict[str, Any]:
     form = await read_form(request)
     container = request.app[CONTAINER]
     client_id, secret, method = code_flow_client(request, form)
-    client = await container.code_client_authenticator().authenticate(client_id, secret, method)
+    client = await container.code_client_authenticator().authenticate(
+        client_id, secret, method, assertion_audiences(request, "/oauth/device_authorization")
+    )
     started = await container.device_flow().start(client, form.get("scope"))
     return {
         "device_code": started.device_code,

@@ -21,7 +21,9 @@ from urllib.parse import parse_qsl, unquote_plus
 
 from aiohttp import web
 
+from application.oauth.code_client import JWT_BEARER, PRIVATE_KEY_JWT
 from application.oauth.grants import OAuthError
+from domain.clients import Client
 from domain.device import DEVICE_CODE_GRANT
 from domain.oidc import OIDC_SCOPES
 from entrypoints.http.keys import CONTAINER
@@ -33,6 +35,16 @@ NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 """RFC 6749 §5.1: token responses (and their errors) must not be cached."""
 FORM = "application/x-www-form-urlencoded"
 _MAX_PARAMS = 32
+
+
+def assertion_audiences(request: web.Request, path: str) -> tuple[str, ...]:
+    """The ``aud`` values a ``private_key_jwt`` assertion may name at the endpoint ``path``
+    (docs/reference/oauth-and-oidc.md): the issuer (as configured and without a trailing
+    slash), the token endpoint and the endpoint itself, all under ``auth.issuer`` — never a URL
+    built from the request's ``Host``."""
+    configured = request.app[CONTAINER].auth_settings().current.issuer
+    base = configured.rstrip("/")
+    return tuple(dict.fromkeys((configured, base, base + "/oauth/token", base + path)))
 
 
 def oauth_error(error: OAuthError) -> web.Response:
@@ -152,8 +164,17 @@ grant of RFC 8628 ends in the same token response)."""
 
 def code_flow_client(request: web.Request, form: dict[str, str]) -> tuple[str, str | None, str]:
     """``(client_id, secret, method)``: HTTP Basic (``client_secret_basic``), ``client_id`` +
-    ``client_secret`` in the form (``client_secret_post``), or ``client_id`` alone (``none``,
-    a public client). Raises ``OAuthError`` like ``client_credentials``."""
+    ``client_secret`` in the form (``client_secret_post``), ``client_assertion_type`` (RFC
+    7523's ``jwt-bearer``) + ``client_assertion`` [+ ``client_id``] (``private_key_jwt``: the
+    assertion stands as ``secret``, ``client_id`` may be empty), or ``client_id`` alone
+    (``none``, a public client). Raises ``OAuthError`` like ``client_credentials``; two ways
+    at once or another assertion type → ``invalid_request``."""
+    if "client_assertion" in form or "client_assertion_type" in form:
+        if "Authorization" in request.headers or "client_secret" in form:
+            raise OAuthError("invalid_request", "authenticate the client one way only")
+        if form.get("client_assertion_type") != JWT_BEARER or not form.get("client_assertion"):
+            raise OAuthError("invalid_request", f"client_assertion_type must be {JWT_BEARER}")
+        return form.get("client_id", ""), form["client_assertion"], PRIVATE_KEY_JWT
     if "Authorization" in request.headers or "client_secret" in form:
         client_id, secret = client_credentials(request, form)
         method = "client_secret_post" if "client_secret" in form else "client_secret_basic"
@@ -170,7 +191,9 @@ async def code_flow_token(request: web.Request, form: dict[str, str], grant: str
     DPoP proof → the token response with ``id_token`` (OIDC Core §3.1.3.3)."""
     container = request.app[CONTAINER]
     client_id, secret, method = code_flow_client(request, form)
-    client = await container.code_client_authenticator().authenticate(client_id, secret, method)
+    client = await container.code_client_authenticator().authenticate(
+        client_id, secret, method, assertion_audiences(request, "/oauth/token")
+    )
     proofs = request.headers.getall("DPoP", [])
     if len(proofs) > 1:
         raise OAuthError("invalid_dpop_proof", "one DPoP header at most")
@@ -213,10 +236,11 @@ async def revoke(request: web.Request) -> None:
     the caller's, unknown or expired). The client authenticates with its secret (Basic or
     form) or, a public client, with ``client_id`` alone (RFC 7009 §2.1)."""
     form = await read_form(request)
-    client_id, secret, _ = code_flow_client(request, form)
+    client_id, secret, method = code_flow_client(request, form)
     if "token" not in form:
         raise OAuthError("invalid_request", "token is required")
-    await request.app[CONTAINER].revocation()(client_id, secret, form["token"])
+    client = await _by_assertion(request, client_id, secret, method, "/oauth/revoke")
+    await request.app[CONTAINER].revocation()(client_id, secret, form["token"], client=client)
 
 
 @oauth_endpoint
@@ -224,13 +248,31 @@ async def introspect(request: web.Request) -> dict[str, Any]:
     """POST /oauth/introspect ``token`` → 200 RFC 7662 (``{"active": false}`` for anything
     the caller may not know about)."""
     form = await read_form(request)
-    client_id, secret = client_credentials(request, form)
+    if "client_assertion" in form or "client_assertion_type" in form:
+        client_id, secret, method = code_flow_client(request, form)
+    else:
+        (client_id, secret), method = client_credentials(request, form), "client_secret"
     if "token" not in form:
         raise OAuthError("invalid_request", "token is required")
+    client = await _by_assertion(request, client_id, secret, method, "/oauth/introspect")
     answer: dict[str, Any] = await request.app[CONTAINER].introspection()(
-        client_id, secret, form["token"]
+        client_id, secret or "", form["token"], client=client
     )
     return answer
+
+
+async def _by_assertion(
+    request: web.Request, client_id: str, assertion: str | None, method: str, path: str
+) -> Client | None:
+    """The client a ``private_key_jwt`` assertion authenticates (RFC 7523), or None for the
+    other methods (the use case authenticates those itself)."""
+    if method != PRIVATE_KEY_JWT:
+        return None
+    authenticator = request.app[CONTAINER].code_client_authenticator()
+    client: Client = await authenticator.authenticate(
+        client_id, assertion, method, assertion_audiences(request, path)
+    )
+    return client
 
 
 def endpoint_metadata(request: web.Request) -> dict[str, Any]:
@@ -242,6 +284,7 @@ def endpoint_metadata(request: web.Request) -> dict[str, Any]:
     issuer = configured.rstrip("/")
     algs = sorted({key["alg"] for key in container.signer().jwks()["keys"]})
     methods = ["client_secret_basic", "client_secret_post"]
+    assertion_algs = container.client_assertions().algorithms
     return {
         "issuer": configured,
         "authorization_endpoint": issuer + "/oauth/authorize",
@@ -265,9 +308,10 @@ def endpoint_metadata(request: web.Request) -> dict[str, Any]:
         "code_challenge_methods_supported": ["S256"],
         "authorization_response_iss_parameter_supported": True,
         "scopes_supported": [*OIDC_SCOPES, "authsvc"],
-        "token_endpoint_auth_methods_supported": [*methods, "none"],
-        "revocation_endpoint_auth_methods_supported": [*methods, "none"],
-        "introspection_endpoint_auth_methods_supported": methods,
+        "token_endpoint_auth_methods_supported": [*methods, "none", PRIVATE_KEY_JWT],
+        "token_endpoint_auth_signing_alg_values_supported": list(assertion_algs),
+        "revocation_endpoint_auth_methods_supported": [*methods, "none", PRIVATE_KEY_JWT],
+        "introspection_endpoint_auth_methods_supported": [*methods, PRIVATE_KEY_JWT],
         "access_token_signing_alg_values_supported": algs,
         "dpop_signing_alg_values_supported": list(container.dpop_verifier().algorithms),
     }

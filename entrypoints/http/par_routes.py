@@ -14,6 +14,7 @@ from entrypoints.http.oauth_routes import (
     FORM,
     NO_STORE,
     OAUTH_ERROR,
+    assertion_audiences,
     code_flow_client,
     oauth_error,
     read_form,
@@ -34,7 +35,8 @@ async def pushed_authorization_request(request: web.Request) -> web.Response:
         auth_form = {k: v for k, v in form.items() if not (basic and k == "client_id")}
         client_id, secret, method = code_flow_client(request, auth_form)
         authenticator = container.code_client_authenticator()
-        client = await authenticator.authenticate(client_id, secret, method)
+        audiences = assertion_audiences(request, "/oauth/par")
+        client = await authenticator.authenticate(client_id, secret, method, audiences)
         uri, expires_in = await container.pushed_authorization().push(client, list(form.items()))
     except OAuthError as e:
         return oauth_error(e)

@@ -275,7 +275,9 @@ async def test_metadata_lists_the_endpoints(client: TestClient) -> None:
         "client_secret_basic",
         "client_secret_post",
         "none",
+        "private_key_jwt",
     }
+    assert "none" not in doc["token_endpoint_auth_signing_alg_values_supported"]
 
 
 async def test_code_flow_fields_are_registered_shown_and_checked(make_client: MakeClient) -> None:
