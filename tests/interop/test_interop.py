@@ -145,6 +145,9 @@ DEVICE_CHECKS = {"discovery", "device_authorization", "second_device_authorizati
 PAR_CHECKS = {"discovery", "pushed_authorization_request", "authorization_code_grant",
               "without_par_refused"}  # fmt: skip
 """What ``rp_par.mjs`` checks."""
+O4W_DEVICE_CHECKS = {"discovery", "device_authorization", "authorization_pending", "slow_down",
+                     "device_code_grant", "id_token_claims", "used_once"}  # fmt: skip
+"""What ``rp_o4w_device.mjs`` checks."""
 CLIENTS: dict[str, dict[str, Any]] = {
     # A first-party server app: a secret, no consent page.
     "confidential": {"public": False, "token_endpoint_auth_method": "client_secret_basic",
@@ -306,8 +309,9 @@ async def test_device_flow_par_and_private_key_jwt_against_authsvc(
 ) -> None:
     """openid-client runs the device flow (the user approves on /ui/device in Chromium while the
     library polls; ``slow_down`` and ``expired_token`` seen) and, as a ``private_key_jwt``
-    client that requires PAR, the code flow through ``/oauth/par`` — refused without it
-    (docs/reference/oauth-and-oidc.md)."""
+    client that requires PAR, the code flow through ``/oauth/par`` — refused without it;
+    oauth4webapi runs the device flow step by step (docs/reference/oauth-and-oidc.md). The
+    three run at once, each in its own browser profile."""
     user_id, _ = await registered(authsvc.base)
     device, par, private_jwk = await device_and_par_clients(authsvc.base)
     steps = HostedPages(USER, PASSWORD)
@@ -316,15 +320,20 @@ async def test_device_flow_par_and_private_key_jwt_against_authsvc(
                   "DEVICE_CODE_TTL": str(DEVICE_CODE_TTL)}  # fmt: skip
     par_env = {"ISSUER": base, "CLIENT_ID": par["client_id"], "PRIVATE_JWK": private_jwk,
                "REDIRECT_URI": REDIRECT_URI}  # fmt: skip
+    o4w_env = {"ISSUER": base, "CLIENT_ID": device["client_id"]}
     async with chromium_browser(chromium) as browser:
-        (device_run, device_agent), (par_run, par_agent) = await asyncio.gather(
+        (device_run, device_agent), (par_run, par_agent), (o4w_run, o4w_agent) = await asyncio.gather(
             in_browser(browser, steps, lambda a: run_script(node_modules, "rp_device.mjs",
                                                             device_env, a)),
             in_browser(browser, steps, lambda a: run_script(node_modules, "rp_par.mjs",
                                                             par_env, a)),
+            in_browser(browser, steps, lambda a: run_script(node_modules, "rp_o4w_device.mjs",
+                                                            o4w_env, a)),
         )  # fmt: skip
     assert_all_passed(device_run, device_agent, DEVICE_CHECKS, authsvc)
     assert device_run.result["id_token_claims"]["sub"] == user_id
     assert "/ui/device/done?result=approved" in device_run.result["browser_ended_on"]
     assert_all_passed(par_run, par_agent, PAR_CHECKS, authsvc)
     assert par_run.result["id_token_claims"]["sub"] == user_id
+    assert_all_passed(o4w_run, o4w_agent, O4W_DEVICE_CHECKS, authsvc)
+    assert o4w_run.result["id_token_claims"]["sub"] == user_id
