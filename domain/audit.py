@@ -65,6 +65,9 @@ AUDIT_EVENT_TYPES = (
     "invitation.resent",
     "invitation.revoked",
     "invitation.accepted",
+    "oauth.device_approved",
+    "oauth.device_denied",
+    "oauth.device_code_refused",
 )
 """Every ``type`` an audit event can have (docs/reference/operations.md), in the contract's
 order."""

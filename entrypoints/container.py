@@ -26,6 +26,7 @@ import application.oauth.consents as consents
 import application.oauth.grants as oauth
 import application.oauth.token_status as token_status
 import application.sessions.manage as sessions
+from adapters.crypto.client_assertions import JwtClientAssertions
 from adapters.crypto.dpop import JwtDpopVerifier
 from adapters.email_address import normalize_email
 from adapters.federation.client import HttpUpstreamClient
@@ -60,7 +61,10 @@ from application.login.signup import SignUp
 from application.mfa.totp import MfaEnrolment, ResetUserMfa
 from application.oauth.code_client import CodeClientAuthenticator
 from application.oauth.code_exchange import CodeFlowGrants
+from application.oauth.device import DeviceFlow
+from application.oauth.device_verification import DeviceVerification
 from application.oauth.interaction import Authorize
+from application.oauth.pushed import PushedAuthorization
 from application.oauth.userinfo import UserInfo
 from application.passkeys.reauth import PasskeyProof
 from application.passkeys.registration import OwnPasskeys, PasskeyAdmin, PasskeyRegistration
@@ -273,8 +277,11 @@ class Container(Adapters):
         telemetry, oauth.ClientCredentialsGrant, storage, bus, clock, signer, auth_settings,
         oauth_settings, client_authenticator, dpop_verifier, secret_sealer,
     )  # fmt: skip
+    client_assertions = providers.Singleton(JwtClientAssertions)
+    """``private_key_jwt`` assertions (RFC 7523) and the ``jwks_uri`` cache; closed with the
+    app."""
     code_client_authenticator = providers.Singleton(
-        CodeClientAuthenticator, storage, bus, clock, client_authenticator
+        CodeClientAuthenticator, storage, bus, clock, client_authenticator, client_assertions
     )
     revocation = use_case(
         telemetry, token_status.Revocation, storage, bus, clock, signer, auth_settings,
@@ -296,6 +303,14 @@ class Container(Adapters):
         telemetry, CodeFlowGrants, storage, signer, bus, clock, auth_settings, oidc_settings,
         token_issuer, session_rotation,
     )  # fmt: skip
+    # The device authorization grant (RFC 8628; docs/reference/oauth-and-oidc.md).
+    device_flow = use_case(
+        telemetry, DeviceFlow, storage, clock, auth_settings, oidc_settings, code_flow_grants
+    )
+    device_verification = use_case(
+        telemetry, DeviceVerification, storage, bus, clock, oidc_settings, throttle
+    )
+    pushed_authorization = use_case(telemetry, PushedAuthorization, storage, clock, oidc_settings)
     userinfo = use_case(telemetry, UserInfo, storage, signer, auth_settings, dpop_verifier, clock)
     hosted_login = use_case(
         telemetry, HostedLogin, storage, auth_service, mfa_login, passkey_login, bus, clock,

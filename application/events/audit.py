@@ -221,6 +221,15 @@ _ROWS: dict[type[ev.Event], Callable[[Any], _Row | None]] = {
         e.user_id,
         details={"client_id": e.client_id, "reason": e.reason},
     ),
+    oev.DeviceDecided: lambda e: _Row(
+        "oauth.device_approved" if e.approved else "oauth.device_denied",
+        e.user_id,
+        e.user_id,
+        details={"client_id": e.client_id, "scope": e.scope, "session_id": e.session_id},
+    ),
+    oev.DeviceUserCodeRefused: lambda e: _Row(
+        "oauth.device_code_refused", e.user_id, e.user_id, details={}
+    ),
     oev.CodeReused: lambda e: _Row(
         "oauth.code_reused",
         None,

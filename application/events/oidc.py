@@ -13,6 +13,8 @@ __all__ = [
     "CodeReused",
     "ConsentDecided",
     "ConsentRevoked",
+    "DeviceDecided",
+    "DeviceUserCodeRefused",
     "OidcLogout",
 ]
 
@@ -78,3 +80,24 @@ class ConsentRevoked(Event):
     user_id: str
     client_id: str
     sessions_ended: int
+
+
+@attrs.frozen
+class DeviceDecided(Event):
+    """``user_id`` approved (``approved``) or denied the device authorization request of
+    ``client_id`` for ``scope`` at ``/ui/device`` (RFC 8628 §3.3), signed in by the hosted
+    session ``session_id``."""
+
+    user_id: str
+    client_id: str
+    scope: str
+    approved: bool
+    session_id: str
+
+
+@attrs.frozen
+class DeviceUserCodeRefused(Event):
+    """A user code entered at ``/ui/device`` was wrong, expired or already decided (``user_id``:
+    who was signed in). Never the code itself."""
+
+    user_id: str

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from application.ports.accounts import EmailTokenStore, SessionStore, TokenStore, UserRepo
 from application.ports.crypto import (
+    ClientAssertion,
+    ClientAssertionVerifier,
     DpopProof,
     DpopVerifier,
     Hasher,
@@ -35,6 +37,7 @@ from application.ports.crypto import (
     VerifiedAssertion,
     WebAuthn,
 )
+from application.ports.device import DeviceGrantStore
 from application.ports.federation import (
     FederatedIdentityRepo,
     FederationFailed,
@@ -45,6 +48,7 @@ from application.ports.federation import (
 )
 from application.ports.invitations import InvitationRepo
 from application.ports.oidc import AuthorizationCodeStore, ConsentStore, HostedSessionStore
+from application.ports.pushed import PushedRequestStore
 from application.ports.records import AuditLog, ClientRepo, GroupRepo, MfaStore, PasskeyRepo
 from application.ports.services import (
     Clock,
@@ -60,9 +64,12 @@ __all__ = [
     "AttemptClaim",
     "AuditLog",
     "AuthorizationCodeStore",
+    "ClientAssertion",
+    "ClientAssertionVerifier",
     "ClientRepo",
     "Clock",
     "ConsentStore",
+    "DeviceGrantStore",
     "DpopProof",
     "DpopVerifier",
     "EmailMessage",
@@ -84,6 +91,7 @@ __all__ = [
     "ProbeState",
     "ProviderProbe",
     "ProviderProbes",
+    "PushedRequestStore",
     "RelyingParty",
     "SealedSecretError",
     "SecretSealer",

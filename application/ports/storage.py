@@ -10,9 +10,11 @@ from typing import Protocol
 import attrs
 
 from application.ports.accounts import EmailTokenStore, SessionStore, TokenStore, UserRepo
+from application.ports.device import DeviceGrantStore
 from application.ports.federation import FederatedIdentityRepo
 from application.ports.invitations import InvitationRepo
 from application.ports.oidc import AuthorizationCodeStore, ConsentStore, HostedSessionStore
+from application.ports.pushed import PushedRequestStore
 from application.ports.records import AuditLog, ClientRepo, GroupRepo, MfaStore, PasskeyRepo
 
 
@@ -38,6 +40,8 @@ class UnitOfWork(Protocol):
     hosted_sessions: HostedSessionStore
     identities: FederatedIdentityRepo
     invitations: InvitationRepo
+    device_grants: DeviceGrantStore
+    pushed_requests: PushedRequestStore
 
     async def commit(self) -> None:
         """Make every change of this unit durable at once."""

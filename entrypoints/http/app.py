@@ -21,6 +21,7 @@ from entrypoints.http import (
     auth_routes,
     client_routes,
     consent_routes,
+    device_routes,
     email_change_routes,
     email_routes,
     federation_routes,
@@ -29,6 +30,7 @@ from entrypoints.http import (
     mfa_routes,
     oauth_routes,
     oidc_routes,
+    par_routes,
     passkey_routes,
     session_routes,
     wellknown_routes,
@@ -52,6 +54,7 @@ from entrypoints.http.pages import account_mfa as page_account_mfa
 from entrypoints.http.pages import account_passkeys as page_account_passkeys
 from entrypoints.http.pages import account_security as page_account_security
 from entrypoints.http.pages import account_sessions as page_account_sessions
+from entrypoints.http.pages import device as page_device
 from entrypoints.http.pages import federation as page_federation
 from entrypoints.http.pages import invitation as page_invitation
 from entrypoints.http.pages import logout as page_logout
@@ -96,6 +99,7 @@ async def _resources(app: web.Application) -> AsyncIterator[None]:
             await close()
         await storage.close()
         await container.upstream_client().close()
+        await container.client_assertions().close()
         await asyncio.to_thread(container.telemetry().shutdown)
 
 
@@ -192,6 +196,8 @@ def create_app(container: Container) -> web.Application:
         *invitation_routes.ROUTES,
         *client_routes.ROUTES,
         *oauth_routes.ROUTES,
+        *device_routes.ROUTES,
+        *par_routes.ROUTES,
         *oidc_routes.ROUTES,
         *page_routes.ROUTES,
         *page_logout.ROUTES,
@@ -207,6 +213,7 @@ def create_app(container: Container) -> web.Application:
         *page_account_mfa.ROUTES,
         *page_account_passkeys.ROUTES,
         *page_account_email.ROUTES,
+        *page_device.ROUTES,
         *console_routes.ROUTES,
         *assets.ROUTES,
         *wellknown_routes.ROUTES,

@@ -65,6 +65,11 @@ _CLIENT: dict[str, Any] = {
         "policy_uri": {"type": ["string", "null"]},
         "tos_uri": {"type": ["string", "null"]},
         "id_token_signed_response_alg": {"type": "string", "enum": list(ALGORITHMS)},
+        "require_pushed_authorization_requests": {
+            "type": "boolean",
+            "description": "authorization requests only through /oauth/par (RFC 9126)"},
+        "jwks": {"type": "object", "description": "public keys of private_key_jwt (RFC 7523)"},
+        "jwks_uri": {"type": "string", "description": "where its JWK Set is served (https)"},
     },
 }  # fmt: skip
 

@@ -33,6 +33,7 @@ ALL = [
     "0018_federation_hardening",
     "0019_email_change",
     "0021_invitations",
+    "0022_device_grants",
 ]
 EXPECTED_TABLES = {
     "users",
@@ -57,6 +58,8 @@ EXPECTED_TABLES = {
     "federation_flows",
     "federation_nonces",
     "invitations",
+    "oidc_device_grants",
+    "oidc_pushed_requests",
 }
 RUNNERS = 4
 

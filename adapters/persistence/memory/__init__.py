@@ -18,6 +18,7 @@ from datetime import datetime, timedelta
 
 from adapters.persistence.memory.audit import MemoryAuditLog
 from adapters.persistence.memory.clients import MemoryClientRepo
+from adapters.persistence.memory.device import MemoryDeviceGrantStore
 from adapters.persistence.memory.email_tokens import MemoryEmailTokenStore
 from adapters.persistence.memory.identities import MemoryFederatedIdentityRepo
 from adapters.persistence.memory.invitations import MemoryInvitationRepo
@@ -28,6 +29,7 @@ from adapters.persistence.memory.oidc import (
     MemoryHostedSessionStore,
 )
 from adapters.persistence.memory.passkeys import MemoryPasskeyRepo
+from adapters.persistence.memory.pushed import MemoryPushedRequestStore
 from adapters.persistence.memory.tokens import MemorySessionStore, MemoryTokenStore
 from adapters.persistence.memory.unit import MemoryUnit, Tables
 from adapters.persistence.memory.users import MemoryGroupRepo, MemoryUserRepo
@@ -39,6 +41,7 @@ __all__ = [
     "MemoryAuthorizationCodeStore",
     "MemoryClientRepo",
     "MemoryConsentStore",
+    "MemoryDeviceGrantStore",
     "MemoryEmailTokenStore",
     "MemoryGroupRepo",
     "MemoryHostedSessionStore",
@@ -46,6 +49,7 @@ __all__ = [
     "MemoryLoginAttempts",
     "MemoryMfaStore",
     "MemoryPasskeyRepo",
+    "MemoryPushedRequestStore",
     "MemorySessionStore",
     "MemoryStorage",
     "MemoryTokenStore",
@@ -77,6 +81,8 @@ class MemoryUnitOfWork(UnitOfWork):
         self.hosted_sessions = MemoryHostedSessionStore(stage)
         self.identities = MemoryFederatedIdentityRepo(stage)
         self.invitations = MemoryInvitationRepo(stage)
+        self.device_grants = MemoryDeviceGrantStore(stage)
+        self.pushed_requests = MemoryPushedRequestStore(stage)
 
     async def commit(self) -> None:
         """Publish every staged change at once."""

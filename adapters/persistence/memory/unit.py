@@ -10,6 +10,7 @@ import attrs
 
 from domain.audit import AuditEvent
 from domain.clients import Client
+from domain.device import DeviceGrant
 from domain.federation import FederatedIdentity, FederationFlow
 from domain.invitations import Invitation
 from domain.model import (
@@ -23,6 +24,7 @@ from domain.model import (
 )
 from domain.oidc import AuthorizationCode, Consent, HostedSession
 from domain.passkeys import Ceremony, Passkey
+from domain.pushed import PushedRequest
 
 
 class Tables:
@@ -34,7 +36,8 @@ class Tables:
     a revoked access token's ``jti`` to its client id and expiry; ``consents`` is keyed by
     ``(user_id, client_id)``, ``codes`` by code hash, ``hosted`` by the hosted session's hash,
     ``identities`` by ``(issuer, subject)``, ``flows`` by state hash, ``nonces`` maps
-    ``(issuer, nonce hash)`` to its expiry; ``invitations`` are keyed by id.
+    ``(issuer, nonce hash)`` to its expiry; ``invitations`` are keyed by id, ``device_grants`` by
+    the device code's hash.
     """
 
     def __init__(self) -> None:
@@ -62,6 +65,8 @@ class Tables:
         self.flows: dict[str, FederationFlow] = {}
         self.nonces: dict[tuple[str, str], datetime] = {}
         self.invitations: dict[str, Invitation] = {}
+        self.device_grants: dict[str, DeviceGrant] = {}
+        self.pushed_requests: dict[str, PushedRequest] = {}
 
 
 @attrs.frozen
@@ -80,8 +85,8 @@ class MemoryUnit:
     _TABLES = ("users", "tokens", "rotated", "sessions", "groups", "members", "email_tokens",
                "mfa_totp", "mfa_recovery", "mfa_challenges", "audit", "clients",
                "revoked", "dpop_proofs", "passkeys", "user_handles", "ceremonies", "codes",
-               "consents", "hosted", "identities", "flows", "nonces",
-               "invitations")  # fmt: skip
+               "consents", "hosted", "identities", "flows", "nonces", "invitations",
+               "device_grants", "pushed_requests")  # fmt: skip
 
     def __init__(self, base: Tables) -> None:
         self._base = base

@@ -104,3 +104,9 @@ OIDC_CONSENTS = "user_id, client_id, scopes, granted_at"
 
 OIDC_HOSTED = "id_hash, session_id, user_id, auth_time, amr, acr, idle_expires_at, expires_at"
 """The columns of ``oidc_hosted_sessions`` in the order of ``HostedSession``'s fields."""
+
+OIDC_DEVICE_GRANTS = (
+    "device_code_hash, user_code_hash, client_id, scopes, created_at, expires_at, poll_interval,"
+    " last_polled_at, status, user_id, session_id, auth_time, amr, acr, decided_at"
+)
+"""The columns of ``oidc_device_grants`` in the order of ``DeviceGrant``'s fields."""

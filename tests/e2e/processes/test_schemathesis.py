@@ -44,6 +44,9 @@ SEMANTIC_REFUSALS: dict[str, tuple[int, ...]] = {
     "post_email_change": (400,),
     "post_login_mfa": (400,), "post_me_mfa_totp_confirm": (422,),
     "post_oauth_token": (400,), "post_oauth_revoke": (400,), "post_oauth_introspect": (400,),
+    # the same client authentication rules (RFC 8628, RFC 9126: two ways at once, a request
+    # /oauth/authorize would refuse)
+    "post_oauth_device_authorization": (400,), "post_oauth_par": (400,),
     # a member of another organization than the group's (docs/reference/accounts.md)
     "put_groups_{id}_members_{user_id}": (422,),
     # groups the service does not know, or of another organization (docs/reference/invitations.md)
