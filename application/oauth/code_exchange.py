@@ -187,7 +187,7 @@ class CodeFlowGrants:
                 id=family_id, user_id=user.id, created_at=now, last_used_at=now,
                 expires_at=expires_at,
                 user_agent=None if user_agent is None else user_agent[:USER_AGENT_MAX_LENGTH],
-                client_address=client_address, client_id=client.id,
+                client_address=client_address, client_id=client.id, sid=login.sid,
             )
         )  # fmt: skip
         await uow.codes.set_family(code.code_hash, family_id)

@@ -41,6 +41,7 @@ from application.ports.federation import (
     UpstreamClient,
 )
 from application.ports.oidc import AuthorizationCodeStore, ConsentStore, HostedSessionStore
+from application.ports.outbox import DeliveryFailed, HttpSender, OutboxStore
 from application.ports.records import AuditLog, ClientRepo, GroupRepo, MfaStore, PasskeyRepo
 from application.ports.services import (
     Clock,
@@ -59,6 +60,7 @@ __all__ = [
     "ClientRepo",
     "Clock",
     "ConsentStore",
+    "DeliveryFailed",
     "DpopProof",
     "DpopVerifier",
     "EmailMessage",
@@ -72,9 +74,11 @@ __all__ = [
     "GroupRepo",
     "Hasher",
     "HostedSessionStore",
+    "HttpSender",
     "LoginAttempts",
     "MfaStore",
     "NewCredential",
+    "OutboxStore",
     "PasskeyRepo",
     "RelyingParty",
     "SealedSecretError",

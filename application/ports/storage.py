@@ -12,6 +12,7 @@ import attrs
 from application.ports.accounts import EmailTokenStore, SessionStore, TokenStore, UserRepo
 from application.ports.federation import FederatedIdentityRepo
 from application.ports.oidc import AuthorizationCodeStore, ConsentStore, HostedSessionStore
+from application.ports.outbox import OutboxStore
 from application.ports.records import AuditLog, ClientRepo, GroupRepo, MfaStore, PasskeyRepo
 
 
@@ -36,6 +37,7 @@ class UnitOfWork(Protocol):
     consents: ConsentStore
     hosted_sessions: HostedSessionStore
     identities: FederatedIdentityRepo
+    outbox: OutboxStore
 
     async def commit(self) -> None:
         """Make every change of this unit durable at once."""

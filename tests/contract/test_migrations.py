@@ -31,6 +31,7 @@ ALL = [
     "0016_federated_identities",
     "0017_client_all_organizations",
     "0018_federation_hardening",
+    "0024_outbox",
 ]
 EXPECTED_TABLES = {
     "users",
@@ -54,6 +55,7 @@ EXPECTED_TABLES = {
     "federated_identities",
     "federation_flows",
     "federation_nonces",
+    "outbox",
 }
 RUNNERS = 4
 

@@ -26,6 +26,7 @@ from adapters.persistence.memory.oidc import (
     MemoryConsentStore,
     MemoryHostedSessionStore,
 )
+from adapters.persistence.memory.outbox import MemoryOutboxStore
 from adapters.persistence.memory.passkeys import MemoryPasskeyRepo
 from adapters.persistence.memory.tokens import MemorySessionStore, MemoryTokenStore
 from adapters.persistence.memory.unit import MemoryUnit, Tables
@@ -43,6 +44,7 @@ __all__ = [
     "MemoryHostedSessionStore",
     "MemoryLoginAttempts",
     "MemoryMfaStore",
+    "MemoryOutboxStore",
     "MemoryPasskeyRepo",
     "MemorySessionStore",
     "MemoryStorage",
@@ -74,6 +76,7 @@ class MemoryUnitOfWork(UnitOfWork):
         self.consents = MemoryConsentStore(stage)
         self.hosted_sessions = MemoryHostedSessionStore(stage)
         self.identities = MemoryFederatedIdentityRepo(stage)
+        self.outbox = MemoryOutboxStore(stage)
 
     async def commit(self) -> None:
         """Publish every staged change at once."""

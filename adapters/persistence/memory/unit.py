@@ -21,6 +21,7 @@ from domain.model import (
     User,
 )
 from domain.oidc import AuthorizationCode, Consent, HostedSession
+from domain.outbox import OutboxItem
 from domain.passkeys import Ceremony, Passkey
 
 
@@ -33,7 +34,7 @@ class Tables:
     a revoked access token's ``jti`` to its client id and expiry; ``consents`` is keyed by
     ``(user_id, client_id)``, ``codes`` by code hash, ``hosted`` by the hosted session's hash,
     ``identities`` by ``(issuer, subject)``, ``flows`` by state hash, ``nonces`` maps
-    ``(issuer, nonce hash)`` to its expiry.
+    ``(issuer, nonce hash)`` to its expiry, ``outbox`` is keyed by item id.
     """
 
     def __init__(self) -> None:
@@ -60,6 +61,7 @@ class Tables:
         self.identities: dict[tuple[str, str], FederatedIdentity] = {}
         self.flows: dict[str, FederationFlow] = {}
         self.nonces: dict[tuple[str, str], datetime] = {}
+        self.outbox: dict[str, OutboxItem] = {}
 
 
 @attrs.frozen
@@ -78,7 +80,7 @@ class MemoryUnit:
     _TABLES = ("users", "tokens", "rotated", "sessions", "groups", "members", "email_tokens",
                "mfa_totp", "mfa_recovery", "mfa_challenges", "audit", "clients",
                "revoked", "dpop_proofs", "passkeys", "user_handles", "ceremonies", "codes",
-               "consents", "hosted", "identities", "flows", "nonces")  # fmt: skip
+               "consents", "hosted", "identities", "flows", "nonces", "outbox")  # fmt: skip
 
     def __init__(self, base: Tables) -> None:
         self._base = base

@@ -14,6 +14,7 @@ from adapters.persistence.sql.stores.oidc import (
     SqlConsentStore,
     SqlHostedSessionStore,
 )
+from adapters.persistence.sql.stores.outbox import SqlOutboxStore
 from adapters.persistence.sql.stores.passkeys import SqlPasskeyRepo
 from adapters.persistence.sql.stores.tokens import SqlSessionStore, SqlTokenStore
 from adapters.persistence.sql.stores.users import SqlGroupRepo, SqlUserRepo
@@ -43,6 +44,7 @@ class SqlUnitOfWork(UnitOfWork):
         self.consents = SqlConsentStore(unit)
         self.hosted_sessions = SqlHostedSessionStore(unit)
         self.identities = SqlFederatedIdentityRepo(unit)
+        self.outbox = SqlOutboxStore(unit)
 
     async def commit(self) -> None:
         """Make every change of this unit durable at once."""

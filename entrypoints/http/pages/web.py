@@ -79,9 +79,7 @@ def setup_templates(
     URL). Jinja's i18n extension is on: text is marked ``{{ _("…") }}`` or
     ``{% trans %}…{% endtrans %}``."""
     loader = LiveTemplatesLoader(templates_dir, shipped)
-    env = aiohttp_jinja2.setup(
-        app, loader=loader, autoescape=True, extensions=["jinja2.ext.i18n"]
-    )
+    env = aiohttp_jinja2.setup(app, loader=loader, autoescape=True, extensions=["jinja2.ext.i18n"])
     env.install_null_translations(newstyle=True)  # type: ignore[attr-defined]
     env.globals.update(functions)
 
