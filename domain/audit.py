@@ -58,6 +58,8 @@ AUDIT_EVENT_TYPES = (
     "oauth.denied",
     "identity.linked",
     "identity.unlinked",
+    "oidc.backchannel_logout_sent",
+    "oidc.backchannel_logout_failed",
 )
 """Every ``type`` an audit event can have (docs/reference/operations.md), in the contract's
 order."""

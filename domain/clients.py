@@ -142,6 +142,12 @@ class Client:
     / ``tos_uri`` (shown on the consent page), ``id_token_signed_response_alg`` (one of
     ``auth.algorithms``; None: RS256 when allowed, else ``auth.algorithm``). The defaults are
     a client-credentials client.
+
+    Back-channel logout (OpenID Connect Back-Channel Logout 1.0 §2.2;
+    docs/reference/oauth-and-oidc.md): ``backchannel_logout_uri`` (absolute https, or http on a
+    loopback host; None: the client gets no logout tokens) and
+    ``backchannel_logout_session_required`` (the client needs ``sid`` in them; authsvc always
+    sends it).
     """
 
     id: str
@@ -168,6 +174,9 @@ class Client:
     tos_uri: str | None = None
     id_token_signed_response_alg: str | None = None
     all_organizations: bool = False
+    # Back-channel logout (docs/reference/oauth-and-oidc.md).
+    backchannel_logout_uri: str | None = None
+    backchannel_logout_session_required: bool = False
 
     def secret_hashes(self, now: datetime) -> tuple[str, ...]:
         """The hashes a presented secret may match at ``now``: the current one, and the

@@ -52,6 +52,10 @@ def new_outbox_id() -> str:
     return secrets.token_urlsafe(16)
 
 
+def _frozen_payload(values: Mapping[str, str]) -> Mapping[str, str]:
+    return MappingProxyType(dict(values))
+
+
 @attrs.frozen
 class OutboxItem:
     """One message waiting to go out.
@@ -67,7 +71,7 @@ class OutboxItem:
 
     id: str
     kind: OutboxKind
-    payload: Mapping[str, str] = attrs.field(converter=lambda m: MappingProxyType(dict(m)))
+    payload: Mapping[str, str] = attrs.field(converter=_frozen_payload)
     created_at: datetime
     due_at: datetime
     attempts: int = 0

@@ -58,6 +58,11 @@ def add_client_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     for flag in ("--logo-uri", "--policy-uri", "--tos-uri", "--id-token-signed-response-alg",
                  "--access-token-signed-response-alg"):  # fmt: skip
         create.add_argument(flag, default=None)
+    create.add_argument("--backchannel-logout-uri", default=None,
+                        help="where logout tokens are POSTed (OpenID Connect Back-Channel "
+                        "Logout 1.0)")  # fmt: skip
+    create.add_argument("--backchannel-logout-session-required", action="store_true",
+                        help="the client needs sid in its logout tokens")  # fmt: skip
     listing = clients_sub.add_parser("list", help="one line per client")
     listing.add_argument("--org", default=None, help="only this organization")
     for name, text in (
@@ -111,6 +116,8 @@ async def _create(container: Container, args: argparse.Namespace) -> None:
         all_organizations=args.all_organizations or None, logo_uri=args.logo_uri,
         policy_uri=args.policy_uri, tos_uri=args.tos_uri,
         id_token_signed_response_alg=args.id_token_signed_response_alg,
+        backchannel_logout_uri=args.backchannel_logout_uri,
+        backchannel_logout_session_required=args.backchannel_logout_session_required or None,
     )  # fmt: skip
     print(f"client_id: {made.client.id}")
     if made.client_secret is None:

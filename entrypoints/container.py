@@ -27,6 +27,7 @@ import application.oauth.grants as oauth
 import application.oauth.token_status as token_status
 import application.sessions.manage as sessions
 from adapters.crypto.dpop import JwtDpopVerifier
+from adapters.delivery.http_sender import AiohttpSender
 from adapters.email_address import normalize_email
 from adapters.federation.client import HttpUpstreamClient
 from adapters.federation.health import FederationHealth
@@ -46,10 +47,12 @@ from application.login.hosted import HostedLogin
 from application.login.mfa_step import MfaLogin
 from application.login.passkey_step import PasskeyLogin
 from application.mfa.totp import MfaEnrolment, ResetUserMfa
+from application.oauth.backchannel import BackchannelLogoutDelivery
 from application.oauth.code_client import CodeClientAuthenticator
 from application.oauth.code_exchange import CodeFlowGrants
 from application.oauth.interaction import Authorize
 from application.oauth.userinfo import UserInfo
+from application.outbox.worker import DeliverOutbox
 from application.passkeys.reauth import PasskeyProof
 from application.passkeys.registration import OwnPasskeys, PasskeyAdmin, PasskeyRegistration
 from application.recovery.email_links import EmailVerification, PasswordRecovery
@@ -57,6 +60,7 @@ from application.sessions.tokens import SessionRotation, TokenIssuer
 from application.shared.address_limit import AddressRateLimiter
 from application.shared.reauth import Reauthentication
 from application.shared.settings import Live
+from domain.outbox import OutboxKind
 from entrypoints.config import Config
 from entrypoints.config.refresh import ConfigReloader, ConfigSource, refresh_steps
 from entrypoints.container_adapters import Adapters, use_case
@@ -267,6 +271,19 @@ class Container(Adapters):
     code_flow_grants = use_case(
         telemetry, CodeFlowGrants, storage, signer, bus, clock, auth_settings, oidc_settings,
         token_issuer, session_rotation,
+    )  # fmt: skip
+
+    # The durable outbox (docs/adr/0049-durable-outbox.md), delivered by every serving process:
+    # back-channel logout tokens (docs/reference/oauth-and-oidc.md), to any address (relying
+    # parties often live on the operator's own network).
+    backchannel_sender = providers.Singleton(AiohttpSender, allow_private=True)
+    backchannel_delivery = providers.Singleton(
+        BackchannelLogoutDelivery, storage, signer, backchannel_sender, clock, auth_settings,
+        oidc_settings,
+    )  # fmt: skip
+    deliver_outbox = providers.Singleton(
+        DeliverOutbox, storage, bus, clock,
+        providers.Dict({OutboxKind.BACKCHANNEL_LOGOUT: backchannel_delivery}),
     )  # fmt: skip
     userinfo = use_case(telemetry, UserInfo, storage, signer, auth_settings, dpop_verifier, clock)
     hosted_login = use_case(

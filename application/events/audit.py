@@ -236,6 +236,18 @@ _ROWS: dict[type[ev.Event], Callable[[Any], _Row | None]] = {
         e.user_id,
         details={"session_id": e.session_id, "client_id": e.client_id},
     ),
+    oev.BackchannelLogoutSent: lambda e: _Row(
+        "oidc.backchannel_logout_sent",
+        None,
+        e.user_id,
+        details={"client_id": e.client_id, "session_id": e.sid, "attempts": e.attempts},
+    ),
+    oev.BackchannelLogoutFailed: lambda e: _Row(
+        "oidc.backchannel_logout_failed",
+        None,
+        e.user_id,
+        details={"client_id": e.client_id, "session_id": e.sid, "reason": e.reason},
+    ),
     oev.ConsentRevoked: lambda e: _Row(
         "oauth.consent_revoked",
         e.user_id,

@@ -26,10 +26,12 @@ CODE_FLOW_FIELDS = (
     "grant_types", "redirect_uris", "post_logout_redirect_uris", "token_endpoint_auth_method",
     "skip_consent", "all_organizations", "logo_uri", "policy_uri", "tos_uri",
     "id_token_signed_response_alg",
+    # Back-channel logout (OpenID Connect Back-Channel Logout 1.0 §2.2).
+    "backchannel_logout_uri", "backchannel_logout_session_required",
 )  # fmt: skip
 """The code-flow fields a registration or a change may carry (``public`` is fixed at
 registration: a client never gains or loses its secret)."""
-_URI_FIELDS = ("logo_uri", "policy_uri", "tos_uri")
+_URI_FIELDS = ("logo_uri", "policy_uri", "tos_uri", "backchannel_logout_uri")
 _NONE = "none"
 
 
@@ -84,8 +86,10 @@ def check_code_flow_values(values: dict[str, Any], settings: AuthSettings) -> di
     ``GRANT_TYPES`` (canonical order), ``redirect_uris`` / ``post_logout_redirect_uris`` at
     most ``MAX_REDIRECT_URIS`` registrable URIs (``redirect_uri_problem``),
     ``token_endpoint_auth_method`` one of ``TOKEN_ENDPOINT_AUTH_METHODS``, ``skip_consent`` and
-    ``all_organizations`` booleans, the URIs absolute https, ``id_token_signed_response_alg``
-    in ``auth.algorithms``. Returns the checked values."""
+    ``all_organizations`` booleans, the URIs absolute https (http on a loopback host) without a
+    fragment (``backchannel_logout_uri`` as OpenID Connect Back-Channel Logout 1.0 §2.2 asks),
+    ``backchannel_logout_session_required`` a boolean, ``id_token_signed_response_alg`` in
+    ``auth.algorithms``. Returns the checked values."""
     out = dict(values)
     if "grant_types" in out:
         grants = _strings(out["grant_types"], "grant_types", len(GRANT_TYPES))
@@ -100,7 +104,7 @@ def check_code_flow_values(values: dict[str, Any], settings: AuthSettings) -> di
         raise invalid(
             "token_endpoint_auth_method", f"must be one of {', '.join(TOKEN_ENDPOINT_AUTH_METHODS)}"
         )
-    for field in ("skip_consent", "all_organizations"):
+    for field in ("skip_consent", "all_organizations", "backchannel_logout_session_required"):
         if field in out and not isinstance(out[field], bool):
             raise invalid(field, "must be a boolean")
     for field in _URI_FIELDS:

@@ -35,6 +35,7 @@ from application.oauth.id_tokens import (
 from application.oauth.settings import OidcSettings
 from application.ports import Clock, EventBus, Signer, Storage, UserRepo
 from application.sessions.tokens import AccessMinter, SessionRotation, TokenIssuer
+from application.shared.backchannel import queue_logout_notices
 from application.shared.settings import AuthSettings, Live
 from application.shared.steps import hash_token, new_id
 from domain.clients import Client
@@ -142,6 +143,7 @@ class CodeFlowGrants:
             if not taken.first_use:
                 reused = CodeReused(found.user_id, client.id, found.family_id)
                 if found.family_id is not None:
+                    await queue_logout_notices(uow, found.user_id, now, [found.family_id])
                     await uow.sessions.end(found.family_id)
                 await record(uow, [reused], now)
                 await uow.commit()

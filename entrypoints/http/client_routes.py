@@ -87,12 +87,15 @@ class ClientRegistration:
     policy_uri: str | None = None
     tos_uri: str | None = None
     id_token_signed_response_alg: str | None = None
+    backchannel_logout_uri: str | None = None
+    backchannel_logout_session_required: bool | None = None
 
 
 _CODE_FLOW_PATCH = (
     "grant_types", "redirect_uris", "post_logout_redirect_uris", "token_endpoint_auth_method",
     "skip_consent", "all_organizations", "logo_uri", "policy_uri", "tos_uri",
-    "id_token_signed_response_alg",
+    "id_token_signed_response_alg", "backchannel_logout_uri",
+    "backchannel_logout_session_required",
 )  # fmt: skip
 
 
@@ -118,6 +121,8 @@ class ClientPatch:
     policy_uri: str | None = None
     tos_uri: str | None = None
     id_token_signed_response_alg: str | None = None
+    backchannel_logout_uri: str | None = None
+    backchannel_logout_session_required: bool | None = None
 
 
 def client_json(client: Client) -> dict[str, Any]:
@@ -151,6 +156,8 @@ def client_json(client: Client) -> dict[str, Any]:
         logo_uri=client.logo_uri,
         policy_uri=client.policy_uri,
         tos_uri=client.tos_uri,
+        backchannel_logout_uri=client.backchannel_logout_uri,
+        backchannel_logout_session_required=client.backchannel_logout_session_required,
     )
     if client.id_token_signed_response_alg is not None:
         answer["id_token_signed_response_alg"] = client.id_token_signed_response_alg
@@ -246,6 +253,7 @@ _CODE_FLOW = {
     "skip_consent": {"type": "boolean"}, "all_organizations": {"type": "boolean"},
     "logo_uri": _URI, "policy_uri": _URI, "tos_uri": _URI,
     "id_token_signed_response_alg": _SIGNING_ALG,
+    "backchannel_logout_uri": _URI, "backchannel_logout_session_required": {"type": "boolean"},
 }  # fmt: skip
 _NEW_CLIENT = {
     "type": "object",

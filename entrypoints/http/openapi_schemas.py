@@ -64,6 +64,10 @@ _CLIENT: dict[str, Any] = {
         "policy_uri": {"type": ["string", "null"]},
         "tos_uri": {"type": ["string", "null"]},
         "id_token_signed_response_alg": {"type": "string", "enum": list(ALGORITHMS)},
+        "backchannel_logout_uri": {"type": ["string", "null"],
+                                   "description": "where logout tokens are POSTed (OpenID "
+                                                  "Connect Back-Channel Logout 1.0)"},
+        "backchannel_logout_session_required": {"type": "boolean"},
     },
 }  # fmt: skip
 
