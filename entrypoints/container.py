@@ -27,11 +27,11 @@ import application.oauth.grants as oauth
 import application.oauth.token_status as token_status
 import application.sessions.manage as sessions
 from adapters.crypto.dpop import JwtDpopVerifier
-from adapters.delivery.http_sender import AiohttpSender
 from adapters.email_address import normalize_email
 from adapters.federation.client import HttpUpstreamClient
 from adapters.federation.health import FederationHealth
 from adapters.health import ReadinessState
+from adapters.http_sender import AiohttpSender
 from adapters.mfa.totp import PyotpTotp
 from adapters.webauthn.py_webauthn import PyWebAuthn
 from application.accounts.search import SearchUsers
@@ -52,12 +52,12 @@ from application.oauth.code_client import CodeClientAuthenticator
 from application.oauth.code_exchange import CodeFlowGrants
 from application.oauth.interaction import Authorize
 from application.oauth.userinfo import UserInfo
-from application.outbox.worker import DeliverOutbox
 from application.passkeys.reauth import PasskeyProof
 from application.passkeys.registration import OwnPasskeys, PasskeyAdmin, PasskeyRegistration
 from application.recovery.email_links import EmailVerification, PasswordRecovery
 from application.sessions.tokens import SessionRotation, TokenIssuer
 from application.shared.address_limit import AddressRateLimiter
+from application.shared.outbox import DeliverOutbox
 from application.shared.reauth import Reauthentication
 from application.shared.settings import Live
 from domain.outbox import OutboxKind

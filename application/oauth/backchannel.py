@@ -3,7 +3,7 @@ docs/reference/oauth-and-oidc.md): the logout token of one ``backchannel_logout`
 built and signed at delivery, POSTed to the client's ``backchannel_logout_uri``.
 
 The items are queued by ``application.shared.backchannel`` in the unit of work that ends the
-session; ``application.outbox.worker.DeliverOutbox`` claims them and calls
+session; ``application.shared.outbox.DeliverOutbox`` claims them and calls
 ``BackchannelLogoutDelivery``.
 """
 
@@ -20,8 +20,8 @@ from application.events.catalog import Event
 from application.events.oidc import BackchannelLogoutFailed, BackchannelLogoutSent
 from application.oauth.id_tokens import id_token_alg
 from application.oauth.settings import OidcSettings
-from application.outbox.worker import Outcome
 from application.ports import Clock, DeliveryFailed, HttpSender, Signer, Storage
+from application.shared.outbox import Outcome
 from application.shared.settings import AuthSettings, Live
 from domain.outbox import OutboxItem, backchannel_delay, next_try_at
 

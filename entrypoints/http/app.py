@@ -11,7 +11,7 @@ from aiohttp import web
 from aiohttp_middlewares.cors import cors_middleware
 
 from adapters.mail.console import CONSOLE_WARNING
-from application.outbox.worker import BATCH
+from application.shared.outbox import BATCH
 from entrypoints.cluster import follow_peers, maintain_keys
 from entrypoints.container import Container
 from entrypoints.http import (

@@ -9,19 +9,15 @@ COLUMNS = "id, kind, payload, created_at, due_at, attempts, claimed_until, claim
 """The columns of ``outbox`` in the order of ``OutboxItem``'s fields."""
 
 INSERT = f"INSERT INTO outbox ({COLUMNS}) VALUES ($1, $2, $3::jsonb, $4, $5, $6, $7, $8, $9)"
-_CLAIMABLE = (
+CLAIMABLE = (
     "SELECT id FROM outbox WHERE due_at <= $1 AND (claimed_until IS NULL OR claimed_until <= $1)"
-    " ORDER BY due_at, id LIMIT $4"
+    " ORDER BY due_at, id LIMIT $2"
 )
-_CLAIM = (
-    "UPDATE outbox SET claimed_until = $2, claim = $3 WHERE id IN ({claimable})"
-    f" RETURNING {COLUMNS}"
-)
-CLAIM_POSTGRES = _CLAIM.format(claimable=_CLAIMABLE + " FOR UPDATE SKIP LOCKED")
-"""Claim at most ``$4`` items claimable at ``$1`` for ``$3`` until ``$2``: rows another
-transaction is claiming are skipped, not waited for, so concurrent workers split the backlog."""
-CLAIM_SQLITE = _CLAIM.format(claimable=_CLAIMABLE)
-"""The same on SQLite, where the unit's write lock already serializes claims."""
+"""The ids of at most ``$2`` items claimable at ``$1`` (due, free or with a lapsed lease), oldest
+``due_at`` first; the store appends ``Dialect.skip_locked``, so concurrent claimers on
+PostgreSQL skip each other's rows instead of waiting for them."""
+CLAIM = f"UPDATE outbox SET claimed_until = $2, claim = $3 WHERE id = $1 RETURNING {COLUMNS}"
+"""Claim item ``$1`` for ``$3`` until ``$2`` (in the unit that selected it)."""
 FINISH = "DELETE FROM outbox WHERE id = $1 AND claim = $2"
 RETRY = (
     "UPDATE outbox SET due_at = $3, attempts = $4, last_error = $5, claimed_until = NULL,"

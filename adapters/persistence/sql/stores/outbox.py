@@ -51,16 +51,19 @@ class SqlOutboxStore(SqlStore, OutboxStore):
         self, now: datetime, lease_until: datetime, claim: str, limit: int
     ) -> list[OutboxItem]:
         """Claim up to ``limit`` claimable items, oldest ``due_at`` first (``FOR UPDATE SKIP
-        LOCKED`` on PostgreSQL; SQLite's write lock serializes the claims)."""
+        LOCKED`` on PostgreSQL, then each claimed in the same transaction; SQLite's write lock
+        serializes the claims)."""
         if limit < 1:
             raise ValueError("limit must be 1 or more")
-        statement = outbox.CLAIM_POSTGRES if self._d.name == "postgres" else outbox.CLAIM_SQLITE
-        rows = await self._q.all(
-            statement,
-            (self._d.to_db(now), self._d.to_db(lease_until), claim, limit),
-            write=True,
+        ids = await self._q.all(
+            outbox.CLAIMABLE + self._d.skip_locked, (self._d.to_db(now), limit), write=True
         )
-        return sorted((self._item(r) for r in rows), key=lambda i: (i.due_at, i.id))
+        until = self._d.to_db(lease_until)
+        taken = []
+        for (item_id,) in ids:
+            row = await self._q.one(outbox.CLAIM, (item_id, until, claim), write=True)
+            taken.append(self._item(row))
+        return taken
 
     async def finish(self, item_id: str, claim: str) -> bool:
         """Delete the item if ``claim`` holds it."""
