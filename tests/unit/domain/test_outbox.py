@@ -4,6 +4,7 @@ docs/reference/webhooks.md."""
 
 from __future__ import annotations
 
+import itertools
 from datetime import timedelta
 
 import pytest
@@ -48,7 +49,7 @@ def test_a_backchannel_notice_is_tried_within_the_default_hour_then_given_up() -
             break
         tries.append(nxt)
         now = nxt
-    gaps = [(b - a).total_seconds() for a, b in zip(tries, tries[1:], strict=False)]
+    gaps = [(b - a).total_seconds() for a, b in itertools.pairwise(tries)]
     assert gaps[:4] == [2, 4, 8, 16]
     assert tries[-1] <= T0 + timedelta(hours=1) < tries[-1] + timedelta(seconds=600)
 
