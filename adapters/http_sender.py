@@ -1,6 +1,6 @@
 """``HttpSender`` on aiohttp's client (docs/adr/0049-durable-outbox.md): timeouts, no redirects
 followed, the answer's body not read beyond a small bound, and optionally the server-side
-request forgery guard of docs/reference/webhooks.md — the target's addresses are checked after
+request forgery guard of docs/adr/0049-durable-outbox.md — the target's addresses are checked after
 DNS resolution, in the resolver the connection itself uses, so a name cannot resolve to a public
 address for the check and a private one for the connection."""
 

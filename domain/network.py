@@ -1,4 +1,4 @@
-"""Which network addresses a delivery may reach (docs/reference/webhooks.md): the server-side
+"""Which network addresses a delivery may reach (docs/adr/0049-durable-outbox.md): the server-side
 request forgery rule (OWASP ASVS 5.0 V1.3: outbound requests go to public addresses only)."""
 
 from __future__ import annotations

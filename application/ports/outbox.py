@@ -56,7 +56,7 @@ class OutboxStore(Protocol):
 class DeliveryFailed(Exception):
     """An HTTP delivery did not reach its receiver: the connection failed or timed out, a
     redirect was answered (never followed), or the target was refused before connecting
-    (``refused`` True: a private address, docs/reference/webhooks.md). The message is a short
+    (``refused`` True: a private address, docs/adr/0049-durable-outbox.md). The message is a short
     reason without the body."""
 
     def __init__(self, reason: str, *, refused: bool = False) -> None:

@@ -1,4 +1,4 @@
-"""The outbox's HTTP sender (adapters/http_sender.py; docs/reference/webhooks.md): with the
+"""The outbox's HTTP sender (adapters/http_sender.py; docs/adr/0049-durable-outbox.md): with the
 server-side request forgery guard, a loopback, private or link-local target is refused before
 any byte is sent — an IP literal at once, a name after its resolution (in the resolver the
 connection uses) —; without it, the POST goes out; a redirect is answered, never followed."""

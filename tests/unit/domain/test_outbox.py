@@ -1,6 +1,6 @@
 """The outbox's pure rules (docs/adr/0049-durable-outbox.md): the back-channel logout backoff,
 the retry window, a retry schedule, when an item may be claimed, and the SSRF address rule of
-docs/reference/webhooks.md."""
+docs/adr/0049-durable-outbox.md."""
 
 from __future__ import annotations
 
