@@ -164,5 +164,3 @@ async def test_a_kill_right_after_the_commit_loses_no_logout_token(
         assert delivered_before < 5  # the kill did cut the delivery short
     finally:
         second.stop()
-
-
