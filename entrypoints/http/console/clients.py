@@ -135,7 +135,8 @@ async def rotate(request: web.Request, me: Principal, _: dict[str, str]) -> web.
 async def update(request: web.Request, me: Principal, form: dict[str, str]) -> web.Response:
     """POST /ui/admin/clients/{id}/update with one of ``disabled`` (``true`` | ``false``),
     ``redirect_uris`` (one a line) [+ ``first_party``, ``skip_consent``,
-    ``all_organizations``] → ``UpdateClient``."""
+    ``all_organizations``], ``backchannel_logout_uri`` [+ ``backchannel_logout_session_required``]
+    (an empty URI keeps the one set) → ``UpdateClient``."""
     client_id = path_id(request, "id")
     changes: dict[str, Any] = {}
     if "disabled" in form:
@@ -145,6 +146,11 @@ async def update(request: web.Request, me: Principal, form: dict[str, str]) -> w
     if "redirect_uris" in form:
         changes["redirect_uris"] = _lines(form["redirect_uris"])
         changes.update(_first_party(form, "first_party" in form))
+    if "backchannel_logout_uri" in form:  # the back-channel logout form
+        changes["backchannel_logout_uri"] = form["backchannel_logout_uri"].strip() or None
+        changes["backchannel_logout_session_required"] = _checkbox(
+            form, "backchannel_logout_session_required"
+        )
     await request.app[CONTAINER].update_client()(me, client_id, **changes)
     return done(request, f"/ui/admin/clients/{client_id}", "client_updated")
 
