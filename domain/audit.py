@@ -68,6 +68,8 @@ AUDIT_EVENT_TYPES = (
     "oauth.device_approved",
     "oauth.device_denied",
     "oauth.device_code_refused",
+    "oidc.backchannel_logout_sent",
+    "oidc.backchannel_logout_failed",
 )
 """Every ``type`` an audit event can have (docs/reference/operations.md), in the contract's
 order."""

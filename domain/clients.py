@@ -157,6 +157,12 @@ class Client:
     URL serving one): the public keys its ``private_key_jwt`` assertions are signed with (RFC
     7523; ``token_endpoint_auth_method = "private_key_jwt"``, no secret then). The defaults
     are a client-credentials client.
+
+    Back-channel logout (OpenID Connect Back-Channel Logout 1.0 §2.2;
+    docs/reference/oauth-and-oidc.md): ``backchannel_logout_uri`` (absolute https, or http on a
+    loopback host; None: the client gets no logout tokens) and
+    ``backchannel_logout_session_required`` (the client needs ``sid`` in them; authsvc always
+    sends it).
     """
 
     id: str
@@ -187,6 +193,9 @@ class Client:
     require_pushed_authorization_requests: bool = False
     jwks: str | None = None
     jwks_uri: str | None = None
+    # Back-channel logout (docs/reference/oauth-and-oidc.md).
+    backchannel_logout_uri: str | None = None
+    backchannel_logout_session_required: bool = False
 
     def secret_hashes(self, now: datetime) -> tuple[str, ...]:
         """The hashes a presented secret may match at ``now``: the current one, and the

@@ -73,7 +73,9 @@ class Session:
     ``User-Agent`` cut to ``USER_AGENT_MAX_LENGTH`` characters, or None; ``client_address``: the
     login's client address under the ``server.trusted_proxies`` rule, or None. Never a token.
     ``client_id``: the OAuth client whose authorization started it (a code exchange,
-    docs/reference/oauth-and-oidc.md), or None for a session of the JSON API.
+    docs/reference/oauth-and-oidc.md), or None for a session of the JSON API. ``sid``: for such
+    a session, the ``sid`` of its ID tokens (the hosted login session it came from), which its
+    back-channel logout token carries; None: the session's own ``id`` stands for itself.
     """
 
     id: str
@@ -84,6 +86,7 @@ class Session:
     user_agent: str | None = None
     client_address: str | None = None
     client_id: str | None = None
+    sid: str | None = None
 
 
 class SessionEndReason(enum.StrEnum):

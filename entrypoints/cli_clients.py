@@ -66,6 +66,11 @@ def add_client_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     for flag in ("--logo-uri", "--policy-uri", "--tos-uri", "--id-token-signed-response-alg",
                  "--access-token-signed-response-alg"):  # fmt: skip
         create.add_argument(flag, default=None)
+    create.add_argument("--backchannel-logout-uri", default=None,
+                        help="where logout tokens are POSTed (OpenID Connect Back-Channel "
+                        "Logout 1.0)")  # fmt: skip
+    create.add_argument("--backchannel-logout-session-required", action="store_true",
+                        help="the client needs sid in its logout tokens")  # fmt: skip
     listing = clients_sub.add_parser("list", help="one line per client")
     listing.add_argument("--org", default=None, help="only this organization")
     for name, text in (
@@ -121,6 +126,8 @@ async def _create(container: Container, args: argparse.Namespace) -> None:
         id_token_signed_response_alg=args.id_token_signed_response_alg,
         require_pushed_authorization_requests=args.require_pushed_authorization_requests or None,
         jwks=args.jwks, jwks_uri=args.jwks_uri,
+        backchannel_logout_uri=args.backchannel_logout_uri,
+        backchannel_logout_session_required=args.backchannel_logout_session_required or None,
     )  # fmt: skip
     print(f"client_id: {made.client.id}")
     if made.client_secret is None:

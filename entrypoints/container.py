@@ -32,6 +32,7 @@ from adapters.email_address import normalize_email
 from adapters.federation.client import HttpUpstreamClient
 from adapters.federation.health import FederationHealth
 from adapters.health import ReadinessState
+from adapters.http_sender import AiohttpSender
 from adapters.mfa.totp import PyotpTotp
 from adapters.webauthn.py_webauthn import PyWebAuthn
 from application.accounts.invitations import (
@@ -59,6 +60,7 @@ from application.login.mfa_step import MfaLogin
 from application.login.passkey_step import PasskeyLogin
 from application.login.signup import SignUp
 from application.mfa.totp import MfaEnrolment, ResetUserMfa
+from application.oauth.backchannel import BackchannelLogoutDelivery
 from application.oauth.code_client import CodeClientAuthenticator
 from application.oauth.code_exchange import CodeFlowGrants
 from application.oauth.device import DeviceFlow
@@ -74,8 +76,10 @@ from application.recovery.invitation_mail import InvitationMailer
 from application.sessions.hosted import HostedPageCaller
 from application.sessions.tokens import SessionRotation, TokenIssuer
 from application.shared.address_limit import AddressRateLimiter
+from application.shared.outbox import DeliverOutbox
 from application.shared.reauth import Reauthentication
 from application.shared.settings import Live
+from domain.outbox import OutboxKind
 from entrypoints.config import Config
 from entrypoints.config.refresh import ConfigReloader, ConfigSource, refresh_steps
 from entrypoints.container_adapters import Adapters, use_case
@@ -311,6 +315,19 @@ class Container(Adapters):
         telemetry, DeviceVerification, storage, bus, clock, oidc_settings, throttle
     )
     pushed_authorization = use_case(telemetry, PushedAuthorization, storage, clock, oidc_settings)
+
+    # The durable outbox (docs/adr/0049-durable-outbox.md), delivered by every serving process:
+    # back-channel logout tokens (docs/reference/oauth-and-oidc.md), to any address (relying
+    # parties often live on the operator's own network).
+    backchannel_sender = providers.Singleton(AiohttpSender, allow_private=True)
+    backchannel_delivery = providers.Singleton(
+        BackchannelLogoutDelivery, storage, signer, backchannel_sender, clock, auth_settings,
+        oidc_settings,
+    )  # fmt: skip
+    deliver_outbox = providers.Singleton(
+        DeliverOutbox, storage, bus, clock,
+        providers.Dict({OutboxKind.BACKCHANNEL_LOGOUT: backchannel_delivery}),
+    )  # fmt: skip
     userinfo = use_case(telemetry, UserInfo, storage, signer, auth_settings, dpop_verifier, clock)
     hosted_login = use_case(
         telemetry, HostedLogin, storage, auth_service, mfa_login, passkey_login, bus, clock,

@@ -271,6 +271,18 @@ _ROWS: dict[type[ev.Event], Callable[[Any], _Row | None]] = {
         e.org_id,
         {"invitation_id": e.invitation_id, "method": e.method},
     ),
+    oev.BackchannelLogoutSent: lambda e: _Row(
+        "oidc.backchannel_logout_sent",
+        None,
+        e.user_id,
+        details={"client_id": e.client_id, "session_id": e.sid, "attempts": e.attempts},
+    ),
+    oev.BackchannelLogoutFailed: lambda e: _Row(
+        "oidc.backchannel_logout_failed",
+        None,
+        e.user_id,
+        details={"client_id": e.client_id, "session_id": e.sid, "reason": e.reason},
+    ),
     oev.ConsentRevoked: lambda e: _Row(
         "oauth.consent_revoked",
         e.user_id,

@@ -10,6 +10,8 @@ from application.events.catalog import Event
 __all__ = [
     "AuthorizationDenied",
     "Authorized",
+    "BackchannelLogoutFailed",
+    "BackchannelLogoutSent",
     "CodeReused",
     "ConsentDecided",
     "ConsentRevoked",
@@ -101,3 +103,27 @@ class DeviceUserCodeRefused(Event):
     who was signed in). Never the code itself."""
 
     user_id: str
+
+
+@attrs.frozen
+class BackchannelLogoutSent(Event):
+    """A logout token for the session ``sid`` of ``user_id`` reached ``client_id``'s
+    ``backchannel_logout_uri`` (OpenID Connect Back-Channel Logout 1.0 §2.8: it answered 2xx)
+    after ``attempts`` tries."""
+
+    user_id: str
+    client_id: str
+    sid: str
+    attempts: int
+
+
+@attrs.frozen
+class BackchannelLogoutFailed(Event):
+    """A logout token for the session ``sid`` of ``user_id`` was given up: ``reason`` is
+    ``retry_window`` (``client_id`` never answered 2xx within ``oidc.backchannel_retry_window``)
+    or ``client_gone`` (the client, or its ``backchannel_logout_uri``, went meanwhile)."""
+
+    user_id: str
+    client_id: str
+    sid: str
+    reason: str

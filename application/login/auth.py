@@ -26,6 +26,7 @@ from application.ports import (
 )
 from application.recovery.email_links import EmailVerification
 from application.sessions.tokens import SessionRotation, TokenIssuer, TokenPair
+from application.shared.backchannel import queue_logout_notices
 from application.shared.reauth import password_matches
 from application.shared.settings import AuthSettings, Live
 from application.shared.steps import new_id, publish_all
@@ -288,9 +289,12 @@ class AuthService:
             current = await token_user(uow, user_id)
             await uow.users.update(attrs.evolve(current, password_hash=new_hash))
             await void_outstanding_proofs(uow, user_id)
+            now = self._clock.now()
+            others = [s.id for s in await uow.sessions.of_user(user_id) if s.id != keep_session]
+            await queue_logout_notices(uow, user_id, now, others)
             ended = await uow.sessions.end_all(user_id, keep=keep_session)
             events: list[Event] = [PasswordChanged(user_id=user_id, revoked=len(ended))]
             events += [SessionEnded(user_id, s, SessionEndReason.PASSWORD, user_id) for s in ended]
-            await record(uow, events, self._clock.now())
+            await record(uow, events, now)
             await uow.commit()
         await publish_all(self._bus, events)

@@ -31,10 +31,12 @@ CODE_FLOW_FIELDS = (
     "id_token_signed_response_alg",
     # RFC 9126 and RFC 7523 (docs/reference/oauth-and-oidc.md)
     "require_pushed_authorization_requests", "jwks", "jwks_uri",
+    # Back-channel logout (OpenID Connect Back-Channel Logout 1.0 §2.2).
+    "backchannel_logout_uri", "backchannel_logout_session_required",
 )  # fmt: skip
 """The code-flow fields a registration or a change may carry (``public`` is fixed at
 registration: a client never gains or loses its secret)."""
-_URI_FIELDS = ("logo_uri", "policy_uri", "tos_uri")
+_URI_FIELDS = ("logo_uri", "policy_uri", "tos_uri", "backchannel_logout_uri")
 _NONE = "none"
 
 
@@ -89,8 +91,10 @@ def check_code_flow_values(values: dict[str, Any], settings: AuthSettings) -> di
     ``GRANT_TYPES`` (canonical order), ``redirect_uris`` / ``post_logout_redirect_uris`` at
     most ``MAX_REDIRECT_URIS`` registrable URIs (``redirect_uri_problem``),
     ``token_endpoint_auth_method`` one of ``TOKEN_ENDPOINT_AUTH_METHODS``, ``skip_consent`` and
-    ``all_organizations`` and ``require_pushed_authorization_requests`` booleans, the URIs
-    (``jwks_uri`` too) absolute https, ``jwks`` a JWK Set of public keys (``check_jwks``),
+    ``all_organizations``, ``require_pushed_authorization_requests`` and
+    ``backchannel_logout_session_required`` booleans, the URIs (``jwks_uri`` too) absolute https
+    (http on a loopback host) without a fragment (``backchannel_logout_uri`` as OpenID Connect
+    Back-Channel Logout 1.0 §2.2 asks), ``jwks`` a JWK Set of public keys (``check_jwks``),
     ``id_token_signed_response_alg`` in ``auth.algorithms``. Returns the checked values."""
     out = dict(values)
     if "grant_types" in out:
@@ -106,7 +110,12 @@ def check_code_flow_values(values: dict[str, Any], settings: AuthSettings) -> di
         raise invalid(
             "token_endpoint_auth_method", f"must be one of {', '.join(TOKEN_ENDPOINT_AUTH_METHODS)}"
         )
-    for field in ("skip_consent", "all_organizations", "require_pushed_authorization_requests"):
+    for field in (
+        "skip_consent",
+        "all_organizations",
+        "require_pushed_authorization_requests",
+        "backchannel_logout_session_required",
+    ):
         if field in out and not isinstance(out[field], bool):
             raise invalid(field, "must be a boolean")
     for field in _URI_FIELDS:

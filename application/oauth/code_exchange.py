@@ -35,6 +35,7 @@ from application.oauth.id_tokens import (
 from application.oauth.settings import OidcSettings
 from application.ports import Clock, EventBus, Signer, Storage, UnitOfWork, UserRepo
 from application.sessions.tokens import AccessMinter, SessionRotation, TokenIssuer
+from application.shared.backchannel import queue_logout_notices
 from application.shared.settings import AuthSettings, Live
 from application.shared.steps import hash_token, new_id
 from domain.clients import Client
@@ -143,6 +144,7 @@ class CodeFlowGrants:
             if not taken.first_use:
                 reused = CodeReused(found.user_id, client.id, found.family_id)
                 if found.family_id is not None:
+                    await queue_logout_notices(uow, found.user_id, now, [found.family_id])
                     await uow.sessions.end(found.family_id)
                 await record(uow, [reused], now)
                 await uow.commit()
@@ -191,7 +193,7 @@ class CodeFlowGrants:
                 id=family_id, user_id=user.id, created_at=now, last_used_at=now,
                 expires_at=expires_at,
                 user_agent=None if user_agent is None else user_agent[:USER_AGENT_MAX_LENGTH],
-                client_address=client_address, client_id=client.id,
+                client_address=client_address, client_id=client.id, sid=login.sid,
             )
         )  # fmt: skip
         minter = self._minter(client, login.scopes, jkt)

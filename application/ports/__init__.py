@@ -48,6 +48,7 @@ from application.ports.federation import (
 )
 from application.ports.invitations import InvitationRepo
 from application.ports.oidc import AuthorizationCodeStore, ConsentStore, HostedSessionStore
+from application.ports.outbox import DeliveryFailed, HttpSender, OutboxStore
 from application.ports.pushed import PushedRequestStore
 from application.ports.records import AuditLog, ClientRepo, GroupRepo, MfaStore, PasskeyRepo
 from application.ports.services import (
@@ -69,6 +70,7 @@ __all__ = [
     "ClientRepo",
     "Clock",
     "ConsentStore",
+    "DeliveryFailed",
     "DeviceGrantStore",
     "DpopProof",
     "DpopVerifier",
@@ -83,10 +85,12 @@ __all__ = [
     "GroupRepo",
     "Hasher",
     "HostedSessionStore",
+    "HttpSender",
     "InvitationRepo",
     "LoginAttempts",
     "MfaStore",
     "NewCredential",
+    "OutboxStore",
     "PasskeyRepo",
     "ProbeState",
     "ProviderProbe",

@@ -14,6 +14,7 @@ from application.ports.device import DeviceGrantStore
 from application.ports.federation import FederatedIdentityRepo
 from application.ports.invitations import InvitationRepo
 from application.ports.oidc import AuthorizationCodeStore, ConsentStore, HostedSessionStore
+from application.ports.outbox import OutboxStore
 from application.ports.pushed import PushedRequestStore
 from application.ports.records import AuditLog, ClientRepo, GroupRepo, MfaStore, PasskeyRepo
 
@@ -42,6 +43,7 @@ class UnitOfWork(Protocol):
     invitations: InvitationRepo
     device_grants: DeviceGrantStore
     pushed_requests: PushedRequestStore
+    outbox: OutboxStore
 
     async def commit(self) -> None:
         """Make every change of this unit durable at once."""

@@ -138,9 +138,10 @@ class EmailChange:
             for purpose in EmailTokenPurpose:
                 await uow.email_tokens.void(user.id, purpose)
             events: list[Event] = [EmailChanged(user.id)]
+            now = self.clock.now()
             if not user.email_verified:  # first proof of an address: as a verification link
-                events += await drop_unproven_identities(uow, user.id, sessions_ended=False)
-            await record(uow, events, self.clock.now())
+                events += await drop_unproven_identities(uow, user.id, False, now)
+            await record(uow, events, now)
             await uow.commit()
         await publish_all(self.bus, events)
         self.outbox.post(changed_notice(user.email, found.new_email, self.email.current), user.id)

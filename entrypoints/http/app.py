@@ -11,6 +11,7 @@ from aiohttp import web
 from aiohttp_middlewares.cors import cors_middleware
 
 from adapters.mail.console import CONSOLE_WARNING
+from application.shared.outbox import BATCH
 from entrypoints.cluster import follow_peers, maintain_keys
 from entrypoints.container import Container
 from entrypoints.http import (
@@ -100,6 +101,7 @@ async def _resources(app: web.Application) -> AsyncIterator[None]:
         await storage.close()
         await container.upstream_client().close()
         await container.client_assertions().close()
+        await container.backchannel_sender().close()
         await asyncio.to_thread(container.telemetry().shutdown)
 
 
@@ -124,11 +126,32 @@ async def purge_every(purge: Callable[[], Awaitable[int]], interval: float) -> N
             log.info("purged %d expired token records", deleted)
 
 
+OUTBOX_POLL_INTERVAL = 1.0
+"""Seconds between two rounds of the outbox's delivery worker when the last round found less
+than a full batch (docs/adr/0049-durable-outbox.md)."""
+
+
+async def deliver_every(deliver: Callable[[], Awaitable[int]], interval: float) -> None:
+    """Run outbox rounds until cancelled: the next at once after a full batch, else after
+    ``interval`` seconds. The first round runs at once, so what a stopped instance left is
+    delivered at start. A failure (the database is away, say) is logged and the next round
+    tries again; it never ends the loop."""
+    while True:
+        try:
+            handled = await deliver()
+        except Exception as exc:
+            log.warning("outbox round failed: %s: %s", type(exc).__name__, exc)
+            handled = 0
+        if handled < BATCH:
+            await asyncio.sleep(interval)
+
+
 async def _housekeeping(app: web.Application) -> AsyncIterator[None]:
     """Purge expired tokens every ``storage.purge_interval`` seconds (0: never) while serving;
     keep the signing keys in step with the key store and rotate them on schedule
     (``entrypoints.cluster.maintain_keys``); probe the identity providers once at start
-    (readiness component ``federation``: an unreachable one is logged and listed, not fatal)."""
+    (readiness component ``federation``: an unreachable one is logged and listed, not fatal);
+    deliver the durable outbox (``deliver_every``), from the start."""
     container = app[CONTAINER]
     federation = container.federation_health()
     federation.probe_soon()
@@ -138,6 +161,9 @@ async def _housekeeping(app: web.Application) -> AsyncIterator[None]:
             maintain_keys(container.signer(), container.auth_settings(), container.bus())
         )
     ]
+    tasks.append(
+        asyncio.create_task(deliver_every(container.deliver_outbox(), OUTBOX_POLL_INTERVAL))
+    )
     if interval:
         tasks.append(asyncio.create_task(purge_every(container.purge_expired(), interval)))
     yield

@@ -91,6 +91,8 @@ class ClientRegistration:
     require_pushed_authorization_requests: bool | None = None
     jwks: dict[str, Any] | None = None
     jwks_uri: str | None = None
+    backchannel_logout_uri: str | None = None
+    backchannel_logout_session_required: bool | None = None
 
 
 _CODE_FLOW_PATCH = (
@@ -98,6 +100,8 @@ _CODE_FLOW_PATCH = (
     "skip_consent", "all_organizations", "logo_uri", "policy_uri", "tos_uri",
     "id_token_signed_response_alg",
     "require_pushed_authorization_requests", "jwks", "jwks_uri",
+    "id_token_signed_response_alg", "backchannel_logout_uri",
+    "backchannel_logout_session_required",
 )  # fmt: skip
 
 
@@ -126,6 +130,8 @@ class ClientPatch:
     require_pushed_authorization_requests: bool | None = None
     jwks: dict[str, Any] | None = None
     jwks_uri: str | None = None
+    backchannel_logout_uri: str | None = None
+    backchannel_logout_session_required: bool | None = None
 
 
 def client_json(client: Client) -> dict[str, Any]:
@@ -159,6 +165,8 @@ def client_json(client: Client) -> dict[str, Any]:
         logo_uri=client.logo_uri,
         policy_uri=client.policy_uri,
         tos_uri=client.tos_uri,
+        backchannel_logout_uri=client.backchannel_logout_uri,
+        backchannel_logout_session_required=client.backchannel_logout_session_required,
     )
     if client.id_token_signed_response_alg is not None:
         answer["id_token_signed_response_alg"] = client.id_token_signed_response_alg
@@ -264,6 +272,7 @@ _CODE_FLOW = {
              "properties": {"keys": {"type": "array", "minItems": 1, "maxItems": 10,
                                      "items": {"type": "object"}}}},
     "jwks_uri": _URI,
+    "backchannel_logout_uri": _URI, "backchannel_logout_session_required": {"type": "boolean"},
 }  # fmt: skip
 _NEW_CLIENT = {
     "type": "object",

@@ -70,6 +70,10 @@ _CLIENT: dict[str, Any] = {
             "description": "authorization requests only through /oauth/par (RFC 9126)"},
         "jwks": {"type": "object", "description": "public keys of private_key_jwt (RFC 7523)"},
         "jwks_uri": {"type": "string", "description": "where its JWK Set is served (https)"},
+        "backchannel_logout_uri": {"type": ["string", "null"],
+                                   "description": "where logout tokens are POSTed (OpenID "
+                                                  "Connect Back-Channel Logout 1.0)"},
+        "backchannel_logout_session_required": {"type": "boolean"},
     },
 }  # fmt: skip
 

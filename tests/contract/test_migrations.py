@@ -34,6 +34,7 @@ ALL = [
     "0019_email_change",
     "0021_invitations",
     "0022_device_grants",
+    "0024_outbox",
 ]
 EXPECTED_TABLES = {
     "users",
@@ -60,6 +61,7 @@ EXPECTED_TABLES = {
     "invitations",
     "oidc_device_grants",
     "oidc_pushed_requests",
+    "outbox",
 }
 RUNNERS = 4
 

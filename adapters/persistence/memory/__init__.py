@@ -28,6 +28,7 @@ from adapters.persistence.memory.oidc import (
     MemoryConsentStore,
     MemoryHostedSessionStore,
 )
+from adapters.persistence.memory.outbox import MemoryOutboxStore
 from adapters.persistence.memory.passkeys import MemoryPasskeyRepo
 from adapters.persistence.memory.pushed import MemoryPushedRequestStore
 from adapters.persistence.memory.tokens import MemorySessionStore, MemoryTokenStore
@@ -48,6 +49,7 @@ __all__ = [
     "MemoryInvitationRepo",
     "MemoryLoginAttempts",
     "MemoryMfaStore",
+    "MemoryOutboxStore",
     "MemoryPasskeyRepo",
     "MemoryPushedRequestStore",
     "MemorySessionStore",
@@ -83,6 +85,7 @@ class MemoryUnitOfWork(UnitOfWork):
         self.invitations = MemoryInvitationRepo(stage)
         self.device_grants = MemoryDeviceGrantStore(stage)
         self.pushed_requests = MemoryPushedRequestStore(stage)
+        self.outbox = MemoryOutboxStore(stage)
 
     async def commit(self) -> None:
         """Publish every staged change at once."""

@@ -118,6 +118,11 @@ class MemorySessionStore(SessionStore):
             )
         )
 
+    async def of_user(self, user_id: str) -> list[Session]:
+        """Every record of the user, live or not, oldest first."""
+        found = [s for s in self._s.view.sessions.values() if s.user_id == user_id]
+        return sorted(found, key=lambda s: (s.created_at, s.id))
+
     async def count_live(self, org_id: str | None, now: datetime) -> int:
         """How many sessions of ``org_id``'s users (None: every org) are live at ``now``."""
         require_aware(now)

@@ -23,6 +23,7 @@ from domain.model import (
     User,
 )
 from domain.oidc import AuthorizationCode, Consent, HostedSession
+from domain.outbox import OutboxItem
 from domain.passkeys import Ceremony, Passkey
 from domain.pushed import PushedRequest
 
@@ -37,7 +38,7 @@ class Tables:
     ``(user_id, client_id)``, ``codes`` by code hash, ``hosted`` by the hosted session's hash,
     ``identities`` by ``(issuer, subject)``, ``flows`` by state hash, ``nonces`` maps
     ``(issuer, nonce hash)`` to its expiry; ``invitations`` are keyed by id, ``device_grants`` by
-    the device code's hash.
+    the device code's hash, ``outbox`` by item id.
     """
 
     def __init__(self) -> None:
@@ -67,6 +68,7 @@ class Tables:
         self.invitations: dict[str, Invitation] = {}
         self.device_grants: dict[str, DeviceGrant] = {}
         self.pushed_requests: dict[str, PushedRequest] = {}
+        self.outbox: dict[str, OutboxItem] = {}
 
 
 @attrs.frozen
@@ -86,7 +88,7 @@ class MemoryUnit:
                "mfa_totp", "mfa_recovery", "mfa_challenges", "audit", "clients",
                "revoked", "dpop_proofs", "passkeys", "user_handles", "ceremonies", "codes",
                "consents", "hosted", "identities", "flows", "nonces", "invitations",
-               "device_grants", "pushed_requests")  # fmt: skip
+               "device_grants", "pushed_requests", "outbox")  # fmt: skip
 
     def __init__(self, base: Tables) -> None:
         self._base = base

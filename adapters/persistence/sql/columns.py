@@ -68,7 +68,7 @@ ROTATED_UPSERT = " ON CONFLICT (token_hash) DO UPDATE SET reuse_count = 0, " + "
 earlier record (and its reuse count starts again)."""
 
 SESSIONS = (
-    "id, user_id, created_at, last_used_at, expires_at, user_agent, client_address, client_id"
+    "id, user_id, created_at, last_used_at, expires_at, user_agent, client_address, client_id, sid"
 )
 """The columns of ``sessions`` in the order of ``Session``'s fields."""
 

@@ -16,6 +16,7 @@ from adapters.persistence.sql.stores.oidc import (
     SqlConsentStore,
     SqlHostedSessionStore,
 )
+from adapters.persistence.sql.stores.outbox import SqlOutboxStore
 from adapters.persistence.sql.stores.passkeys import SqlPasskeyRepo
 from adapters.persistence.sql.stores.pushed import SqlPushedRequestStore
 from adapters.persistence.sql.stores.tokens import SqlSessionStore, SqlTokenStore
@@ -49,6 +50,7 @@ class SqlUnitOfWork(UnitOfWork):
         self.invitations = SqlInvitationRepo(unit)
         self.device_grants = SqlDeviceGrantStore(unit)
         self.pushed_requests = SqlPushedRequestStore(unit)
+        self.outbox = SqlOutboxStore(unit)
 
     async def commit(self) -> None:
         """Make every change of this unit durable at once."""

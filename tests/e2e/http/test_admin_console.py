@@ -274,6 +274,16 @@ async def test_oauth_clients(client: TestClient) -> None:
     record = await api(client, token, f"/oauth/clients/{client_id}")
     assert record["redirect_uris"] == ["https://portal.example/a", "https://portal.example/b"]
     assert record["skip_consent"] is False
+    assert 'name="backchannel_logout_uri"' in await (await client.get(path)).text()
+    resp = await post(client, f"/ui/admin/clients/{client_id}/edit",
+                      {**form, "backchannel_logout_uri": "https://portal.example/logout",
+                       "backchannel_logout_session_required": "on"})  # fmt: skip
+    record = await api(client, token, f"/oauth/clients/{client_id}")
+    assert record["backchannel_logout_uri"] == "https://portal.example/logout"
+    assert record["backchannel_logout_session_required"] is True
+    resp = await post(client, f"/ui/admin/clients/{client_id}/edit",
+                      {**form, "backchannel_logout_uri": "http://portal.example/logout"})  # fmt: skip
+    assert resp.status == 422 and "backchannel_logout_uri" in await resp.text()
     resp = await post(client, f"/ui/admin/clients/{client_id}/update", {"disabled": "true"})
     assert (await api(client, token, f"/oauth/clients/{client_id}"))["disabled"] is True
     resp = await post(client, "/ui/admin/clients", {"name": "bad", "redirect_uris": "ftp://x",

@@ -100,6 +100,7 @@ class SqlSessionStore(SqlStore, SessionStore):
                     session.user_agent,
                     session.client_address,
                     session.client_id,
+                    session.sid,
                 ),
                 guarded=True,
             )
@@ -122,6 +123,11 @@ class SqlSessionStore(SqlStore, SessionStore):
     async def list_live(self, user_id: str, now: datetime) -> list[Session]:
         """The user's live sessions, newest first."""
         rows = await self._q.all(sessions.LIVE, (user_id, self._d.to_db(now)))
+        return [session_row(r, self._d.from_db) for r in rows]
+
+    async def of_user(self, user_id: str) -> list[Session]:
+        """Every record of the user, live or not, oldest first."""
+        rows = await self._q.all(sessions.OF_USER, (user_id,))
         return [session_row(r, self._d.from_db) for r in rows]
 
     async def count_live(self, org_id: str | None, now: datetime) -> int:
