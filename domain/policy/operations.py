@@ -42,7 +42,9 @@ class Operation(enum.Enum):
     (docs/reference/mfa-and-passkeys.md): ``LIST_USER_PASSKEYS`` GET /users/{id}/passkeys,
     ``DELETE_USER_PASSKEY`` DELETE /users/{id}/passkeys/{pid}; the admin console
     (docs/reference/console.md): ``USE_ADMIN_CONSOLE`` any page of /ui/admin, ``VIEW_DASHBOARD`` its
-    dashboard's counts, ``VIEW_SIGNING_KEYS`` the dashboard's signing keys and their algorithms.
+    dashboard's counts, ``VIEW_SIGNING_KEYS`` the dashboard's signing keys and their algorithms;
+    ``PROVISION_USER`` POST /scim/v2/Users, a user created in the caller's organization without a
+    password (docs/reference/scim.md).
     """
 
     LIST_USERS = "list_users"
@@ -73,6 +75,7 @@ class Operation(enum.Enum):
     USE_ADMIN_CONSOLE = "use_admin_console"
     VIEW_DASHBOARD = "view_dashboard"
     VIEW_SIGNING_KEYS = "view_signing_keys"
+    PROVISION_USER = "provision_user"
 
 
 REQUIRED_ROLE: Mapping[Operation, Role] = MappingProxyType(
@@ -105,6 +108,7 @@ REQUIRED_ROLE: Mapping[Operation, Role] = MappingProxyType(
         Operation.USE_ADMIN_CONSOLE: Role.ORG_ADMIN,
         Operation.VIEW_DASHBOARD: Role.ORG_ADMIN,
         Operation.VIEW_SIGNING_KEYS: Role.SUPERADMIN,
+        Operation.PROVISION_USER: Role.ORG_ADMIN,
     }
 )
 """The lowest role allowed each operation (docs/reference/accounts.md "Who").

@@ -27,6 +27,7 @@ from entrypoints.http import (
     oauth_routes,
     oidc_routes,
     passkey_routes,
+    scim_routes,
     session_routes,
     wellknown_routes,
 )
@@ -179,6 +180,7 @@ def create_app(container: Container) -> web.Application:
         *client_routes.ROUTES,
         *oauth_routes.ROUTES,
         *oidc_routes.ROUTES,
+        *scim_routes.ROUTES,
         *page_routes.ROUTES,
         *page_logout.ROUTES,
         *page_recovery.ROUTES,
