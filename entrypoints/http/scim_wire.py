@@ -10,7 +10,7 @@ read here to the use cases of ``application.scim``.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import orjson
 from aiohttp import web
@@ -34,12 +34,14 @@ from scim2_models import (
     NotFoundException,
     Patch,
     PatchOp,
+    Required,
     Resource,
     ResourceType,
     SCIMException,
     SearchRequest,
     ServiceProviderConfig,
     Sort,
+    Uniqueness,
     UniquenessException,
     User,
 )
@@ -53,6 +55,7 @@ from entrypoints.http.requests import parse_json_object, read_body
 
 __all__ = [
     "MAX_COUNT",
+    "ProvisionedUser",
     "SCIM_MEDIA_TYPE",
     "group_resource",
     "list_response",
@@ -74,6 +77,23 @@ MAX_COUNT = 200
 """The most resources one list answers (``filter.maxResults``); a larger ``count`` is cut to it."""
 
 _DEFAULT_COUNT = 100
+
+
+class ProvisionedUser(Resource[Any]):
+    """The ``User`` schema (RFC 7643 §4.1) as this service keeps it, published at
+    ``/scim/v2/Schemas``: ``userName`` (the email), ``active`` and ``emails`` (that one
+    email). The other attributes of a ``User`` sent to it are read and ignored."""
+
+    __schema__ = URN(User.__schema__ or "")
+
+    user_name: Annotated[str | None, Uniqueness.server, Required.true] = None
+    """The user's email (docs/reference/scim.md): unique across the service."""
+
+    active: bool | None = None
+    """False for a disabled user."""
+
+    emails: list[Email] | None = None
+    """The user's email, once, ``primary``."""
 R = TypeVar("R", bound=Resource[Any])
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -330,8 +350,9 @@ def schemas(base: str, schema_id: str | None = None) -> dict[str, Any]:
     """The ``Schemas`` (RFC 7643 §7) of ``User`` and ``Group`` as a ``ListResponse``, or the
     one ``schema_id``. Raises ``NotFoundException`` for another id."""
     found = []
-    for model in (User, Group):
+    for model, name in ((ProvisionedUser, "User"), (Group, "Group")):
         schema = model.to_schema()
+        schema.name, schema.description = name, f"{name}s of the organization"
         schema.meta = Meta(resource_type="Schema", location=f"{base}/Schemas/{schema.id}")
         found.append(schema)
     if schema_id is None:
