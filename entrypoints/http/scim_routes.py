@@ -13,7 +13,14 @@ from __future__ import annotations
 from typing import Any
 
 from aiohttp import web
-from scim2_models import Context, Group, User
+from scim2_models import (
+    Context,
+    Group,
+    NotFoundException,
+    NotImplementedException,
+    SearchRequest,
+    User,
+)
 
 from application.scim.groups import GroupChange
 from domain.policy import Principal
@@ -26,7 +33,9 @@ from entrypoints.http.scim_wire import (
     list_response,
     read_patch,
     read_resource,
+    read_search,
     resource_types,
+    response_parameters,
     schemas,
     scim_errors,
     scim_response,
@@ -50,8 +59,13 @@ async def _caller(request: web.Request) -> Principal:
     return caller
 
 
-def _dump(resource: User | Group) -> dict[str, Any]:
-    data: dict[str, Any] = resource.model_dump(scim_ctx=Context.RESOURCE_QUERY_RESPONSE)
+def _dump(resource: User | Group, request: web.Request | None = None) -> dict[str, Any]:
+    """``resource`` for a response, with the ``attributes``/``excludedAttributes`` of
+    ``request``'s query when given (RFC 7644 §3.9)."""
+    params = None if request is None else response_parameters(request, type(resource))
+    data: dict[str, Any] = resource.model_dump(
+        scim_ctx=Context.RESOURCE_QUERY_RESPONSE, response_parameters=params
+    )
     return data
 
 
@@ -62,7 +76,19 @@ async def list_users(request: web.Request) -> web.Response:
     """GET /scim/v2/Users → 200 ``ListResponse`` of the organization's users matching
     ``filter``, sorted and paged (RFC 7644 §3.4.2)."""
     caller = await _caller(request)
-    search = search_request(request, User)
+    return await _users(request, caller, search_request(request, User))
+
+
+async def search_users(request: web.Request) -> web.Response:
+    """POST /scim/v2/Users/.search ``SearchRequest`` → 200 ``ListResponse`` (RFC 7644
+    §3.4.3), as GET /scim/v2/Users with the query in the body."""
+    caller = await _caller(request)
+    return await _users(request, caller, await read_search(request, User))
+
+
+async def _users(
+    request: web.Request, caller: Principal, search: SearchRequest[User]
+) -> web.Response:
     base = _base(request)
     users = await request.app[CONTAINER].list_scim_users()(caller)
     found = [user_resource(u, base) for u in users]
@@ -87,7 +113,7 @@ async def get_user(request: web.Request) -> web.Response:
     """GET /scim/v2/Users/{id} → 200 ``User``; 404 outside the client's organization."""
     caller = await _caller(request)
     user = await request.app[CONTAINER].get_user()(caller, path_id(request, "id"))
-    return scim_response(_dump(user_resource(user, _base(request))))
+    return scim_response(_dump(user_resource(user, _base(request)), request))
 
 
 async def replace_user(request: web.Request) -> web.Response:
@@ -138,7 +164,19 @@ async def list_groups(request: web.Request) -> web.Response:
     """GET /scim/v2/Groups → 200 ``ListResponse`` of the organization's groups matching
     ``filter``, sorted and paged (RFC 7644 §3.4.2)."""
     caller = await _caller(request)
-    search = search_request(request, Group)
+    return await _groups(request, caller, search_request(request, Group))
+
+
+async def search_groups(request: web.Request) -> web.Response:
+    """POST /scim/v2/Groups/.search ``SearchRequest`` → 200 ``ListResponse`` (RFC 7644
+    §3.4.3), as GET /scim/v2/Groups with the query in the body."""
+    caller = await _caller(request)
+    return await _groups(request, caller, await read_search(request, Group))
+
+
+async def _groups(
+    request: web.Request, caller: Principal, search: SearchRequest[Group]
+) -> web.Response:
     base = _base(request)
     groups = await request.app[CONTAINER].list_scim_groups()(caller)
     found = [group_resource(g, base) for g in groups]
@@ -162,7 +200,7 @@ async def get_group(request: web.Request) -> web.Response:
     """GET /scim/v2/Groups/{id} → 200 ``Group``; 404 outside the client's organization."""
     caller = await _caller(request)
     detail = await request.app[CONTAINER].get_group()(caller, path_id(request, "id"))
-    return scim_response(_dump(group_resource(detail, _base(request))))
+    return scim_response(_dump(group_resource(detail, _base(request)), request))
 
 
 async def replace_group(request: web.Request) -> web.Response:
@@ -201,6 +239,18 @@ async def delete_group(request: web.Request) -> web.Response:
 
 
 # --------------------------------------------------------------------------- discovery
+
+
+async def no_such_endpoint(request: web.Request) -> web.Response:
+    """GET /scim/v2/{anything else} → 404 SCIM ``Error`` (RFC 7644 §3.12)."""
+    raise NotFoundException(detail="no such SCIM endpoint")
+
+
+async def search_everything(request: web.Request) -> web.Response:
+    """POST /scim/v2/.search → 501 (RFC 7644 §3.4.3: searching every resource type at once is
+    not offered; ``/Users/.search`` and ``/Groups/.search`` are)."""
+    await _caller(request)
+    raise NotImplementedException(detail="search /Users/.search or /Groups/.search")
 
 
 async def get_service_provider_config(request: web.Request) -> web.Response:
@@ -252,6 +302,8 @@ def _route(
 
 ROUTES = [
     _route("GET", "/Users", list_users, "SCIM: list and filter users", {200: "ScimListResponse"}),
+    _route("POST", "/Users/.search", search_users, "SCIM: search users",
+           {200: "ScimListResponse"}, body=True),
     _route("POST", "/Users", create_user, "SCIM: create a user", {201: "ScimResource"}, body=True),
     _route("GET", "/Users/{id}", get_user, "SCIM: a user", {200: "ScimResource"}),
     _route("PUT", "/Users/{id}", replace_user, "SCIM: replace a user", {200: "ScimResource"},
@@ -261,6 +313,8 @@ ROUTES = [
     _route("DELETE", "/Users/{id}", delete_user, "SCIM: delete a user", {204: "deleted"}),
     _route("GET", "/Groups", list_groups, "SCIM: list and filter groups",
            {200: "ScimListResponse"}),
+    _route("POST", "/Groups/.search", search_groups, "SCIM: search groups",
+           {200: "ScimListResponse"}, body=True),
     _route("POST", "/Groups", create_group, "SCIM: create a group", {201: "ScimResource"},
            body=True),
     _route("GET", "/Groups/{id}", get_group, "SCIM: a group", {200: "ScimResource"}),
@@ -278,6 +332,10 @@ ROUTES = [
     _route("GET", "/Schemas", list_schemas, "SCIM: the schemas", {200: "ScimListResponse"},
            bearer=False),
     _route("GET", "/Schemas/{id}", get_schema, "SCIM: one schema", {200: "ScimResource"},
+           bearer=False),
+    _route("POST", "/.search", search_everything, "SCIM: search every resource type (501)",
+           {501: "ScimError"}, body=True),
+    _route("GET", "/{endpoint}", no_such_endpoint, "SCIM: any other endpoint (404)", {},
            bearer=False),
 ]  # fmt: skip
 """The SCIM routes, each wrapped in ``scim_errors``."""

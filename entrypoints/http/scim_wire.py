@@ -37,6 +37,7 @@ from scim2_models import (
     Required,
     Resource,
     ResourceType,
+    ResponseParameters,
     SCIMException,
     SearchRequest,
     ServiceProviderConfig,
@@ -55,13 +56,15 @@ from entrypoints.http.requests import parse_json_object, read_body
 
 __all__ = [
     "MAX_COUNT",
-    "ProvisionedUser",
     "SCIM_MEDIA_TYPE",
+    "ProvisionedUser",
     "group_resource",
     "list_response",
     "read_patch",
     "read_resource",
+    "read_search",
     "resource_types",
+    "response_parameters",
     "schemas",
     "scim_errors",
     "scim_response",
@@ -94,6 +97,8 @@ class ProvisionedUser(Resource[Any]):
 
     emails: list[Email] | None = None
     """The user's email, once, ``primary``."""
+
+
 R = TypeVar("R", bound=Resource[Any])
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -161,8 +166,9 @@ def _validation_error(exc: ValidationError) -> SCIMException:
 def scim_errors(handler: Handler) -> Handler:
     """Wrap a ``/scim/v2`` handler so that every refusal is a SCIM ``Error`` message
     (``urn:ietf:params:scim:api:messages:2.0:Error``, RFC 7644 §3.12) rather than
-    problem+json: domain errors by kind (401 with ``WWW-Authenticate: Bearer``, 403, 404, 409 ``uniqueness``, 400 ``invalidValue``/``mutability``, 503
-    with ``Retry-After``), the library's errors as they are, a bad body 400 ``invalidSyntax``."""
+    problem+json: domain errors by kind (401 with ``WWW-Authenticate: Bearer``, 403, 404, 409
+    ``uniqueness``, 400 ``invalidValue``/``mutability``, 503 with ``Retry-After``), the
+    library's errors as they are, a bad body 400 ``invalidSyntax``."""
 
     async def answer_scim_errors(request: web.Request) -> web.StreamResponse:
         try:
@@ -248,9 +254,27 @@ def search_request(request: web.Request, model: type[R]) -> SearchRequest[R]:
     return search
 
 
+def response_parameters(request: web.Request, model: type[R]) -> ResponseParameters[R]:
+    """The ``attributes`` and ``excludedAttributes`` of the query (RFC 7644 §3.9)."""
+    names = ("attributes", "excludedAttributes")
+    query = {n: request.query[n] for n in names if n in request.query}
+    params: ResponseParameters[R] = ResponseParameters[model].model_validate(  # type: ignore[valid-type]
+        query
+    )
+    return params
+
+
+async def read_search(request: web.Request, model: type[R]) -> SearchRequest[R]:
+    """The body of a POST ``.search`` (RFC 7644 §3.4.3) as ``SearchRequest[model]``."""
+    search: SearchRequest[R] = SearchRequest[model].model_validate(  # type: ignore[valid-type]
+        await _read_object(request), scim_ctx=Context.SEARCH_REQUEST
+    )
+    return search
+
+
 def list_response(search: SearchRequest[R], model: type[R], found: list[R]) -> dict[str, Any]:
-    """The ``ListResponse`` of ``found`` (resources of ``model``, filtered already) sorted and paged as ``search``
-    asks (RFC 7644 §3.4.2.4: ``startIndex`` is 1-based)."""
+    """The ``ListResponse`` of ``found`` (resources of ``model``, filtered already) sorted and
+    paged as ``search`` asks (RFC 7644 §3.4.2.4: ``startIndex`` is 1-based)."""
     ordered = search.sort(found) if search.sort_by is not None else found
     start = max(search.start_index or 1, 1)
     count = min(_DEFAULT_COUNT if search.count is None else max(search.count, 0), MAX_COUNT)
