@@ -50,7 +50,8 @@ PREFIX = "/scim/v2"
 
 def _base(request: web.Request) -> str:
     """The SCIM base URL under ``auth.issuer`` (never built from the request's ``Host``)."""
-    return request.app[CONTAINER].auth_settings().current.issuer.rstrip("/") + PREFIX
+    issuer: str = request.app[CONTAINER].auth_settings().current.issuer
+    return issuer.rstrip("/") + PREFIX
 
 
 async def _caller(request: web.Request) -> Principal:
@@ -59,7 +60,7 @@ async def _caller(request: web.Request) -> Principal:
     return caller
 
 
-def _dump(resource: User | Group, request: web.Request | None = None) -> dict[str, Any]:
+def _dump(resource: User[Any] | Group, request: web.Request | None = None) -> dict[str, Any]:
     """``resource`` for a response, with the ``attributes``/``excludedAttributes`` of
     ``request``'s query when given (RFC 7644 §3.9)."""
     params = None if request is None else response_parameters(request, type(resource))
@@ -87,7 +88,7 @@ async def search_users(request: web.Request) -> web.Response:
 
 
 async def _users(
-    request: web.Request, caller: Principal, search: SearchRequest[User]
+    request: web.Request, caller: Principal, search: SearchRequest[User[Any]]
 ) -> web.Response:
     base = _base(request)
     users = await request.app[CONTAINER].list_scim_users()(caller)

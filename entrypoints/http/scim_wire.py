@@ -34,10 +34,12 @@ from scim2_models import (
     NotFoundException,
     Patch,
     PatchOp,
+    Reference,
     Required,
     Resource,
     ResourceType,
     ResponseParameters,
+    Schema,
     SCIMException,
     SearchRequest,
     ServiceProviderConfig,
@@ -80,6 +82,7 @@ MAX_COUNT = 200
 """The most resources one list answers (``filter.maxResults``); a larger ``count`` is cut to it."""
 
 _DEFAULT_COUNT = 100
+_MemberRef = Reference[User[Any] | Group]
 
 
 class ProvisionedUser(Resource[Any]):
@@ -155,10 +158,13 @@ def _domain_error(exc: errors.DomainError) -> tuple[SCIMException, dict[str, str
 
 
 def _validation_error(exc: ValidationError) -> SCIMException:
-    first = exc.errors()[0] if exc.errors() else {}
-    kind = str(first.get("type", ""))
-    where = ".".join(str(p) for p in first.get("loc", ()))
-    detail = f"{where}: {first.get('msg', 'is not valid')}" if where else str(first.get("msg", ""))
+    found = exc.errors()
+    if not found:
+        return _status_error(400, "the body is not valid", "invalidValue")
+    first = found[0]
+    kind = str(first["type"])
+    where = ".".join(str(p) for p in first["loc"])
+    detail = f"{where}: {first['msg']}" if where else str(first["msg"])
     scim_type = kind.removeprefix("scim_") if kind.startswith("scim_") else "invalidValue"
     return _status_error(400, detail[:500], scim_type)
 
@@ -282,14 +288,17 @@ def list_response(search: SearchRequest[R], model: type[R], found: list[R]) -> d
     response = ListResponse[model](  # type: ignore[valid-type]
         total_results=len(found), start_index=start, items_per_page=len(page), resources=page
     )
-    return response.model_dump(scim_ctx=Context.RESOURCE_QUERY_RESPONSE, response_parameters=search)
+    data: dict[str, Any] = response.model_dump(
+        scim_ctx=Context.RESOURCE_QUERY_RESPONSE, response_parameters=search
+    )
+    return data
 
 
-def user_resource(user: StoredUser, base: str) -> User:
+def user_resource(user: StoredUser, base: str) -> User[Any]:
     """``user`` as a SCIM ``User`` (RFC 7643 §4.1): ``userName`` and the one ``emails`` entry
     are its email, ``active`` is not ``disabled``; ``meta.location`` under ``base`` (the
     ``/scim/v2`` URL under ``auth.issuer``)."""
-    return User(
+    return User[Any](
         id=user.id,
         user_name=user.email,
         active=not user.disabled,
@@ -306,7 +315,12 @@ def group_resource(detail: GroupDetail, base: str) -> Group:
     its users (``value`` the id, ``display`` the email, ``$ref`` their location)."""
     group = detail.group
     members = [
-        GroupMember(value=m.id, display=m.email, type="User", ref=f"{base}/Users/{m.id}")
+        GroupMember(
+            value=m.id,
+            display=m.email,
+            type="User",
+            ref=_MemberRef(f"{base}/Users/{m.id}"),
+        )
         for m in detail.members
     ]
     return Group(
@@ -333,7 +347,8 @@ def service_provider_config(base: str) -> dict[str, Any]:
         etag=ETag(supported=False),
         authentication_schemes=[
             AuthenticationScheme(
-                type="oauthbearertoken", name="OAuth Bearer Token", primary=True,
+                type=AuthenticationScheme.Type.oauthbearertoken, name="OAuth Bearer Token",
+                primary=True,
                 description="A client credentials access token (RFC 6749 §4.4) with the scim "
                             "scope, from the token endpoint of this service",
             )
@@ -341,18 +356,18 @@ def service_provider_config(base: str) -> dict[str, Any]:
         meta=Meta(resource_type="ServiceProviderConfig",
                   location=f"{base}/ServiceProviderConfig"),
     )  # fmt: skip
-    return config.model_dump(scim_ctx=Context.RESOURCE_QUERY_RESPONSE)
+    data: dict[str, Any] = config.model_dump(scim_ctx=Context.RESOURCE_QUERY_RESPONSE)
+    return data
 
 
 def _resource_types(base: str) -> list[ResourceType]:
-    return [
-        ResourceType(
-            id=name, name=name, endpoint=f"/{name}s", description=f"{name}s of the organization",
-            schema_=URN(schema), meta=Meta(resource_type="ResourceType",
-                                        location=f"{base}/ResourceTypes/{name}"),
-        )
-        for name, schema in (("User", User.__schema__), ("Group", Group.__schema__))
-    ]  # fmt: skip
+    found = []
+    for model in (ProvisionedUser, Group):
+        item = ResourceType.from_resource(model)
+        item.description = f"{item.name}s of the organization"
+        item.meta = Meta(resource_type="ResourceType", location=f"{base}/ResourceTypes/{item.id}")
+        found.append(item)
+    return found
 
 
 def resource_types(base: str, name: str | None = None) -> dict[str, Any]:
@@ -363,10 +378,12 @@ def resource_types(base: str, name: str | None = None) -> dict[str, Any]:
         listed = ListResponse[ResourceType](
             total_results=len(types), start_index=1, items_per_page=len(types), resources=types
         )
-        return listed.model_dump(scim_ctx=Context.RESOURCE_QUERY_RESPONSE)
+        data: dict[str, Any] = listed.model_dump(scim_ctx=Context.RESOURCE_QUERY_RESPONSE)
+        return data
     for item in types:
         if item.id == name:
-            return item.model_dump(scim_ctx=Context.RESOURCE_QUERY_RESPONSE)
+            one: dict[str, Any] = item.model_dump(scim_ctx=Context.RESOURCE_QUERY_RESPONSE)
+            return one
     raise NotFoundException(detail=f"no resource type {name}")
 
 
@@ -380,11 +397,13 @@ def schemas(base: str, schema_id: str | None = None) -> dict[str, Any]:
         schema.meta = Meta(resource_type="Schema", location=f"{base}/Schemas/{schema.id}")
         found.append(schema)
     if schema_id is None:
-        listed = ListResponse[type(found[0])](  # type: ignore[misc]
+        listed = ListResponse[Schema](
             total_results=len(found), start_index=1, items_per_page=len(found), resources=found
         )
-        return listed.model_dump(scim_ctx=Context.RESOURCE_QUERY_RESPONSE)
+        data: dict[str, Any] = listed.model_dump(scim_ctx=Context.RESOURCE_QUERY_RESPONSE)
+        return data
     for schema in found:
         if schema.id == schema_id:
-            return schema.model_dump(scim_ctx=Context.RESOURCE_QUERY_RESPONSE)
+            one: dict[str, Any] = schema.model_dump(scim_ctx=Context.RESOURCE_QUERY_RESPONSE)
+            return one
     raise NotFoundException(detail=f"no schema {schema_id}")
