@@ -16,16 +16,15 @@ import uuid
 from typing import Annotated, Any
 
 import httpx2
+import pytest
 from pydantic import Field
 from scim2_client.engines.httpx2 import SyncSCIMClient
 from scim2_models import Group, Required, ScimProvider, Uniqueness
 from scim2_tester import CheckResult, Status, check_server
 
 from entrypoints.http.scim_wire import ProvisionedUser
-from tests.e2e.helpers import MakeClient
+from tests.e2e.helpers import ONE_PER_BACKEND, MakeClient
 from tests.e2e.http.test_oauth_http import machines
-
-_FAILED = {Status.ERROR, Status.CRITICAL}
 
 DECIDED = (
     "'externalId'",  # not stored (docs/reference/scim.md "Attributes")
@@ -36,6 +35,12 @@ DECIDED = (
     "value for 'members'",  # members[].display is the member's email, not what was sent
 )
 """The reasons of the errors the service's documented choices cause (docs/reference/scim.md)."""
+
+
+@pytest.fixture(params=ONE_PER_BACKEND)
+def deployment(request: pytest.FixtureRequest) -> tuple[str, str]:
+    """Overrides the conftest's: once per storage backend."""
+    return request.param  # type: ignore[no-any-return]
 
 
 class _EmailUser(ProvisionedUser):
