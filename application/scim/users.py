@@ -45,7 +45,8 @@ def _user_name(normalize: EmailNormalizer, user_name: str) -> str:
 class ProvisionUser:
     """POST /scim/v2/Users (RFC 7644 §3.3): ``await provision(principal, user_name, active)``.
 
-    Rules: below org_admin → ``Forbidden``; ``user_name`` not an email → ``ValidationFailed``
+    Rules: below org_admin → ``Forbidden``; an ``org_id`` of another organization than an
+    org_admin's → ``NotFound``; ``user_name`` not an email → ``ValidationFailed``
     naming ``userName``; an email some user already has (in any organization: emails are unique
     across the service) → ``EmailTaken``. Creates a ``viewer`` of the principal's organization
     with no password and ``email_verified`` false, disabled when ``active`` is false; records
@@ -58,9 +59,16 @@ class ProvisionUser:
     _normalize_email: EmailNormalizer
     _ids: IdFactory = new_id
 
-    async def __call__(self, principal: Principal, user_name: str, active: bool = True) -> User:
-        """Create the user ``user_name``."""
-        org = policy.target_org(principal, Operation.PROVISION_USER, None)
+    async def __call__(
+        self,
+        principal: Principal,
+        user_name: str,
+        active: bool = True,
+        org_id: str | None = None,
+    ) -> User:
+        """Create the user ``user_name`` (in ``org_id``: a superadmin only; None: the
+        principal's own organization, as always over SCIM)."""
+        org = policy.target_org(principal, Operation.PROVISION_USER, org_id)
         email = _user_name(self._normalize_email, user_name)
         now = self._clock.now()
         user = User(

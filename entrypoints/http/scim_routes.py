@@ -47,6 +47,9 @@ from entrypoints.http.scim_wire import (
 PREFIX = "/scim/v2"
 """Where SCIM lives (docs/reference/scim.md)."""
 
+USERS = "/Users"
+"""The users' endpoint under ``PREFIX`` (RFC 7644 §3.2)."""
+
 
 def _base(request: web.Request) -> str:
     """The SCIM base URL under ``auth.issuer`` (never built from the request's ``Host``)."""
@@ -249,9 +252,9 @@ async def no_such_endpoint(request: web.Request) -> web.Response:
 
 async def search_everything(request: web.Request) -> web.Response:
     """POST /scim/v2/.search → 501 (RFC 7644 §3.4.3: searching every resource type at once is
-    not offered; ``/Users/.search`` and ``/Groups/.search`` are)."""
+    not offered; ``Users/.search`` and ``Groups/.search`` are)."""
     await _caller(request)
-    raise NotImplementedException(detail="search /Users/.search or /Groups/.search")
+    raise NotImplementedException(detail="search Users/.search or Groups/.search instead")
 
 
 async def get_service_provider_config(request: web.Request) -> web.Response:
@@ -303,7 +306,7 @@ def _route(
 
 ROUTES = [
     _route("GET", "/Users", list_users, "SCIM: list and filter users", {200: "ScimListResponse"}),
-    _route("POST", "/Users/.search", search_users, "SCIM: search users",
+    _route("POST", USERS + "/.search", search_users, "SCIM: search users",
            {200: "ScimListResponse"}, body=True),
     _route("POST", "/Users", create_user, "SCIM: create a user", {201: "ScimResource"}, body=True),
     _route("GET", "/Users/{id}", get_user, "SCIM: a user", {200: "ScimResource"}),

@@ -80,6 +80,8 @@ view_dashboard  same     403     403       ok         ok
 view_dashboard  other    403     403       404        ok
 view_signing_keys same   403     403       403        ok
 view_signing_keys other  403     403       403        ok
+provision_user  same     403     403       ok         ok
+provision_user  other    403     403       404        ok
 """
 
 CALLER_ORG = "acme"
