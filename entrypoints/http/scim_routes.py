@@ -10,6 +10,7 @@ the SCIM body or query with ``entrypoints.http.scim_wire`` and hands over to the
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from aiohttp import web
@@ -26,7 +27,7 @@ from application.scim.groups import GroupChange
 from domain.policy import Principal
 from entrypoints.http.bearer import bearer_token
 from entrypoints.http.keys import CONTAINER
-from entrypoints.http.routing import RouteSpec, path_id
+from entrypoints.http.routing import RouteSpec, id_parameter, path_id
 from entrypoints.http.scim_wire import (
     SCIM_MEDIA_TYPE,
     group_resource,
@@ -298,9 +299,11 @@ def _route(
 ) -> RouteSpec:
     errors = _WRITE_ERRORS if method != "GET" else _ERRORS
     request = {"$ref": "#/components/schemas/ScimResource"} if body else None
+    params = tuple(id_parameter(n, f"the {n} (opaque)") for n in re.findall(r"\{(\w+)\}", path))
     return RouteSpec(
         method, PREFIX + path, scim_errors(handler), summary, {**ok, **errors},
-        request=request, bearer=bearer, tag="scim", media_type=SCIM_MEDIA_TYPE,
+        request=request, bearer=bearer, parameters=params, tag="scim",
+        media_type=SCIM_MEDIA_TYPE,
     )  # fmt: skip
 
 
