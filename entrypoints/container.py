@@ -25,6 +25,8 @@ import application.oauth.clients as clients
 import application.oauth.consents as consents
 import application.oauth.grants as oauth
 import application.oauth.token_status as token_status
+import application.scim.groups as scim_groups
+import application.scim.users as scim_users
 import application.sessions.manage as sessions
 from adapters.crypto.client_assertions import JwtClientAssertions
 from adapters.crypto.dpop import JwtDpopVerifier
@@ -73,6 +75,7 @@ from application.passkeys.registration import OwnPasskeys, PasskeyAdmin, Passkey
 from application.recovery.email_change import EmailChange
 from application.recovery.email_links import EmailVerification, PasswordRecovery
 from application.recovery.invitation_mail import InvitationMailer
+from application.scim.access import ScimAuthenticator
 from application.sessions.hosted import HostedPageCaller
 from application.sessions.tokens import SessionRotation, TokenIssuer
 from application.shared.address_limit import AddressRateLimiter
@@ -295,6 +298,19 @@ class Container(Adapters):
         telemetry, token_status.Introspection, storage, signer, auth_settings,
         client_authenticator, clock,
     )  # fmt: skip
+
+    # SCIM 2.0 provisioning (docs/reference/scim.md).
+    scim_authenticator = providers.Singleton(ScimAuthenticator, storage, signer, auth_settings)
+    provision_user = use_case(
+        telemetry, scim_users.ProvisionUser, storage, bus, clock, providers.Object(normalize_email)
+    )
+    list_scim_users = use_case(telemetry, scim_users.ListScimUsers, storage)
+    update_scim_user = use_case(
+        telemetry, scim_users.UpdateScimUser, storage, providers.Object(normalize_email),
+        update_user,
+    )  # fmt: skip
+    list_scim_groups = use_case(telemetry, scim_groups.ListScimGroups, storage)
+    write_scim_group = use_case(telemetry, scim_groups.WriteScimGroup, storage, bus, clock)
 
     # The OpenID Connect provider (docs/reference/oauth-and-oidc.md).
     oidc_settings = providers.Singleton(methodcaller("view", attrgetter("oidc")), live_config)

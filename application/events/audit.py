@@ -27,6 +27,7 @@ import application.events.federation as fev
 import application.events.invitations as iev
 import application.events.oidc as oev
 import application.events.passkeys as pev
+import application.events.scim as sev
 from application.ports import EventBus, Storage, UnitOfWork
 from domain.audit import AuditEvent, DetailValue, new_audit_id
 
@@ -288,6 +289,9 @@ _ROWS: dict[type[ev.Event], Callable[[Any], _Row | None]] = {
         e.user_id,
         e.user_id,
         details={"client_id": e.client_id, "sessions_ended": e.sessions_ended},
+    ),
+    sev.UserProvisioned: lambda e: _Row(
+        "user.registered", e.actor_id, e.user_id, e.org_id, {"via": "scim"}
     ),
 }
 """Event class → its audit row. Events not here (``MfaChallenged``, ``EmailSent``,

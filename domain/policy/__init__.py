@@ -81,6 +81,7 @@ from domain.policy.operations import (
     Operation,
     required_role,
 )
+from domain.policy.scim import SCIM_ACTOR_PREFIX, SCIM_SCOPE, scim_principal
 
 __all__ = [
     "ACTUATOR_REQUIRED_ROLE",
@@ -89,6 +90,8 @@ __all__ = [
     "FIRST_PARTY_FIELDS",
     "OPERATOR_ACTOR_ID",
     "REQUIRED_ROLE",
+    "SCIM_ACTOR_PREFIX",
+    "SCIM_SCOPE",
     "Actor",
     "ActuatorOperation",
     "AnyOperation",
@@ -117,5 +120,6 @@ __all__ = [
     "require",
     "require_in_scope",
     "required_role",
+    "scim_principal",
     "target_org",
 ]

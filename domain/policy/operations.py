@@ -48,7 +48,8 @@ class Operation(enum.Enum):
     /users/{id}/password-reset (docs/reference/accounts.md: a reset link mailed to the user);
     invitations (docs/reference/invitations.md): ``CREATE_INVITATION`` POST /invitations,
     ``LIST_INVITATIONS`` GET /invitations, ``RESEND_INVITATION`` POST /invitations/{id}/resend,
-    ``REVOKE_INVITATION`` DELETE /invitations/{id}.
+    ``REVOKE_INVITATION`` DELETE /invitations/{id}; ``PROVISION_USER`` POST /scim/v2/Users, a
+    user created in the caller's organization without a password (docs/reference/scim.md).
     """
 
     LIST_USERS = "list_users"
@@ -85,6 +86,7 @@ class Operation(enum.Enum):
     LIST_INVITATIONS = "list_invitations"
     RESEND_INVITATION = "resend_invitation"
     REVOKE_INVITATION = "revoke_invitation"
+    PROVISION_USER = "provision_user"
 
 
 REQUIRED_ROLE: Mapping[Operation, Role] = MappingProxyType(
@@ -123,6 +125,7 @@ REQUIRED_ROLE: Mapping[Operation, Role] = MappingProxyType(
         Operation.LIST_INVITATIONS: Role.ORG_ADMIN,
         Operation.RESEND_INVITATION: Role.ORG_ADMIN,
         Operation.REVOKE_INVITATION: Role.ORG_ADMIN,
+        Operation.PROVISION_USER: Role.ORG_ADMIN,
     }
 )
 """The lowest role allowed each operation (docs/reference/accounts.md "Who").

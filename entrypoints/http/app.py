@@ -33,6 +33,7 @@ from entrypoints.http import (
     oidc_routes,
     par_routes,
     passkey_routes,
+    scim_routes,
     session_routes,
     wellknown_routes,
 )
@@ -225,6 +226,7 @@ def create_app(container: Container) -> web.Application:
         *device_routes.ROUTES,
         *par_routes.ROUTES,
         *oidc_routes.ROUTES,
+        *scim_routes.ROUTES,
         *page_routes.ROUTES,
         *page_logout.ROUTES,
         *page_recovery.ROUTES,

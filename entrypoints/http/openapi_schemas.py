@@ -338,4 +338,37 @@ SCHEMAS: dict[str, Any] = {
             "restart_required": {"type": "array", "items": {"type": "string"}},
         },
     },
+    # SCIM 2.0 (docs/reference/scim.md): the resources are described by RFC 7643 and by
+    # GET /scim/v2/Schemas; here only their envelope.
+    "ScimResource": {
+        "type": "object",
+        "required": ["schemas"],
+        "properties": {
+            "schemas": {"type": "array", "items": {"type": "string"}},
+            "id": {"type": "string"},
+        },
+        "description": "a SCIM resource or message (RFC 7643: User, Group, PatchOp...)",
+    },
+    "ScimListResponse": {
+        "type": "object",
+        "required": ["schemas", "totalResults"],
+        "properties": {
+            "schemas": {"type": "array", "items": {"type": "string"}},
+            "totalResults": {"type": "integer"},
+            "startIndex": {"type": "integer"},
+            "itemsPerPage": {"type": "integer"},
+            "Resources": {"type": "array", "items": {"type": "object"}},
+        },
+    },
+    "ScimError": {
+        "type": "object",
+        "required": ["schemas", "status"],
+        "properties": {
+            "schemas": {"type": "array",
+                        "items": {"const": "urn:ietf:params:scim:api:messages:2.0:Error"}},
+            "status": {"type": "string"},
+            "scimType": {"type": "string"},
+            "detail": {"type": "string"},
+        },
+    },
 }  # fmt: skip

@@ -93,6 +93,8 @@ resend_invitation same   403     403       ok         ok
 resend_invitation other  403     403       404        ok
 revoke_invitation same   403     403       ok         ok
 revoke_invitation other  403     403       404        ok
+provision_user  same     403     403       ok         ok
+provision_user  other    403     403       404        ok
 """
 
 CALLER_ORG = "acme"

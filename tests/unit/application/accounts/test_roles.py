@@ -14,6 +14,7 @@ from application.events.catalog import (
     MfaDisabled,
     RoleChanged,
 )
+from application.scim.users import ProvisionUser
 from domain.errors import (
     Forbidden,
     LastSuperadmin,
@@ -22,7 +23,7 @@ from domain.errors import (
 )
 from domain.model import Role
 from domain.policy import Operation, Principal
-from tests.unit.application.accounts.world import THIRD_ORG, World, as_principal
+from tests.unit.application.accounts.world import THIRD_ORG, World, as_principal, normalize_email
 from tests.unit.domain.test_policy import CALLER_ORG, MATRIX, OTHER_ORG, matrix_id
 
 # --------------------------------------------------------------------------- the matrix
@@ -152,6 +153,10 @@ async def _run(world: World, op: Operation, me: Principal, org: str) -> None:
         await world.revoke_invitation(me, f"inv-{org}")
         revoked = await world.invitation(f"inv-{org}")
         assert revoked is not None and revoked.state.value == "revoked"
+    elif op is Operation.PROVISION_USER:
+        provision = ProvisionUser(world.spy, world.bus, world.clock, normalize_email)
+        made = await provision(me, f"new@{org}.example", org_id=org)
+        assert made.org_id == org and made.password_hash == ""
     else:  # pragma: no cover - a new Operation needs a line here
         raise AssertionError(op)
 
