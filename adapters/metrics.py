@@ -36,7 +36,8 @@ name                                           labels                     from e
                                                password | disabled |
                                                password_reset |
                                                revoked | replaced
-``authsvc_emails_sent_total``                  ``kind`` = verify | reset, ``EmailSent``
+``authsvc_emails_sent_total``                  ``kind`` = verify | reset ``EmailSent``
+                                               | invitation,
                                                ``outcome`` = sent |
                                                failed | skipped
 ``authsvc_audit_write_failures_total``         ``type`` (an audit type,   ``AuditWriteFailed``
@@ -67,6 +68,7 @@ from application.events.catalog import (
 )
 from application.events.clients import ClientAuthFailed, ClientTokenIssued, DpopProofRefused
 from application.ports import EventBus
+from application.recovery.invitation_mail import INVITATION
 from application.recovery.mail import KINDS
 from application.shared.settings import ALGORITHMS
 from domain.audit import AUDIT_EVENT_TYPES
@@ -86,6 +88,8 @@ EMAIL_OUTCOMES = ("sent", "failed", "skipped")
 REFRESH_OUTCOMES = ("success", "invalid", "reuse")
 GRANTS = ("login", "refresh", "client_credentials")
 TOKEN_KINDS = ("access", "client_credentials")
+EMAIL_KINDS = (*KINDS, INVITATION)
+"""The ``kind`` label of ``authsvc_emails_sent_total``: verification, reset, invitation."""
 """The ``kind`` label of ``authsvc_tokens_issued_total`` (docs/reference/tokens-and-sessions.md;
 ``id`` joins with the ID tokens of section 15)."""
 CLIENT_AUTH_REASONS = ("unknown_client", "wrong_secret", "disabled")
@@ -175,7 +179,7 @@ class ServiceMetrics:
             self.client_auth_failures.labels(reason)
         for reason in DPOP_REASONS:
             self.dpop_failures.labels(reason)
-        for kind in KINDS:
+        for kind in EMAIL_KINDS:
             for email_outcome in EMAIL_OUTCOMES:
                 self.emails_sent.labels(kind, email_outcome)
         for reason in SessionEndReason:
@@ -238,7 +242,7 @@ class ServiceMetrics:
         self.logins.labels("mfa_failed").inc()
 
     def _email_sent(self, event: EmailSent) -> None:
-        if event.kind in KINDS and event.outcome in EMAIL_OUTCOMES:
+        if event.kind in EMAIL_KINDS and event.outcome in EMAIL_OUTCOMES:
             self.emails_sent.labels(event.kind, event.outcome).inc()
 
     def _login_succeeded(self, event: LoginSucceeded) -> None:

@@ -139,7 +139,7 @@ def _session_rows(user_id: str, when: Any) -> tuple[list[tuple[Any, ...]], list[
         sid = "scale" + secrets.token_hex(13)
         sessions.append((sid, user_id, when(created), when(created),
                          when(created + timedelta(days=90)), _AGENT,
-                         f"198.51.100.{n % 250 + 1}", None))  # fmt: skip
+                         f"198.51.100.{n % 250 + 1}", None, None))  # fmt: skip
         tokens.append((secrets.token_hex(32), user_id, sid, when(now + timedelta(days=20)),
                        when(created + timedelta(days=90)), when(created)))  # fmt: skip
     return sessions, tokens
@@ -179,7 +179,7 @@ def add_many_sessions(t: Target) -> None:
             sessions, tokens = _session_rows(user_id, lambda at: at)
             with conn.cursor() as cur:
                 cur.executemany(f"INSERT INTO sessions ({cols.SESSIONS}) VALUES"
-                                " (%s, %s, %s, %s, %s, %s, %s, %s)", sessions)  # fmt: skip
+                                " (%s, %s, %s, %s, %s, %s, %s, %s, %s)", sessions)  # fmt: skip
                 cur.executemany(f"INSERT INTO refresh_tokens ({cols.TOKENS}) VALUES"
                                 " (%s, %s, %s, %s, %s, %s)", tokens)  # fmt: skip
             conn.execute("ANALYZE sessions, refresh_tokens")
@@ -189,8 +189,8 @@ def add_many_sessions(t: Target) -> None:
             0
         ]
         sessions, tokens = _session_rows(user_id, to_micros)
-        conn.executemany(f"INSERT INTO sessions ({cols.SESSIONS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                         sessions)  # fmt: skip
+        conn.executemany(f"INSERT INTO sessions ({cols.SESSIONS})"
+                         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", sessions)  # fmt: skip
         conn.executemany(f"INSERT INTO refresh_tokens ({cols.TOKENS}) VALUES (?, ?, ?, ?, ?, ?)",
                          tokens)  # fmt: skip
         conn.execute("ANALYZE")

@@ -423,12 +423,13 @@ class Seeder:
                 f = families[n]
                 return (f.id, users.ids[f.user], when(f.created), when(f.token_created),
                         when(f.created + SESSION_MAX_AGE), _AGENT,
-                        f"198.51.100.{n % 250 + 1}", None)  # fmt: skip
+                        f"198.51.100.{n % 250 + 1}", None, None)  # fmt: skip
 
             def dead_session(n: int) -> Row:
                 u, fid, created, last = dead[n]
                 return (fid, users.ids[u], when(created), when(last),
-                        when(created + SESSION_MAX_AGE), _AGENT, "198.51.100.7", None)  # fmt: skip
+                        when(created + SESSION_MAX_AGE), _AGENT, "198.51.100.7", None,
+                        None)  # fmt: skip
 
             yield from _chunks(live, live_session)
             yield from _chunks(expired, dead_session)
@@ -483,7 +484,8 @@ class Seeder:
             return (client_id(i), f"Seeded client {i}", _org_name(i % p.orgs),
                     "read write", audience, False, False, when(_ago(p, 1, 300)), secret_hash,
                     None, None, None, None, _GRANTS, "[]", "[]", False, "client_secret_basic",
-                    False, None, None, None, None, False)  # fmt: skip
+                    False, None, None, None, None, False, False, None, None, None,
+                    False)  # fmt: skip
 
         await self._load("oauth_clients", CLIENTS, _chunks(p.clients, client))
 

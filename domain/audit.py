@@ -25,9 +25,12 @@ AUDIT_EVENT_TYPES = (
     "password.reset_requested",
     "password.reset",
     "email.verified",
+    "email.change_requested",
+    "email.changed",
     "mfa.enabled",
     "mfa.disabled",
     "mfa.failed",
+    "mfa.recovery_codes_regenerated",
     "user.role_changed",
     "user.moved",
     "user.disabled",
@@ -58,6 +61,15 @@ AUDIT_EVENT_TYPES = (
     "oauth.denied",
     "identity.linked",
     "identity.unlinked",
+    "invitation.created",
+    "invitation.resent",
+    "invitation.revoked",
+    "invitation.accepted",
+    "oauth.device_approved",
+    "oauth.device_denied",
+    "oauth.device_code_refused",
+    "oidc.backchannel_logout_sent",
+    "oidc.backchannel_logout_failed",
 )
 """Every ``type`` an audit event can have (docs/reference/operations.md), in the contract's
 order."""

@@ -13,14 +13,25 @@ from datetime import datetime
 
 import attrs
 
+from domain.device import DEVICE_CODE_GRANT
 from domain.errors import FieldError, ValidationFailed
 
 SCOPE_TOKEN = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]{1,128}")
 """One scope: RFC 6749 section 3.3 ``scope-token`` (printable ASCII but space, ``"`` and
 ``\\``), at most 128 characters."""
-GRANT_TYPES = ("client_credentials", "authorization_code", "refresh_token")
+GRANT_TYPES = (
+    "client_credentials",
+    "authorization_code",
+    "refresh_token",
+    DEVICE_CODE_GRANT,
+)
 """The grants a client may hold (docs/reference/oauth-and-oidc.md), in this canonical order."""
-TOKEN_ENDPOINT_AUTH_METHODS = ("client_secret_basic", "client_secret_post", "none")
+TOKEN_ENDPOINT_AUTH_METHODS = (
+    "client_secret_basic",
+    "client_secret_post",
+    "none",
+    "private_key_jwt",
+)
 """How a client authenticates at the token endpoint (RFC 7591 §2); ``none``: a public client."""
 MAX_SCOPES = 64
 """The most scopes a client may hold."""
@@ -140,8 +151,18 @@ class Client:
     users of every organization, not only of ``org_id``; both set only by a superadmin or the
     command line, ``domain.policy.check_first_party_fields``), ``logo_uri`` / ``policy_uri``
     / ``tos_uri`` (shown on the consent page), ``id_token_signed_response_alg`` (one of
-    ``auth.algorithms``; None: RS256 when allowed, else ``auth.algorithm``). The defaults are
-    a client-credentials client.
+    ``auth.algorithms``; None: RS256 when allowed, else ``auth.algorithm``).
+    ``require_pushed_authorization_requests``: its authorization requests must come through
+    ``/oauth/par`` (RFC 9126 §6). ``jwks`` (a JWK Set, its JSON text) or ``jwks_uri`` (an https
+    URL serving one): the public keys its ``private_key_jwt`` assertions are signed with (RFC
+    7523; ``token_endpoint_auth_method = "private_key_jwt"``, no secret then). The defaults
+    are a client-credentials client.
+
+    Back-channel logout (OpenID Connect Back-Channel Logout 1.0 §2.2;
+    docs/reference/oauth-and-oidc.md): ``backchannel_logout_uri`` (absolute https, or http on a
+    loopback host; None: the client gets no logout tokens) and
+    ``backchannel_logout_session_required`` (the client needs ``sid`` in them; authsvc always
+    sends it).
     """
 
     id: str
@@ -168,6 +189,13 @@ class Client:
     tos_uri: str | None = None
     id_token_signed_response_alg: str | None = None
     all_organizations: bool = False
+    # RFC 9126 and RFC 7523 (docs/reference/oauth-and-oidc.md): pushed requests, key-based auth
+    require_pushed_authorization_requests: bool = False
+    jwks: str | None = None
+    jwks_uri: str | None = None
+    # Back-channel logout (docs/reference/oauth-and-oidc.md).
+    backchannel_logout_uri: str | None = None
+    backchannel_logout_session_required: bool = False
 
     def secret_hashes(self, now: datetime) -> tuple[str, ...]:
         """The hashes a presented secret may match at ``now``: the current one, and the

@@ -137,6 +137,18 @@ class InvalidDpopProof(DomainError):
         self.reason = reason
 
 
+class InvalidClientAssertion(DomainError):
+    """A ``private_key_jwt`` client assertion (RFC 7523 §3) failed a check; ``reason`` names
+    which (``malformed``, ``alg``, ``keys``, ``signature``, ``iss``, ``sub``, ``aud``, ``exp``,
+    ``jti``, ``replay``). Answered as ``invalid_client`` (docs/reference/oauth-and-oidc.md)."""
+
+    code = "invalid_client"
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"client assertion refused: {reason}")
+        self.reason = reason
+
+
 class InvalidPasskey(DomainError):
     """A WebAuthn response failed a check (docs/reference/mfa-and-passkeys.md): its type, challenge,
     origin, RP ID hash, user presence or verification, algorithm, attestation or signature;
@@ -258,3 +270,10 @@ class StorageFault(DomainError):
     def __init__(self, detail: str = "", retry_after: int = 1) -> None:
         self.retry_after = max(1, int(retry_after))
         super().__init__(detail or "the database is unavailable; retry later")
+
+
+class InvalidInvitation(DomainError):
+    """The invitation link is unknown, expired, revoked or used already
+    (docs/reference/invitations.md): one answer for every cause; nothing was created."""
+
+    code = "invalid_invitation"

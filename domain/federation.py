@@ -91,3 +91,6 @@ class FederationFlow:
     created_at: datetime
     expires_at: datetime
     upstream: UpstreamIdentity | None = None
+    invitation_hash: str | None = None
+    """The SHA-256 hex of the invitation link's token when this login accepts an invitation
+    (docs/reference/invitations.md): the new account is the invitation's."""

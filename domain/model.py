@@ -73,7 +73,9 @@ class Session:
     ``User-Agent`` cut to ``USER_AGENT_MAX_LENGTH`` characters, or None; ``client_address``: the
     login's client address under the ``server.trusted_proxies`` rule, or None. Never a token.
     ``client_id``: the OAuth client whose authorization started it (a code exchange,
-    docs/reference/oauth-and-oidc.md), or None for a session of the JSON API.
+    docs/reference/oauth-and-oidc.md), or None for a session of the JSON API. ``sid``: for such
+    a session, the ``sid`` of its ID tokens (the hosted login session it came from), which its
+    back-channel logout token carries; None: the session's own ``id`` stands for itself.
     """
 
     id: str
@@ -84,6 +86,7 @@ class Session:
     user_agent: str | None = None
     client_address: str | None = None
     client_id: str | None = None
+    sid: str | None = None
 
 
 class SessionEndReason(enum.StrEnum):
@@ -111,23 +114,27 @@ class SessionEndReason(enum.StrEnum):
 
 class EmailTokenPurpose(enum.StrEnum):
     """What an email token proves (docs/reference/accounts.md): ``reset`` a password-reset link,
-    ``verify`` an email-verification link."""
+    ``verify`` an email-verification link, ``email_change`` the link to a new address that
+    confirms the change to it."""
 
     RESET = "reset"
     VERIFY = "verify"
+    EMAIL_CHANGE = "email_change"
 
 
 @attrs.frozen
 class EmailToken:
     """The stored form of a token sent by email (docs/reference/accounts.md): ``token_hash`` is the
     SHA-256 of the token, lower-case hex (64 chars) — the clear token exists only in the message.
-    Single use; dead at ``expires_at``."""
+    Single use; dead at ``expires_at``. ``new_email``: the address an ``email_change`` token
+    moves the account to (None for the other purposes)."""
 
     token_hash: str
     user_id: str
     purpose: EmailTokenPurpose
     expires_at: datetime
     created_at: datetime
+    new_email: str | None = None
 
     def is_expired(self, now: datetime) -> bool:
         """True when ``now`` is at or past ``expires_at``."""

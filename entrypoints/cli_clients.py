@@ -37,8 +37,9 @@ def add_client_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
                                                     "auth.default_org_id)")  # fmt: skip
     create.add_argument("--require-dpop", action="store_true", help="tokens only with DPoP")
     create.add_argument("--grant-type", action="append", default=None, metavar="GRANT",
-                        dest="grant_types", help="client_credentials, authorization_code or "
-                        "refresh_token (repeat; default client_credentials)")  # fmt: skip
+                        dest="grant_types", help="client_credentials, authorization_code, "
+                        "refresh_token or urn:ietf:params:oauth:grant-type:device_code (repeat; "
+                        "default client_credentials)")  # fmt: skip
     for flag, dest, text in (
         ("--redirect-uri", "redirect_uris", "a redirect URI of the code flow (repeat)"),
         ("--post-logout-redirect-uri", "post_logout_redirect_uris",
@@ -48,7 +49,14 @@ def add_client_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     create.add_argument("--public", action="store_true",
                         help="a public client (no secret; auth method none)")  # fmt: skip
     create.add_argument("--token-endpoint-auth-method", default=None,
-                        choices=("client_secret_basic", "client_secret_post", "none"))  # fmt: skip
+                        choices=("client_secret_basic", "client_secret_post", "none",
+                                 "private_key_jwt"))  # fmt: skip
+    # RFC 9126 and RFC 7523 (docs/reference/oauth-and-oidc.md)
+    create.add_argument("--require-pushed-authorization-requests", action="store_true",
+                        help="authorization requests only through /oauth/par")  # fmt: skip
+    create.add_argument("--jwks", default=None, metavar="JSON",
+                        help="the JWK Set (public keys) of private_key_jwt")  # fmt: skip
+    create.add_argument("--jwks-uri", default=None, help="where its JWK Set is served (https)")
     create.add_argument("--skip-consent", action="store_true",
                         help="a first-party app: no consent page for users of its "
                         "organization")  # fmt: skip
@@ -58,6 +66,11 @@ def add_client_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     for flag in ("--logo-uri", "--policy-uri", "--tos-uri", "--id-token-signed-response-alg",
                  "--access-token-signed-response-alg"):  # fmt: skip
         create.add_argument(flag, default=None)
+    create.add_argument("--backchannel-logout-uri", default=None,
+                        help="where logout tokens are POSTed (OpenID Connect Back-Channel "
+                        "Logout 1.0)")  # fmt: skip
+    create.add_argument("--backchannel-logout-session-required", action="store_true",
+                        help="the client needs sid in its logout tokens")  # fmt: skip
     listing = clients_sub.add_parser("list", help="one line per client")
     listing.add_argument("--org", default=None, help="only this organization")
     for name, text in (
@@ -111,6 +124,10 @@ async def _create(container: Container, args: argparse.Namespace) -> None:
         all_organizations=args.all_organizations or None, logo_uri=args.logo_uri,
         policy_uri=args.policy_uri, tos_uri=args.tos_uri,
         id_token_signed_response_alg=args.id_token_signed_response_alg,
+        require_pushed_authorization_requests=args.require_pushed_authorization_requests or None,
+        jwks=args.jwks, jwks_uri=args.jwks_uri,
+        backchannel_logout_uri=args.backchannel_logout_uri,
+        backchannel_logout_session_required=args.backchannel_logout_session_required or None,
     )  # fmt: skip
     print(f"client_id: {made.client.id}")
     if made.client_secret is None:

@@ -25,14 +25,24 @@ import application.oauth.clients as clients
 import application.oauth.consents as consents
 import application.oauth.grants as oauth
 import application.oauth.token_status as token_status
+import application.scim.groups as scim_groups
+import application.scim.users as scim_users
 import application.sessions.manage as sessions
+from adapters.crypto.client_assertions import JwtClientAssertions
 from adapters.crypto.dpop import JwtDpopVerifier
 from adapters.email_address import normalize_email
 from adapters.federation.client import HttpUpstreamClient
 from adapters.federation.health import FederationHealth
 from adapters.health import ReadinessState
+from adapters.http_sender import AiohttpSender
 from adapters.mfa.totp import PyotpTotp
 from adapters.webauthn.py_webauthn import PyWebAuthn
+from application.accounts.invitations import (
+    CreateInvitation,
+    ListInvitations,
+    ResendInvitation,
+    RevokeInvitation,
+)
 from application.accounts.search import SearchUsers
 from application.audit.housekeeping import PurgeExpired
 from application.audit.query import ListAuditEvents
@@ -46,22 +56,33 @@ from application.login.auth import AuthService
 from application.login.federated import FederatedLogin
 from application.login.federated_proof import FederatedProof
 from application.login.hosted import HostedLogin
+from application.login.hosted_account import HostedAccount
+from application.login.invitation import InvitationAcceptance
 from application.login.mfa_step import MfaLogin
 from application.login.passkey_step import PasskeyLogin
 from application.login.signup import SignUp
 from application.mfa.totp import MfaEnrolment, ResetUserMfa
+from application.oauth.backchannel import BackchannelLogoutDelivery
 from application.oauth.code_client import CodeClientAuthenticator
 from application.oauth.code_exchange import CodeFlowGrants
+from application.oauth.device import DeviceFlow
+from application.oauth.device_verification import DeviceVerification
 from application.oauth.interaction import Authorize
+from application.oauth.pushed import PushedAuthorization
 from application.oauth.userinfo import UserInfo
 from application.passkeys.reauth import PasskeyProof
 from application.passkeys.registration import OwnPasskeys, PasskeyAdmin, PasskeyRegistration
+from application.recovery.email_change import EmailChange
 from application.recovery.email_links import EmailVerification, PasswordRecovery
+from application.recovery.invitation_mail import InvitationMailer
+from application.scim.access import ScimAuthenticator
 from application.sessions.hosted import HostedPageCaller
 from application.sessions.tokens import SessionRotation, TokenIssuer
 from application.shared.address_limit import AddressRateLimiter
+from application.shared.outbox import DeliverOutbox
 from application.shared.reauth import Reauthentication
 from application.shared.settings import Live
+from domain.outbox import OutboxKind
 from entrypoints.config import Config
 from entrypoints.config.refresh import ConfigReloader, ConfigSource, refresh_steps
 from entrypoints.container_adapters import Adapters, use_case
@@ -72,6 +93,12 @@ def _session_idle_ttl(live: Live[Config]) -> Callable[[], int]:
     """The hosted sessions' idle lifetime in force (``oidc.session_idle_ttl``, s), read at each
     call (docs/reference/oauth-and-oidc.md)."""
     return lambda: live.current.oidc.session_idle_ttl
+
+
+def _reauthentication_window(live: Live[Config]) -> Callable[[], int]:
+    """The account pages' fresh-login window in force (``ui.reauthentication_window``, s), read
+    at each call (docs/reference/accounts.md)."""
+    return lambda: live.current.ui.reauthentication_window
 
 
 class Container(Adapters):
@@ -165,6 +192,12 @@ class Container(Adapters):
         providers.Singleton(FederatedProof, storage, upstream_client, clock, federation_settings),
     )  # fmt: skip
 
+    email_change = use_case(
+        telemetry, EmailChange, storage, outbox, clock, auth_settings, email_settings, bus,
+        throttle, reauthentication, providers.Object(normalize_email),
+    )  # fmt: skip
+    """Changing the email by a link to the new address (docs/reference/accounts.md)."""
+
     # Multi-factor authentication (docs/reference/mfa-and-passkeys.md).
     totp = providers.Singleton(PyotpTotp)
     secret_sealer = providers.Singleton(make_secret_sealer, config)
@@ -251,8 +284,11 @@ class Container(Adapters):
         telemetry, oauth.ClientCredentialsGrant, storage, bus, clock, signer, auth_settings,
         oauth_settings, client_authenticator, dpop_verifier, secret_sealer,
     )  # fmt: skip
+    client_assertions = providers.Singleton(JwtClientAssertions)
+    """``private_key_jwt`` assertions (RFC 7523) and the ``jwks_uri`` cache; closed with the
+    app."""
     code_client_authenticator = providers.Singleton(
-        CodeClientAuthenticator, storage, bus, clock, client_authenticator
+        CodeClientAuthenticator, storage, bus, clock, client_authenticator, client_assertions
     )
     revocation = use_case(
         telemetry, token_status.Revocation, storage, bus, clock, signer, auth_settings,
@@ -262,6 +298,19 @@ class Container(Adapters):
         telemetry, token_status.Introspection, storage, signer, auth_settings,
         client_authenticator, clock,
     )  # fmt: skip
+
+    # SCIM 2.0 provisioning (docs/reference/scim.md).
+    scim_authenticator = providers.Singleton(ScimAuthenticator, storage, signer, auth_settings)
+    provision_user = use_case(
+        telemetry, scim_users.ProvisionUser, storage, bus, clock, providers.Object(normalize_email)
+    )
+    list_scim_users = use_case(telemetry, scim_users.ListScimUsers, storage)
+    update_scim_user = use_case(
+        telemetry, scim_users.UpdateScimUser, storage, providers.Object(normalize_email),
+        update_user,
+    )  # fmt: skip
+    list_scim_groups = use_case(telemetry, scim_groups.ListScimGroups, storage)
+    write_scim_group = use_case(telemetry, scim_groups.WriteScimGroup, storage, bus, clock)
 
     # The OpenID Connect provider (docs/reference/oauth-and-oidc.md).
     oidc_settings = providers.Singleton(methodcaller("view", attrgetter("oidc")), live_config)
@@ -274,6 +323,27 @@ class Container(Adapters):
         telemetry, CodeFlowGrants, storage, signer, bus, clock, auth_settings, oidc_settings,
         token_issuer, session_rotation,
     )  # fmt: skip
+    # The device authorization grant (RFC 8628; docs/reference/oauth-and-oidc.md).
+    device_flow = use_case(
+        telemetry, DeviceFlow, storage, clock, auth_settings, oidc_settings, code_flow_grants
+    )
+    device_verification = use_case(
+        telemetry, DeviceVerification, storage, bus, clock, oidc_settings, throttle
+    )
+    pushed_authorization = use_case(telemetry, PushedAuthorization, storage, clock, oidc_settings)
+
+    # The durable outbox (docs/adr/0049-durable-outbox.md), delivered by every serving process:
+    # back-channel logout tokens (docs/reference/oauth-and-oidc.md), to any address (relying
+    # parties often live on the operator's own network).
+    backchannel_sender = providers.Singleton(AiohttpSender, allow_private=True)
+    backchannel_delivery = providers.Singleton(
+        BackchannelLogoutDelivery, storage, signer, backchannel_sender, clock, auth_settings,
+        oidc_settings,
+    )  # fmt: skip
+    deliver_outbox = providers.Singleton(
+        DeliverOutbox, storage, bus, clock,
+        providers.Dict({OutboxKind.BACKCHANNEL_LOGOUT: backchannel_delivery}),
+    )  # fmt: skip
     userinfo = use_case(telemetry, UserInfo, storage, signer, auth_settings, dpop_verifier, clock)
     hosted_login = use_case(
         telemetry, HostedLogin, storage, auth_service, mfa_login, passkey_login, bus, clock,
@@ -285,6 +355,27 @@ class Container(Adapters):
     )  # fmt: skip
     """The sign-up page's use case (docs/guides/self-service.md; ADR 0042)."""
 
+    hosted_account = use_case(
+        telemetry, HostedAccount, storage, reauthentication, clock,
+        providers.Callable(_reauthentication_window, live_config),
+    )  # fmt: skip
+    """The account pages' fresh-login rule (docs/reference/accounts.md)."""
+
+    # Invitations (docs/reference/invitations.md).
+    invitation_mailer = providers.Singleton(InvitationMailer, outbox, auth_settings)
+    create_invitation = use_case(
+        telemetry, CreateInvitation, storage, bus, clock, auth_settings,
+        providers.Object(normalize_email), invitation_mailer,
+    )  # fmt: skip
+    list_invitations = use_case(telemetry, ListInvitations, storage, clock)
+    resend_invitation = use_case(
+        telemetry, ResendInvitation, storage, bus, clock, auth_settings, invitation_mailer
+    )
+    revoke_invitation = use_case(telemetry, RevokeInvitation, storage, bus, clock)
+    invitation_acceptance = use_case(
+        telemetry, InvitationAcceptance, storage, hasher, bus, clock, auth_settings
+    )
+
     # Login with other identity providers (docs/reference/federation.md).
     federation_health = providers.Singleton(FederationHealth, upstream_client, federation_settings)
     """Readiness component ``federation``: the providers' discovery probed in the background
@@ -292,6 +383,7 @@ class Container(Adapters):
     federated_login = use_case(
         telemetry, FederatedLogin, storage, upstream_client, token_issuer, bus, clock,
         auth_settings, federation_settings, providers.Object(normalize_email),
+        invitation_acceptance,
     )  # fmt: skip
     own_identities = use_case(telemetry, OwnIdentities, storage, bus, clock)
     identity_providers = use_case(

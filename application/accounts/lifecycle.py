@@ -15,6 +15,7 @@ from application.accounts.users import move_to_org
 from application.events.audit import record
 from application.events.catalog import Event, SessionEnded, UserDeleted, UserDisabled, UserEnabled
 from application.ports import Clock, EventBus, Storage, UnitOfWork
+from application.shared.backchannel import queue_logout_notices
 from application.shared.checks import check_org_id
 from application.shared.reauth import Reauthentication
 from application.shared.steps import publish_all
@@ -90,6 +91,7 @@ class UpdateUser:
                 await uow.users.update(target)
                 if disabled:
                     await void_outstanding_proofs(uow, target.id)
+                    await queue_logout_notices(uow, target.id, self._clock.now())
                     events.append(UserDisabled(target.id, actor.actor_id))
                     events += [
                         SessionEnded(target.id, s, SessionEndReason.DISABLED, actor.actor_id)
@@ -133,7 +135,9 @@ class DeleteUser:
             policy.check_user_management(actor, target, Operation.DELETE_USER)
             policy.check_keeps_a_superadmin(target, await _superadmins(uow), "deleted")
             deleted = UserDeleted(target.id, actor.actor_id)
-            await record(uow, [deleted], self._clock.now())  # first: its org is read from the user
+            now = self._clock.now()
+            await record(uow, [deleted], now)  # first: its org is read from the user
+            await queue_logout_notices(uow, target.id, now)  # before its sessions go with it
             await uow.users.delete(target.id)
             await uow.commit()
         await self._bus.publish(deleted)
@@ -164,7 +168,9 @@ class DeleteOwnAccount:
                 raise InvalidToken("the token's user no longer exists or is disabled")
             policy.check_keeps_a_superadmin(current, await _superadmins(uow), "deleted")
             deleted = UserDeleted(user.id, user.id)
-            await record(uow, [deleted], self._clock.now())  # first: its org is read from the user
+            now = self._clock.now()
+            await record(uow, [deleted], now)  # first: its org is read from the user
+            await queue_logout_notices(uow, current.id, now)  # before its sessions go with it
             await uow.users.delete(current.id)
             await uow.commit()
         await self._bus.publish(deleted)

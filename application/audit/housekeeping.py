@@ -24,7 +24,9 @@ class PurgeExpired:
     §4.14.2). A live token is never touched: only rows with ``expires_at <= now`` go. Then
     the provider's hosted sessions (section 15) past their idle or absolute end; the records
     of sessions that ended by time: past their absolute end, or left without a live token or
-    live hosted session; authorization codes past their ``expires_at`` (used or not);
+    live hosted session; authorization codes past their ``expires_at`` (used or not); device
+    grants past their ``expires_at`` (RFC 8628, any status); pushed authorization requests past
+    theirs (RFC 9126);
     expired reset and verification tokens (docs/reference/accounts.md); and expired second steps of
     logins, ``mfa_token``s (section 10); revocations of client tokens that have expired
     (section 14); expired WebAuthn ceremonies (section 13); started federated logins
@@ -49,6 +51,8 @@ class PurgeExpired:
             lambda uow, at, n: uow.hosted_sessions.purge_expired(at, n),
             lambda uow, at, n: uow.sessions.purge_expired(at, n),
             lambda uow, at, n: uow.codes.purge_expired(at, n),
+            lambda uow, at, n: uow.device_grants.purge_expired(at, n),
+            lambda uow, at, n: uow.pushed_requests.purge_expired(at, n),
             lambda uow, at, n: uow.email_tokens.purge_expired(at, n),
             lambda uow, at, n: uow.mfa.purge_expired(at, n),
             lambda uow, at, n: uow.clients.purge_revoked(at, n),

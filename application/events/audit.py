@@ -24,8 +24,10 @@ import attrs
 import application.events.catalog as ev
 import application.events.clients as cev
 import application.events.federation as fev
+import application.events.invitations as iev
 import application.events.oidc as oev
 import application.events.passkeys as pev
+import application.events.scim as sev
 from application.ports import EventBus, Storage, UnitOfWork
 from domain.audit import AuditEvent, DetailValue, new_audit_id
 
@@ -125,8 +127,13 @@ _ROWS: dict[type[ev.Event], Callable[[Any], _Row | None]] = {
         "password.reset", e.user_id, e.user_id, details={"sessions_ended": e.revoked}
     ),
     ev.EmailVerified: lambda e: _Row("email.verified", e.user_id, e.user_id),
+    ev.EmailChangeRequested: lambda e: _Row("email.change_requested", e.user_id, e.user_id),
+    ev.EmailChanged: lambda e: _Row("email.changed", e.user_id, e.user_id),
     ev.MfaEnabled: lambda e: _Row("mfa.enabled", e.user_id, e.user_id),
     ev.MfaDisabled: lambda e: _Row("mfa.disabled", e.actor_id, e.user_id),
+    ev.RecoveryCodesRegenerated: lambda e: _Row(
+        "mfa.recovery_codes_regenerated", e.user_id, e.user_id
+    ),
     ev.MfaFailed: lambda e: _Row("mfa.failed", None, e.user_id, details={"reason": e.reason}),
     ev.RoleChanged: lambda e: _Row(
         "user.role_changed",
@@ -215,6 +222,15 @@ _ROWS: dict[type[ev.Event], Callable[[Any], _Row | None]] = {
         e.user_id,
         details={"client_id": e.client_id, "reason": e.reason},
     ),
+    oev.DeviceDecided: lambda e: _Row(
+        "oauth.device_approved" if e.approved else "oauth.device_denied",
+        e.user_id,
+        e.user_id,
+        details={"client_id": e.client_id, "scope": e.scope, "session_id": e.session_id},
+    ),
+    oev.DeviceUserCodeRefused: lambda e: _Row(
+        "oauth.device_code_refused", e.user_id, e.user_id, details={}
+    ),
     oev.CodeReused: lambda e: _Row(
         "oauth.code_reused",
         None,
@@ -236,11 +252,46 @@ _ROWS: dict[type[ev.Event], Callable[[Any], _Row | None]] = {
         e.user_id,
         details={"session_id": e.session_id, "client_id": e.client_id},
     ),
+    iev.InvitationCreated: lambda e: _Row(
+        "invitation.created",
+        e.actor_id,
+        None,
+        e.org_id,
+        {"invitation_id": e.invitation_id, "role": e.role},
+    ),
+    iev.InvitationResent: lambda e: _Row(
+        "invitation.resent", e.actor_id, None, e.org_id, {"invitation_id": e.invitation_id}
+    ),
+    iev.InvitationRevoked: lambda e: _Row(
+        "invitation.revoked", e.actor_id, None, e.org_id, {"invitation_id": e.invitation_id}
+    ),
+    iev.InvitationAccepted: lambda e: _Row(
+        "invitation.accepted",
+        e.user_id,
+        e.user_id,
+        e.org_id,
+        {"invitation_id": e.invitation_id, "method": e.method},
+    ),
+    oev.BackchannelLogoutSent: lambda e: _Row(
+        "oidc.backchannel_logout_sent",
+        None,
+        e.user_id,
+        details={"client_id": e.client_id, "session_id": e.sid, "attempts": e.attempts},
+    ),
+    oev.BackchannelLogoutFailed: lambda e: _Row(
+        "oidc.backchannel_logout_failed",
+        None,
+        e.user_id,
+        details={"client_id": e.client_id, "session_id": e.sid, "reason": e.reason},
+    ),
     oev.ConsentRevoked: lambda e: _Row(
         "oauth.consent_revoked",
         e.user_id,
         e.user_id,
         details={"client_id": e.client_id, "sessions_ended": e.sessions_ended},
+    ),
+    sev.UserProvisioned: lambda e: _Row(
+        "user.registered", e.actor_id, e.user_id, e.org_id, {"via": "scim"}
     ),
 }
 """Event class → its audit row. Events not here (``MfaChallenged``, ``EmailSent``,

@@ -230,10 +230,27 @@ class EmailVerified(Event):
 
 
 @attrs.frozen
+class EmailChangeRequested(Event):
+    """``user_id`` asked to move its account to another address, with its password: a link was
+    mailed there (docs/reference/accounts.md). Never the address."""
+
+    user_id: str
+
+
+@attrs.frozen
+class EmailChanged(Event):
+    """``user_id``'s email changed: the link mailed to the new address was opened
+    (docs/reference/accounts.md); the old address is told. Never an address."""
+
+    user_id: str
+
+
+@attrs.frozen
 class EmailSent(Event):
-    """A message left (or failed to leave) the service: ``kind`` = ``verify`` | ``reset``,
-    ``outcome`` = ``sent`` | ``failed`` | ``skipped`` (``email.backend = "none"``). Carries
-    neither the address nor the link."""
+    """A message left (or failed to leave) the service: ``kind`` = ``verify`` | ``reset`` |
+    ``invitation``, ``outcome`` = ``sent`` | ``failed`` | ``skipped`` (``email.backend =
+    "none"``); ``user_id``: the recipient's user id — for an invitation, whose recipient has no
+    account yet, the invitation's id. Carries neither the address nor the link."""
 
     kind: str
     outcome: str
@@ -253,6 +270,14 @@ class MfaChallenged(Event):
 class MfaEnabled(Event):
     """``user_id`` confirmed a TOTP enrolment: MFA is on (docs/reference/mfa-and-passkeys.md). Never
     the secret or a code."""
+
+    user_id: str
+
+
+@attrs.frozen
+class RecoveryCodesRegenerated(Event):
+    """``user_id`` replaced its recovery codes with ten new ones, the old ones stop working
+    (docs/reference/mfa-and-passkeys.md). Never a code."""
 
     user_id: str
 

@@ -13,7 +13,8 @@ __all__ = ["IdentityLinked", "IdentityUnlinked"]
 @attrs.frozen
 class IdentityLinked(Event):
     """``user_id`` can now sign in with ``provider`` (``how``: ``created`` with a new user,
-    ``trusted_email`` by the provider's verified email, ``account`` from the account page)."""
+    ``trusted_email`` by the provider's verified email, ``account`` from the account page,
+    ``invitation`` by accepting an invitation)."""
 
     user_id: str
     provider: str

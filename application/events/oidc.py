@@ -10,9 +10,13 @@ from application.events.catalog import Event
 __all__ = [
     "AuthorizationDenied",
     "Authorized",
+    "BackchannelLogoutFailed",
+    "BackchannelLogoutSent",
     "CodeReused",
     "ConsentDecided",
     "ConsentRevoked",
+    "DeviceDecided",
+    "DeviceUserCodeRefused",
     "OidcLogout",
 ]
 
@@ -78,3 +82,48 @@ class ConsentRevoked(Event):
     user_id: str
     client_id: str
     sessions_ended: int
+
+
+@attrs.frozen
+class DeviceDecided(Event):
+    """``user_id`` approved (``approved``) or denied the device authorization request of
+    ``client_id`` for ``scope`` at ``/ui/device`` (RFC 8628 §3.3), signed in by the hosted
+    session ``session_id``."""
+
+    user_id: str
+    client_id: str
+    scope: str
+    approved: bool
+    session_id: str
+
+
+@attrs.frozen
+class DeviceUserCodeRefused(Event):
+    """A user code entered at ``/ui/device`` was wrong, expired or already decided (``user_id``:
+    who was signed in). Never the code itself."""
+
+    user_id: str
+
+
+@attrs.frozen
+class BackchannelLogoutSent(Event):
+    """A logout token for the session ``sid`` of ``user_id`` reached ``client_id``'s
+    ``backchannel_logout_uri`` (OpenID Connect Back-Channel Logout 1.0 §2.8: it answered 2xx)
+    after ``attempts`` tries."""
+
+    user_id: str
+    client_id: str
+    sid: str
+    attempts: int
+
+
+@attrs.frozen
+class BackchannelLogoutFailed(Event):
+    """A logout token for the session ``sid`` of ``user_id`` was given up: ``reason`` is
+    ``retry_window`` (``client_id`` never answered 2xx within ``oidc.backchannel_retry_window``)
+    or ``client_gone`` (the client, or its ``backchannel_logout_uri``, went meanwhile)."""
+
+    user_id: str
+    client_id: str
+    sid: str
+    reason: str

@@ -26,6 +26,7 @@ from application.ports import (
 )
 from application.recovery.email_links import EmailVerification
 from application.sessions.tokens import SessionRotation, TokenIssuer, TokenPair
+from application.shared.backchannel import queue_logout_notices
 from application.shared.reauth import password_matches
 from application.shared.settings import AuthSettings, Live
 from application.shared.steps import new_id, publish_all
@@ -258,12 +259,18 @@ class AuthService:
         await self._rotation.revoke_session(refresh_token)
 
     async def change_password(
-        self, user_id: str, old_password: str, new_password: str, client: str
+        self,
+        user_id: str,
+        old_password: str,
+        new_password: str,
+        client: str,
+        keep_session: str | None = None,
     ) -> None:
         """Verify the old password, then store the new bcrypt hash, void the user's reset tokens
         and ``mfa_token``s (docs/reference/accounts.md) and end every session of the user (its
-        refresh tokens) — all but the first in one transaction. Publishes ``PasswordChanged`` and a
-        ``SessionEnded`` (reason ``password``) per session.
+        refresh tokens) but ``keep_session`` (the hosted session of the account page that
+        changed it; None from the JSON API: every one) — all but the first in one transaction.
+        Publishes ``PasswordChanged`` and a ``SessionEnded`` (reason ``password``) per session.
 
         Raises ``ValidationFailed`` (new password breaks the policy; checked first, nothing
         changes), ``RateLimited`` (429: too many wrong passwords for this user from ``client``,
@@ -283,9 +290,12 @@ class AuthService:
             current = await token_user(uow, user_id)
             await uow.users.update(attrs.evolve(current, password_hash=new_hash))
             await void_outstanding_proofs(uow, user_id)
-            ended = await uow.sessions.end_all(user_id)
+            now = self._clock.now()
+            others = [s.id for s in await uow.sessions.of_user(user_id) if s.id != keep_session]
+            await queue_logout_notices(uow, user_id, now, others)
+            ended = await uow.sessions.end_all(user_id, keep=keep_session)
             events: list[Event] = [PasswordChanged(user_id=user_id, revoked=len(ended))]
             events += [SessionEnded(user_id, s, SessionEndReason.PASSWORD, user_id) for s in ended]
-            await record(uow, events, self._clock.now())
+            await record(uow, events, now)
             await uow.commit()
         await publish_all(self._bus, events)

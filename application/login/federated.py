@@ -36,8 +36,10 @@ from application.events.catalog import (
 )
 from application.events.federation import IdentityLinked
 from application.federation.settings import FederationSettings, ProviderSettings
+from application.login.federated_invitation import accept_with_identity
 from application.login.federated_link import LinkOffer, confirm_link, offer_link
 from application.login.finish import LoginStart, finish_login, token_start
+from application.login.invitation import InvitationAcceptance
 from application.login.mfa_step import FEDERATED_FIRST
 from application.ports import (
     Clock,
@@ -122,6 +124,7 @@ class FederatedLogin:
     _auth: Live[AuthSettings]
     _federation: Live[FederationSettings]
     _normalize_email: EmailNormalizer
+    _invitations: InvitationAcceptance | None = None
 
     def provider(self, provider_id: str) -> ProviderSettings:
         """The enabled provider; ``NotFound`` (404) for an unknown or disabled one."""
@@ -152,13 +155,15 @@ class FederatedLogin:
                                   token, browser or "", found[0].id, accept)  # fmt: skip
 
     async def begin(
-        self, provider_id: str, return_to: str, browser: str, link_cookie: str | None = None
-    ) -> str:
-        """Start a login (or, with ``link_cookie`` — the hosted session's — a link) at the
-        provider: store the state record bound to ``browser`` (the browser cookie's value) and
-        answer the URL to send the browser to. Raises ``NotFound`` (unknown provider),
-        ``LoginNeeded`` (linking without a recent enough hosted login), ``FederationFailed``
-        (the provider's discovery failed)."""
+        self, provider_id: str, return_to: str, browser: str, link_cookie: str | None = None,
+        invitation_hash: str | None = None,
+    ) -> str:  # fmt: skip
+        """Start a login (or, with ``link_cookie`` — the hosted session's — a link; with
+        ``invitation_hash``, the acceptance of that invitation, docs/reference/invitations.md)
+        at the provider: store the state record bound to ``browser`` (the browser cookie's
+        value) and answer the URL to send the browser to. Raises ``NotFound`` (unknown
+        provider), ``LoginNeeded`` (linking without a recent enough hosted login),
+        ``FederationFailed`` (the provider's discovery failed)."""
         provider = self.provider(provider_id)
         link_user: str | None = None
         now = self._clock.now()
@@ -179,7 +184,8 @@ class FederatedLogin:
             raise errors.FederationFailed("the identity provider cannot be reached") from None
         ttl = timedelta(seconds=self._federation.current.state_ttl)
         flow = FederationFlow(_sha256(state), provider_id, _sha256(browser), nonce, verifier,
-                              return_to, link_user, now, now + ttl)  # fmt: skip
+                              return_to, link_user, now, now + ttl,
+                              invitation_hash=invitation_hash)  # fmt: skip
         async with self._storage.begin() as uow:
             await uow.identities.put_flow(flow)
             await uow.commit()
@@ -234,6 +240,9 @@ class FederatedLogin:
         if flow.link_user_id is not None:
             offer = await offer_link(self._storage, self._clock, flow, who, self._email(who))
             return CallbackResult(flow.return_to, link_offer=offer)
+        if flow.invitation_hash is not None:
+            started = await self._accept_invitation(provider, who, flow.invitation_hash, start)
+            return CallbackResult(flow.return_to, started=started)
         try:
             started = await self._login_with(provider, who, client, start)
         except errors.MfaRequired as exc:
@@ -282,12 +291,8 @@ class FederatedLogin:
         except errors.ValidationFailed:
             return None
 
-    async def _login_with(
-        self, provider: ProviderSettings, who: UpstreamIdentity, client: str, start: LoginStart[T]
-    ) -> T:
-        """Find or make the account of ``who`` (the linking rules), then log it in."""
-        now = self._clock.now()
-        events: list[Event] = []
+    def _with_provider(self, provider: ProviderSettings, start: LoginStart[T]) -> LoginStart[T]:
+        """``start`` whose ``LoginSucceeded`` names ``provider``."""
 
         async def start_here(uow: UnitOfWork, user: User, method: str) -> tuple[T, list[Event]]:
             started, opened = await start(uow, user, method)
@@ -296,6 +301,27 @@ class FederatedLogin:
                 for e in opened
             ]
 
+        return start_here
+
+    async def _accept_invitation(
+        self, provider: ProviderSettings, who: UpstreamIdentity, token_hash: str,
+        start: LoginStart[T],
+    ) -> T:  # fmt: skip
+        """Accept the invitation of ``token_hash`` as ``who``
+        (``application.login.federated_invitation``)."""
+        if self._invitations is None:
+            raise errors.FederationFailed("signing in with this provider failed")
+        start_here = self._with_provider(provider, start)
+        return await accept_with_identity(self._invitations, provider.id, who, self._email(who),
+                                          token_hash, start_here)  # fmt: skip
+
+    async def _login_with(
+        self, provider: ProviderSettings, who: UpstreamIdentity, client: str, start: LoginStart[T]
+    ) -> T:
+        """Find or make the account of ``who`` (the linking rules), then log it in."""
+        now = self._clock.now()
+        events: list[Event] = []
+        start_here = self._with_provider(provider, start)
         async with self._storage.begin() as uow:
             known = await uow.identities.find(who.issuer, who.subject)
             email = self._email(who)

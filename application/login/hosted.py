@@ -37,6 +37,7 @@ from application.login.passkey_step import (
 from application.oauth.settings import OidcSettings
 from application.ports import Clock, EventBus, Storage, UnitOfWork
 from application.sessions.hosted import hosted_session_hash, plausible_cookie
+from application.shared.backchannel import queue_logout_notices
 from application.shared.settings import Live
 from application.shared.steps import new_id, publish_all
 from domain.login import hint_ends_session
@@ -218,6 +219,7 @@ class HostedLogin:
                 return None
             if hint is not None and not hint_ends_session(*hint, hosted.user_id, hosted.session_id):
                 return False
+            await queue_logout_notices(uow, hosted.user_id, now, [hosted.session_id])
             await uow.hosted_sessions.end(hosted.id_hash)
             events: list[Event] = [
                 OidcLogout(hosted.user_id, hosted.session_id, client_id),
@@ -239,6 +241,8 @@ async def _end_previous(uow: UnitOfWork, previous: str | None, now: datetime) ->
         return []
     id_hash = hosted_session_hash(previous)
     old = await uow.hosted_sessions.find(id_hash, now)
+    if old is not None:
+        await queue_logout_notices(uow, old.user_id, now, [old.session_id])
     ended = await uow.hosted_sessions.end(id_hash)
     if old is None or ended is None:
         return []

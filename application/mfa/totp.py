@@ -15,7 +15,7 @@ import secrets
 import attrs
 
 from application.events.audit import record
-from application.events.catalog import MfaDisabled, MfaEnabled
+from application.events.catalog import MfaDisabled, MfaEnabled, RecoveryCodesRegenerated
 from application.ports import (
     Clock,
     EventBus,
@@ -87,7 +87,8 @@ async def switch_off(uow: UnitOfWork, user: User) -> bool:
 @attrs.frozen
 class MfaEnrolment:
     """The user's own MFA routes: ``start`` (POST /me/mfa/totp), ``confirm``
-    (POST /me/mfa/totp/confirm), ``disable`` (DELETE /me/mfa)."""
+    (POST /me/mfa/totp/confirm), ``regenerate_recovery_codes`` (the account page), ``disable``
+    (DELETE /me/mfa)."""
 
     _storage: Storage
     _totp: Totp
@@ -149,6 +150,29 @@ class MfaEnrolment:
             await record(uow, [enabled], self._clock.now())
             await uow.commit()
         await self._bus.publish(enabled)
+        return codes
+
+    async def regenerate_recovery_codes(
+        self, user_id: str, proof: FreshProof, client: str
+    ) -> list[str]:
+        """Replace the user's recovery codes with ten new ones (shown once; stored as hashes)
+        after a fresh ``proof`` of the user sent from ``client`` (as ``start``: 401
+        ``ReauthenticationRequired``, 429 ``RateLimited``, 422 ``ValidationFailed``); the old
+        codes stop working. Raises ``Conflict`` (409) when MFA is off, ``InvalidToken`` if the
+        user is gone or disabled. Publishes ``RecoveryCodesRegenerated``."""
+        async with self._storage.read() as uow:
+            user = await token_user(uow, user_id)
+        await self._reauth.require(user, proof, client)
+        codes = [new_recovery_code() for _ in range(RECOVERY_CODE_COUNT)]
+        regenerated = RecoveryCodesRegenerated(user_id=user_id)
+        async with self._storage.begin() as uow:
+            user = await token_user(uow, user_id)
+            hashes = [recovery_code_hash(c) for c in codes]
+            if not user.mfa_enabled or not await uow.mfa.replace_recovery_codes(user.id, hashes):
+                raise Conflict("MFA is off: there are no recovery codes to replace")
+            await record(uow, [regenerated], self._clock.now())
+            await uow.commit()
+        await self._bus.publish(regenerated)
         return codes
 
     async def disable(self, user_id: str, password: str, client: str) -> None:

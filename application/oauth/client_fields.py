@@ -4,12 +4,14 @@ create and change: each value alone (``check_code_flow_values``), then the clien
 
 from __future__ import annotations
 
+import json
 from typing import Any
 from urllib.parse import urlsplit
 
 from application.shared.checks import invalid
 from application.shared.settings import AuthSettings
 from domain.clients import GRANT_TYPES, TOKEN_ENDPOINT_AUTH_METHODS, Client
+from domain.device import DEVICE_CODE_GRANT
 from domain.oidc import MAX_REDIRECT_URI_LENGTH, redirect_uri_problem
 
 __all__ = [
@@ -17,6 +19,7 @@ __all__ = [
     "MAX_REDIRECT_URIS",
     "check_code_flow_client",
     "check_code_flow_values",
+    "check_jwks",
     "checked_alg",
 ]
 
@@ -26,10 +29,14 @@ CODE_FLOW_FIELDS = (
     "grant_types", "redirect_uris", "post_logout_redirect_uris", "token_endpoint_auth_method",
     "skip_consent", "all_organizations", "logo_uri", "policy_uri", "tos_uri",
     "id_token_signed_response_alg",
+    # RFC 9126 and RFC 7523 (docs/reference/oauth-and-oidc.md)
+    "require_pushed_authorization_requests", "jwks", "jwks_uri",
+    # Back-channel logout (OpenID Connect Back-Channel Logout 1.0 §2.2).
+    "backchannel_logout_uri", "backchannel_logout_session_required",
 )  # fmt: skip
 """The code-flow fields a registration or a change may carry (``public`` is fixed at
 registration: a client never gains or loses its secret)."""
-_URI_FIELDS = ("logo_uri", "policy_uri", "tos_uri")
+_URI_FIELDS = ("logo_uri", "policy_uri", "tos_uri", "backchannel_logout_uri")
 _NONE = "none"
 
 
@@ -84,8 +91,11 @@ def check_code_flow_values(values: dict[str, Any], settings: AuthSettings) -> di
     ``GRANT_TYPES`` (canonical order), ``redirect_uris`` / ``post_logout_redirect_uris`` at
     most ``MAX_REDIRECT_URIS`` registrable URIs (``redirect_uri_problem``),
     ``token_endpoint_auth_method`` one of ``TOKEN_ENDPOINT_AUTH_METHODS``, ``skip_consent`` and
-    ``all_organizations`` booleans, the URIs absolute https, ``id_token_signed_response_alg``
-    in ``auth.algorithms``. Returns the checked values."""
+    ``all_organizations``, ``require_pushed_authorization_requests`` and
+    ``backchannel_logout_session_required`` booleans, the URIs (``jwks_uri`` too) absolute https
+    (http on a loopback host) without a fragment (``backchannel_logout_uri`` as OpenID Connect
+    Back-Channel Logout 1.0 §2.2 asks), ``jwks`` a JWK Set of public keys (``check_jwks``),
+    ``id_token_signed_response_alg`` in ``auth.algorithms``. Returns the checked values."""
     out = dict(values)
     if "grant_types" in out:
         grants = _strings(out["grant_types"], "grant_types", len(GRANT_TYPES))
@@ -100,12 +110,21 @@ def check_code_flow_values(values: dict[str, Any], settings: AuthSettings) -> di
         raise invalid(
             "token_endpoint_auth_method", f"must be one of {', '.join(TOKEN_ENDPOINT_AUTH_METHODS)}"
         )
-    for field in ("skip_consent", "all_organizations"):
+    for field in (
+        "skip_consent",
+        "all_organizations",
+        "require_pushed_authorization_requests",
+        "backchannel_logout_session_required",
+    ):
         if field in out and not isinstance(out[field], bool):
             raise invalid(field, "must be a boolean")
     for field in _URI_FIELDS:
         if out.get(field) is not None:
             out[field] = _web_uri(out[field], field)
+    if out.get("jwks") is not None:
+        out["jwks"] = check_jwks(out["jwks"])
+    if out.get("jwks_uri") is not None:
+        out["jwks_uri"] = _web_uri(out["jwks_uri"], "jwks_uri")
     if "id_token_signed_response_alg" in out:
         out["id_token_signed_response_alg"] = checked_alg(
             out["id_token_signed_response_alg"], settings, "id_token_signed_response_alg"
@@ -116,16 +135,18 @@ def check_code_flow_values(values: dict[str, Any], settings: AuthSettings) -> di
 def check_code_flow_client(client: Client) -> None:
     """The rules across fields (docs/reference/oauth-and-oidc.md), on the client as it would be
     stored: the ``authorization_code`` grant needs at least one redirect URI (422 naming
-    ``redirect_uris``); ``refresh_token`` comes only with ``authorization_code``; a public client
+    ``redirect_uris``); ``refresh_token`` comes only with ``authorization_code`` or the device
+    code grant (RFC 8628); a public client
     authenticates with ``none`` and cannot hold ``client_credentials``; a confidential one never
-    with ``none`` (422 naming ``token_endpoint_auth_method`` or ``grant_types``)."""
+    with ``none`` (422 naming ``token_endpoint_auth_method`` or ``grant_types``);
+    ``private_key_jwt`` needs exactly one of ``jwks`` and ``jwks_uri`` (422 naming ``jwks``)."""
     grants = set(client.grant_types)
     if "authorization_code" in grants and not client.redirect_uris:
         raise invalid(
             "redirect_uris", "must hold at least one URI for the authorization_code grant"
         )
-    if "refresh_token" in grants and "authorization_code" not in grants:
-        raise invalid("grant_types", "refresh_token needs authorization_code")
+    if "refresh_token" in grants and not grants & {"authorization_code", DEVICE_CODE_GRANT}:
+        raise invalid("grant_types", "refresh_token needs authorization_code or device_code")
     if client.public:
         if client.token_endpoint_auth_method != _NONE:
             raise invalid("token_endpoint_auth_method", "must be none for a public client")
@@ -133,3 +154,41 @@ def check_code_flow_client(client: Client) -> None:
             raise invalid("grant_types", "a public client cannot use client_credentials")
     elif client.token_endpoint_auth_method == _NONE:
         raise invalid("token_endpoint_auth_method", "none is only for a public client")
+    if client.token_endpoint_auth_method == PRIVATE_KEY_JWT and (
+        (client.jwks is None) == (client.jwks_uri is None)
+    ):
+        raise invalid("jwks", "private_key_jwt needs exactly one of jwks and jwks_uri")
+
+
+PRIVATE_KEY_JWT = "private_key_jwt"
+"""RFC 7523 client authentication: an assertion signed with one of the client's keys."""
+MAX_JWKS_LENGTH = 16_384
+"""The longest ``jwks`` taken (characters of its JSON)."""
+MAX_JWKS_KEYS = 10
+_PRIVATE_MEMBERS = frozenset({"d", "p", "q", "dp", "dq", "qi", "oth", "k"})
+
+
+def check_jwks(value: Any) -> str:
+    """A client's ``jwks`` (RFC 7517 §5): a JSON object (or its text) with ``keys``, 1 to
+    ``MAX_JWKS_KEYS`` objects each with a string ``kty`` and no private or symmetric member
+    (``d``, ``p``, ``q``, ``dp``, ``dq``, ``qi``, ``oth``, ``k``). Returns its compact JSON
+    text; ``ValidationFailed`` naming ``jwks`` otherwise. The keys themselves are parsed when
+    an assertion is checked."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            raise invalid("jwks", "must be a JWK Set") from None
+    keys = value.get("keys") if isinstance(value, dict) else None
+    if (
+        not isinstance(keys, list)
+        or not 1 <= len(keys) <= MAX_JWKS_KEYS
+        or not all(isinstance(k, dict) and isinstance(k.get("kty"), str) for k in keys)
+    ):
+        raise invalid("jwks", f"must be a JWK Set of 1 to {MAX_JWKS_KEYS} keys")
+    if any(_PRIVATE_MEMBERS & set(k) for k in keys):
+        raise invalid("jwks", "must hold public keys only")
+    text = json.dumps({"keys": keys}, separators=(",", ":"), sort_keys=True)
+    if len(text) > MAX_JWKS_LENGTH:
+        raise invalid("jwks", f"must be at most {MAX_JWKS_LENGTH} characters of JSON")
+    return text

@@ -33,15 +33,17 @@ from application.oauth.id_tokens import (
     id_token_claims,
 )
 from application.oauth.settings import OidcSettings
-from application.ports import Clock, EventBus, Signer, Storage, UserRepo
+from application.ports import Clock, EventBus, Signer, Storage, UnitOfWork, UserRepo
 from application.sessions.tokens import AccessMinter, SessionRotation, TokenIssuer
+from application.shared.backchannel import queue_logout_notices
 from application.shared.settings import AuthSettings, Live
 from application.shared.steps import hash_token, new_id
 from domain.clients import Client
+from domain.device import DeviceGrant
 from domain.errors import InvalidRefreshToken
 from domain.login import code_login_live, still_active
 from domain.model import USER_AGENT_MAX_LENGTH, Session, User
-from domain.oidc import AuthorizationCode, pkce_s256_matches
+from domain.oidc import pkce_s256_matches
 
 __all__ = ["CodeFlowGrants", "CodeFlowTokens"]
 
@@ -142,6 +144,7 @@ class CodeFlowGrants:
             if not taken.first_use:
                 reused = CodeReused(found.user_id, client.id, found.family_id)
                 if found.family_id is not None:
+                    await queue_logout_notices(uow, found.user_id, now, [found.family_id])
                     await uow.sessions.end(found.family_id)
                 await record(uow, [reused], now)
                 await uow.commit()
@@ -158,9 +161,10 @@ class CodeFlowGrants:
                     int(found.auth_time.timestamp()), found.amr, found.acr, found.session_id,
                     found.scopes, jkt if client.public else None,
                 )  # fmt: skip
-                tokens = await self._start_family(
-                    uow, client, user, found, login, jkt, now, user_agent, client_address
+                tokens, family_id = await self._start_family(
+                    uow, client, user, found.nonce, login, jkt, now, user_agent, client_address
                 )
+                await uow.codes.set_family(found.code_hash, family_id)
                 await uow.commit()
         if reused_event is not None:
             await self._bus.publish(reused_event)
@@ -169,16 +173,18 @@ class CodeFlowGrants:
 
     async def _start_family(
         self,
-        uow: Any,
+        uow: UnitOfWork,
         client: Client,
         user: User,
-        code: AuthorizationCode,
+        nonce: str | None,
         login: _Login,
         jkt: str | None,
         now: datetime,
         user_agent: str | None,
         client_address: str | None,
-    ) -> CodeFlowTokens:
+    ) -> tuple[CodeFlowTokens, str]:
+        """A new token family (a ``sessions`` row with the client's id) for ``login``: the
+        tokens and the family's id."""
         cfg = self._auth.current
         family_id = new_id()
         expires_at = now + timedelta(seconds=cfg.session_max_age)
@@ -187,10 +193,9 @@ class CodeFlowGrants:
                 id=family_id, user_id=user.id, created_at=now, last_used_at=now,
                 expires_at=expires_at,
                 user_agent=None if user_agent is None else user_agent[:USER_AGENT_MAX_LENGTH],
-                client_address=client_address, client_id=client.id,
+                client_address=client_address, client_id=client.id, sid=login.sid,
             )
         )  # fmt: skip
-        await uow.codes.set_family(code.code_hash, family_id)
         minter = self._minter(client, login.scopes, jkt)
         refresh = None
         if "offline_access" in login.scopes and "refresh_token" in client.grant_types:
@@ -201,13 +206,37 @@ class CodeFlowGrants:
             access, expires_in, refresh = pair.access_token, pair.expires_in, pair.refresh_token
         else:
             access, _, expires_in = await minter(user, [], now, family_id)
-        id_token = await self._id_token(
-            client, user.id, login, code.nonce, now, login.scopes, uow.users
-        )
+        id_token = await self._id_token(client, user.id, login, nonce, now, login.scopes, uow.users)
         return CodeFlowTokens(
             access, "DPoP" if jkt else "Bearer", expires_in, " ".join(login.scopes),
             id_token, refresh,
+        ), family_id  # fmt: skip
+
+    async def device_tokens(
+        self,
+        uow: UnitOfWork,
+        client: Client,
+        user: User,
+        grant: DeviceGrant,
+        jkt: str | None,
+        now: datetime,
+        user_agent: str | None = None,
+        client_address: str | None = None,
+    ) -> CodeFlowTokens:
+        """The token response of an approved device ``grant`` (RFC 8628 §3.5), in the caller's
+        unit of work ``uow`` (which took the grant): a new token family exactly as a code
+        exchange starts one (the ID token with ``openid``, without ``nonce``; a refresh token
+        with ``offline_access`` and the client's ``refresh_token`` grant; bound to ``jkt``)."""
+        if grant.auth_time is None or grant.session_id is None or grant.acr is None:
+            raise _invalid_grant("the device authorization was not approved")
+        login = _Login(
+            int(grant.auth_time.timestamp()), grant.amr, grant.acr, grant.session_id,
+            grant.scopes, jkt if client.public else None,
         )  # fmt: skip
+        tokens, _ = await self._start_family(
+            uow, client, user, None, login, jkt, now, user_agent, client_address
+        )
+        return tokens
 
     async def refresh(
         self, client: Client, refresh_token: str, scope: str | None, jkt: str | None

@@ -16,6 +16,7 @@ from application.events.audit import record
 from application.events.catalog import Event, SessionEnded
 from application.events.oidc import ConsentRevoked
 from application.ports import Clock, EventBus, Storage
+from application.shared.backchannel import queue_logout_notices
 from application.shared.clients import client_names
 from application.shared.steps import publish_all
 from domain.errors import NotFound
@@ -67,10 +68,12 @@ class RevokeConsent:
         async with self._storage.begin() as uow:
             if not await uow.consents.revoke(me, client_id):
                 raise NotFound("consent not found")
+            now = self._clock.now()
+            await queue_logout_notices(uow, me, now, started_by=client_id)
             ended = await uow.sessions.end_for_client(me, client_id)
             events: list[Event] = [ConsentRevoked(me, client_id, len(ended))]
             events += [SessionEnded(me, s, SessionEndReason.USER, me) for s in ended]
-            await record(uow, events, self._clock.now())
+            await record(uow, events, now)
             await uow.commit()
         await publish_all(self._bus, events)
         return ended

@@ -34,6 +34,7 @@ from application.oauth.authorize import (
     with_query,
 )
 from application.oauth.id_tokens import verify_id_token_hint
+from application.oauth.pushed import resolve_pushed
 from application.oauth.settings import OidcSettings
 from application.ports import Clock, EventBus, SecretSealer, Signer, Storage, UnitOfWork
 from application.sessions.hosted import move_idle_end, signed_in
@@ -112,7 +113,7 @@ class Authorize:
         hosted-session ``cookie`` (None: none)."""
         try:
             request = await self._parse(pairs)
-            return await self._decide_step(request, pairs, cookie)
+            return await self._decide_step(request, list(request.params), cookie)
         except AuthorizeRedirectError as e:
             return self._error(e)
 
@@ -124,6 +125,7 @@ class Authorize:
         answers ``access_denied`` (``oauth.consent_denied``)."""
         try:
             request = await self._parse(pairs)
+            pairs = list(request.params)
             signed = await self._hosted(cookie)
             if signed is None or await self._login_needed(request, signed[0], pairs) is not None:
                 return await self._login(request, pairs, None)
@@ -154,8 +156,21 @@ class Authorize:
         return None if client is None or client.disabled else client
 
     async def _parse(self, pairs: list[tuple[str, str]]) -> AuthorizeRequest:
+        """The checked request: a pushed one's stored parameters for a ``request_uri``
+        (RFC 9126 §4, ``resolve_pushed``); a client with
+        ``require_pushed_authorization_requests`` refused (``invalid_request``) unless the
+        request was pushed."""
+        pairs, pushed = await resolve_pushed(
+            self._storage, self._sealer, self._clock.now(), self._oidc.current.interaction_ttl,
+            pairs,
+        )  # fmt: skip
         client_id = next((v for k, v in pairs if k == "client_id"), "")
         request = parse_authorize(pairs, await self.client(client_id))
+        if request.client.require_pushed_authorization_requests and not pushed:
+            raise AuthorizeRedirectError(
+                "invalid_request", "this client must push its authorization requests (RFC 9126)",
+                request.redirect_uri, request.state,
+            )  # fmt: skip
         if request.id_token_hint is not None:
             claims = await verify_id_token_hint(
                 self._signer, self._auth.current, request.id_token_hint

@@ -94,12 +94,15 @@ class Revocation:
     _authenticator: ClientAuthenticator
     _public: CodeClientAuthenticator
 
-    async def __call__(self, client_id: str, secret: str | None, token: str) -> None:
-        """Revoke ``token`` if it is the calling client's."""
-        if secret is None:
+    async def __call__(
+        self, client_id: str, secret: str | None, token: str, *, client: Client | None = None
+    ) -> None:
+        """Revoke ``token`` if it is the calling client's (``client``: already authenticated,
+        by ``private_key_jwt``)."""
+        if client is None and secret is None:
             client = await self._public.authenticate(client_id, None, "none")
-        else:
-            client = await self._authenticator.authenticate(client_id, secret)
+        elif client is None:
+            client = await self._authenticator.authenticate(client_id, secret or "")
         claims = await _client_token(self._signer, self._auth.current, token)
         if claims is not None:
             await self._revoke_access(client, claims)
@@ -163,9 +166,12 @@ class Introspection:
     _authenticator: ClientAuthenticator
     _clock: Clock
 
-    async def __call__(self, client_id: str, secret: str, token: str) -> dict[str, Any]:
-        """What the caller may know of ``token``."""
-        caller = await self._authenticator.authenticate(client_id, secret)
+    async def __call__(
+        self, client_id: str, secret: str, token: str, *, client: Client | None = None
+    ) -> dict[str, Any]:
+        """What the caller may know of ``token`` (``client``: the caller already
+        authenticated, by ``private_key_jwt``)."""
+        caller = client or await self._authenticator.authenticate(client_id, secret)
         claims = await _client_token(self._signer, self._auth.current, token)
         now = self._clock.now()
         if claims is None or int(claims["exp"]) <= now.timestamp():

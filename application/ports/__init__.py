@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from application.ports.accounts import EmailTokenStore, SessionStore, TokenStore, UserRepo
 from application.ports.crypto import (
+    ClientAssertion,
+    ClientAssertionVerifier,
     DpopProof,
     DpopVerifier,
     Hasher,
@@ -35,6 +37,7 @@ from application.ports.crypto import (
     VerifiedAssertion,
     WebAuthn,
 )
+from application.ports.device import DeviceGrantStore
 from application.ports.federation import (
     FederatedIdentityRepo,
     FederationFailed,
@@ -43,7 +46,10 @@ from application.ports.federation import (
     ProviderProbes,
     UpstreamClient,
 )
+from application.ports.invitations import InvitationRepo
 from application.ports.oidc import AuthorizationCodeStore, ConsentStore, HostedSessionStore
+from application.ports.outbox import DeliveryFailed, HttpSender, OutboxStore
+from application.ports.pushed import PushedRequestStore
 from application.ports.records import AuditLog, ClientRepo, GroupRepo, MfaStore, PasskeyRepo
 from application.ports.services import (
     Clock,
@@ -62,9 +68,13 @@ __all__ = [
     "AttemptClaim",
     "AuditLog",
     "AuthorizationCodeStore",
+    "ClientAssertion",
+    "ClientAssertionVerifier",
     "ClientRepo",
     "Clock",
     "ConsentStore",
+    "DeliveryFailed",
+    "DeviceGrantStore",
     "DpopProof",
     "DpopVerifier",
     "EmailMessage",
@@ -78,16 +88,20 @@ __all__ = [
     "GroupRepo",
     "Hasher",
     "HostedSessionStore",
+    "HttpSender",
+    "InvitationRepo",
     "LoginAttempts",
     "MailDraft",
     "MailTemplateError",
     "MailWriter",
     "MfaStore",
     "NewCredential",
+    "OutboxStore",
     "PasskeyRepo",
     "ProbeState",
     "ProviderProbe",
     "ProviderProbes",
+    "PushedRequestStore",
     "RelyingParty",
     "SealedSecretError",
     "SecretSealer",

@@ -188,6 +188,13 @@ class SessionStore(Protocol):
         ``ValidationFailed`` if the id cannot be looked up by the backend."""
         ...
 
+    async def of_user(self, user_id: str) -> list[Session]:
+        """Every record of the user, live or not (an ended one is gone), oldest first
+        (``created_at``, then id): what ends with them, read before they end (back-channel
+        logout, docs/reference/oauth-and-oidc.md). Raises ``ValidationFailed`` if the id cannot
+        be looked up by the backend."""
+        ...
+
     async def count_live(self, org_id: str | None, now: datetime) -> int:
         """How many sessions live at ``now`` (the rule of ``list_live``) belong to users of
         ``org_id`` (None: every organization)."""
@@ -201,9 +208,11 @@ class SessionStore(Protocol):
         """
         ...
 
-    async def end_all(self, user_id: str) -> list[str]:
-        """End every session of the user (records and live tokens); returns the ids of the
-        sessions ended, sorted. Raises ``ValidationFailed`` if the id cannot be looked up."""
+    async def end_all(self, user_id: str, keep: str | None = None) -> list[str]:
+        """End every session of the user (records and live tokens) but ``keep`` (a session id,
+        e.g. the hosted session of the page that changed the password; None: every one);
+        returns the ids of the sessions ended, sorted. Raises ``ValidationFailed`` if the id
+        cannot be looked up."""
         ...
 
     async def end_for_client(self, user_id: str, client_id: str) -> list[str]:

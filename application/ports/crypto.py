@@ -258,3 +258,47 @@ class WebAuthn(Protocol):
         is non-zero. Raises ``InvalidPasskey`` — with reason ``counter`` for a regression (a
         suspected clone, docs/reference/mfa-and-passkeys.md)."""
         ...
+
+
+@attrs.frozen
+class ClientAssertion:
+    """A checked ``private_key_jwt`` client assertion (RFC 7523 §3): its ``jti`` and ``exp``
+    (unix seconds), for the caller's single-use claim in storage."""
+
+    jti: str
+    exp: int
+
+
+class ClientAssertionVerifier(Protocol):
+    """Checks ``private_key_jwt`` client assertions (RFC 7523 §3; OpenID Connect Core 1.0 §9)
+    against a client's registered keys — everything but the replay of ``jti``, which needs
+    storage (``ClientRepo.claim_proof_jti``)."""
+
+    @property
+    def algorithms(self) -> tuple[str, ...]:
+        """The ``alg`` values accepted (asymmetric only; never ``none`` or HMAC), for the RFC
+        8414 metadata."""
+        ...
+
+    async def verify(
+        self,
+        assertion: str,
+        client_id: str,
+        jwks: str | None,
+        jwks_uri: str | None,
+        audiences: tuple[str, ...],
+        now: datetime,
+        max_lifetime: int,
+    ) -> ClientAssertion:
+        """The checked assertion of ``client_id``: ``alg`` one of ``algorithms``, signed by a
+        key of ``jwks`` (a JWK Set's JSON) or of the set served at ``jwks_uri`` (fetched with a
+        timeout and a size limit, cached a few minutes); ``iss`` = ``sub`` = ``client_id``;
+        ``aud`` (a string or a list) naming one of ``audiences``; ``exp`` after ``now`` and at
+        most ``max_lifetime`` seconds after it; ``jti`` a non-empty string; ``nbf`` / ``iat``
+        not in the future. Raises ``InvalidClientAssertion`` (with a ``reason``) otherwise."""
+        ...
+
+    def unverified_issuer(self, assertion: str) -> str | None:
+        """The ``iss`` an assertion claims, read without any check (only to find which
+        client's keys to check it with); None when it is no JWT with a string ``iss``."""
+        ...

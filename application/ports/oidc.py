@@ -110,6 +110,12 @@ class HostedSessionStore(Protocol):
         value is the earlier of the two); nothing if the hash is unknown."""
         ...
 
+    async def reauthenticated(self, id_hash: str, auth_time: datetime) -> None:
+        """The user proved itself again in this hosted session (the account pages'
+        re-authentication, docs/reference/accounts.md): its ``auth_time`` becomes
+        ``auth_time``; nothing if the hash is unknown. Raises ``ValueError`` if it is naive."""
+        ...
+
     async def end(self, id_hash: str) -> str | None:
         """End the hosted session AND its ``sessions`` row (with the row's live refresh
         tokens); returns the ``session_id``, or None if the hash was unknown."""

@@ -43,6 +43,12 @@ class MfaStore(Protocol):
         user has no pending secret — none, or already confirmed."""
         ...
 
+    async def replace_recovery_codes(self, user_id: str, recovery_hashes: list[str]) -> bool:
+        """Replace the user's recovery codes by these hashes (the old ones stop working) when
+        its secret is confirmed (MFA on); False, nothing changed, when it is not. The secret's
+        row is locked meanwhile, so a concurrent removal either wins or waits."""
+        ...
+
     async def claim_step(self, user_id: str, step: int) -> bool:
         """The one-use rule's compare-and-set: if the user's secret is confirmed and its
         ``last_step`` is None or older than ``step``, set it to ``step`` and return True; else

@@ -10,8 +10,12 @@ from typing import Protocol
 import attrs
 
 from application.ports.accounts import EmailTokenStore, SessionStore, TokenStore, UserRepo
+from application.ports.device import DeviceGrantStore
 from application.ports.federation import FederatedIdentityRepo
+from application.ports.invitations import InvitationRepo
 from application.ports.oidc import AuthorizationCodeStore, ConsentStore, HostedSessionStore
+from application.ports.outbox import OutboxStore
+from application.ports.pushed import PushedRequestStore
 from application.ports.records import AuditLog, ClientRepo, GroupRepo, MfaStore, PasskeyRepo
 
 
@@ -36,6 +40,10 @@ class UnitOfWork(Protocol):
     consents: ConsentStore
     hosted_sessions: HostedSessionStore
     identities: FederatedIdentityRepo
+    invitations: InvitationRepo
+    device_grants: DeviceGrantStore
+    pushed_requests: PushedRequestStore
+    outbox: OutboxStore
 
     async def commit(self) -> None:
         """Make every change of this unit durable at once."""

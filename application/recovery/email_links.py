@@ -25,6 +25,7 @@ from application.events.catalog import (
 )
 from application.ports import Clock, EmailNormalizer, EventBus, Hasher, Storage
 from application.recovery.mail import RESET, VERIFY, Outbox, compose
+from application.shared.backchannel import queue_logout_notices
 from application.shared.proven_email import drop_unproven_identities
 from application.shared.settings import AuthSettings, EmailSettings, Live
 from application.shared.steps import hash_token, new_opaque_token, publish_all
@@ -134,7 +135,9 @@ class EmailVerification(_Mailer):
             await uow.users.update(verified)
             await uow.email_tokens.void(user.id, EmailTokenPurpose.VERIFY)
             events: list[Event] = [EmailVerified(user_id=user.id)]
-            events += await drop_unproven_identities(uow, user.id, sessions_ended=False)
+            events += await drop_unproven_identities(
+                uow, user.id, sessions_ended=False, now=self.clock.now()
+            )
             await record(uow, events, self.clock.now())
             await uow.commit()
         await publish_all(self.bus, events)
@@ -241,11 +244,14 @@ class PasswordRecovery(_Mailer):
             await uow.users.update(attrs.evolve(user, password_hash=new_hash, email_verified=True))
             await void_outstanding_proofs(uow, user.id)
             await uow.email_tokens.void(user.id, EmailTokenPurpose.VERIFY)
+            await queue_logout_notices(uow, user.id, self.clock.now())
             ended = await uow.sessions.end_all(user.id)
             reason = SessionEndReason.PASSWORD_RESET
             events: list[Event] = [PasswordReset(user_id=user.id, revoked=len(ended))]
             events += [SessionEnded(user.id, s, reason, user.id) for s in ended]
-            events += await drop_unproven_identities(uow, user.id, sessions_ended=True)
+            events += await drop_unproven_identities(
+                uow, user.id, sessions_ended=True, now=self.clock.now()
+            )
             await record(uow, events, self.clock.now())
             await uow.commit()
         await publish_all(self.bus, events)

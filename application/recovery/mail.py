@@ -30,10 +30,22 @@ VERIFY = "verify"
 """``MailDraft.kind`` of an email-verification message (templates ``mail/verify.*``)."""
 RESET = "reset"
 """``MailDraft.kind`` of a password-reset message (templates ``mail/reset.*``)."""
-KINDS = (VERIFY, RESET)
-SUBJECTS = (Text("Confirm your email address"), Text("Reset your password"))
-"""The default ``email.verify_subject`` and ``email.reset_subject``, marked for the catalogs:
-a subject is translated when the catalog has it (these defaults), else sent as configured."""
+EMAIL_CHANGE = "email_change"
+"""``MailDraft.kind`` of the link to a new address (``application.recovery.email_change``;
+templates ``mail/email_change.*``)."""
+EMAIL_CHANGED = "email_changed"
+"""``MailDraft.kind`` of the notice to the old address once the change is confirmed
+(templates ``mail/email_changed.*``)."""
+KINDS = (VERIFY, RESET, EMAIL_CHANGE, EMAIL_CHANGED)
+SUBJECTS = (
+    Text("Confirm your email address"),
+    Text("Reset your password"),
+    Text("Confirm your new email address"),
+    Text("Your email address was changed"),
+)
+"""The default ``email.verify_subject``, ``email.reset_subject``, ``email.change_subject`` and
+``email.changed_subject``, marked for the catalogs: a subject is translated when the catalog
+has it (these defaults), else sent as configured."""
 
 
 def compose(kind: str, to: str, token: str, ttl: int, settings: EmailSettings,

@@ -16,6 +16,7 @@ import attrs
 from application.events.audit import record
 from application.events.catalog import SessionEnded
 from application.ports import Clock, EventBus, Storage
+from application.shared.backchannel import queue_logout_notices
 from application.shared.clients import client_names
 from application.shared.steps import publish_all
 from application.shared.users import user_in_scope
@@ -93,11 +94,13 @@ class EndOwnSession:
             session = await uow.sessions.get(session_id)
             if session is None or session.user_id != principal.user_id:
                 raise NotFound("session not found")
+            now = self._clock.now()
+            await queue_logout_notices(uow, principal.user_id, now, [session_id])
             await uow.sessions.end(session_id)
             ended = SessionEnded(
                 principal.user_id, session_id, SessionEndReason.USER, principal.user_id
             )
-            await record(uow, [ended], self._clock.now())
+            await record(uow, [ended], now)
             await uow.commit()
         await self._bus.publish(ended)
 
@@ -115,9 +118,11 @@ class EndOwnSessions:
         """End every session of the caller."""
         me = principal.user_id
         async with self._storage.begin() as uow:
+            now = self._clock.now()
+            await queue_logout_notices(uow, me, now)
             ended = await uow.sessions.end_all(me)
             events = [SessionEnded(me, s, SessionEndReason.USER, me) for s in ended]
-            await record(uow, events, self._clock.now())
+            await record(uow, events, now)
             await uow.commit()
         await publish_all(self._bus, events)
         return ended
@@ -139,12 +144,14 @@ class EndOtherSessions:
         """End the caller's live sessions other than ``keep``."""
         me = principal.user_id
         async with self._storage.begin() as uow:
-            live = await uow.sessions.list_live(me, self._clock.now())
+            now = self._clock.now()
+            live = await uow.sessions.list_live(me, now)
             ended = sorted(s.id for s in live if s.id != keep)
+            await queue_logout_notices(uow, me, now, ended)  # before the store ends them
             for session_id in ended:
                 await uow.sessions.end(session_id)
             events = [SessionEnded(me, s, SessionEndReason.USER, me) for s in ended]
-            await record(uow, events, self._clock.now())
+            await record(uow, events, now)
             await uow.commit()
         await publish_all(self._bus, events)
         return ended
@@ -170,11 +177,13 @@ class EndUserSessions:
         async with self._storage.begin() as uow:
             target = await user_in_scope(uow, actor, user_id)
             policy.check_user_management(actor, target, Operation.END_USER_SESSIONS)
+            now = self._clock.now()
+            await queue_logout_notices(uow, target.id, now)
             ended = await uow.sessions.end_all(target.id)
             events = [
                 SessionEnded(target.id, s, SessionEndReason.ADMIN, actor.actor_id) for s in ended
             ]
-            await record(uow, events, self._clock.now())
+            await record(uow, events, now)
             await uow.commit()
         await publish_all(self._bus, events)
         return ended
@@ -204,8 +213,10 @@ class EndUserSession:
             session = await uow.sessions.get(session_id)
             if session is None or session.user_id != target.id:
                 raise NotFound("session not found")
+            now = self._clock.now()
+            await queue_logout_notices(uow, target.id, now, [session_id])
             await uow.sessions.end(session_id)
             ended = SessionEnded(target.id, session_id, SessionEndReason.ADMIN, actor.actor_id)
-            await record(uow, [ended], self._clock.now())
+            await record(uow, [ended], now)
             await uow.commit()
         await self._bus.publish(ended)

@@ -22,6 +22,7 @@ from application.events.catalog import (
     SessionEnded,
 )
 from application.ports import Clock, EventBus, Signer, Storage, UnitOfWork
+from application.shared.backchannel import queue_logout_notices
 from application.shared.settings import AuthSettings, Live
 from application.shared.steps import hash_token, new_id, publish_all
 from domain.errors import InvalidRefreshToken
@@ -263,6 +264,7 @@ class SessionRotation:
         self, uow: UnitOfWork, rotated: RefreshToken, token_hash: str, now: datetime
     ) -> RotationOutcome:
         """Reuse: end the session and commit, though the call fails (RFC 9700 4.14.2)."""
+        await queue_logout_notices(uow, rotated.user_id, now, [rotated.family_id])
         revoked = await uow.sessions.end(rotated.family_id)
         events: list[Event] = [
             RefreshTokenReuseDetected(
@@ -322,9 +324,11 @@ class SessionRotation:
             record = await uow.tokens.find(token_hash) or await uow.tokens.find_rotated(token_hash)
             if record is None or await uow.sessions.get(record.family_id) is None:
                 return
+            now = self._clock.now()
+            await queue_logout_notices(uow, record.user_id, now, [record.family_id])
             await uow.sessions.end(record.family_id)
             ended = SessionEnded(record.user_id, record.family_id, SessionEndReason.LOGOUT)
-            await record_audit(uow, [ended], self._clock.now())
+            await record_audit(uow, [ended], now)
             await uow.commit()
         await self._bus.publish(ended)
 

@@ -8,8 +8,10 @@
   (``POST /me/passkeys/registration/options``, ``POST /me/mfa/totp``) need a fresh proof — the
   password, or an assertion of one of the user's passkeys from ``/login/passkey/options`` in
   the same request, or an ID token of one of the user's linked providers issued at most 300 s
-  ago (``provider``, ``id_token``, ``nonce``); without one, or with one that fails, 401
-  ``reauthentication_required``.
+  ago (``provider``, ``id_token``, ``nonce``) — or, on the hosted account pages, a
+  ``RecentLogin`` (a login in that hosted session at most ``ui.reauthentication_window``
+  seconds ago, made only by ``application.login.hosted_account.HostedAccount.fresh``); without
+  one, or with one that fails, 401 ``reauthentication_required``.
 
 Every failed proof counts against the login throttle of the user's email and the client
 address (``LoginThrottle``, docs/reference/tokens-and-sessions.md), which is asked first: past
@@ -39,6 +41,7 @@ __all__ = [
     "FreshProof",
     "PasskeyCheck",
     "Reauthentication",
+    "RecentLogin",
     "password_matches",
 ]
 
@@ -82,10 +85,23 @@ async def password_matches(
 
 
 @attrs.frozen
+class RecentLogin:
+    """A hosted session's login, found at most ``ui.reauthentication_window`` seconds old
+    (docs/reference/accounts.md): ``user_id``, ``session_id`` (its ``sessions`` row) and
+    ``id_hash`` (the cookie's SHA-256). Made only by ``HostedAccount.fresh``, after reading the
+    session from storage; it proves the user for one page request and is never stored."""
+
+    user_id: str
+    session_id: str
+    id_hash: str = attrs.field(repr=False)
+
+
+@attrs.frozen
 class FreshProof:
     """What a request adding a factor carries: ``password``, or ``ceremony_id`` and
     ``credential`` (an ``AuthenticationResponseJSON``), or ``provider``, ``id_token`` and
-    ``nonce`` (an ID token of a linked provider), or nothing."""
+    ``nonce`` (an ID token of a linked provider), or ``recent_login`` (the hosted pages), or
+    nothing."""
 
     password: str | None = attrs.field(default=None, repr=False)
     ceremony_id: str | None = None
@@ -93,6 +109,7 @@ class FreshProof:
     provider: str | None = None
     id_token: str | None = attrs.field(default=None, repr=False)
     nonce: str | None = attrs.field(default=None, repr=False)
+    recent_login: RecentLogin | None = None
 
 
 @attrs.frozen
@@ -117,7 +134,12 @@ class Reauthentication:
         (422) for two kinds of proof at once, or half an assertion or ID token proof;
         ``RateLimited`` (429, asked first); ``ReauthenticationRequired`` (401) without a proof
         or for a wrong password, a refused assertion or a refused ID token (each counted by
-        the throttle)."""
+        the throttle). A ``recent_login`` of ``user`` is enough alone; of another user it is
+        refused (401)."""
+        if proof.recent_login is not None:
+            if proof.recent_login.user_id != user.id:
+                raise ReauthenticationRequired("the recent login is another user's")
+            return
         by_passkey = proof.ceremony_id is not None or proof.credential is not None
         by_provider = proof.provider is not None or proof.id_token is not None
         if sum((proof.password is not None, by_passkey, by_provider)) > 1:

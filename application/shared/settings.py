@@ -167,6 +167,9 @@ class AuthSettings:
         default=86_400, validator=[_positive, v.le(2_592_000)]
     )
     """Seconds an email-verification link works (docs/reference/accounts.md)."""
+    invitation_ttl: int = attrs.field(default=604_800, validator=[_positive, v.le(2_592_000)])
+    """Seconds an invitation link works, from its sending or latest resending (1..30 days;
+    docs/reference/invitations.md)."""
     require_verified_email: bool = False
     """When true, an unverified user's login with the right password gets 403
     ``email_not_verified`` (docs/reference/accounts.md)."""
@@ -250,8 +253,11 @@ class EmailSettings:
     links in the messages, templates holding ``{token}`` (read from a configuration, they
     default to the hosted pages ``{auth.issuer}/ui/verify?token={token}`` and
     ``{auth.issuer}/ui/reset?token={token}``: ``entrypoints.config.derived_defaults``);
-    ``verify_subject`` and ``reset_subject`` the subjects. ``smtp_password`` is never shown or
-    logged.
+    ``verify_subject`` and ``reset_subject`` the subjects. ``change_url`` (default
+    ``{auth.issuer}/ui/account/email/confirm?token={token}``) is the link mailed to a new
+    address to confirm an email change, ``change_subject`` its subject, ``changed_subject`` the
+    subject of the notice to the old address (docs/reference/accounts.md). ``smtp_password`` is
+    never shown or logged.
     """
 
     backend: str = attrs.field(default="console", validator=v.in_(EMAIL_BACKENDS))
@@ -274,11 +280,22 @@ class EmailSettings:
     reset_subject: str = attrs.field(
         default="Reset your password", validator=[v.min_len(1), v.max_len(200)]
     )
+    change_url: str = attrs.field(
+        default="http://localhost:8080/ui/account/email/confirm?token={token}",
+        validator=_link_template,
+    )
+    change_subject: str = attrs.field(
+        default="Confirm your new email address", validator=[v.min_len(1), v.max_len(200)]
+    )
+    changed_subject: str = attrs.field(
+        default="Your email address was changed", validator=[v.min_len(1), v.max_len(200)]
+    )
 
     def __attrs_post_init__(self) -> None:
         if bool(self.smtp_username) != bool(self.smtp_password):
             raise ValueError("'smtp_username' and 'smtp_password' must be set together")
-        for name in ("verify_subject", "reset_subject", "from_address"):
+        subjects = ("verify_subject", "reset_subject", "change_subject", "changed_subject")
+        for name in (*subjects, "from_address"):
             if any(ch in getattr(self, name) for ch in "\r\n"):
                 raise ValueError(f"'{name}' must be one line")
 

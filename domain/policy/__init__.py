@@ -20,7 +20,9 @@ The order of the checks is fixed (docs/reference/accounts.md) and the same every
    own ``org_id``; anything outside gets ``NotFound`` (404), exactly as a missing resource does,
    so existence never leaks. superadmin acts across organizations.
 3. **Rules of the operation**: escalation (``check_role_change``), the last superadmin
-   (``check_last_superadmin``), a member's organization (``check_member_org``), a client's
+   (``check_last_superadmin``), a member's organization (``check_member_org``), an
+   invitation's role and groups (``invitation_org``, ``check_invitation_groups``,
+   ``check_invitation_change``), a client's
    audiences and scopes (``check_client_resources``), its first-party fields
    (``check_first_party_fields``).
 
@@ -29,6 +31,8 @@ Rules of sign-in through a code-flow client (OpenID Connect Core 1.0 §3.1.2.4):
 
 Forward auth (``forward_auth_admits``): whom the first matching ``[[forward_auth.rules]]`` rule
 lets through a reverse proxy.
+The account pages' fresh-login rule (``login_is_recent``): adding a factor, changing the
+password or the email and deleting the account need a recent login in the hosted session.
 
 Actuator operations (``ActuatorOperation``) act on the service, not on an organization's
 resources: only the role check applies (``can`` / ``require``).
@@ -63,6 +67,12 @@ from domain.policy.clients import (
     may_set_first_party_fields,
 )
 from domain.policy.forward_auth import forward_auth_admits
+from domain.policy.freshness import login_is_recent
+from domain.policy.invitations import (
+    check_invitation_change,
+    check_invitation_groups,
+    invitation_org,
+)
 from domain.policy.operations import (
     ACTUATOR_REQUIRED_ROLE,
     REQUIRED_ROLE,
@@ -71,6 +81,7 @@ from domain.policy.operations import (
     Operation,
     required_role,
 )
+from domain.policy.scim import SCIM_ACTOR_PREFIX, SCIM_SCOPE, scim_principal
 
 __all__ = [
     "ACTUATOR_REQUIRED_ROLE",
@@ -79,6 +90,8 @@ __all__ = [
     "FIRST_PARTY_FIELDS",
     "OPERATOR_ACTOR_ID",
     "REQUIRED_ROLE",
+    "SCIM_ACTOR_PREFIX",
+    "SCIM_SCOPE",
     "Actor",
     "ActuatorOperation",
     "AnyOperation",
@@ -89,6 +102,8 @@ __all__ = [
     "can",
     "check_client_resources",
     "check_first_party_fields",
+    "check_invitation_change",
+    "check_invitation_groups",
     "check_keeps_a_superadmin",
     "check_last_superadmin",
     "check_member_org",
@@ -98,10 +113,13 @@ __all__ = [
     "consent_skippable",
     "forward_auth_admits",
     "in_scope",
+    "invitation_org",
     "list_scope",
+    "login_is_recent",
     "may_set_first_party_fields",
     "require",
     "require_in_scope",
     "required_role",
+    "scim_principal",
     "target_org",
 ]

@@ -45,7 +45,11 @@ class Operation(enum.Enum):
     dashboard's counts, ``VIEW_SIGNING_KEYS`` the dashboard's signing keys and their algorithms,
     ``VIEW_IDENTITY_PROVIDERS`` its list of the configured identity providers and their
     readiness (docs/reference/federation.md); ``SEND_PASSWORD_RESET`` POST
-    /users/{id}/password-reset (docs/reference/accounts.md: a reset link mailed to the user).
+    /users/{id}/password-reset (docs/reference/accounts.md: a reset link mailed to the user);
+    invitations (docs/reference/invitations.md): ``CREATE_INVITATION`` POST /invitations,
+    ``LIST_INVITATIONS`` GET /invitations, ``RESEND_INVITATION`` POST /invitations/{id}/resend,
+    ``REVOKE_INVITATION`` DELETE /invitations/{id}; ``PROVISION_USER`` POST /scim/v2/Users, a
+    user created in the caller's organization without a password (docs/reference/scim.md).
     """
 
     LIST_USERS = "list_users"
@@ -78,6 +82,11 @@ class Operation(enum.Enum):
     VIEW_SIGNING_KEYS = "view_signing_keys"
     VIEW_IDENTITY_PROVIDERS = "view_identity_providers"
     SEND_PASSWORD_RESET = "send_password_reset"  # noqa: S105 - an operation name
+    CREATE_INVITATION = "create_invitation"
+    LIST_INVITATIONS = "list_invitations"
+    RESEND_INVITATION = "resend_invitation"
+    REVOKE_INVITATION = "revoke_invitation"
+    PROVISION_USER = "provision_user"
 
 
 REQUIRED_ROLE: Mapping[Operation, Role] = MappingProxyType(
@@ -112,6 +121,11 @@ REQUIRED_ROLE: Mapping[Operation, Role] = MappingProxyType(
         Operation.VIEW_SIGNING_KEYS: Role.SUPERADMIN,
         Operation.VIEW_IDENTITY_PROVIDERS: Role.ORG_ADMIN,
         Operation.SEND_PASSWORD_RESET: Role.ORG_ADMIN,
+        Operation.CREATE_INVITATION: Role.ORG_ADMIN,
+        Operation.LIST_INVITATIONS: Role.ORG_ADMIN,
+        Operation.RESEND_INVITATION: Role.ORG_ADMIN,
+        Operation.REVOKE_INVITATION: Role.ORG_ADMIN,
+        Operation.PROVISION_USER: Role.ORG_ADMIN,
     }
 )
 """The lowest role allowed each operation (docs/reference/accounts.md "Who").

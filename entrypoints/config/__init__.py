@@ -232,9 +232,10 @@ def derived_defaults(config: Config, given: Mapping[str, Any]) -> Config:
     merged file and environment tables): ``auth.issuer`` = ``http://localhost:{server.port}``
     (so a changed port moves discovery, tokens, mail links and the WebAuthn origin with it);
     ``email.verify_url`` / ``email.reset_url`` = ``{auth.issuer}/ui/verify?token={token}`` /
-    ``{auth.issuer}/ui/reset?token={token}`` (the hosted pages: a link clicked in a mail client
-    opens a page; RFC 8414 §2 for the issuer). Raises ``ValueError`` from the settings'
-    validators."""
+    ``{auth.issuer}/ui/reset?token={token}``, ``email.change_url`` =
+    ``{auth.issuer}/ui/account/email/confirm?token={token}`` (the hosted pages: a link clicked
+    in a mail client opens a page; RFC 8414 §2 for the issuer). Raises ``ValueError`` from the
+    settings' validators."""
     auth, email = given.get("auth", {}), given.get("email", {})
     if "issuer" not in auth:
         issuer = f"http://localhost:{config.server.port}"
@@ -242,8 +243,10 @@ def derived_defaults(config: Config, given: Mapping[str, Any]) -> Config:
     base = config.auth.issuer.rstrip("/").replace("{", "{{").replace("}", "}}")
     verify = email.get("verify_url", f"{base}/ui/verify?token={{token}}")
     reset = email.get("reset_url", f"{base}/ui/reset?token={{token}}")
-    if (verify, reset) != (config.email.verify_url, config.email.reset_url):
-        links = attrs.evolve(config.email, verify_url=verify, reset_url=reset)
+    change = email.get("change_url", f"{base}/ui/account/email/confirm?token={{token}}")
+    current = (config.email.verify_url, config.email.reset_url, config.email.change_url)
+    if (verify, reset, change) != current:
+        links = attrs.evolve(config.email, verify_url=verify, reset_url=reset, change_url=change)
         config = attrs.evolve(config, email=links)
     return config
 

@@ -40,20 +40,27 @@ ANONYMOUS_WRITES: dict[tuple[str, str], AnonymousWrite] = {
     ("POST", "/oauth/token"): AnonymousWrite(give_back=True, oauth=True),
     ("POST", "/oauth/revoke"): AnonymousWrite(give_back=True, oauth=True),
     ("POST", "/oauth/introspect"): AnonymousWrite(give_back=True, oauth=True),
+    ("POST", "/oauth/device_authorization"): AnonymousWrite(give_back=False, oauth=True),
+    ("POST", "/oauth/par"): AnonymousWrite(give_back=False, oauth=True),
     ("POST", "/ui/login"): AnonymousWrite(give_back=True, page=True),
     ("POST", "/ui/login/mfa"): AnonymousWrite(give_back=True, page=True),
     ("POST", "/ui/register"): AnonymousWrite(give_back=False, page=True),
     ("POST", "/ui/forgot"): AnonymousWrite(give_back=False, page=True),
     ("POST", "/ui/reset"): AnonymousWrite(give_back=True, page=True),
     ("POST", "/ui/verify"): AnonymousWrite(give_back=True, page=True),
+    ("POST", "/ui/invitation"): AnonymousWrite(give_back=True, page=True),
+    ("POST", "/ui/invitation/federation"): AnonymousWrite(give_back=False, page=True),
     ("POST", "/ui/login/passkey"): AnonymousWrite(give_back=True),
     ("POST", "/ui/login/mfa/passkey/options"): AnonymousWrite(give_back=False),
     ("POST", "/ui/login/mfa/passkey"): AnonymousWrite(give_back=True),
     ("GET", "/federation/{provider}/start"): AnonymousWrite(give_back=False, page=True),
+    ("GET", "/ui/device"): AnonymousWrite(give_back=True, page=True),
+    ("POST", "/ui/device"): AnonymousWrite(give_back=True, page=True),
 }
 """(method, path template) → how the route is limited: every route that anyone may call and
 that writes (a user, a ceremony, a reset or verification record, a failed-login or failed
-client-authentication audit row, a started federated login's state)."""
+client-authentication audit row, a started federated login's state, an account from an
+invitation link, a device authorization request, a wrong user code's audit row)."""
 
 
 __all__ = ["ANONYMOUS_WRITES", "AnonymousWrite"]

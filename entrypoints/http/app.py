@@ -11,6 +11,7 @@ from aiohttp import web
 from aiohttp_middlewares.cors import cors_middleware
 
 from adapters.mail.console import CONSOLE_WARNING
+from application.shared.outbox import BATCH
 from entrypoints.cluster import follow_peers, maintain_keys
 from entrypoints.container import Container
 from entrypoints.http import (
@@ -21,13 +22,18 @@ from entrypoints.http import (
     auth_routes,
     client_routes,
     consent_routes,
+    device_routes,
+    email_change_routes,
     email_routes,
     federation_routes,
     forward_auth_routes,
+    invitation_routes,
     mfa_routes,
     oauth_routes,
     oidc_routes,
+    par_routes,
     passkey_routes,
+    scim_routes,
     session_routes,
     wellknown_routes,
 )
@@ -45,8 +51,14 @@ from entrypoints.http.middlewares import (
 from entrypoints.http.openapi import ROUTE_SPECS
 from entrypoints.http.pages import account as page_account
 from entrypoints.http.pages import account_apps as page_account_apps
+from entrypoints.http.pages import account_email as page_account_email
+from entrypoints.http.pages import account_mfa as page_account_mfa
+from entrypoints.http.pages import account_passkeys as page_account_passkeys
+from entrypoints.http.pages import account_security as page_account_security
 from entrypoints.http.pages import account_sessions as page_account_sessions
+from entrypoints.http.pages import device as page_device
 from entrypoints.http.pages import federation as page_federation
+from entrypoints.http.pages import invitation as page_invitation
 from entrypoints.http.pages import logout as page_logout
 from entrypoints.http.pages import passkey_routes as page_passkeys
 from entrypoints.http.pages import recovery as page_recovery
@@ -89,6 +101,8 @@ async def _resources(app: web.Application) -> AsyncIterator[None]:
             await close()
         await storage.close()
         await container.upstream_client().close()
+        await container.client_assertions().close()
+        await container.backchannel_sender().close()
         await asyncio.to_thread(container.telemetry().shutdown)
 
 
@@ -113,11 +127,32 @@ async def purge_every(purge: Callable[[], Awaitable[int]], interval: float) -> N
             log.info("purged %d expired token records", deleted)
 
 
+OUTBOX_POLL_INTERVAL = 1.0
+"""Seconds between two rounds of the outbox's delivery worker when the last round found less
+than a full batch (docs/adr/0049-durable-outbox.md)."""
+
+
+async def deliver_every(deliver: Callable[[], Awaitable[int]], interval: float) -> None:
+    """Run outbox rounds until cancelled: the next at once after a full batch, else after
+    ``interval`` seconds. The first round runs at once, so what a stopped instance left is
+    delivered at start. A failure (the database is away, say) is logged and the next round
+    tries again; it never ends the loop."""
+    while True:
+        try:
+            handled = await deliver()
+        except Exception as exc:
+            log.warning("outbox round failed: %s: %s", type(exc).__name__, exc)
+            handled = 0
+        if handled < BATCH:
+            await asyncio.sleep(interval)
+
+
 async def _housekeeping(app: web.Application) -> AsyncIterator[None]:
     """Purge expired tokens every ``storage.purge_interval`` seconds (0: never) while serving;
     keep the signing keys in step with the key store and rotate them on schedule
     (``entrypoints.cluster.maintain_keys``); probe the identity providers once at start
-    (readiness component ``federation``: an unreachable one is logged and listed, not fatal)."""
+    (readiness component ``federation``: an unreachable one is logged and listed, not fatal);
+    deliver the durable outbox (``deliver_every``), from the start."""
     container = app[CONTAINER]
     federation = container.federation_health()
     federation.probe_soon()
@@ -127,6 +162,9 @@ async def _housekeeping(app: web.Application) -> AsyncIterator[None]:
             maintain_keys(container.signer(), container.auth_settings(), container.bus())
         )
     ]
+    tasks.append(
+        asyncio.create_task(deliver_every(container.deliver_outbox(), OUTBOX_POLL_INTERVAL))
+    )
     if interval:
         tasks.append(asyncio.create_task(purge_every(container.purge_expired(), interval)))
     yield
@@ -174,6 +212,7 @@ def create_app(container: Container) -> web.Application:
     specs: list[RouteSpec] = [
         *auth_routes.ROUTES,
         *email_routes.ROUTES,
+        *email_change_routes.ROUTES,
         *session_routes.ROUTES,
         *consent_routes.ROUTES,
         *mfa_routes.ROUTES,
@@ -181,18 +220,28 @@ def create_app(container: Container) -> web.Application:
         *federation_routes.ROUTES,
         *admin_routes.ROUTES,
         *audit_routes.ROUTES,
+        *invitation_routes.ROUTES,
         *client_routes.ROUTES,
         *oauth_routes.ROUTES,
+        *device_routes.ROUTES,
+        *par_routes.ROUTES,
         *oidc_routes.ROUTES,
+        *scim_routes.ROUTES,
         *page_routes.ROUTES,
         *page_logout.ROUTES,
         *page_recovery.ROUTES,
         *page_signup.ROUTES,
+        *page_invitation.ROUTES,
         *page_passkeys.ROUTES,
         *page_federation.ROUTES,
         *page_account.ROUTES,
         *page_account_sessions.ROUTES,
         *page_account_apps.ROUTES,
+        *page_account_security.ROUTES,
+        *page_account_mfa.ROUTES,
+        *page_account_passkeys.ROUTES,
+        *page_account_email.ROUTES,
+        *page_device.ROUTES,
         *console_routes.ROUTES,
         *assets.ROUTES,
         *wellknown_routes.ROUTES,

@@ -16,7 +16,8 @@ from entrypoints.http.pages.web import PAGE_HEADERS
 from entrypoints.http.routing import RouteSpec
 
 STATIC = Path(__file__).parent / "static"
-"""The shipped static files (``style.css``, ``passkey.js``, ``admin.css``, ``htmx.min.js``)."""
+"""The shipped static files (``style.css``, ``passkey.js``, ``account-passkey.js``, ``admin.css``,
+``htmx.min.js``)."""
 _TYPES = {".css": "text/css", ".js": "text/javascript"}
 _LONG_CACHE = "public, max-age=31536000, immutable"
 _FILES = {

@@ -9,6 +9,7 @@ like every admin route; a client's secret appears once, in the answer that made 
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any, NewType
 
 import attrs
@@ -87,12 +88,20 @@ class ClientRegistration:
     policy_uri: str | None = None
     tos_uri: str | None = None
     id_token_signed_response_alg: str | None = None
+    require_pushed_authorization_requests: bool | None = None
+    jwks: dict[str, Any] | None = None
+    jwks_uri: str | None = None
+    backchannel_logout_uri: str | None = None
+    backchannel_logout_session_required: bool | None = None
 
 
 _CODE_FLOW_PATCH = (
     "grant_types", "redirect_uris", "post_logout_redirect_uris", "token_endpoint_auth_method",
     "skip_consent", "all_organizations", "logo_uri", "policy_uri", "tos_uri",
     "id_token_signed_response_alg",
+    "require_pushed_authorization_requests", "jwks", "jwks_uri",
+    "id_token_signed_response_alg", "backchannel_logout_uri",
+    "backchannel_logout_session_required",
 )  # fmt: skip
 
 
@@ -118,6 +127,11 @@ class ClientPatch:
     policy_uri: str | None = None
     tos_uri: str | None = None
     id_token_signed_response_alg: str | None = None
+    require_pushed_authorization_requests: bool | None = None
+    jwks: dict[str, Any] | None = None
+    jwks_uri: str | None = None
+    backchannel_logout_uri: str | None = None
+    backchannel_logout_session_required: bool | None = None
 
 
 def client_json(client: Client) -> dict[str, Any]:
@@ -151,9 +165,16 @@ def client_json(client: Client) -> dict[str, Any]:
         logo_uri=client.logo_uri,
         policy_uri=client.policy_uri,
         tos_uri=client.tos_uri,
+        backchannel_logout_uri=client.backchannel_logout_uri,
+        backchannel_logout_session_required=client.backchannel_logout_session_required,
     )
     if client.id_token_signed_response_alg is not None:
         answer["id_token_signed_response_alg"] = client.id_token_signed_response_alg
+    answer["require_pushed_authorization_requests"] = client.require_pushed_authorization_requests
+    if client.jwks is not None:
+        answer["jwks"] = json.loads(client.jwks)
+    if client.jwks_uri is not None:
+        answer["jwks_uri"] = client.jwks_uri
     return answer
 
 
@@ -246,6 +267,12 @@ _CODE_FLOW = {
     "skip_consent": {"type": "boolean"}, "all_organizations": {"type": "boolean"},
     "logo_uri": _URI, "policy_uri": _URI, "tos_uri": _URI,
     "id_token_signed_response_alg": _SIGNING_ALG,
+    "require_pushed_authorization_requests": {"type": "boolean"},
+    "jwks": {"type": "object", "required": ["keys"],
+             "properties": {"keys": {"type": "array", "minItems": 1, "maxItems": 10,
+                                     "items": {"type": "object"}}}},
+    "jwks_uri": _URI,
+    "backchannel_logout_uri": _URI, "backchannel_logout_session_required": {"type": "boolean"},
 }  # fmt: skip
 _NEW_CLIENT = {
     "type": "object",

@@ -21,7 +21,10 @@ from urllib.parse import parse_qsl, unquote_plus
 
 from aiohttp import web
 
+from application.oauth.code_client import JWT_BEARER, PRIVATE_KEY_JWT
 from application.oauth.grants import OAuthError
+from domain.clients import Client
+from domain.device import DEVICE_CODE_GRANT
 from domain.oidc import OIDC_SCOPES
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.requests import client_address, read_body, user_agent
@@ -30,8 +33,18 @@ from entrypoints.http.views import json_response
 
 NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 """RFC 6749 §5.1: token responses (and their errors) must not be cached."""
-_FORM = "application/x-www-form-urlencoded"
+FORM = "application/x-www-form-urlencoded"
 _MAX_PARAMS = 32
+
+
+def assertion_audiences(request: web.Request, path: str) -> tuple[str, ...]:
+    """The ``aud`` values a ``private_key_jwt`` assertion may name at the endpoint ``path``
+    (docs/reference/oauth-and-oidc.md): the issuer (as configured and without a trailing
+    slash), the token endpoint and the endpoint itself, all under ``auth.issuer`` — never a URL
+    built from the request's ``Host``."""
+    configured = request.app[CONTAINER].auth_settings().current.issuer
+    base = configured.rstrip("/")
+    return tuple(dict.fromkeys((configured, base, base + "/oauth/token", base + path)))
 
 
 def oauth_error(error: OAuthError) -> web.Response:
@@ -49,8 +62,8 @@ async def read_form(request: web.Request) -> dict[str, str]:
     """The form parameters of the request (RFC 6749 §3.2). Raises ``OAuthError``
     (``invalid_request``) for another Content-Type, a body that is not UTF-8 form data, a
     parameter given twice or more than 32 parameters."""
-    if request.content_type != _FORM:
-        raise OAuthError("invalid_request", f"the body must be {_FORM}")
+    if request.content_type != FORM:
+        raise OAuthError("invalid_request", f"the body must be {FORM}")
     raw = await read_body(request)
     try:
         pairs = parse_qsl(
@@ -92,7 +105,7 @@ def client_credentials(request: web.Request, form: dict[str, str]) -> tuple[str,
     return form["client_id"], form["client_secret"]
 
 
-def _oauth(handler: Callable[[web.Request], Awaitable[Any]]) -> Callable[..., Any]:
+def oauth_endpoint(handler: Callable[[web.Request], Awaitable[Any]]) -> Callable[..., Any]:
     """Answer the handler's JSON with ``Cache-Control: no-store`` (and ``DPoP-Nonce`` when the
     handler gives one as ``_dpop_nonce``), and ``OAuthError`` as RFC 6749 §5.2."""
 
@@ -114,7 +127,7 @@ def _oauth(handler: Callable[[web.Request], Awaitable[Any]]) -> Callable[..., An
     return wrapped
 
 
-@_oauth
+@oauth_endpoint
 async def token(request: web.Request) -> dict[str, Any]:
     """POST /oauth/token ``grant_type=client_credentials`` [``scope``] [``resource``] (and a
     ``DPoP`` header for a bound token) → 200 ``{"access_token", "token_type", "expires_in",
@@ -144,14 +157,24 @@ async def token(request: web.Request) -> dict[str, Any]:
             "_dpop_nonce": issued.dpop_nonce}  # fmt: skip
 
 
-CODE_FLOW_GRANTS = ("authorization_code", "refresh_token")
-"""The grants of the OpenID Connect provider (docs/reference/oauth-and-oidc.md)."""
+CODE_FLOW_GRANTS = ("authorization_code", "refresh_token", DEVICE_CODE_GRANT)
+"""The grants of the OpenID Connect provider (docs/reference/oauth-and-oidc.md; the device code
+grant of RFC 8628 ends in the same token response)."""
 
 
 def code_flow_client(request: web.Request, form: dict[str, str]) -> tuple[str, str | None, str]:
     """``(client_id, secret, method)``: HTTP Basic (``client_secret_basic``), ``client_id`` +
-    ``client_secret`` in the form (``client_secret_post``), or ``client_id`` alone (``none``,
-    a public client). Raises ``OAuthError`` like ``client_credentials``."""
+    ``client_secret`` in the form (``client_secret_post``), ``client_assertion_type`` (RFC
+    7523's ``jwt-bearer``) + ``client_assertion`` [+ ``client_id``] (``private_key_jwt``: the
+    assertion stands as ``secret``, ``client_id`` may be empty), or ``client_id`` alone
+    (``none``, a public client). Raises ``OAuthError`` like ``client_credentials``; two ways
+    at once or another assertion type → ``invalid_request``."""
+    if "client_assertion" in form or "client_assertion_type" in form:
+        if "Authorization" in request.headers or "client_secret" in form:
+            raise OAuthError("invalid_request", "authenticate the client one way only")
+        if form.get("client_assertion_type") != JWT_BEARER or not form.get("client_assertion"):
+            raise OAuthError("invalid_request", f"client_assertion_type must be {JWT_BEARER}")
+        return form.get("client_id", ""), form["client_assertion"], PRIVATE_KEY_JWT
     if "Authorization" in request.headers or "client_secret" in form:
         client_id, secret = client_credentials(request, form)
         method = "client_secret_post" if "client_secret" in form else "client_secret_basic"
@@ -163,11 +186,14 @@ def code_flow_client(request: web.Request, form: dict[str, str]) -> tuple[str, s
 
 async def code_flow_token(request: web.Request, form: dict[str, str], grant: str) -> dict[str, Any]:
     """POST /oauth/token for ``authorization_code`` (``code``, ``redirect_uri``,
-    ``code_verifier``) or ``refresh_token`` (``refresh_token`` [``scope``]), with an optional
+    ``code_verifier``), ``refresh_token`` (``refresh_token`` [``scope``]) or the device code
+    grant (``device_code``, RFC 8628 §3.4), with an optional
     DPoP proof → the token response with ``id_token`` (OIDC Core §3.1.3.3)."""
     container = request.app[CONTAINER]
     client_id, secret, method = code_flow_client(request, form)
-    client = await container.code_client_authenticator().authenticate(client_id, secret, method)
+    client = await container.code_client_authenticator().authenticate(
+        client_id, secret, method, assertion_audiences(request, "/oauth/token")
+    )
     proofs = request.headers.getall("DPoP", [])
     if len(proofs) > 1:
         raise OAuthError("invalid_dpop_proof", "one DPoP header at most")
@@ -184,6 +210,13 @@ async def code_flow_token(request: web.Request, form: dict[str, str], grant: str
             client, form["code"], form.get("redirect_uri"), form.get("code_verifier"), jkt,
             user_agent(request), address,
         )  # fmt: skip
+    elif grant == DEVICE_CODE_GRANT:
+        if "device_code" not in form:
+            raise OAuthError("invalid_request", "device_code is required")
+        address = client_address(request, container.config().server.trusted_proxies)
+        issued = await container.device_flow().poll(
+            client, form["device_code"], jkt, user_agent(request), address
+        )
     else:
         if "refresh_token" not in form:
             raise OAuthError("invalid_request", "refresh_token is required")
@@ -197,30 +230,49 @@ async def code_flow_token(request: web.Request, form: dict[str, str], grant: str
     return body
 
 
-@_oauth
+@oauth_endpoint
 async def revoke(request: web.Request) -> None:
     """POST /oauth/revoke ``token`` [``token_type_hint``] → 200 (also for a token that is not
     the caller's, unknown or expired). The client authenticates with its secret (Basic or
     form) or, a public client, with ``client_id`` alone (RFC 7009 §2.1)."""
     form = await read_form(request)
-    client_id, secret, _ = code_flow_client(request, form)
+    client_id, secret, method = code_flow_client(request, form)
     if "token" not in form:
         raise OAuthError("invalid_request", "token is required")
-    await request.app[CONTAINER].revocation()(client_id, secret, form["token"])
+    client = await _by_assertion(request, client_id, secret, method, "/oauth/revoke")
+    await request.app[CONTAINER].revocation()(client_id, secret, form["token"], client=client)
 
 
-@_oauth
+@oauth_endpoint
 async def introspect(request: web.Request) -> dict[str, Any]:
     """POST /oauth/introspect ``token`` → 200 RFC 7662 (``{"active": false}`` for anything
     the caller may not know about)."""
     form = await read_form(request)
-    client_id, secret = client_credentials(request, form)
+    if "client_assertion" in form or "client_assertion_type" in form:
+        client_id, secret, method = code_flow_client(request, form)
+    else:
+        (client_id, secret), method = client_credentials(request, form), "client_secret"
     if "token" not in form:
         raise OAuthError("invalid_request", "token is required")
+    client = await _by_assertion(request, client_id, secret, method, "/oauth/introspect")
     answer: dict[str, Any] = await request.app[CONTAINER].introspection()(
-        client_id, secret, form["token"]
+        client_id, secret or "", form["token"], client=client
     )
     return answer
+
+
+async def _by_assertion(
+    request: web.Request, client_id: str, assertion: str | None, method: str, path: str
+) -> Client | None:
+    """The client a ``private_key_jwt`` assertion authenticates (RFC 7523), or None for the
+    other methods (the use case authenticates those itself)."""
+    if method != PRIVATE_KEY_JWT:
+        return None
+    authenticator = request.app[CONTAINER].code_client_authenticator()
+    client: Client = await authenticator.authenticate(
+        client_id, assertion, method, assertion_audiences(request, path)
+    )
+    return client
 
 
 def endpoint_metadata(request: web.Request) -> dict[str, Any]:
@@ -232,6 +284,7 @@ def endpoint_metadata(request: web.Request) -> dict[str, Any]:
     issuer = configured.rstrip("/")
     algs = sorted({key["alg"] for key in container.signer().jwks()["keys"]})
     methods = ["client_secret_basic", "client_secret_post"]
+    assertion_algs = container.client_assertions().algorithms
     return {
         "issuer": configured,
         "authorization_endpoint": issuer + "/oauth/authorize",
@@ -241,15 +294,24 @@ def endpoint_metadata(request: web.Request) -> dict[str, Any]:
         "revocation_endpoint": issuer + "/oauth/revoke",
         "introspection_endpoint": issuer + "/oauth/introspect",
         "jwks_uri": issuer + "/.well-known/jwks.json",
-        "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
+        "device_authorization_endpoint": issuer + "/oauth/device_authorization",
+        "pushed_authorization_request_endpoint": issuer + "/oauth/par",
+        "require_pushed_authorization_requests": False,
+        "grant_types_supported": [
+            "authorization_code",
+            "refresh_token",
+            "client_credentials",
+            DEVICE_CODE_GRANT,
+        ],
         "response_types_supported": ["code"],
         "response_modes_supported": ["query"],
         "code_challenge_methods_supported": ["S256"],
         "authorization_response_iss_parameter_supported": True,
         "scopes_supported": [*OIDC_SCOPES, "authsvc"],
-        "token_endpoint_auth_methods_supported": [*methods, "none"],
-        "revocation_endpoint_auth_methods_supported": [*methods, "none"],
-        "introspection_endpoint_auth_methods_supported": methods,
+        "token_endpoint_auth_methods_supported": [*methods, "none", PRIVATE_KEY_JWT],
+        "token_endpoint_auth_signing_alg_values_supported": list(assertion_algs),
+        "revocation_endpoint_auth_methods_supported": [*methods, "none", PRIVATE_KEY_JWT],
+        "introspection_endpoint_auth_methods_supported": [*methods, PRIVATE_KEY_JWT],
         "access_token_signing_alg_values_supported": algs,
         "dpop_signing_alg_values_supported": list(container.dpop_verifier().algorithms),
     }
@@ -262,8 +324,11 @@ async def metadata(request: web.Request) -> web.Response:
     )
 
 
-_E = "OAuth error (RFC 6749 §5.2)"
-_AUTH = {"client_id": {"type": "string"}, "client_secret": {"type": "string"}}
+OAUTH_ERROR = "OAuth error (RFC 6749 §5.2)"
+"""The OpenAPI description of an RFC 6749 §5.2 error answer."""
+_E = OAUTH_ERROR
+CLIENT_AUTH_FORM = {"client_id": {"type": "string"}, "client_secret": {"type": "string"}}
+"""The form members of client authentication (OpenAPI)."""
 _TOKEN_FORM = {
     "type": "object",
     "required": ["grant_type"],
@@ -271,27 +336,28 @@ _TOKEN_FORM = {
                    "scope": {"type": "string"}, "resource": {"type": "string"},
                    "code": {"type": "string"}, "redirect_uri": {"type": "string"},
                    "code_verifier": {"type": "string"}, "refresh_token": {"type": "string"},
-                   **_AUTH},
+                   "device_code": {"type": "string"}, **CLIENT_AUTH_FORM},
 }  # fmt: skip
 _TOKEN_ONLY = {
     "type": "object",
     "required": ["token"],
-    "properties": {"token": {"type": "string"}, "token_type_hint": {"type": "string"}, **_AUTH},
+    "properties": {"token": {"type": "string"}, "token_type_hint": {"type": "string"},
+                   **CLIENT_AUTH_FORM},
 }  # fmt: skip
 
 ROUTES = [
     RouteSpec("POST", "/oauth/token", token,
               "Client credentials grant: an RFC 9068 access token for a client",
               {200: "OAuth token response (RFC 6749 §5.1)", 400: _E, 401: _E, 413: "Problem"},
-              request=_TOKEN_FORM, media_type=_FORM, tag="oauth-protocol"),
+              request=_TOKEN_FORM, media_type=FORM, tag="oauth-protocol"),
     RouteSpec("POST", "/oauth/revoke", revoke,
               "Revoke a client's access token or refresh token (RFC 7009)",
               {200: "Revoked (or nothing to revoke)", 400: _E, 401: _E, 413: "Problem"},
-              request=_TOKEN_ONLY, media_type=_FORM, tag="oauth-protocol"),
+              request=_TOKEN_ONLY, media_type=FORM, tag="oauth-protocol"),
     RouteSpec("POST", "/oauth/introspect", introspect,
               "Introspect a client access token (RFC 7662)",
               {200: "Introspection response", 400: _E, 401: _E, 413: "Problem"},
-              request=_TOKEN_ONLY, media_type=_FORM, tag="oauth-protocol"),
+              request=_TOKEN_ONLY, media_type=FORM, tag="oauth-protocol"),
     RouteSpec("GET", "/.well-known/oauth-authorization-server", metadata,
               "Authorization server metadata (RFC 8414)", {200: "Metadata"}, tag="discovery"),
 ]  # fmt: skip

@@ -45,6 +45,8 @@ def _operation_id(spec: RouteSpec) -> str:
 def _response(description: str, specs: list[RouteSpec]) -> dict[str, Any]:
     if description in SCHEMAS:
         media = "application/problem+json" if description == "Problem" else "application/json"
+        if description.startswith("Scim"):
+            media = "application/scim+json"
         response: dict[str, Any] = {
             "description": description,
             "content": {media: {"schema": {"$ref": f"#/components/schemas/{description}"}}},
@@ -123,7 +125,7 @@ def _operation(spec: RouteSpec, specs: list[RouteSpec], password_min: int) -> di
     if spec.parameters:
         op["parameters"] = [_parameter(p, password_min) for p in spec.parameters]
     if spec.request is not None:
-        form = spec.media_type != "application/json"
+        form = not spec.media_type.endswith("json")
         op["requestBody"] = {
             "required": True,
             "content": {

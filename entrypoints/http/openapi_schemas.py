@@ -7,6 +7,7 @@ from typing import Any
 
 from application.shared.settings import ALGORITHMS
 from domain.audit import AUDIT_EVENT_TYPES
+from domain.invitations import InvitationStatus
 from domain.model import Role
 from entrypoints.http.requests import INT64_MAX, INT64_MIN
 
@@ -64,6 +65,15 @@ _CLIENT: dict[str, Any] = {
         "policy_uri": {"type": ["string", "null"]},
         "tos_uri": {"type": ["string", "null"]},
         "id_token_signed_response_alg": {"type": "string", "enum": list(ALGORITHMS)},
+        "require_pushed_authorization_requests": {
+            "type": "boolean",
+            "description": "authorization requests only through /oauth/par (RFC 9126)"},
+        "jwks": {"type": "object", "description": "public keys of private_key_jwt (RFC 7523)"},
+        "jwks_uri": {"type": "string", "description": "where its JWK Set is served (https)"},
+        "backchannel_logout_uri": {"type": ["string", "null"],
+                                   "description": "where logout tokens are POSTed (OpenID "
+                                                  "Connect Back-Channel Logout 1.0)"},
+        "backchannel_logout_session_required": {"type": "boolean"},
     },
 }  # fmt: skip
 
@@ -268,6 +278,28 @@ SCHEMAS: dict[str, Any] = {
                                  "items": {"$ref": "#/components/schemas/AuditEvent"}},
                        "next_cursor": {"type": ["string", "null"]}},
     },
+    "Invitation": {
+        "type": "object",
+        "required": ["id", "org_id", "email", "role", "group_ids", "invited_by", "created_at",
+                     "expires_at", "status"],
+        "properties": {
+            "id": {"type": "string"},
+            "org_id": {"type": "string"},
+            "email": {"type": "string"},
+            "role": {"enum": [r.value for r in Role]},
+            "group_ids": {"type": "array", "items": {"type": "string"}},
+            "invited_by": {"type": "string"},
+            "created_at": {"type": "string", "format": "date-time"},
+            "expires_at": {"type": "string", "format": "date-time"},
+            "status": {"enum": [s.value for s in InvitationStatus]},
+        },
+    },
+    "InvitationPage": {
+        "type": "object",
+        "properties": {"items": {"type": "array",
+                                 "items": {"$ref": "#/components/schemas/Invitation"}},
+                       "next_cursor": {"type": ["string", "null"]}},
+    },
     "GroupPage": {
         "type": "object",
         "properties": {"items": {"type": "array", "items": {"$ref": "#/components/schemas/Group"}},
@@ -304,6 +336,39 @@ SCHEMAS: dict[str, Any] = {
         "properties": {
             "changed": {"type": "array", "items": {"type": "string"}},
             "restart_required": {"type": "array", "items": {"type": "string"}},
+        },
+    },
+    # SCIM 2.0 (docs/reference/scim.md): the resources are described by RFC 7643 and by
+    # GET /scim/v2/Schemas; here only their envelope.
+    "ScimResource": {
+        "type": "object",
+        "required": ["schemas"],
+        "properties": {
+            "schemas": {"type": "array", "items": {"type": "string"}},
+            "id": {"type": "string"},
+        },
+        "description": "a SCIM resource or message (RFC 7643: User, Group, PatchOp...)",
+    },
+    "ScimListResponse": {
+        "type": "object",
+        "required": ["schemas", "totalResults"],
+        "properties": {
+            "schemas": {"type": "array", "items": {"type": "string"}},
+            "totalResults": {"type": "integer"},
+            "startIndex": {"type": "integer"},
+            "itemsPerPage": {"type": "integer"},
+            "Resources": {"type": "array", "items": {"type": "object"}},
+        },
+    },
+    "ScimError": {
+        "type": "object",
+        "required": ["schemas", "status"],
+        "properties": {
+            "schemas": {"type": "array",
+                        "items": {"const": "urn:ietf:params:scim:api:messages:2.0:Error"}},
+            "status": {"type": "string"},
+            "scimType": {"type": "string"},
+            "detail": {"type": "string"},
         },
     },
 }  # fmt: skip

@@ -25,6 +25,7 @@ STATUS_BY_ERROR: dict[type[d.DomainError], int] = {
     d.InvalidMfaCode: 401,
     d.InvalidResetToken: 400,
     d.InvalidVerificationToken: 400,
+    d.InvalidInvitation: 400,
     d.InvalidCeremony: 400,
     d.InvalidPasskey: 400,
     d.PasskeyExists: 409,

@@ -25,7 +25,8 @@ async def jwks(request: web.Request) -> web.Response:
 async def openid_configuration(request: web.Request) -> web.Response:
     """GET /.well-known/openid-configuration → OpenID Connect Discovery: the endpoints and
     algorithms of the RFC 8414 metadata (``oauth_routes.endpoint_metadata``), ``userinfo`` (/me),
-    the subject types, ID-token algorithms and claims a resource server meets."""
+    the subject types, ID-token algorithms and claims a resource server meets, and back-channel
+    logout with ``sid`` (OpenID Connect Back-Channel Logout 1.0 §2.1)."""
     from entrypoints.http.oauth_routes import endpoint_metadata
 
     doc = endpoint_metadata(request)
@@ -47,6 +48,9 @@ async def openid_configuration(request: web.Request) -> web.Response:
             "request_parameter_supported": False,
             "request_uri_parameter_supported": False,
             "claims_parameter_supported": False,
+            # OpenID Connect Back-Channel Logout 1.0 §2.1 (docs/reference/oauth-and-oidc.md).
+            "backchannel_logout_supported": True,
+            "backchannel_logout_session_supported": True,
         }
     )  # fmt: skip
     return json_response(doc)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 
+import attrs
 import pytest
 
 from application.ports import Storage
@@ -46,6 +47,18 @@ async def test_add_then_find_round_trips_by_hash_and_purpose(storage: Storage, m
         assert await uow.email_tokens.find(token.token_hash, RESET) == token
         assert await uow.email_tokens.find(token.token_hash, VERIFY) is None
         assert await uow.email_tokens.find(hash_token("other"), RESET) is None
+
+
+async def test_an_email_change_token_carries_its_new_address(storage: Storage, make: Make) -> None:
+    alice = await _user(storage, make)
+    change = EmailTokenPurpose.EMAIL_CHANGE
+    token = attrs.evolve(_token(alice, "clear-2", change), new_email="alice@new.example")
+    await _add(storage, token)
+    async with storage.begin() as uow:
+        assert await uow.email_tokens.find(token.token_hash, change) == token
+        assert await uow.email_tokens.find(token.token_hash, RESET) is None
+        assert await uow.email_tokens.take(token.token_hash, change) == token
+        await uow.commit()
 
 
 async def test_add_refuses_an_unknown_user_and_a_duplicate_hash(

@@ -136,6 +136,27 @@ async def test_a_recovery_code_works_once(storage: Storage, make: Make) -> None:
         assert await uow.mfa.recovery_codes_left("ghost") == 0
 
 
+async def test_replace_recovery_codes_needs_mfa_on_and_drops_the_old_ones(
+    storage: Storage, make: Make
+) -> None:
+    alice = await _enrolled(storage, make, "alice")
+    bob = await _user(storage, make, "bob")
+    fresh = [hash_token(f"new-{i}") for i in range(10)]
+    async with storage.begin() as uow:
+        assert await uow.mfa.replace_recovery_codes(alice, fresh)
+        assert not await uow.mfa.replace_recovery_codes(bob, fresh)  # no secret
+        await uow.mfa.put_pending(bob, SEALED, T0)
+        assert not await uow.mfa.replace_recovery_codes(bob, fresh)  # pending only
+        assert not await uow.mfa.replace_recovery_codes("ghost", fresh)
+        await uow.commit()
+    async with storage.begin() as uow:
+        assert await uow.mfa.recovery_codes_left(alice) == 10
+        assert await uow.mfa.recovery_codes_left(bob) == 0
+        assert not await uow.mfa.use_recovery_code(alice, HASHES[0])
+        assert await uow.mfa.use_recovery_code(alice, fresh[0])
+        await uow.commit()
+
+
 async def test_recovery_codes_are_per_user(storage: Storage, make: Make) -> None:
     alice = await _enrolled(storage, make, "alice")
     bob = await _user(storage, make, "bob")

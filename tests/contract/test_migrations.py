@@ -31,6 +31,10 @@ ALL = [
     "0016_federated_identities",
     "0017_client_all_organizations",
     "0018_federation_hardening",
+    "0019_email_change",
+    "0021_invitations",
+    "0022_device_grants",
+    "0024_outbox",
 ]
 EXPECTED_TABLES = {
     "users",
@@ -54,6 +58,10 @@ EXPECTED_TABLES = {
     "federated_identities",
     "federation_flows",
     "federation_nonces",
+    "invitations",
+    "oidc_device_grants",
+    "oidc_pushed_requests",
+    "outbox",
 }
 RUNNERS = 4
 

@@ -465,6 +465,19 @@ async def test_find_is_none_past_the_idle_end_and_touch_moves_it_on(
     assert found == attrs.evolve(hosted, idle_expires_at=idle_end + timedelta(hours=8))
 
 
+async def test_reauthenticated_moves_the_login_time_only(storage: Storage, make: Make) -> None:
+    await _setup(storage, make, "alice")
+    hosted = await _hosted_session(storage, make, "alice")
+    later = hosted.auth_time + timedelta(minutes=20)
+    async with storage.begin() as uow:
+        await uow.hosted_sessions.reauthenticated(hosted.id_hash, later)
+        await uow.hosted_sessions.reauthenticated("0" * 64, later)  # unknown: nothing happens
+        await uow.commit()
+    async with storage.read() as uow:
+        found = await uow.hosted_sessions.find(hosted.id_hash, T0)
+    assert found == attrs.evolve(hosted, auth_time=later)
+
+
 async def test_touch_never_passes_the_absolute_end_and_find_stops_there(
     storage: Storage, make: Make
 ) -> None:

@@ -152,6 +152,28 @@ async def test_end_all_ends_every_session_of_the_user_only(storage: Storage, mak
         assert [s.id for s in await uow.sessions.list_live(bob, T0)] == [theirs.id]
 
 
+async def test_end_all_but_one_keeps_that_session_and_its_tokens(
+    storage: Storage, make: Make
+) -> None:
+    """The account page's password change: every session of the user ends but ``keep``."""
+    alice = await _user(storage, make, "alice")
+    kept, *others = [make.session(alice) for _ in range(3)]
+    kept_token = make.token(alice, kept.id)
+    await _login(storage, make, kept, kept_token)
+    other_tokens = [make.token(alice, s.id) for s in others]
+    for s, t in zip(others, other_tokens, strict=True):
+        await _login(storage, make, s, t)
+    async with storage.begin() as uow:
+        assert await uow.sessions.end_all(alice, keep=kept.id) == sorted(s.id for s in others)
+        assert await uow.sessions.end_all(alice, keep=kept.id) == []
+        await uow.commit()
+    async with storage.read() as uow:
+        assert [s.id for s in await uow.sessions.list_live(alice, T0)] == [kept.id]
+        assert await uow.tokens.find(kept_token.token_hash) == kept_token
+        for t in other_tokens:
+            assert await uow.tokens.find(t.token_hash) is None
+
+
 async def test_purge_expired_removes_ended_by_time_sessions_only(
     storage: Storage, make: Make
 ) -> None:

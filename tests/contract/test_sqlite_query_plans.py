@@ -45,7 +45,7 @@ def _seed_extra(path: Path) -> None:
         ).fetchone()[0]
         ids = [f"many{n}" for n in range(100)]
         conn.executemany(
-            f"INSERT INTO sessions ({cols.SESSIONS}) VALUES (?, ?, ?, ?, ?, NULL, NULL, NULL)",
+            f"INSERT INTO sessions ({cols.SESSIONS}) VALUES (?, ?, ?, ?, ?, NULL, NULL, NULL, NULL)",
             [(i, user, to_micros(now), to_micros(now), to_micros(now + timedelta(days=80)))
              for i in ids],
         )  # fmt: skip

@@ -12,6 +12,7 @@ The same scripts first run against panva's ``oidc-provider`` 9.13.3, a certified
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import subprocess
@@ -22,8 +23,10 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import jwt
 import pytest
 from aiosmtpd.controller import Controller
+from cryptography.hazmat.primitives.asymmetric import ec
 from playwright.async_api import Browser
 
 from tests.e2e.servers import ROOT, Server, free_port
@@ -137,6 +140,19 @@ async def test_harness_self_test_against_oidc_provider(node_modules: Path, chrom
 # AUTHSVC_TEST_POSTGRES_DSN is set; the login on /ui/login.
 
 ADMIN, USER, PASSWORD = "root@example.com", "alice@example.com", "correct horse battery"
+DEVICE_CODE_TTL = 25
+"""``oidc.device_code_ttl`` of the server under test: short, so ``rp_device.mjs`` sees a request
+expire (``expired_token``) within its run."""
+DEVICE_CHECKS = {"discovery", "device_authorization", "second_device_authorization",
+                 "authorization_pending", "slow_down", "device_code_grant", "id_token_claims",
+                 "refresh", "expired_token"}  # fmt: skip
+"""What ``rp_device.mjs`` checks."""
+PAR_CHECKS = {"discovery", "pushed_authorization_request", "authorization_code_grant",
+              "without_par_refused"}  # fmt: skip
+"""What ``rp_par.mjs`` checks."""
+O4W_DEVICE_CHECKS = {"discovery", "device_authorization", "authorization_pending", "slow_down",
+                     "device_code_grant", "id_token_claims", "used_once"}  # fmt: skip
+"""What ``rp_o4w_device.mjs`` checks."""
 CLIENTS: dict[str, dict[str, Any]] = {
     # A first-party server app: a secret, no consent page.
     "confidential": {"public": False, "token_endpoint_auth_method": "client_secret_basic",
@@ -170,6 +186,7 @@ def authsvc(tmp_path: Path, storage: dict[str, str]) -> Iterator[Server]:
         "AUTHSVC_AUTH__BCRYPT_ROUNDS": "4",
         "AUTHSVC_AUTH__ISSUER": f"http://127.0.0.1:{port}",
         "AUTHSVC_SERVER__ANONYMOUS_WRITE_RATE": "0",
+        "AUTHSVC_OIDC__DEVICE_CODE_TTL": str(DEVICE_CODE_TTL),
     }
     subprocess.run(
         [sys.executable, "-m", "entrypoints.cli", "create-superadmin", "--email", ADMIN],
@@ -366,3 +383,63 @@ async def test_openid_client_through_sign_up_and_verification(
     assert claims["azp"] == signup_authsvc.client_id and claims["amr"] == ["pwd"]
     assert run.result["userinfo"]["email"] == NEWCOMER
     assert run.result["userinfo"]["email_verified"] is True
+
+
+async def device_and_par_clients(base: str) -> tuple[dict[str, Any], dict[str, Any], str]:
+    """A public device-flow client, and a confidential ``private_key_jwt`` client that requires
+    PAR, registered through the admin API; the latter's private key as a JWK (JSON)."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    private = {**json.loads(jwt.algorithms.ECAlgorithm.to_jwk(key)), "kid": "interop-1"}
+    public = {k: v for k, v in private.items() if k != "d"}
+    async with aiohttp.ClientSession() as http:
+        status, pair = await call(http, "POST", base + "/login", email=ADMIN, password=PASSWORD)
+        assert status == 200, pair
+        status, device = await call(
+            http, "POST", base + "/oauth/clients", pair["access_token"], name="interop device",
+            scopes=[], public=True, token_endpoint_auth_method="none",
+            grant_types=["urn:ietf:params:oauth:grant-type:device_code", "refresh_token"],
+        )  # fmt: skip
+        assert status == 201, device
+        status, par = await call(
+            http, "POST", base + "/oauth/clients", pair["access_token"], name="interop par",
+            scopes=[], grant_types=["authorization_code"], redirect_uris=[REDIRECT_URI],
+            token_endpoint_auth_method="private_key_jwt", jwks={"keys": [public]},
+            require_pushed_authorization_requests=True,
+        )  # fmt: skip
+        assert status == 201, par
+    return device, par, json.dumps(private)
+
+
+async def test_device_flow_par_and_private_key_jwt_against_authsvc(
+    node_modules: Path, chromium: str, authsvc: Server
+) -> None:
+    """openid-client runs the device flow (the user approves on /ui/device in Chromium while the
+    library polls; ``slow_down`` and ``expired_token`` seen) and, as a ``private_key_jwt``
+    client that requires PAR, the code flow through ``/oauth/par`` — refused without it;
+    oauth4webapi runs the device flow step by step (docs/reference/oauth-and-oidc.md). The
+    three run at once, each in its own browser profile."""
+    user_id, _ = await registered(authsvc.base)
+    device, par, private_jwk = await device_and_par_clients(authsvc.base)
+    steps = HostedPages(USER, PASSWORD)
+    base = authsvc.base
+    device_env = {"ISSUER": base, "CLIENT_ID": device["client_id"],
+                  "DEVICE_CODE_TTL": str(DEVICE_CODE_TTL)}  # fmt: skip
+    par_env = {"ISSUER": base, "CLIENT_ID": par["client_id"], "PRIVATE_JWK": private_jwk,
+               "REDIRECT_URI": REDIRECT_URI}  # fmt: skip
+    o4w_env = {"ISSUER": base, "CLIENT_ID": device["client_id"]}
+    async with chromium_browser(chromium) as browser:
+        (device_run, device_agent), (par_run, par_agent), (o4w_run, o4w_agent) = await asyncio.gather(
+            in_browser(browser, steps, lambda a: run_script(node_modules, "rp_device.mjs",
+                                                            device_env, a)),
+            in_browser(browser, steps, lambda a: run_script(node_modules, "rp_par.mjs",
+                                                            par_env, a)),
+            in_browser(browser, steps, lambda a: run_script(node_modules, "rp_o4w_device.mjs",
+                                                            o4w_env, a)),
+        )  # fmt: skip
+    assert_all_passed(device_run, device_agent, DEVICE_CHECKS, authsvc)
+    assert device_run.result["id_token_claims"]["sub"] == user_id
+    assert "/ui/device/done?result=approved" in device_run.result["browser_ended_on"]
+    assert_all_passed(par_run, par_agent, PAR_CHECKS, authsvc)
+    assert par_run.result["id_token_claims"]["sub"] == user_id
+    assert_all_passed(o4w_run, o4w_agent, O4W_DEVICE_CHECKS, authsvc)
+    assert o4w_run.result["id_token_claims"]["sub"] == user_id

@@ -18,15 +18,19 @@ from datetime import datetime, timedelta
 
 from adapters.persistence.memory.audit import MemoryAuditLog
 from adapters.persistence.memory.clients import MemoryClientRepo
+from adapters.persistence.memory.device import MemoryDeviceGrantStore
 from adapters.persistence.memory.email_tokens import MemoryEmailTokenStore
 from adapters.persistence.memory.identities import MemoryFederatedIdentityRepo
+from adapters.persistence.memory.invitations import MemoryInvitationRepo
 from adapters.persistence.memory.mfa import MemoryMfaStore
 from adapters.persistence.memory.oidc import (
     MemoryAuthorizationCodeStore,
     MemoryConsentStore,
     MemoryHostedSessionStore,
 )
+from adapters.persistence.memory.outbox import MemoryOutboxStore
 from adapters.persistence.memory.passkeys import MemoryPasskeyRepo
+from adapters.persistence.memory.pushed import MemoryPushedRequestStore
 from adapters.persistence.memory.tokens import MemorySessionStore, MemoryTokenStore
 from adapters.persistence.memory.unit import MemoryUnit, Tables
 from adapters.persistence.memory.users import MemoryGroupRepo, MemoryUserRepo
@@ -38,12 +42,16 @@ __all__ = [
     "MemoryAuthorizationCodeStore",
     "MemoryClientRepo",
     "MemoryConsentStore",
+    "MemoryDeviceGrantStore",
     "MemoryEmailTokenStore",
     "MemoryGroupRepo",
     "MemoryHostedSessionStore",
+    "MemoryInvitationRepo",
     "MemoryLoginAttempts",
     "MemoryMfaStore",
+    "MemoryOutboxStore",
     "MemoryPasskeyRepo",
+    "MemoryPushedRequestStore",
     "MemorySessionStore",
     "MemoryStorage",
     "MemoryTokenStore",
@@ -74,6 +82,10 @@ class MemoryUnitOfWork(UnitOfWork):
         self.consents = MemoryConsentStore(stage)
         self.hosted_sessions = MemoryHostedSessionStore(stage)
         self.identities = MemoryFederatedIdentityRepo(stage)
+        self.invitations = MemoryInvitationRepo(stage)
+        self.device_grants = MemoryDeviceGrantStore(stage)
+        self.pushed_requests = MemoryPushedRequestStore(stage)
+        self.outbox = MemoryOutboxStore(stage)
 
     async def commit(self) -> None:
         """Publish every staged change at once."""

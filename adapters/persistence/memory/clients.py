@@ -35,8 +35,8 @@ class MemoryClientRepo(ClientRepo):
         self._s.write("clients")[client.id] = client
 
     async def delete(self, client_id: str) -> bool:
-        """Delete with its consents, codes and sessions (with their live tokens and hosted
-        sessions); False if it did not exist."""
+        """Delete with its consents, codes, device grants and sessions (with their live tokens
+        and hosted sessions); False if it did not exist."""
         view = self._s.view
         if client_id not in view.clients:
             return False
@@ -45,6 +45,14 @@ class MemoryClientRepo(ClientRepo):
         for name, gone in (
             ("consents", [k for k, c in view.consents.items() if c.client_id == client_id]),
             ("codes", [k for k, c in view.codes.items() if c.client_id == client_id]),
+            (
+                "device_grants",
+                [k for k, g in view.device_grants.items() if g.client_id == client_id],
+            ),
+            (
+                "pushed_requests",
+                [k for k, p in view.pushed_requests.items() if p.client_id == client_id],
+            ),
             ("sessions", list(sessions)),
             ("tokens", [k for k, t in view.tokens.items() if t.family_id in sessions]),
             ("hosted", [k for k, h in view.hosted.items() if h.session_id in sessions]),

@@ -51,6 +51,15 @@ class MemoryMfaStore(MfaStore):
         self._s.write("mfa_recovery")[user_id] = frozenset(recovery_hashes)
         return True
 
+    async def replace_recovery_codes(self, user_id: str, recovery_hashes: list[str]) -> bool:
+        """Replace the recovery codes if the secret is confirmed; False (nothing changed) if
+        not."""
+        current = self._s.view.mfa_totp.get(user_id)
+        if current is None or not current.confirmed:
+            return False
+        self._s.write("mfa_recovery")[user_id] = frozenset(recovery_hashes)
+        return True
+
     async def claim_step(self, user_id: str, step: int) -> bool:
         """Set ``last_step`` to ``step`` if confirmed and older; True if it was set."""
         current = self._s.view.mfa_totp.get(user_id)

@@ -133,6 +133,13 @@ class MemoryHostedSessionStore(HostedSessionStore):
             idle = min(idle_expires_at, hosted.expires_at)
             self._s.write("hosted")[id_hash] = attrs.evolve(hosted, idle_expires_at=idle)
 
+    async def reauthenticated(self, id_hash: str, auth_time: datetime) -> None:
+        """Set its ``auth_time`` (a re-authentication)."""
+        require_aware(auth_time)
+        hosted = self._s.view.hosted.get(id_hash)
+        if hosted is not None:
+            self._s.write("hosted")[id_hash] = attrs.evolve(hosted, auth_time=auth_time)
+
     async def end(self, id_hash: str) -> str | None:
         """End it and its sessions row (with the row's live tokens); its session id or None."""
         hosted = self._s.view.hosted.get(id_hash)

@@ -118,6 +118,11 @@ class MemorySessionStore(SessionStore):
             )
         )
 
+    async def of_user(self, user_id: str) -> list[Session]:
+        """Every record of the user, live or not, oldest first."""
+        found = [s for s in self._s.view.sessions.values() if s.user_id == user_id]
+        return sorted(found, key=lambda s: (s.created_at, s.id))
+
     async def count_live(self, org_id: str | None, now: datetime) -> int:
         """How many sessions of ``org_id``'s users (None: every org) are live at ``now``."""
         require_aware(now)
@@ -161,11 +166,11 @@ class MemorySessionStore(SessionStore):
         """Delete the session and its live tokens; returns how many tokens went."""
         return self._end({session_id})
 
-    async def end_all(self, user_id: str) -> list[str]:
-        """End every session of the user; returns their ids, sorted."""
-        ids = {s.id for s in self._s.view.sessions.values() if s.user_id == user_id}
+    async def end_all(self, user_id: str, keep: str | None = None) -> list[str]:
+        """End every session of the user but ``keep``; returns their ids, sorted."""
+        ids = {s.id for s in self._s.view.sessions.values() if s.user_id == user_id} - {keep}
         orphans = {t.family_id for t in self._s.view.tokens.values() if t.user_id == user_id}
-        self._end(ids | orphans)
+        self._end((ids | orphans) - {keep})
         return sorted(ids)
 
     async def end_for_client(self, user_id: str, client_id: str) -> list[str]:

@@ -10,7 +10,9 @@ import attrs
 
 from domain.audit import AuditEvent
 from domain.clients import Client
+from domain.device import DeviceGrant
 from domain.federation import FederatedIdentity, FederationFlow
+from domain.invitations import Invitation
 from domain.model import (
     EmailToken,
     Group,
@@ -21,7 +23,9 @@ from domain.model import (
     User,
 )
 from domain.oidc import AuthorizationCode, Consent, HostedSession
+from domain.outbox import OutboxItem
 from domain.passkeys import Ceremony, Passkey
+from domain.pushed import PushedRequest
 
 
 class Tables:
@@ -33,7 +37,8 @@ class Tables:
     a revoked access token's ``jti`` to its client id and expiry; ``consents`` is keyed by
     ``(user_id, client_id)``, ``codes`` by code hash, ``hosted`` by the hosted session's hash,
     ``identities`` by ``(issuer, subject)``, ``flows`` by state hash, ``nonces`` maps
-    ``(issuer, nonce hash)`` to its expiry.
+    ``(issuer, nonce hash)`` to its expiry; ``invitations`` are keyed by id, ``device_grants`` by
+    the device code's hash, ``outbox`` by item id.
     """
 
     def __init__(self) -> None:
@@ -60,6 +65,10 @@ class Tables:
         self.identities: dict[tuple[str, str], FederatedIdentity] = {}
         self.flows: dict[str, FederationFlow] = {}
         self.nonces: dict[tuple[str, str], datetime] = {}
+        self.invitations: dict[str, Invitation] = {}
+        self.device_grants: dict[str, DeviceGrant] = {}
+        self.pushed_requests: dict[str, PushedRequest] = {}
+        self.outbox: dict[str, OutboxItem] = {}
 
 
 @attrs.frozen
@@ -78,7 +87,8 @@ class MemoryUnit:
     _TABLES = ("users", "tokens", "rotated", "sessions", "groups", "members", "email_tokens",
                "mfa_totp", "mfa_recovery", "mfa_challenges", "audit", "clients",
                "revoked", "dpop_proofs", "passkeys", "user_handles", "ceremonies", "codes",
-               "consents", "hosted", "identities", "flows", "nonces")  # fmt: skip
+               "consents", "hosted", "identities", "flows", "nonces", "invitations",
+               "device_grants", "pushed_requests", "outbox")  # fmt: skip
 
     def __init__(self, base: Tables) -> None:
         self._base = base

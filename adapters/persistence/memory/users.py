@@ -9,6 +9,7 @@ import attrs
 from adapters.persistence.memory.unit import MemoryUnit, RotatedToken
 from adapters.persistence.times import require_aware
 from application.ports import GroupRepo, UserRepo
+from domain.device import DeviceGrant
 from domain.errors import Conflict, EmailTaken, NotFound
 from domain.federation import FederatedIdentity
 from domain.model import (
@@ -100,14 +101,14 @@ class MemoryUserRepo(UserRepo):
 
     async def delete(self, user_id: str) -> bool:
         """Delete the user with its sessions, tokens, rotated records, email tokens, second
-        factors, passkeys, memberships, authorization codes, consents, hosted sessions and
-        federated identities (and the started logins linking to it)."""
+        factors, passkeys, memberships, authorization codes, consents, hosted sessions,
+        device grants it decided and federated identities (and the started logins linking to it)."""
         view = self._s.view
         if user_id not in view.users:
             return False
         del self._s.write("users")[user_id]
         for name in ("tokens", "rotated", "sessions", "email_tokens", "mfa_challenges", "passkeys",
-                     "codes", "consents", "hosted", "identities"):  # fmt: skip
+                     "codes", "consents", "hosted", "identities", "device_grants"):  # fmt: skip
             table = getattr(view, name)
             gone = [k for k, row in table.items() if _user_of(row) == user_id]
             if gone:
@@ -142,8 +143,9 @@ def _user_of(
     | AuthorizationCode
     | Consent
     | HostedSession
-    | FederatedIdentity,
-) -> str:
+    | FederatedIdentity
+    | DeviceGrant,
+) -> str | None:
     return row.token.user_id if isinstance(row, RotatedToken) else row.user_id
 
 

@@ -41,6 +41,7 @@ POSTGRES = Dialect(
     is_unique_violation=lambda exc: isinstance(exc, asyncpg.UniqueViolationError),
     is_foreign_key_violation=lambda exc: isinstance(exc, asyncpg.ForeignKeyViolationError),
     lock_rows=" FOR UPDATE",
+    skip_locked=" FOR UPDATE SKIP LOCKED",
 )
 """PostgreSQL's ``Dialect``: times as ``timestamptz`` (aware), booleans as ``boolean``."""
 

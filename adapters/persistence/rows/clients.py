@@ -17,7 +17,9 @@ CLIENTS = (
     " secret_rotated_at, previous_secret_hash, previous_secret_expires_at,"
     " access_token_signed_response_alg, grant_types, redirect_uris, post_logout_redirect_uris,"
     " public, token_endpoint_auth_method, skip_consent, logo_uri, policy_uri, tos_uri,"
-    " id_token_signed_response_alg, all_organizations"
+    " id_token_signed_response_alg, all_organizations,"
+    " require_pushed_authorization_requests, jwks, jwks_uri,"
+    " backchannel_logout_uri, backchannel_logout_session_required"
 )
 """The columns of ``oauth_clients`` in the order of ``Client``'s fields."""
 CLIENT_UPDATE = (
@@ -25,7 +27,9 @@ CLIENT_UPDATE = (
     " secret_rotated_at, previous_secret_hash, previous_secret_expires_at,"
     " access_token_signed_response_alg, grant_types, redirect_uris, post_logout_redirect_uris,"
     " public, token_endpoint_auth_method, skip_consent, logo_uri, policy_uri, tos_uri,"
-    " id_token_signed_response_alg, all_organizations"
+    " id_token_signed_response_alg, all_organizations,"
+    " require_pushed_authorization_requests, jwks, jwks_uri,"
+    " backchannel_logout_uri, backchannel_logout_session_required"
 )
 """Every column of ``oauth_clients`` but ``id``, in ``CLIENTS`` order."""
 
@@ -36,7 +40,8 @@ def client_row(row: Sequence[Any], when: Callable[[Any], datetime | None]) -> Cl
     (id_, name, org_id, scopes, audience, dpop, disabled, created_at, secret_hash, rotated_at,
      previous_hash, previous_expires_at, alg, grants, redirects, logout_redirects, public,
      auth_method, skip_consent, logo_uri, policy_uri, tos_uri, id_token_alg,
-     all_organizations) = row  # fmt: skip
+     all_organizations, require_par, jwks, jwks_uri, backchannel_uri,
+     backchannel_sid) = row  # fmt: skip
     created = when(created_at)
     assert created is not None
     return Client(
@@ -45,6 +50,7 @@ def client_row(row: Sequence[Any], when: Callable[[Any], datetime | None]) -> Cl
         when(previous_expires_at), alg, tuple(json.loads(grants)), tuple(json.loads(redirects)),
         tuple(json.loads(logout_redirects)), bool(public), auth_method, bool(skip_consent),
         logo_uri, policy_uri, tos_uri, id_token_alg, bool(all_organizations),
+        bool(require_par), jwks, jwks_uri, backchannel_uri, bool(backchannel_sid),
     )  # fmt: skip
 
 
@@ -68,5 +74,7 @@ def client_params(client: Client, when: Callable[[datetime], Any]) -> tuple[Any,
         _json(client.redirect_uris), _json(client.post_logout_redirect_uris), client.public,
         client.token_endpoint_auth_method, client.skip_consent, client.logo_uri,
         client.policy_uri, client.tos_uri, client.id_token_signed_response_alg,
-        client.all_organizations,
+        client.all_organizations, client.require_pushed_authorization_requests, client.jwks,
+        client.jwks_uri, client.backchannel_logout_uri,
+        client.backchannel_logout_session_required,
     )  # fmt: skip

@@ -33,15 +33,16 @@ def flow_params(flow: FederationFlow, time: Convert) -> tuple[Any, ...]:
     return (flow.state_hash, flow.provider, flow.browser_hash, flow.nonce, flow.code_verifier,
             flow.return_to, flow.link_user_id, time(flow.created_at),
             time(flow.expires_at), None if up is None else up.issuer,
-            None if up is None else up.subject, None if up is None else up.email)  # fmt: skip
+            None if up is None else up.subject, None if up is None else up.email,
+            flow.invitation_hash)  # fmt: skip
 
 
 def flow_row(row: Sequence[Any], time: Convert) -> FederationFlow:
     (state_hash, provider, browser_hash, nonce, verifier, return_to, link_user_id, created_at,
-     expires_at, up_issuer, up_subject, up_email) = row  # fmt: skip
+     expires_at, up_issuer, up_subject, up_email, invitation_hash) = row  # fmt: skip
     upstream = None
     if up_issuer is not None and up_subject is not None:
         upstream = UpstreamIdentity(up_issuer, up_subject, up_email)
     return FederationFlow(state_hash, provider, browser_hash, nonce, verifier, return_to,
                           link_user_id, time(created_at), time(expires_at),
-                          upstream)  # fmt: skip
+                          upstream, invitation_hash)  # fmt: skip

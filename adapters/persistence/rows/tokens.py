@@ -30,8 +30,9 @@ def token_params(t: RefreshToken, to: Callable[[datetime], Any]) -> tuple[Any, .
 
 def session_row(row: Iterable[Any], when: Callable[[Any], datetime]) -> Session:
     """A ``Session`` from a row of ``cols.SESSIONS``; ``when`` converts a stored time."""
-    id_, user_id, created_at, last_used_at, expires_at, user_agent, client_address, client = row
+    (id_, user_id, created_at, last_used_at, expires_at, user_agent, client_address, client,
+     sid) = row  # fmt: skip
     return Session(
         id_, user_id, when(created_at), when(last_used_at), when(expires_at), user_agent,
-        client_address, client,
+        client_address, client, sid,
     )  # fmt: skip

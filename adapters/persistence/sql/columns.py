@@ -68,7 +68,7 @@ ROTATED_UPSERT = " ON CONFLICT (token_hash) DO UPDATE SET reuse_count = 0, " + "
 earlier record (and its reuse count starts again)."""
 
 SESSIONS = (
-    "id, user_id, created_at, last_used_at, expires_at, user_agent, client_address, client_id"
+    "id, user_id, created_at, last_used_at, expires_at, user_agent, client_address, client_id, sid"
 )
 """The columns of ``sessions`` in the order of ``Session``'s fields."""
 
@@ -79,7 +79,7 @@ GROUP_SUMMARY = (
 """Selects ``(id, name, org_id, created_at, member count)`` of ``groups g``; append a
 ``WHERE``."""
 
-EMAIL_TOKENS = "token_hash, user_id, purpose, expires_at, created_at"
+EMAIL_TOKENS = "token_hash, user_id, purpose, expires_at, created_at, new_email"
 """The columns of ``email_tokens`` in the order of ``EmailToken``'s fields."""
 
 MFA_TOTP = "user_id, sealed_secret, confirmed, last_step, created_at"
@@ -104,3 +104,9 @@ OIDC_CONSENTS = "user_id, client_id, scopes, granted_at"
 
 OIDC_HOSTED = "id_hash, session_id, user_id, auth_time, amr, acr, idle_expires_at, expires_at"
 """The columns of ``oidc_hosted_sessions`` in the order of ``HostedSession``'s fields."""
+
+OIDC_DEVICE_GRANTS = (
+    "device_code_hash, user_code_hash, client_id, scopes, created_at, expires_at, poll_interval,"
+    " last_polled_at, status, user_id, session_id, auth_time, amr, acr, decided_at"
+)
+"""The columns of ``oidc_device_grants`` in the order of ``DeviceGrant``'s fields."""

@@ -44,7 +44,9 @@ class Dialect:
     ``is_foreign_key_violation``: whether a driver error is that constraint's violation (the
     stores translate it to the port's ``Conflict`` or ``NotFound``); ``lock_rows``: appended to
     a ``SELECT`` whose rows the unit will update (``" FOR UPDATE"``, or ``""`` where the unit
-    holds the write lock already)."""
+    holds the write lock already); ``skip_locked``: likewise, for a ``SELECT`` that claims rows
+    other transactions may be claiming at once, skipping theirs instead of waiting (``" FOR
+    UPDATE SKIP LOCKED"``, or ``""`` under SQLite's one writer)."""
 
     name: DialectName
     to_db: Callable[[datetime], Any]
@@ -53,6 +55,7 @@ class Dialect:
     is_unique_violation: Callable[[BaseException], bool]
     is_foreign_key_violation: Callable[[BaseException], bool]
     lock_rows: str
+    skip_locked: str
 
     def render(self, statement: str) -> str:
         """``statement`` with this dialect's placeholders (``render``)."""

@@ -1,5 +1,6 @@
 """Statements on ``federated_identities``, ``federation_flows`` and ``federation_nonces``
-(``FederatedIdentityRepo``, migrations 0016 and 0018); see the package for the placeholders."""
+(``FederatedIdentityRepo``, migrations 0016, 0018 and 0021); see the package for the
+placeholders."""
 
 # ruff: noqa: S608 - column lists only; values are bound
 
@@ -11,7 +12,7 @@ IDENTITIES = (
 """The columns of ``federated_identities`` in the order of ``FederatedIdentity``'s fields."""
 FLOWS = (
     "state_hash, provider, browser_hash, nonce, code_verifier, return_to, link_user_id,"
-    " created_at, expires_at, upstream_issuer, upstream_subject, upstream_email"
+    " created_at, expires_at, upstream_issuer, upstream_subject, upstream_email, invitation_hash"
 )
 """The columns of ``federation_flows`` in the order of ``FederationFlow``'s fields."""
 
@@ -33,7 +34,7 @@ REMOVE_UNPROVEN = (
 )
 INSERT_FLOW = (
     f"INSERT INTO federation_flows ({FLOWS})"
-    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"
 )
 TAKE_FLOW = (
     f"DELETE FROM federation_flows WHERE state_hash = $1 AND browser_hash = $2 RETURNING {FLOWS}"

@@ -22,6 +22,8 @@ GET_TOTP = f"SELECT {cols.MFA_TOTP} FROM mfa_totp WHERE user_id = $1"
 CONFIRM = (
     "UPDATE mfa_totp SET confirmed = TRUE, last_step = $1 WHERE user_id = $2 AND NOT confirmed"
 )
+LOCK_CONFIRMED = "UPDATE mfa_totp SET confirmed = TRUE WHERE user_id = $1 AND confirmed"
+"""Lock user ``$1``'s confirmed secret (a no-op update: one row when MFA is on)."""
 CLAIM_STEP = (
     "UPDATE mfa_totp SET last_step = $1 WHERE user_id = $2 AND confirmed"
     " AND (last_step IS NULL OR last_step < $1)"

@@ -62,6 +62,8 @@ TOUCH_HOSTED = (
     " CASE WHEN $2 < expires_at THEN $2 ELSE expires_at END WHERE id_hash = $1"
 )
 """Move hosted session ``$1``'s idle end to ``$2``, capped at its absolute end."""
+REAUTHENTICATED = "UPDATE oidc_hosted_sessions SET auth_time = $2 WHERE id_hash = $1"
+"""Hosted session ``$1``'s user proved itself again at ``$2``."""
 DELETE_HOSTED = "DELETE FROM oidc_hosted_sessions WHERE id_hash = $1 RETURNING session_id"
 HOSTED_EXPIRED = "idle_expires_at <= $1 OR expires_at <= $1"
 """The purge condition of ``oidc_hosted_sessions``: past the idle or absolute end at ``$1``."""

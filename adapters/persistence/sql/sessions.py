@@ -18,7 +18,7 @@ live hosted session (docs/reference/oauth-and-oidc.md). Written as correlated sc
 each a probe of its table's index per session: two ``EXISTS`` under an ``OR`` let PostgreSQL hash a
 whole table's live rows instead (a scan of every refresh token; issue 35)."""
 
-INSERT = f"INSERT INTO sessions ({cols.SESSIONS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
+INSERT = f"INSERT INTO sessions ({cols.SESSIONS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
 BY_ID = f"SELECT {cols.SESSIONS} FROM sessions WHERE id = $1"
 LIVE = (
     f"SELECT {cols.SESSIONS} FROM sessions WHERE user_id = $1 AND "
@@ -36,8 +36,12 @@ DEAD = "NOT (" + _LIVE.format(now="$1") + ")"
 ``$1``."""
 TOUCH = "UPDATE sessions SET last_used_at = $2 WHERE id = $1 AND last_used_at < $2"
 """Session ``$1`` was used at ``$2``: ``last_used_at`` moves on, never back."""
+OF_USER = f"SELECT {cols.SESSIONS} FROM sessions WHERE user_id = $1 ORDER BY created_at, id"
+"""Every record of user ``$1``, live or not, oldest first."""
 DELETE = "DELETE FROM sessions WHERE id = $1"
 DELETE_OF_USER = "DELETE FROM sessions WHERE user_id = $1 RETURNING id"
+DELETE_OTHERS_OF_USER = "DELETE FROM sessions WHERE user_id = $1 AND id <> $2 RETURNING id"
+"""End user ``$1``'s sessions but ``$2``."""
 TOKENS_OF_CLIENT = (
     "DELETE FROM refresh_tokens WHERE family_id IN"
     " (SELECT id FROM sessions WHERE user_id = $1 AND client_id = $2)"

@@ -34,3 +34,5 @@ CLAIM_REUSE = (
 ``$3`` times (a compare-and-set)."""
 END_FAMILY = "DELETE FROM refresh_tokens WHERE family_id = $1"
 END_USER = "DELETE FROM refresh_tokens WHERE user_id = $1"
+END_USER_OTHERS = "DELETE FROM refresh_tokens WHERE user_id = $1 AND family_id <> $2"
+"""Delete user ``$1``'s refresh tokens but those of session ``$2``."""

@@ -6,15 +6,19 @@ from __future__ import annotations
 from adapters.persistence.sql.queries import SqlUnit
 from adapters.persistence.sql.stores.audit import SqlAuditLog
 from adapters.persistence.sql.stores.clients import SqlClientRepo
+from adapters.persistence.sql.stores.device import SqlDeviceGrantStore
 from adapters.persistence.sql.stores.email_tokens import SqlEmailTokenStore
 from adapters.persistence.sql.stores.identities import SqlFederatedIdentityRepo
+from adapters.persistence.sql.stores.invitations import SqlInvitationRepo
 from adapters.persistence.sql.stores.mfa import SqlMfaStore
 from adapters.persistence.sql.stores.oidc import (
     SqlAuthorizationCodeStore,
     SqlConsentStore,
     SqlHostedSessionStore,
 )
+from adapters.persistence.sql.stores.outbox import SqlOutboxStore
 from adapters.persistence.sql.stores.passkeys import SqlPasskeyRepo
+from adapters.persistence.sql.stores.pushed import SqlPushedRequestStore
 from adapters.persistence.sql.stores.tokens import SqlSessionStore, SqlTokenStore
 from adapters.persistence.sql.stores.users import SqlGroupRepo, SqlUserRepo
 from application.ports import UnitOfWork
@@ -43,6 +47,10 @@ class SqlUnitOfWork(UnitOfWork):
         self.consents = SqlConsentStore(unit)
         self.hosted_sessions = SqlHostedSessionStore(unit)
         self.identities = SqlFederatedIdentityRepo(unit)
+        self.invitations = SqlInvitationRepo(unit)
+        self.device_grants = SqlDeviceGrantStore(unit)
+        self.pushed_requests = SqlPushedRequestStore(unit)
+        self.outbox = SqlOutboxStore(unit)
 
     async def commit(self) -> None:
         """Make every change of this unit durable at once."""

@@ -43,6 +43,7 @@ SQLITE = Dialect(
     is_unique_violation=_violates(_UNIQUE),
     is_foreign_key_violation=_violates({sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY}),
     lock_rows="",
+    skip_locked="",
 )
 """SQLite's ``Dialect``: times as integer microseconds since the epoch, booleans as 0 or 1."""
 

@@ -96,6 +96,16 @@ FIELDS: tuple[FormField, ...] = (
               SIGNING_ALGORITHMS),
     FormField("access_token_signed_response_alg", N_("Access token signing algorithm"),
               "choice", SIGNING_ALGORITHMS),
+    FormField("require_pushed_authorization_requests",
+              N_("Require pushed authorization requests (PAR, RFC 9126)"), "check"),
+    FormField("jwks_uri", N_("JWK Set URI (private_key_jwt, RFC 7523)"),
+              hint=N_("Where the app's public keys are served (https); an inline JWK Set is "
+                      "set through the API or the command line.")),
+    FormField("backchannel_logout_uri", N_("Back-channel logout URI"),
+              hint=N_("Where logout tokens are posted when a user's session ends (https, or "
+                      "http on a loopback host).")),
+    FormField("backchannel_logout_session_required",
+              N_("The app needs the session id (sid) in logout tokens"), "check"),
     FormField("logo_uri", N_("Logo URI (shown on the consent page)")),
     FormField("policy_uri", N_("Privacy policy URI")),
     FormField("tos_uri", N_("Terms of service URI")),

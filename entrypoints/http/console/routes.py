@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from entrypoints.http.console import audit, clients, groups, providers, users
+from entrypoints.http.console import audit, clients, groups, invitations, providers, users
 from entrypoints.http.routing import RouteSpec
 
 _HTML = "HTML page"
@@ -20,6 +20,7 @@ ROUTES = [
     for method, path, handler in (
         *audit.ROUTES_TABLE,
         *users.ROUTES_TABLE,
+        *invitations.ROUTES_TABLE,
         *groups.ROUTES_TABLE,
         *clients.ROUTES_TABLE,
         *providers.ROUTES_TABLE,

@@ -28,7 +28,7 @@ from entrypoints.http.keys import CONTAINER
 from entrypoints.http.requests import client_address
 from entrypoints.http.routing import path_id
 
-__all__ = ["ROUTES_TABLE", "org_filter"]
+__all__ = ["GROUP_FIELD", "PAGE_SIZE", "ROUTES_TABLE", "invite_form", "org_filter"]
 
 PAGE_SIZE = 25
 ROLES = [r.value for r in Role]
@@ -40,17 +40,35 @@ def org_filter(request: web.Request) -> str | None:
     return request.query.get("org_id") or None
 
 
+GROUP_FIELD = "group:"
+"""The form field of each group checkbox is this prefix and the group's id (a form names each
+field once)."""
+_MAX_GROUPS_SHOWN = 200
+
+
+async def invite_form(request: web.Request, me: Principal) -> dict[str, Any]:
+    """What the "Invite a user" form shows: the roles the caller may grant and the groups of
+    the organization the invitation would go to (the filtered one for a superadmin, else the
+    caller's)."""
+    org = org_filter(request) or me.org_id
+    groups = await request.app[CONTAINER].list_groups()(me, limit=_MAX_GROUPS_SHOWN, org_id=org)
+    roles = [r.value for r in Role if me.is_superadmin or r is not Role.SUPERADMIN]
+    return {"invite_roles": roles, "invite_groups": [g.group for g in groups.items],
+            "invite_org": org, "group_field": GROUP_FIELD}  # fmt: skip
+
+
 @console_page
 async def users_page(request: web.Request, me: Principal, _: dict[str, str]) -> web.Response:
     """GET /ui/admin/users?email=&org_id=&cursor= → the users whose email starts with
-    ``email`` (any case), ``PAGE_SIZE`` a page."""
+    ``email`` (any case), ``PAGE_SIZE`` a page; and "Invite a user" (``invite_form``)."""
     email = request.query.get("email", "")
     page = await request.app[CONTAINER].search_users()(
         me, email=email, limit=PAGE_SIZE, cursor=request.query.get("cursor") or None,
         org_id=org_filter(request),
     )  # fmt: skip
     context = {"users": page.items, "next_cursor": page.next_cursor, "email": email,
-               "org_id": request.query.get("org_id", "")}  # fmt: skip
+               "org_id": request.query.get("org_id", ""),
+               **await invite_form(request, me)}  # fmt: skip
     return render(request, me, "admin/users.html", context)
 
 

@@ -70,11 +70,15 @@ DONE: dict[str, Text] = {
     "rotated": Text("A new secret is made."),
     "client_updated": Text("The client is changed."),
     "client_deleted": Text("The client is deleted."),
+    "invited": Text("The invitation is sent."),
+    "resent": Text("The invitation is sent again with a new link; the old link no longer works."),
+    "revoked": Text("The invitation is revoked; its link no longer works."),
 }
 """What a ``?done=`` key says on the page a change goes back to (unknown keys: nothing)."""
 NAV = (
     ("/ui/admin", Text("Dashboard")),
     ("/ui/admin/users", Text("Users")),
+    ("/ui/admin/invitations", Text("Invitations")),
     ("/ui/admin/groups", Text("Groups")),
     ("/ui/admin/clients", Text("OAuth clients")),
     ("/ui/admin/providers", Text("Identity providers")),

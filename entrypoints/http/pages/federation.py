@@ -20,7 +20,9 @@ from application.login.federated import ExistingAccount, LoginNeeded
 from domain.errors import (
     AccountExists,
     DomainError,
+    EmailTaken,
     FederationNotAllowed,
+    InvalidInvitation,
     LastLoginMethod,
     NotFound,
     StorageFault,
@@ -31,6 +33,8 @@ from entrypoints.http.pages.account import account_user, login_first, render_acc
 from entrypoints.http.pages.federation_link import BROWSER as _BROWSER
 from entrypoints.http.pages.federation_link import confirm as confirm_link
 from entrypoints.http.pages.federation_link import link_offer_page
+from entrypoints.http.pages.invitation import LANDING, link_token
+from entrypoints.http.pages.invitation import refused as invitation_refused
 from entrypoints.http.pages.routes import forgot_url, passkeys_alone, provider_buttons, signed_in
 from entrypoints.http.pages.signup import register_url
 from entrypoints.http.pages.web import (
@@ -82,11 +86,13 @@ async def start(request: web.Request) -> web.Response:
 
 
 async def begin_at_provider(
-    request: web.Request, provider_id: str, return_to_param: str | None, link: bool
-) -> web.Response:
-    """Start a login (or, with ``link``, a link for the hosted session's user) at the
-    provider: 303 there with the browser cookie set; linking without a recent hosted login →
-    303 to /ui/login and back to /ui/account; 404 for an unknown or disabled provider."""
+    request: web.Request, provider_id: str, return_to_param: str | None, link: bool,
+    invitation_hash: str | None = None,
+) -> web.Response:  # fmt: skip
+    """Start a login (or, with ``link``, a link for the hosted session's user; with
+    ``invitation_hash``, the acceptance of that invitation) at the provider: 303 there with
+    the browser cookie set; linking without a recent hosted login → 303 to /ui/login and back
+    to /ui/account; 404 for an unknown or disabled provider."""
     container = request.app[CONTAINER]
     return_to = safe_return_to(return_to_param) or ("/ui/account" if link else "/ui/signed-in")
     browser = request.cookies.get(cookie_name(request, _BROWSER), "")
@@ -94,7 +100,11 @@ async def begin_at_provider(
         browser = secrets.token_urlsafe(32)
     try:
         url = await container.federated_login().begin(
-            provider_id, return_to, browser, (session_cookie(request) or "") if link else None
+            provider_id,
+            return_to,
+            browser,
+            (session_cookie(request) or "") if link else None,
+            invitation_hash,
         )
     except NotFound:
         return error_page(request, Text("There is no such sign-in provider."), 404)
@@ -109,6 +119,23 @@ async def begin_at_provider(
     ttl = container.federation_settings().current.state_ttl
     set_cookie(response, request, _BROWSER, browser, max_age=ttl)
     return response
+
+
+async def invitation_start(request: web.Request) -> web.Response:
+    """POST /ui/invitation/federation ``token``, ``provider``, ``csrf_token`` (the invitation
+    page's "Continue with …") → 303 to the provider for a login that accepts the invitation
+    (docs/reference/invitations.md), landing on /ui/account; the "not valid" page (400) for a
+    bad, expired, revoked or used link; 404 for an unknown provider; 403 on CSRF."""
+    form = await read_page_form(request)
+    if form is None or not csrf_ok(request, form):
+        return csrf_refused(request)
+    acceptance = request.app[CONTAINER].invitation_acceptance()
+    try:
+        invitation = await acceptance.open(link_token(form.get("token")))
+    except InvalidInvitation as e:
+        return invitation_refused(request, e)
+    return await begin_at_provider(request, form.get("provider", "")[:64], LANDING, link=False,
+                                   invitation_hash=invitation.token_hash)  # fmt: skip
 
 
 async def callback(request: web.Request) -> web.Response:
@@ -133,6 +160,8 @@ async def callback(request: web.Request) -> web.Response:
     except ExistingAccount as e:  # the login page resumes where this attempt was heading
         return_to = safe_return_to(e.return_to) or "/ui/signed-in"
         return login_page_with(request, EXISTS.filled(name=name), 409, return_to, e.email or "")
+    except (InvalidInvitation, EmailTaken) as e:
+        return invitation_refused(request, e)
     except AccountExists:
         return login_page_with(request, EXISTS.filled(name=name), 409)
     except FederationNotAllowed:
@@ -198,6 +227,11 @@ ROUTES = [
               "The identity provider's redirect back",
               {200: _HTML, 303: "See other (303)", 400: _HTML, 403: _HTML, 404: _HTML,
                409: _HTML}, parameters=_PROVIDER, tag="ui", page=True),
+    RouteSpec("POST", "/ui/invitation/federation", invitation_start,
+              "Accept an invitation by signing in with an identity provider",
+              {303: "See other (303)", 400: _HTML, 403: _HTML, 404: _HTML, 429: _HTML},
+              request={"type": "object", "properties": {}},
+              media_type="application/x-www-form-urlencoded", tag="ui", page=True),
     RouteSpec("POST", "/ui/account/link", link, "Start linking an identity provider",
               {303: "See other (303)", 400: _HTML, 403: _HTML, 404: _HTML},
               request={"type": "object", "properties": {}},

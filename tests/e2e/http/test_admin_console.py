@@ -274,6 +274,16 @@ async def test_oauth_clients(client: TestClient) -> None:
     record = await api(client, token, f"/oauth/clients/{client_id}")
     assert record["redirect_uris"] == ["https://portal.example/a", "https://portal.example/b"]
     assert record["skip_consent"] is False
+    assert 'name="backchannel_logout_uri"' in await (await client.get(path)).text()
+    resp = await post(client, f"/ui/admin/clients/{client_id}/edit",
+                      {**form, "backchannel_logout_uri": "https://portal.example/logout",
+                       "backchannel_logout_session_required": "on"})  # fmt: skip
+    record = await api(client, token, f"/oauth/clients/{client_id}")
+    assert record["backchannel_logout_uri"] == "https://portal.example/logout"
+    assert record["backchannel_logout_session_required"] is True
+    resp = await post(client, f"/ui/admin/clients/{client_id}/edit",
+                      {**form, "backchannel_logout_uri": "http://portal.example/logout"})  # fmt: skip
+    assert resp.status == 422 and "backchannel_logout_uri" in await resp.text()
     resp = await post(client, f"/ui/admin/clients/{client_id}/update", {"disabled": "true"})
     assert (await api(client, token, f"/oauth/clients/{client_id}"))["disabled"] is True
     resp = await post(client, "/ui/admin/clients", {"name": "bad", "redirect_uris": "ftp://x",
@@ -449,7 +459,7 @@ async def test_malformed_ids_on_every_console_route_are_404_pages(
 
     world = await make_world(client)
     routes = [r for r in ROUTES if "{id}" in r.path]
-    assert len(routes) == 23
+    assert len(routes) == 25  # + resend and revoke an invitation
     for role, status in (("superadmin", 404), ("viewer", 403)):
         await console_as(world, role)
         for spec in routes:

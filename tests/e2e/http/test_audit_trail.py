@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pyotp
 import pytest
 from aiohttp.test_utils import TestClient
@@ -20,12 +21,25 @@ from domain.audit import AUDIT_EVENT_TYPES, AuditEvent, AuditQuery
 from domain.oidc import Consent
 from tests.e2e.helpers import ONE_PER_BACKEND, PASSWORD, MakeClient, bearer, container_of
 from tests.e2e.http.test_oauth_http import basic
-from tests.e2e.oidc_helpers import auth_params, code_via_browser, exchange, pkce, register_client
+from tests.e2e.oidc_helpers import (
+    ORIGIN,
+    auth_params,
+    code_via_browser,
+    csrf_of,
+    exchange,
+    pkce,
+    register_client,
+    sign_in,
+)
 from tests.smtp import SmtpSink, smtp_env, smtp_server, token_of
 from tests.webauthn_authenticator import SoftAuthenticator, b64url_decode
 
 FEDERATED = {"identity.linked", "identity.unlinked"}
 """The types this walk cannot produce without an upstream provider (asserted elsewhere)."""
+BACKCHANNEL = {"oidc.backchannel_logout_sent", "oidc.backchannel_logout_failed"}
+"""The types of back-channel logout deliveries, which need a relying party's receiver: asserted
+by tests/e2e/http/test_backchannel_logout.py and tests/unit/application/shared/
+test_outbox_worker.py."""
 
 __all__ = ["smtp_server"]  # the fixture, for pytest
 
@@ -166,6 +180,7 @@ async def test_every_action_leaves_its_row_and_no_row_holds_a_secret(
                  status=204)  # fmt: skip
 
     await _code_flow(w)
+    await _device_flow(w)
 
     bob = await w.call("POST", "/register", {"email": BOB, "password": PASSWORD}, status=201)
     await w.call("PUT", f"/users/{alice['id']}/role", {"role": "operator"}, root)
@@ -209,7 +224,7 @@ async def test_every_action_leaves_its_row_and_no_row_holds_a_secret(
     found = await rows(client)
     # Linking needs an upstream provider: identity.linked / identity.unlinked rows are asserted
     # by tests/e2e/http/test_federation_http.py (link and unlink against panva oidc-provider).
-    assert {r.type for r in found} == set(AUDIT_EVENT_TYPES) - FEDERATED
+    assert {r.type for r in found} == set(AUDIT_EVENT_TYPES) - FEDERATED - BACKCHANNEL
     assert [r.id for r in found] == sorted((r.id for r in found), reverse=True)
     by_type = {t: [r for r in found if r.type == t] for t in AUDIT_EVENT_TYPES}
     role = by_type["user.role_changed"][0]
@@ -290,6 +305,41 @@ async def _code_flow(w: Walk) -> None:
         await w.call("DELETE", f"/me/consents/{app.id}", token=access, status=204)
     resp = await w.client.get("/oauth/logout", params={"id_token_hint": tokens["id_token"]})
     assert resp.status == 200  # oidc.logout; the signed-out page (no post-logout URI)
+
+
+async def _device_flow(w: Walk) -> None:
+    """The device flow (RFC 8628; docs/reference/oauth-and-oidc.md): a wrong user code
+    (oauth.device_code_refused), one request approved (oauth.device_approved; its tokens polled),
+    one denied (oauth.device_denied); no code or token in any row."""
+    app = await register_client(w.client, public=True, redirect_uris=())
+    device = "urn:ietf:params:oauth:grant-type:device_code"
+    async with container_of(w.client).storage().begin() as uow:
+        await uow.clients.update(attrs.evolve(app.record, grant_types=(device,)))
+        await uow.commit()
+    started = []
+    for _ in range(2):
+        resp = await w.client.post("/oauth/device_authorization", data={"client_id": app.id})
+        assert resp.status == 200, await resp.text()
+        body = await resp.json()
+        w.secrets.update(
+            (body["device_code"], body["user_code"], body["user_code"].replace("-", ""))
+        )
+        started.append(body)
+    await sign_in(w.client, "/ui/device", ALICE, RESET_PASSWORD)
+    resp = await w.client.get("/ui/device", params={"user_code": "BCDF-GHJK"})
+    assert resp.status == 400  # oauth.device_code_refused
+    for body, decision in zip(started, ("allow", "deny"), strict=True):
+        form = {
+            "user_code": body["user_code"],
+            "decision": decision,
+            "csrf_token": csrf_of(w.client),
+        }
+        resp = await w.client.post("/ui/device", data=form, headers=ORIGIN, allow_redirects=False)
+        assert resp.status == 303, await resp.text()
+    resp = await w.client.post("/oauth/token", data={
+        "client_id": app.id, "grant_type": device, "device_code": started[0]["device_code"]})  # fmt: skip
+    assert resp.status == 200, await resp.text()
+    w.keep(await resp.json())
 
 
 def _as_dict(row: AuditEvent) -> dict[str, Any]:

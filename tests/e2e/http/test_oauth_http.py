@@ -266,14 +266,18 @@ async def test_metadata_lists_the_endpoints(client: TestClient) -> None:
         "authorization_code",
         "refresh_token",
         "client_credentials",
+        "urn:ietf:params:oauth:grant-type:device_code",
     ]
+    assert doc["device_authorization_endpoint"] == issuer + "/oauth/device_authorization"
     assert doc["response_types_supported"] == ["code"]
     assert doc["authorization_endpoint"] == issuer + "/oauth/authorize"
     assert set(doc["token_endpoint_auth_methods_supported"]) == {
         "client_secret_basic",
         "client_secret_post",
         "none",
+        "private_key_jwt",
     }
+    assert "none" not in doc["token_endpoint_auth_signing_alg_values_supported"]
 
 
 async def test_code_flow_fields_are_registered_shown_and_checked(make_client: MakeClient) -> None:

@@ -196,7 +196,7 @@ async def _check_revocation(client: TestClient) -> None:
     for path in ("/.well-known/openid-configuration", "/.well-known/oauth-authorization-server"):
         meta = await (await client.get(path)).json()
         assert meta["revocation_endpoint_auth_methods_supported"] == [
-            "client_secret_basic", "client_secret_post", "none",
+            "client_secret_basic", "client_secret_post", "none", "private_key_jwt",
         ]  # fmt: skip
         assert "none" not in meta["introspection_endpoint_auth_methods_supported"]
 

@@ -259,3 +259,30 @@ def test_trust_sets_and_clears_the_first_party_fields(
     assert sorted(r.details_dict()["fields"] for r in updated) == [
         "all_organizations", "all_organizations,skip_consent"]  # fmt: skip
     assert {r.actor_id for r in updated} == {"cli"}
+
+
+def test_a_device_client_and_a_private_key_jwt_client_that_requires_par(
+    env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The device grant (RFC 8628) for a public client, and ``private_key_jwt`` with an inline
+    JWK Set and ``--require-pushed-authorization-requests`` (RFC 7523, RFC 9126); a private key
+    in ``--jwks`` exits 1 naming the field."""
+    device = "urn:ietf:params:oauth:grant-type:device_code"
+    assert run("clients", "create", "tv", "--public", "--grant-type", device,
+               "--grant-type", "refresh_token") == 0  # fmt: skip
+    tv = _client(_created(capsys.readouterr().out)[0])
+    assert tv is not None and tv.grant_types == ("refresh_token", device) and tv.public
+    jwks = '{"keys": [{"kty": "EC", "crv": "P-256", "x": "AAAA", "y": "BBBB", "kid": "k"}]}'
+    assert run("clients", "create", "kiosk", "--grant-type", "authorization_code",
+               "--redirect-uri", "https://k.example/cb",
+               "--token-endpoint-auth-method", "private_key_jwt", "--jwks", jwks,
+               "--require-pushed-authorization-requests") == 0  # fmt: skip
+    kiosk = _client(_created(capsys.readouterr().out)[0])
+    assert kiosk is not None and kiosk.require_pushed_authorization_requests
+    assert kiosk.token_endpoint_auth_method == "private_key_jwt"
+    assert kiosk.jwks is not None and '"kid":"k"' in kiosk.jwks
+    private = jwks.replace('"kid": "k"', '"kid": "k", "d": "CCCC"')
+    assert run("clients", "create", "bad", "--grant-type", "authorization_code",
+               "--redirect-uri", "https://k.example/cb",
+               "--token-endpoint-auth-method", "private_key_jwt", "--jwks", private) == 1  # fmt: skip
+    assert "jwks" in one_error_line(capsys.readouterr().err)

@@ -38,18 +38,26 @@ caught by ``not_a_server_error``)."""
 SEMANTIC_REFUSALS: dict[str, tuple[int, ...]] = {
     # a cursor the service did not issue
     "get_users": (422,), "get_groups": (422,), "get_oauth_clients": (422,),
-    "get_audit-events": (422,),
+    "get_audit-events": (422,), "get_invitations": (422,),
     # an unknown, used or expired token, ceremony or code
     "post_email_verify": (400,), "post_login_passkey": (400,), "post_me_passkeys": (400,),
+    "post_email_change": (400,),
     "post_login_mfa": (400,), "post_me_mfa_totp_confirm": (422,),
     "post_oauth_token": (400,), "post_oauth_revoke": (400,), "post_oauth_introspect": (400,),
+    # the same client authentication rules (RFC 8628, RFC 9126: two ways at once, a request
+    # /oauth/authorize would refuse)
+    "post_oauth_device_authorization": (400,), "post_oauth_par": (400,),
     # a member of another organization than the group's (docs/reference/accounts.md)
     "put_groups_{id}_members_{user_id}": (422,),
+    # groups the service does not know, or of another organization (docs/reference/invitations.md)
+    "post_invitations": (422,),
     #  an audience the service does not serve (docs/reference/oauth-and-oidc.md: registered
     # resources)
     "post_oauth_clients": (422,), "patch_oauth_clients_{client_id}": (422,),
     # the password policy's 72 UTF-8 bytes (JSON Schema counts characters), and an unknown token
     "post_register": (422,), "post_me_password": (422,), "post_password_reset": (400, 422),
+    # an address the email library refuses, or the caller's current one
+    "post_me_email": (422,),
 }  # fmt: skip
 """Operation id → statuses that answer a schema-valid request the service cannot honour."""
 ROLES = ("viewer", "operator", "org_admin", "superadmin")

@@ -16,6 +16,7 @@ import pytest
 from domain import policy
 from domain.clients import Client, Resource
 from domain.errors import Forbidden, LastSuperadmin, NotFound, ValidationFailed
+from domain.invitations import Invitation
 from domain.model import Group, Role, User
 from domain.policy import CLI_OPERATOR, ActuatorOperation, Operation, Principal
 
@@ -84,6 +85,16 @@ view_identity_providers same 403 403       ok         ok
 view_identity_providers other 403 403      ok         ok
 send_password_reset same 403     403       ok         ok
 send_password_reset other 403    403       404        ok
+create_invitation same   403     403       ok         ok
+create_invitation other  403     403       404        ok
+list_invitations same    403     403       ok         ok
+list_invitations other   403     403       404        ok
+resend_invitation same   403     403       ok         ok
+resend_invitation other  403     403       404        ok
+revoke_invitation same   403     403       ok         ok
+revoke_invitation other  403     403       404        ok
+provision_user  same     403     403       ok         ok
+provision_user  other    403     403       404        ok
 """
 
 CALLER_ORG = "acme"
@@ -149,6 +160,10 @@ def caller(role: Role, org: str = CALLER_ORG, uid: str = "caller") -> Principal:
     return Principal(uid, role, org)
 
 
+def invitation(org: str = CALLER_ORG, role: Role = Role.VIEWER) -> Invitation:
+    return Invitation("inv", org, "new@example.com", role, (), "admin", NOW, NOW, "0" * 64)
+
+
 def _policy_check(op: Operation, principal: Principal, org: str) -> None:
     """Ask the policy the way the use case of ``op`` does."""
     if op is Operation.SET_ROLE:
@@ -158,8 +173,13 @@ def _policy_check(op: Operation, principal: Principal, org: str) -> None:
         Operation.LIST_GROUPS,
         Operation.LIST_AUDIT_EVENTS,
         Operation.LIST_CLIENTS,
+        Operation.LIST_INVITATIONS,
     ):
         assert policy.list_scope(principal, op, org) == org
+    elif op is Operation.CREATE_INVITATION:
+        assert policy.invitation_org(principal, org, Role.VIEWER) == org
+    elif op in (Operation.RESEND_INVITATION, Operation.REVOKE_INVITATION):
+        policy.check_invitation_change(principal, invitation(org), op)
     elif op in (Operation.CREATE_GROUP, Operation.CREATE_CLIENT):
         assert policy.target_org(principal, op, org) == org
     elif op in _ACCOUNT_OPERATIONS:

@@ -15,9 +15,14 @@ from domain.model import EmailToken, EmailTokenPurpose
 
 
 def _email_token(row: Iterable[Any], when: Callable[[Any], datetime]) -> EmailToken:
-    token_hash, user_id, purpose, expires_at, created_at = row
+    token_hash, user_id, purpose, expires_at, created_at, new_email = row
     return EmailToken(
-        token_hash, user_id, EmailTokenPurpose(purpose), when(expires_at), when(created_at)
+        token_hash,
+        user_id,
+        EmailTokenPurpose(purpose),
+        when(expires_at),
+        when(created_at),
+        new_email,
     )
 
 
@@ -35,6 +40,7 @@ class SqlEmailTokenStore(SqlStore, EmailTokenStore):
                     token.purpose.value,
                     self._d.to_db(token.expires_at),
                     self._d.to_db(token.created_at),
+                    token.new_email,
                 ),
                 guarded=True,
             )

@@ -65,6 +65,17 @@ class SqlMfaStore(SqlStore, MfaStore):
             )
         return True
 
+    async def replace_recovery_codes(self, user_id: str, recovery_hashes: list[str]) -> bool:
+        """Lock the confirmed secret, then replace the codes; False (nothing changed) if none."""
+        if await self._q.execute(mfa.LOCK_CONFIRMED, (user_id,)) == 0:
+            return False
+        await self._q.execute(mfa.DELETE_CODES, (user_id,))
+        if recovery_hashes:
+            await self._q.execute(
+                mfa.insert_codes(len(recovery_hashes)), (user_id, *recovery_hashes)
+            )
+        return True
+
     async def claim_step(self, user_id: str, step: int) -> bool:
         """``UPDATE ... WHERE last_step < step``: True if this call moved ``last_step``."""
         return await self._q.execute(mfa.CLAIM_STEP, (step, user_id)) == 1

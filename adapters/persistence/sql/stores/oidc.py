@@ -132,6 +132,10 @@ class SqlHostedSessionStore(SqlStore, HostedSessionStore):
         """Move the idle end on (capped at the absolute end)."""
         await self._q.execute(oidc.TOUCH_HOSTED, (id_hash, self._d.to_db(idle_expires_at)))
 
+    async def reauthenticated(self, id_hash: str, auth_time: datetime) -> None:
+        """Set its ``auth_time`` (a re-authentication)."""
+        await self._q.execute(oidc.REAUTHENTICATED, (id_hash, self._d.to_db(auth_time)))
+
     async def end(self, id_hash: str) -> str | None:
         """End it and its sessions row (with the row's live tokens); its session id or None."""
         row = await self._q.one(oidc.DELETE_HOSTED, (id_hash,), write=True)

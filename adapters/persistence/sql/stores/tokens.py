@@ -100,6 +100,7 @@ class SqlSessionStore(SqlStore, SessionStore):
                     session.user_agent,
                     session.client_address,
                     session.client_id,
+                    session.sid,
                 ),
                 guarded=True,
             )
@@ -124,6 +125,11 @@ class SqlSessionStore(SqlStore, SessionStore):
         rows = await self._q.all(sessions.LIVE, (user_id, self._d.to_db(now)))
         return [session_row(r, self._d.from_db) for r in rows]
 
+    async def of_user(self, user_id: str) -> list[Session]:
+        """Every record of the user, live or not, oldest first."""
+        rows = await self._q.all(sessions.OF_USER, (user_id,))
+        return [session_row(r, self._d.from_db) for r in rows]
+
     async def count_live(self, org_id: str | None, now: datetime) -> int:
         """How many sessions of ``org_id``'s users (None: every org) are live at ``now``."""
         row = await self._q.one(sessions.COUNT_LIVE, (org_id, self._d.to_db(now)))
@@ -135,10 +141,14 @@ class SqlSessionStore(SqlStore, SessionStore):
         await self._q.execute(sessions.DELETE, (session_id,))
         return revoked
 
-    async def end_all(self, user_id: str) -> list[str]:
-        """End every session of the user; returns their ids, sorted."""
-        await self._q.execute(tokens.END_USER, (user_id,))
-        rows = await self._q.all(sessions.DELETE_OF_USER, (user_id,), write=True)
+    async def end_all(self, user_id: str, keep: str | None = None) -> list[str]:
+        """End every session of the user but ``keep``; returns their ids, sorted."""
+        if keep is None:
+            await self._q.execute(tokens.END_USER, (user_id,))
+            rows = await self._q.all(sessions.DELETE_OF_USER, (user_id,), write=True)
+        else:
+            await self._q.execute(tokens.END_USER_OTHERS, (user_id, keep))
+            rows = await self._q.all(sessions.DELETE_OTHERS_OF_USER, (user_id, keep), write=True)
         return sorted(r[0] for r in rows)
 
     async def end_for_client(self, user_id: str, client_id: str) -> list[str]:

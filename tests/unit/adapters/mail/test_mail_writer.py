@@ -4,14 +4,19 @@ a broken override refused with ``MailTemplateError`` naming the template and not
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from adapters.mail.writer import TemplateMailWriter, duration
 from application.ports import MailTemplateError
+from application.recovery.email_change import change_message, changed_notice
+from application.recovery.invitation_mail import compose_invitation
 from application.recovery.mail import RESET, VERIFY, compose
 from application.shared.settings import EmailSettings
+from domain.invitations import Invitation
+from domain.model import Role
 
 TOKEN = "tok_" + "y" * 39
 
@@ -92,3 +97,29 @@ def test_a_kind_without_templates_is_a_mail_template_error() -> None:
 )
 def test_duration_uses_the_largest_exact_unit(seconds: int, locale: str, words: str) -> None:
     assert duration(seconds, locale) == words
+
+
+def test_the_email_change_link_and_the_notice_to_the_old_address_in_german() -> None:
+    settings = EmailSettings(change_url="https://id.example/change?token={token}")
+    link = _writer().write(change_message("new@example.com", TOKEN, 3600, settings, "de"))
+    assert link.subject == "Bestätigen Sie Ihre neue E-Mail-Adresse"
+    assert f"https://id.example/change?token={TOKEN}" in link.text
+    assert "Der Link gilt 1 Stunde lang und nur einmal." in link.text
+    notice = _writer().write(changed_notice("old@example.com", "n<e>w@example.com", settings, "de"))
+    assert notice.subject == "Ihre E-Mail-Adresse wurde geändert"
+    assert (notice.to, notice.link) == ("old@example.com", "")
+    assert "wurde in n<e>w@example.com geändert" in notice.text
+    assert "n&lt;e&gt;w@example.com" in notice.html and "n<e>w" not in notice.html
+
+
+def test_the_invitation_in_german_names_its_organization_role_and_link() -> None:
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    invitation = Invitation(id="inv_1", org_id="acme", email="bob@example.com", role=Role.ORG_ADMIN,
+                            group_ids=(), invited_by="usr_1", created_at=now,
+                            expires_at=now + timedelta(days=7), token_hash="h")  # fmt: skip
+    draft = compose_invitation(invitation, TOKEN, "https://id.example", 604_800, "de")
+    message = _writer().write(draft)
+    assert message.subject == "Sie sind eingeladen, ein Konto anzulegen"
+    assert "der Organisation acme als org_admin beizutreten" in message.text
+    assert f"https://id.example/ui/invitation?token={TOKEN}" in message.text
+    assert "7 Tage" in message.text and message.to == "bob@example.com"

@@ -14,6 +14,7 @@ from application.events.catalog import (
     MfaDisabled,
     RoleChanged,
 )
+from application.scim.users import ProvisionUser
 from domain.errors import (
     Forbidden,
     LastSuperadmin,
@@ -22,7 +23,7 @@ from domain.errors import (
 )
 from domain.model import Role
 from domain.policy import Operation, Principal
-from tests.unit.application.accounts.world import THIRD_ORG, World, as_principal
+from tests.unit.application.accounts.world import THIRD_ORG, World, as_principal, normalize_email
 from tests.unit.domain.test_policy import CALLER_ORG, MATRIX, OTHER_ORG, matrix_id
 
 # --------------------------------------------------------------------------- the matrix
@@ -41,6 +42,7 @@ async def _seed_matrix(world: World, role: Role) -> Principal:
         await world.add_audit_row(f"user-{org}", org)
         await world.add_client(f"client-{org}", org)
         await world.add_passkey(f"user-{org}")
+        await world.add_invitation(f"inv-{org}", org)
     return as_principal(me)
 
 
@@ -135,6 +137,26 @@ async def _run(world: World, op: Operation, me: Principal, org: str) -> None:
         await world.password_recovery.send_to_user(me, user_id, "192.0.2.1")
         await world.outbox.drain(5)
         assert [m.to for m in world.sender.sent] == [f"{user_id}@example.com"]
+    elif op is Operation.CREATE_INVITATION:
+        made = await world.create_invitation(me, f"new@{org}.example", "viewer", [group_id], org)
+        assert made.invitation.org_id == org and made.invitation.group_ids == (group_id,)
+        assert [i.id for i, _ in world.mails] == [made.invitation.id]
+    elif op is Operation.LIST_INVITATIONS:
+        listed = await world.list_invitations(me, org_id=org)
+        assert [v.invitation.id for v in listed.items] == [f"inv-{org}"]
+    elif op is Operation.RESEND_INVITATION:
+        before = await world.invitation(f"inv-{org}")
+        resent = await world.resend_invitation(me, f"inv-{org}")
+        assert before is not None and resent.invitation.token_hash != before.token_hash
+        assert [i.id for i, _ in world.mails] == [f"inv-{org}"]
+    elif op is Operation.REVOKE_INVITATION:
+        await world.revoke_invitation(me, f"inv-{org}")
+        revoked = await world.invitation(f"inv-{org}")
+        assert revoked is not None and revoked.state.value == "revoked"
+    elif op is Operation.PROVISION_USER:
+        provision = ProvisionUser(world.spy, world.bus, world.clock, normalize_email)
+        made = await provision(me, f"new@{org}.example", org_id=org)
+        assert made.org_id == org and made.password_hash == ""
     else:  # pragma: no cover - a new Operation needs a line here
         raise AssertionError(op)
 

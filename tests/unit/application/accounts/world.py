@@ -25,6 +25,12 @@ from application.accounts.groups import (
     RemoveMember,
     RenameGroup,
 )
+from application.accounts.invitations import (
+    CreateInvitation,
+    ListInvitations,
+    ResendInvitation,
+    RevokeInvitation,
+)
 from application.accounts.lifecycle import DeleteUser, UpdateUser
 from application.accounts.operator import CreateSuperadmin, OperatorCommand
 from application.accounts.users import GetUser, ListUsers, SetRole
@@ -51,6 +57,7 @@ from application.recovery.mail import Outbox
 from application.sessions.manage import EndUserSessions, ListSessions
 from application.shared.pagination import Page
 from application.shared.settings import AuthSettings, EmailSettings, Live, OAuthSettings
+from application.shared.steps import hash_token
 from application.shared.throttle import LoginThrottle
 from domain.audit import AuditEvent, new_audit_id
 from domain.clients import Client
@@ -58,6 +65,7 @@ from domain.errors import (
     FieldError,
     ValidationFailed,
 )
+from domain.invitations import Invitation
 from domain.model import Group, RefreshToken, Role, Session, User
 from domain.passkeys import Passkey
 from domain.policy import Principal
@@ -118,6 +126,7 @@ class _SpyUnitOfWork:
         self.mfa = uow.mfa
         self.audit = uow.audit
         self.clients = uow.clients
+        self.invitations = uow.invitations
 
     async def commit(self) -> None:
         if self._spy.fail_commit:
@@ -220,6 +229,16 @@ class World:
         )  # fmt: skip
         self.identity_providers = ListIdentityProviders(Live(FederationSettings()), NoProbes())
         self.set_role_by_operator = OperatorCommand(self.set_role, normalize_email)
+        self.mails: list[tuple[Invitation, str]] = []
+        self.create_invitation = CreateInvitation(
+            storage, bus, clock, self.settings, normalize_email,
+            lambda i, t: self.mails.append((i, t)), self.next_id,
+        )  # fmt: skip
+        self.list_invitations = ListInvitations(storage, clock)
+        self.resend_invitation = ResendInvitation(
+            storage, bus, clock, self.settings, lambda i, t: self.mails.append((i, t))
+        )
+        self.revoke_invitation = RevokeInvitation(storage, bus, clock)
         self.set_org_by_operator = OperatorCommand(self.move_user, normalize_email)
 
     def _record(self, event: Event) -> None:
@@ -281,6 +300,19 @@ class World:
             for uid in members:
                 await uow.groups.add_member(gid, uid, self.clock.now())
             await uow.commit()
+
+    async def add_invitation(self, iid: str, org: str = CALLER_ORG) -> None:
+        """A pending invitation ``iid`` of ``{iid}@example.com`` into ``org`` (a viewer)."""
+        now = self.clock.now()
+        async with self.spy.inner.begin() as uow:
+            await uow.invitations.add(Invitation(iid, org, f"{iid}@example.com", Role.VIEWER, (),
+                                                 "admin", now, now + timedelta(days=7),
+                                                 hash_token(iid)))  # fmt: skip
+            await uow.commit()
+
+    async def invitation(self, iid: str) -> Invitation | None:
+        async with self.spy.inner.begin() as uow:
+            return await uow.invitations.get(iid)
 
     async def user(self, uid: str) -> User | None:
         async with self.spy.inner.begin() as uow:

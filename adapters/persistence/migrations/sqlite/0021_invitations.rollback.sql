@@ -1,0 +1,3 @@
+-- Undo 0021_invitations.
+ALTER TABLE federation_flows DROP COLUMN invitation_hash;
+DROP TABLE invitations;

@@ -1,0 +1,23 @@
+"""Which network addresses a delivery may reach (docs/adr/0049-durable-outbox.md): the server-side
+request forgery rule (OWASP ASVS 5.0 V1.3: outbound requests go to public addresses only)."""
+
+from __future__ import annotations
+
+import ipaddress
+
+__all__ = ["is_public_address"]
+
+
+def is_public_address(address: str) -> bool:
+    """True when ``address`` (an IPv4 or IPv6 literal, without brackets; an IPv4-mapped IPv6
+    one is judged as its IPv4) is globally routable: not loopback (127.0.0.0/8, ::1), private
+    (10/8, 172.16/12, 192.168/16, fc00::/7), link-local (169.254/16 — cloud metadata
+    endpoints —, fe80::/10), shared (100.64/10), unspecified, multicast or reserved. False for
+    anything that is not an address literal."""
+    try:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        return False
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_global and not ip.is_multicast
