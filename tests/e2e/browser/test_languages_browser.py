@@ -121,10 +121,19 @@ async def test_every_hosted_page_in_both_languages_widths_and_schemes(
 
 
 CONSOLE = {
-    "en": ("Dashboard", "Users", "Groups", "OAuth clients", "Identity providers", "Audit log"),
+    "en": (
+        "Dashboard",
+        "Users",
+        "Invitations",
+        "Groups",
+        "OAuth clients",
+        "Identity providers",
+        "Audit log",
+    ),
     "de": (
         "Übersicht",
         "Benutzer",
+        "Einladungen",
         "Gruppen",
         "OAuth-Clients",
         "Identitätsanbieter",
@@ -147,6 +156,7 @@ async def test_the_console_in_both_languages_in_the_dark_scheme(
         world = await make_world(client)
         home = world.orgs["same"]
         paths = ("/ui/admin", "/ui/admin/users", f"/ui/admin/users/{home.target}",
+                 "/ui/admin/invitations",
                  "/ui/admin/groups", f"/ui/admin/groups/{home.group}", "/ui/admin/clients",
                  f"/ui/admin/clients/{home.oauth_client}", "/ui/admin/providers",
                  "/ui/admin/audit")  # fmt: skip
