@@ -208,9 +208,13 @@ class ClientCredentialsGrant:
         resource: str | None,
         proof: str | None = None,
         urls: tuple[str, ...] = (),
+        client: Client | None = None,
     ) -> TokenResponse:
-        """A token for the client ``client_id`` (bound to ``proof``'s key when given)."""
-        client = await self._authenticator.authenticate(client_id, secret)
+        """A token for the client ``client_id`` (bound to ``proof``'s key when given); ``client``:
+        the client a ``private_key_jwt`` assertion already authenticated (RFC 7523 §2.2; then
+        ``secret`` is not looked at)."""
+        if client is None:
+            client = await self._authenticator.authenticate(client_id, secret)
         if "client_credentials" not in client.grant_types:
             raise OAuthError("unauthorized_client", "the client may not use this grant type")
         scopes = _granted_scopes(client, scope)

@@ -130,13 +130,19 @@ def oauth_endpoint(handler: Callable[[web.Request], Awaitable[Any]]) -> Callable
 @oauth_endpoint
 async def token(request: web.Request) -> dict[str, Any]:
     """POST /oauth/token ``grant_type=client_credentials`` [``scope``] [``resource``] (and a
-    ``DPoP`` header for a bound token) → 200 ``{"access_token", "token_type", "expires_in",
-    "scope"}``."""
+    ``DPoP`` header for a bound token), the client authenticated by its secret or a
+    ``private_key_jwt`` assertion (RFC 7523) → 200 ``{"access_token", "token_type",
+    "expires_in", "scope"}``."""
     form = await read_form(request)
     grant = form.get("grant_type")
     if grant in CODE_FLOW_GRANTS:
         return await code_flow_token(request, form, grant)
-    client_id, secret = client_credentials(request, form)
+    method = "client_secret"
+    if "client_assertion" in form or "client_assertion_type" in form:
+        client_id, assertion, method = code_flow_client(request, form)
+        secret = assertion or ""
+    else:
+        client_id, secret = client_credentials(request, form)
     if not grant:
         raise OAuthError("invalid_request", "grant_type is required")
     if grant != "client_credentials":
@@ -148,9 +154,10 @@ async def token(request: web.Request) -> dict[str, Any]:
     # The proof's htu must name this endpoint under auth.issuer: never a URL built from the
     # request (its Host header is the caller's to choose). docs/reference/oauth-and-oidc.md.
     urls = (container.auth_settings().current.issuer.rstrip("/") + "/oauth/token",)
+    asserted = await _by_assertion(request, client_id, secret, method, "/oauth/token")
     issued = await container.client_credentials_grant()(
         client_id, secret, form.get("scope"), form.get("resource"),
-        proofs[0] if proofs else None, urls,
+        proofs[0] if proofs else None, urls, client=asserted,
     )  # fmt: skip
     return {"access_token": issued.access_token, "token_type": issued.token_type,
             "expires_in": issued.expires_in, "scope": issued.scope,

@@ -121,3 +121,40 @@ async def test_a_jwks_must_be_public_keys_and_the_method_needs_one(
         assert resp.status == 422, (extra, await resp.text())
         fields = [e["field"] for e in (await resp.json())["errors"]]
         assert fields in (["jwks"], ["jwks_uri"]), fields
+
+
+async def test_a_machine_client_gets_tokens_with_assertions(make_client: MakeClient) -> None:
+    """``client_credentials`` with ``private_key_jwt`` (RFC 7523 §2.2): an assertion whose
+    ``aud`` is the token endpoint gets a token for the client; the same ``jti`` again, another
+    client's id in ``iss``/``sub``, or an assertion beside a secret are refused, and no token
+    is issued (one ``client.token_issued`` row)."""
+    m = await machines(make_client)
+    client = m.http
+    key = ec.generate_private_key(ec.SECP256R1())
+    public = json.loads(jwt.algorithms.ECAlgorithm.to_jwk(key.public_key()))
+    body = {"name": "robot", "scopes": ["read"], "grant_types": ["client_credentials"],
+            "token_endpoint_auth_method": "private_key_jwt",
+            "jwks": {"keys": [{**public, "kid": "k1"}]}}  # fmt: skip
+    resp = await client.post("/oauth/clients", json=body, headers=bearer(m.admin))
+    assert resp.status == 201, await resp.text()
+    client_id = (await resp.json())["client_id"]
+    token_url = f"{ISSUER}/oauth/token"
+    jti = secrets.token_urlsafe(16)
+    form = {"grant_type": "client_credentials", **_auth(client_id, key, token_url, jti)}
+    resp = await client.post("/oauth/token", data=form)
+    assert resp.status == 200, await resp.text()
+    claims = jwt.decode((await resp.json())["access_token"], options={"verify_signature": False})
+    assert claims["sub"] == client_id and claims["scope"] == "read"
+    resp = await client.post("/oauth/token", data=form)  # the same jti
+    assert resp.status == 401 and (await resp.json())["error"] == "invalid_client"
+    other = {"grant_type": "client_credentials", **_auth("not-this-client", key, token_url)}
+    resp = await client.post("/oauth/token", data={**other, "client_id": client_id})
+    assert resp.status in (400, 401)
+    both = {"grant_type": "client_credentials", "client_secret": "x",
+            **_auth(client_id, key, token_url)}  # fmt: skip
+    resp = await client.post("/oauth/token", data={**both, "client_id": client_id})
+    assert resp.status == 400 and (await resp.json())["error"] == "invalid_request"
+    resp = await client.get("/audit-events", params={"type": "client.token_issued"},
+                            headers=bearer(m.admin))  # fmt: skip
+    issued = [e for e in (await resp.json())["items"] if e["details"].get("client_id") == client_id]
+    assert len(issued) == 1, issued
