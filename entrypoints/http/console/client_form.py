@@ -8,7 +8,8 @@ client field to the console is one ``FormField`` here (and its name in the use c
 Kinds: ``text`` (one value; empty: not sent), ``words`` (space-separated: a list), ``lines``
 (one a line: a list), ``check`` (a checkbox: a bool), ``checks`` (one checkbox per choice, named
 ``<field>__<choice>``: the list of those ticked), ``choice`` (a ``<select>``; its empty option
-is the server's default: not sent).
+is the server's default: not sent), ``json`` (a JSON object typed in a text area, e.g. a JWK
+Set; empty: not sent; not JSON: a ``ValidationFailed`` naming the field).
 
 ``PRESETS`` are starting values of the register form (no script: a link reloads it):
 ``app`` (a web app on the code flow: ``authorization_code`` + ``refresh_token``, a secret),
@@ -17,12 +18,14 @@ is the server's default: not sent).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
 from domain.clients import GRANT_TYPES, TOKEN_ENDPOINT_AUTH_METHODS, Client
+from domain.errors import FieldError, ValidationFailed
 
 __all__ = [
     "DEFAULT_PRESET",
@@ -61,7 +64,7 @@ class FormField:
     label: str
     kind: str = attrs.field(
         default="text", validator=attrs.validators.in_(
-            ("text", "words", "lines", "check", "checks", "choice")),
+            ("text", "words", "lines", "check", "checks", "choice", "json")),
     )  # fmt: skip
     choices: tuple[str, ...] | str = ()
     hint: str = ""
@@ -98,9 +101,11 @@ FIELDS: tuple[FormField, ...] = (
               "choice", SIGNING_ALGORITHMS),
     FormField("require_pushed_authorization_requests",
               N_("Require pushed authorization requests (PAR, RFC 9126)"), "check"),
+    FormField("jwks", N_("JWK Set (private_key_jwt, RFC 7523)"), "json",
+              hint=N_("The app's public keys as a JSON JWK Set: {\"keys\": [...]}; or give "
+                      "a JWK Set URI below, not both.")),
     FormField("jwks_uri", N_("JWK Set URI (private_key_jwt, RFC 7523)"),
-              hint=N_("Where the app's public keys are served (https); an inline JWK Set is "
-                      "set through the API or the command line.")),
+              hint=N_("Where the app's public keys are served (https).")),
     FormField("backchannel_logout_uri", N_("Back-channel logout URI"),
               hint=N_("Where logout tokens are posted when a user's session ends (https, or "
                       "http on a loopback host).")),
@@ -144,6 +149,20 @@ def _lines(text: str) -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip()]
 
 
+def _json_object(name: str, text: str) -> dict[str, Any] | None:
+    """The JSON object typed in a ``json`` field; None when empty. Raises ``ValidationFailed``
+    naming ``name`` for anything else."""
+    if not text.strip():
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = None
+    if not isinstance(value, dict):
+        raise ValidationFailed([FieldError(name, "must be a JSON object")])
+    return value
+
+
 def read(form: Mapping[str, str], fields: tuple[FormField, ...], *, create: bool) -> dict[str, Any]:
     """The use case's keyword arguments from a posted ``form`` over the ``fields`` it showed.
     Register: an empty text, choice or list is left out (the server's default). Edit: every
@@ -160,6 +179,8 @@ def read(form: Mapping[str, str], fields: tuple[FormField, ...], *, create: bool
             value = form.get(f.name, "").split()
         elif f.kind == "lines":
             value = _lines(form.get(f.name, ""))
+        elif f.kind == "json":
+            value = _json_object(f.name, form.get(f.name, ""))
         else:
             value = form.get(f.name, "").strip() or None
         if f.kind in _LISTS and not value and (create or f.name in _OPTIONAL_LIST):

@@ -17,6 +17,7 @@ import pytest
 from aiohttp.test_utils import TestClient
 from dependency_injector import providers
 
+from domain.audit import AuditQuery
 from tests.e2e.helpers import (
     ONE_PER_BACKEND,
     PASSWORD,
@@ -251,6 +252,10 @@ async def test_totp_on_new_recovery_codes_and_off(client: TestClient) -> None:
     resp = await _post(client, "/ui/account/totp/recovery-codes", {})
     second = _codes_of(await resp.text())
     assert resp.status == 200 and len(second) == 10 and not set(first) & set(second)
+    async with container_of(client).storage().read() as uow:
+        audited = await uow.audit.list_page(AuditQuery(), None, 1000)
+    regenerated = [r for r in audited if r.type == "mfa.recovery_codes_regenerated"]
+    assert len(regenerated) == 1 and not any(c in str(regenerated[0]) for c in first + second)
     for code, status in ((first[0], 401), (second[0], 200)):
         login = await (await _login(client)).json()
         resp = await client.post("/login/mfa", json={"mfa_token": login["mfa_token"],

@@ -40,12 +40,16 @@ BACKCHANNEL = {"oidc.backchannel_logout_sent", "oidc.backchannel_logout_failed"}
 """The types of back-channel logout deliveries, which need a relying party's receiver: asserted
 by tests/e2e/http/test_backchannel_logout.py and tests/unit/application/shared/
 test_outbox_worker.py."""
+PAGE_ONLY = {"mfa.recovery_codes_regenerated"}
+"""New recovery codes are made on the account page only (no JSON route): asserted by
+tests/e2e/http/test_account_security_http.py."""
 
 __all__ = ["smtp_server"]  # the fixture, for pytest
 
 NEW_PASSWORD = "a brand new passphrase"
 RESET_PASSWORD = "the passphrase after reset"
 ROOT, ALICE, BOB, CAROL = (f"{n}@example.com" for n in ("root", "alice", "bob", "carol"))
+DAVE, ERIN, NEW_ALICE = (f"{n}@example.com" for n in ("dave", "erin", "alice.new"))
 AGENT = "audit-trail-test/1.0"
 T_GRANT = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -218,13 +222,32 @@ async def test_every_action_leaves_its_row_and_no_row_holds_a_secret(
     await w.call("DELETE", f"/me/consents/{svc['client_id']}", token=access, status=204)
     await w.call("PATCH", f"/oauth/clients/{svc['client_id']}", {"disabled": True}, root)
     await w.call("DELETE", f"/oauth/clients/{svc['client_id']}", token=root, status=204)
+    # Invitations (docs/reference/invitations.md): created, resent, revoked; another accepted.
+    dave = await w.call("POST", "/invitations", {"email": DAVE, "role": "viewer"}, root,
+                        status=201)  # fmt: skip
+    await w.call("POST", f"/invitations/{dave['id']}/resend", token=root)
+    await w.mailed_token(DAVE, 2)  # both links are secrets no row may hold
+    await w.call("DELETE", f"/invitations/{dave['id']}", token=root, status=204)
+    await w.call("POST", "/invitations", {"email": ERIN, "role": "viewer"}, root, status=201)
+    link = await w.mailed_token(ERIN, 1)
+    await client.get("/ui/invitation", params={"token": link})  # the CSRF cookie
+    form = {"token": link, "password": PASSWORD, "password_again": PASSWORD,
+            "csrf_token": csrf_of(client)}  # fmt: skip
+    resp = await client.post("/ui/invitation", data=form, headers={**ORIGIN, "User-Agent": AGENT},
+                             allow_redirects=False)  # fmt: skip
+    assert resp.status == 303, await resp.text()
+    # A new email address (docs/reference/accounts.md): requested, then confirmed by its link.
+    await w.call("POST", "/me/email", {"new_email": NEW_ALICE, "password": RESET_PASSWORD},
+                 access, status=202)  # fmt: skip
+    await w.call("POST", "/email/change", {"token": await w.mailed_token(NEW_ALICE, 1)},
+                 status=204)  # fmt: skip
     _config(tmp_path / "authsvc.toml", 300)
     await w.call("POST", "/actuator/refresh", token=root)  # config.changed
 
     found = await rows(client)
     # Linking needs an upstream provider: identity.linked / identity.unlinked rows are asserted
     # by tests/e2e/http/test_federation_http.py (link and unlink against panva oidc-provider).
-    assert {r.type for r in found} == set(AUDIT_EVENT_TYPES) - FEDERATED - BACKCHANNEL
+    assert {r.type for r in found} == set(AUDIT_EVENT_TYPES) - FEDERATED - BACKCHANNEL - PAGE_ONLY
     assert [r.id for r in found] == sorted((r.id for r in found), reverse=True)
     by_type = {t: [r for r in found if r.type == t] for t in AUDIT_EVENT_TYPES}
     role = by_type["user.role_changed"][0]
@@ -258,7 +281,7 @@ async def test_every_action_leaves_its_row_and_no_row_holds_a_secret(
 
     # No password, token, hash, TOTP secret or code in any row (ids and reasons only).
     async with container_of(client).storage().begin() as uow:
-        for address in (ROOT, ALICE):
+        for address in (ROOT, NEW_ALICE):  # alice moved to her new address
             user = await uow.users.get_by_email(address)
             assert user is not None
             w.secrets.add(user.password_hash)

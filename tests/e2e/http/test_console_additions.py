@@ -8,11 +8,14 @@ or of a deleted user stays an id). Each change is read back over the JSON API.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
 
+import jwt
 from aiohttp.test_utils import TestClient
+from cryptography.hazmat.primitives.asymmetric import ec
 
 from tests.e2e.accounts_world import HOME, World, add_user, log_in_as, make_world
 from tests.e2e.accounts_world import base_env as base_env  # the shared key directory
@@ -196,6 +199,39 @@ async def test_the_client_form_presets_register_edit_and_errors(client: TestClie
     assert resp.status == 303  # the field is not on its form: ignored, never set
     made = resp.headers["Location"].split("?")[0].rsplit("/", 1)[1]
     assert (await api(client, token, f"/oauth/clients/{made}"))["skip_consent"] is False
+
+
+async def test_the_client_form_takes_the_section_21_fields(client: TestClient) -> None:
+    """PAR, private_key_jwt (an inline JWK Set typed as JSON, or its URI) and back-channel
+    logout from the form, checked over the API; a JWK Set that is not JSON is the form again
+    (422) naming the field, and nothing is stored."""
+    world = await make_world(client)
+    token = await console_as(world, "org_admin")
+    html = await (await client.get("/ui/admin/clients")).text()
+    for field in ("require_pushed_authorization_requests", "jwks", "jwks_uri",
+                  "backchannel_logout_uri", "backchannel_logout_session_required"):  # fmt: skip
+        assert f'name="{field}"' in html, field
+    key = ec.generate_private_key(ec.SECP256R1())
+    jwk = json.loads(jwt.algorithms.ECAlgorithm.to_jwk(key.public_key()))
+    app = {"name": "Kiosk", "grant_types__authorization_code": "on",
+           "redirect_uris": "https://kiosk.example/cb",
+           "token_endpoint_auth_method": "private_key_jwt",
+           "require_pushed_authorization_requests": "on",
+           "backchannel_logout_uri": "https://kiosk.example/logout",
+           "backchannel_logout_session_required": "on"}  # fmt: skip
+    before = await api(client, token, "/oauth/clients")
+    resp = await post(client, "/ui/admin/clients", {**app, "jwks": "{not json"})
+    assert resp.status == 422 and 'id="client-jwks-error"' in await resp.text()
+    assert await api(client, token, "/oauth/clients") == before
+    resp = await post(client, "/ui/admin/clients", {**app, "jwks": json.dumps({"keys": [jwk]})})
+    assert resp.status == 303, await resp.text()
+    client_id = resp.headers["Location"].split("?")[0].rsplit("/", 1)[1]
+    record = await api(client, token, f"/oauth/clients/{client_id}")
+    assert record["token_endpoint_auth_method"] == "private_key_jwt"
+    assert record["jwks"]["keys"][0]["x"] == jwk["x"]
+    assert record["require_pushed_authorization_requests"] is True
+    assert record["backchannel_logout_uri"] == "https://kiosk.example/logout"
+    assert record["backchannel_logout_session_required"] is True
 
 
 async def api(client: TestClient, token: str, path: str) -> Any:
