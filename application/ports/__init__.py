@@ -60,6 +60,7 @@ from application.ports.services import (
     EventBus,
 )
 from application.ports.storage import AttemptClaim, LoginAttempts, Storage, UnitOfWork
+from application.ports.webhooks import WebhookRepo, WebhookSigner
 
 __all__ = [
     "AttemptClaim",
@@ -109,4 +110,6 @@ __all__ = [
     "UserRepo",
     "VerifiedAssertion",
     "WebAuthn",
+    "WebhookRepo",
+    "WebhookSigner",
 ]
