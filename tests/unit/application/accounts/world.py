@@ -126,6 +126,8 @@ class _SpyUnitOfWork:
         self.audit = uow.audit
         self.clients = uow.clients
         self.invitations = uow.invitations
+        self.outbox = uow.outbox
+        self.webhooks = uow.webhooks
 
     async def commit(self) -> None:
         if self._spy.fail_commit:
