@@ -103,8 +103,12 @@ async def test_deliveries_verify_with_standardwebhooks_and_rotation_replaces_the
     resp = await client.patch(f"/webhooks/{made['id']}", json={"enabled": False}, headers=root)
     assert resp.status == 200 and (await resp.json())["enabled"] is False
     await _group(client, root, "unsent")
-    audit = await client.get("/audit-events?type=webhook.updated", headers=root)
-    assert len((await audit.json())["items"]) == 1
+    for kind in ("webhook.created", "webhook.secret_rotated", "webhook.updated"):
+        audit = await client.get(f"/audit-events?type={kind}", headers=root)
+        [row] = (await audit.json())["items"]
+        assert row["details"]["webhook_id"] == made["id"]
+    audit_text = await (await client.get("/audit-events", headers=root)).text()
+    assert secret not in audit_text and new_secret not in audit_text
     assert len(receiver.taken) == 3
 
 
