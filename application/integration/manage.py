@@ -174,7 +174,8 @@ class GetWebhook:
 @attrs.frozen
 class UpdateWebhook:
     """PATCH /webhooks/{id} with any of ``url``, ``event_types``, ``description``,
-    ``enabled`` (checked as at create). Enabling an endpoint clears its failing state. Access
+    ``enabled`` (checked as at create; other members ignored; none of them → ``ValidationFailed``
+    after the access checks). Enabling an endpoint clears its failing state. Access
     as ``GetWebhook``; records ``webhook.updated`` with the changed fields' names."""
 
     _storage: Storage
@@ -199,6 +200,8 @@ class UpdateWebhook:
         events: list[Event] = []
         async with self._storage.begin() as uow:
             found = await _in_scope(uow, actor, webhook_id, Operation.UPDATE_WEBHOOK)
+            if not any(k in changes for k in PATCHABLE):
+                raise invalid("body", f"must change one of {', '.join(PATCHABLE)}")
             changed = sorted(k for k, v in values.items() if getattr(found, k) != v)
             if not changed:
                 return found
