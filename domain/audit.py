@@ -70,6 +70,11 @@ AUDIT_EVENT_TYPES = (
     "oauth.device_code_refused",
     "oidc.backchannel_logout_sent",
     "oidc.backchannel_logout_failed",
+    "webhook.created",
+    "webhook.updated",
+    "webhook.deleted",
+    "webhook.secret_rotated",
+    "webhook.disabled",
 )
 """Every ``type`` an audit event can have (docs/reference/operations.md), in the contract's
 order."""

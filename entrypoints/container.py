@@ -37,6 +37,7 @@ from adapters.health import ReadinessState
 from adapters.http_sender import AiohttpSender
 from adapters.mfa.totp import PyotpTotp
 from adapters.webauthn.py_webauthn import PyWebAuthn
+from adapters.webhook_signer import StandardWebhookSigner
 from application.accounts.invitations import (
     CreateInvitation,
     ListInvitations,
@@ -52,6 +53,17 @@ from application.console.people import AuditPeople
 from application.federation.identities import OwnIdentities
 from application.federation.providers import ListIdentityProviders
 from application.forward_auth.check import ForwardAuth
+from application.integration.delivery import WebhookDeliveryHandler
+from application.integration.manage import (
+    CreateWebhook,
+    DeleteWebhook,
+    GetWebhook,
+    ListWebhookDeliveries,
+    ListWebhooks,
+    RotateWebhookSecret,
+    TestWebhook,
+    UpdateWebhook,
+)
 from application.login.auth import AuthService
 from application.login.federated import FederatedLogin
 from application.login.federated_proof import FederatedProof
@@ -340,10 +352,35 @@ class Container(Adapters):
         BackchannelLogoutDelivery, storage, signer, backchannel_sender, clock, auth_settings,
         oidc_settings,
     )  # fmt: skip
+    # Webhooks (docs/reference/webhooks.md): signed with standardwebhooks, sent through the
+    # server-side request forgery guard unless webhooks.allow_private_targets (read per try).
+    webhooks_settings = providers.Singleton(
+        methodcaller("view", attrgetter("webhooks")), live_config
+    )
+    """``Live[WebhooksSettings]``: the ``webhooks`` prefix in force."""
+    webhook_public_sender = providers.Singleton(AiohttpSender, allow_private=False)
+    webhook_private_sender = providers.Singleton(AiohttpSender, allow_private=True)
+    webhook_delivery = providers.Singleton(
+        WebhookDeliveryHandler, storage, secret_sealer, providers.Singleton(StandardWebhookSigner),
+        webhook_public_sender, webhook_private_sender, clock, webhooks_settings,
+    )  # fmt: skip
     deliver_outbox = providers.Singleton(
         DeliverOutbox, storage, bus, clock,
-        providers.Dict({OutboxKind.BACKCHANNEL_LOGOUT: backchannel_delivery}),
+        providers.Dict({OutboxKind.BACKCHANNEL_LOGOUT: backchannel_delivery,
+                        OutboxKind.WEBHOOK: webhook_delivery}),
     )  # fmt: skip
+    create_webhook = use_case(
+        telemetry, CreateWebhook, storage, bus, clock, secret_sealer, webhooks_settings
+    )
+    list_webhooks = use_case(telemetry, ListWebhooks, storage)
+    get_webhook = use_case(telemetry, GetWebhook, storage)
+    update_webhook = use_case(telemetry, UpdateWebhook, storage, bus, clock, webhooks_settings)
+    delete_webhook = use_case(telemetry, DeleteWebhook, storage, bus, clock)
+    rotate_webhook_secret = use_case(
+        telemetry, RotateWebhookSecret, storage, bus, clock, secret_sealer
+    )
+    list_webhook_deliveries = use_case(telemetry, ListWebhookDeliveries, storage)
+    test_webhook = use_case(telemetry, TestWebhook, storage, clock)
     userinfo = use_case(telemetry, UserInfo, storage, signer, auth_settings, dpop_verifier, clock)
     hosted_login = use_case(
         telemetry, HostedLogin, storage, auth_service, mfa_login, passkey_login, bus, clock,

@@ -28,6 +28,8 @@ import application.events.invitations as iev
 import application.events.oidc as oev
 import application.events.passkeys as pev
 import application.events.scim as sev
+import application.events.webhooks as wev
+from application.events.fanout import queue_webhooks
 from application.ports import EventBus, Storage, UnitOfWork
 from domain.audit import AuditEvent, DetailValue, new_audit_id
 
@@ -293,6 +295,29 @@ _ROWS: dict[type[ev.Event], Callable[[Any], _Row | None]] = {
     sev.UserProvisioned: lambda e: _Row(
         "user.registered", e.actor_id, e.user_id, e.org_id, {"via": "scim"}
     ),
+    wev.WebhookCreated: lambda e: _Row(
+        "webhook.created", e.actor_id, None, e.org_id, {"webhook_id": e.webhook_id}
+    ),
+    wev.WebhookUpdated: lambda e: _Row(
+        "webhook.updated",
+        e.actor_id,
+        None,
+        e.org_id,
+        {"webhook_id": e.webhook_id, "fields": e.fields},
+    ),
+    wev.WebhookDeleted: lambda e: _Row(
+        "webhook.deleted", e.actor_id, None, e.org_id, {"webhook_id": e.webhook_id}
+    ),
+    wev.WebhookSecretRotated: lambda e: _Row(
+        "webhook.secret_rotated", e.actor_id, None, e.org_id, {"webhook_id": e.webhook_id}
+    ),
+    wev.WebhookDisabled: lambda e: _Row(
+        "webhook.disabled",
+        None,
+        None,
+        e.org_id,
+        {"webhook_id": e.webhook_id, "reason": e.reason},
+    ),
 }
 """Event class → its audit row. Events not here (``MfaChallenged``, ``EmailSent``,
 ``RefreshFailed``, ``SigningKeysChanged``...) are not audited: each is part of, or a detail of,
@@ -330,9 +355,13 @@ def audit_events(
 
 async def record(uow: UnitOfWork, events: Iterable[ev.Event], now: datetime) -> None:
     """Record the audit rows of ``events`` in ``uow``: call it before ``uow.commit()``, so the
-    rows commit with the change they record, or neither does. Raises what the store raises."""
-    for row in audit_events(events, now):
+    rows commit with the change they record, or neither does; so do the webhook messages of
+    the rows (``application.events.fanout``). Raises what the store raises."""
+    rows = audit_events(events, now)
+    for row in rows:
         await uow.audit.record(row)
+    if rows:
+        await queue_webhooks(uow, rows, now)
 
 
 async def record_apart(
@@ -348,6 +377,7 @@ async def record_apart(
         async with storage.begin() as uow:
             for row in rows:
                 await uow.audit.record(row)
+            await queue_webhooks(uow, rows, now)
             await uow.commit()
     except Exception as exc:  # an audit failure must not fail the request
         for row in rows:

@@ -63,6 +63,7 @@ from application.ports.services import (
     MailWriter,
 )
 from application.ports.storage import AttemptClaim, LoginAttempts, Storage, UnitOfWork
+from application.ports.webhooks import WebhookRepo, WebhookSigner
 
 __all__ = [
     "AttemptClaim",
@@ -115,4 +116,6 @@ __all__ = [
     "UserRepo",
     "VerifiedAssertion",
     "WebAuthn",
+    "WebhookRepo",
+    "WebhookSigner",
 ]

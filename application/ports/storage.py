@@ -17,6 +17,7 @@ from application.ports.oidc import AuthorizationCodeStore, ConsentStore, HostedS
 from application.ports.outbox import OutboxStore
 from application.ports.pushed import PushedRequestStore
 from application.ports.records import AuditLog, ClientRepo, GroupRepo, MfaStore, PasskeyRepo
+from application.ports.webhooks import WebhookRepo
 
 
 class UnitOfWork(Protocol):
@@ -44,6 +45,7 @@ class UnitOfWork(Protocol):
     device_grants: DeviceGrantStore
     pushed_requests: PushedRequestStore
     outbox: OutboxStore
+    webhooks: WebhookRepo
 
     async def commit(self) -> None:
         """Make every change of this unit durable at once."""

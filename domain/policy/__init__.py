@@ -22,7 +22,8 @@ The order of the checks is fixed (docs/reference/accounts.md) and the same every
 3. **Rules of the operation**: escalation (``check_role_change``), the last superadmin
    (``check_last_superadmin``), a member's organization (``check_member_org``), an
    invitation's role and groups (``invitation_org``, ``check_invitation_groups``,
-   ``check_invitation_change``), a client's
+   ``check_invitation_change``), the organization of a webhook endpoint
+   (``webhook_org``, ``check_webhook_access``), a client's
    audiences and scopes (``check_client_resources``), its first-party fields
    (``check_first_party_fields``).
 
@@ -82,6 +83,7 @@ from domain.policy.operations import (
     required_role,
 )
 from domain.policy.scim import SCIM_ACTOR_PREFIX, SCIM_SCOPE, scim_principal
+from domain.policy.webhooks import check_webhook_access, webhook_list_org, webhook_org
 
 __all__ = [
     "ACTUATOR_REQUIRED_ROLE",
@@ -109,6 +111,7 @@ __all__ = [
     "check_member_org",
     "check_role_change",
     "check_user_management",
+    "check_webhook_access",
     "client_admits_user",
     "consent_skippable",
     "forward_auth_admits",
@@ -122,4 +125,6 @@ __all__ = [
     "required_role",
     "scim_principal",
     "target_org",
+    "webhook_list_org",
+    "webhook_org",
 ]

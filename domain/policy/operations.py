@@ -49,7 +49,11 @@ class Operation(enum.Enum):
     invitations (docs/reference/invitations.md): ``CREATE_INVITATION`` POST /invitations,
     ``LIST_INVITATIONS`` GET /invitations, ``RESEND_INVITATION`` POST /invitations/{id}/resend,
     ``REVOKE_INVITATION`` DELETE /invitations/{id}; ``PROVISION_USER`` POST /scim/v2/Users, a
-    user created in the caller's organization without a password (docs/reference/scim.md).
+    user created in the caller's organization without a password (docs/reference/scim.md);
+    webhooks (docs/reference/webhooks.md): ``CREATE_WEBHOOK`` POST /webhooks, ``LIST_WEBHOOKS``
+    GET /webhooks, ``VIEW_WEBHOOK`` GET /webhooks/{id} and its deliveries, ``UPDATE_WEBHOOK``
+    PATCH, ``DELETE_WEBHOOK`` DELETE, ``ROTATE_WEBHOOK_SECRET`` POST /webhooks/{id}/secret,
+    ``TEST_WEBHOOK`` POST /webhooks/{id}/test.
     """
 
     LIST_USERS = "list_users"
@@ -87,6 +91,13 @@ class Operation(enum.Enum):
     RESEND_INVITATION = "resend_invitation"
     REVOKE_INVITATION = "revoke_invitation"
     PROVISION_USER = "provision_user"
+    CREATE_WEBHOOK = "create_webhook"
+    LIST_WEBHOOKS = "list_webhooks"
+    VIEW_WEBHOOK = "view_webhook"
+    UPDATE_WEBHOOK = "update_webhook"
+    DELETE_WEBHOOK = "delete_webhook"
+    ROTATE_WEBHOOK_SECRET = "rotate_webhook_secret"  # noqa: S105 - an operation name
+    TEST_WEBHOOK = "test_webhook"
 
 
 REQUIRED_ROLE: Mapping[Operation, Role] = MappingProxyType(
@@ -126,6 +137,13 @@ REQUIRED_ROLE: Mapping[Operation, Role] = MappingProxyType(
         Operation.RESEND_INVITATION: Role.ORG_ADMIN,
         Operation.REVOKE_INVITATION: Role.ORG_ADMIN,
         Operation.PROVISION_USER: Role.ORG_ADMIN,
+        Operation.CREATE_WEBHOOK: Role.ORG_ADMIN,
+        Operation.LIST_WEBHOOKS: Role.ORG_ADMIN,
+        Operation.VIEW_WEBHOOK: Role.ORG_ADMIN,
+        Operation.UPDATE_WEBHOOK: Role.ORG_ADMIN,
+        Operation.DELETE_WEBHOOK: Role.ORG_ADMIN,
+        Operation.ROTATE_WEBHOOK_SECRET: Role.ORG_ADMIN,
+        Operation.TEST_WEBHOOK: Role.ORG_ADMIN,
     }
 )
 """The lowest role allowed each operation (docs/reference/accounts.md "Who").

@@ -20,6 +20,7 @@ import attrs
 from adapters.crypto.db_keystore import KeyEncryptionKeyError, read_key_encryption_key
 from application.federation.settings import FederationSettings
 from application.forward_auth.settings import ForwardAuthSettings
+from application.integration.settings import WebhooksSettings
 from application.oauth.settings import OidcSettings
 from application.passkeys.settings import WebAuthnConfigError, WebAuthnSettings, relying_party
 from application.shared.settings import AuditSettings, AuthSettings, EmailSettings, OAuthSettings
@@ -72,6 +73,7 @@ class Config:
     ui: UiSettings = attrs.Factory(UiSettings)
     federation: FederationSettings = attrs.Factory(FederationSettings)
     forward_auth: ForwardAuthSettings = attrs.Factory(ForwardAuthSettings)
+    webhooks: WebhooksSettings = attrs.Factory(WebhooksSettings)
 
     def prefixes(self) -> dict[str, Any]:
         """``{prefix: settings object}`` for every prefix."""
@@ -259,7 +261,7 @@ def load_config(
     ``path`` (else ``$AUTHSVC_CONFIG``, else no file) is a TOML file with tables ``[auth]``,
     ``[storage]``, ``[server]``, ``[actuator]``, ``[telemetry]``, ``[events]``, ``[email]``,
     ``[audit]``, ``[oauth]``, ``[webauthn]``, ``[oidc]``, ``[ui]``, ``[federation]``,
-    ``[forward_auth]``;
+    ``[forward_auth]``, ``[webhooks]``;
     ``environ`` (default ``os.environ``) overrides single keys; defaults that follow other keys
     are filled in (``derived_defaults``). The key store's settings are checked
     (``check_key_store``). Raises ``ConfigError`` naming the first bad key.

@@ -35,6 +35,7 @@ from entrypoints.http import (
     passkey_routes,
     scim_routes,
     session_routes,
+    webhook_routes,
     wellknown_routes,
 )
 from entrypoints.http.assets import asset
@@ -103,6 +104,8 @@ async def _resources(app: web.Application) -> AsyncIterator[None]:
         await container.upstream_client().close()
         await container.client_assertions().close()
         await container.backchannel_sender().close()
+        await container.webhook_public_sender().close()
+        await container.webhook_private_sender().close()
         await asyncio.to_thread(container.telemetry().shutdown)
 
 
@@ -221,6 +224,7 @@ def create_app(container: Container) -> web.Application:
         *admin_routes.ROUTES,
         *audit_routes.ROUTES,
         *invitation_routes.ROUTES,
+        *webhook_routes.ROUTES,
         *client_routes.ROUTES,
         *oauth_routes.ROUTES,
         *device_routes.ROUTES,

@@ -35,8 +35,11 @@ ALL = [
     "0021_invitations",
     "0022_device_grants",
     "0024_outbox",
+    "0026_webhooks",
 ]
 EXPECTED_TABLES = {
+    "webhooks",
+    "webhook_deliveries",
     "users",
     "refresh_tokens",
     "rotated_refresh_tokens",

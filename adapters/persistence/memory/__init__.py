@@ -34,6 +34,7 @@ from adapters.persistence.memory.pushed import MemoryPushedRequestStore
 from adapters.persistence.memory.tokens import MemorySessionStore, MemoryTokenStore
 from adapters.persistence.memory.unit import MemoryUnit, Tables
 from adapters.persistence.memory.users import MemoryGroupRepo, MemoryUserRepo
+from adapters.persistence.memory.webhooks import MemoryWebhookRepo
 from adapters.persistence.times import require_aware
 from application.ports import AttemptClaim, LoginAttempts, Storage, UnitOfWork
 
@@ -86,6 +87,7 @@ class MemoryUnitOfWork(UnitOfWork):
         self.device_grants = MemoryDeviceGrantStore(stage)
         self.pushed_requests = MemoryPushedRequestStore(stage)
         self.outbox = MemoryOutboxStore(stage)
+        self.webhooks = MemoryWebhookRepo(stage)
 
     async def commit(self) -> None:
         """Publish every staged change at once."""

@@ -26,6 +26,7 @@ from domain.oidc import AuthorizationCode, Consent, HostedSession
 from domain.outbox import OutboxItem
 from domain.passkeys import Ceremony, Passkey
 from domain.pushed import PushedRequest
+from domain.webhooks import Webhook, WebhookDelivery
 
 
 class Tables:
@@ -38,7 +39,8 @@ class Tables:
     ``(user_id, client_id)``, ``codes`` by code hash, ``hosted`` by the hosted session's hash,
     ``identities`` by ``(issuer, subject)``, ``flows`` by state hash, ``nonces`` maps
     ``(issuer, nonce hash)`` to its expiry; ``invitations`` are keyed by id, ``device_grants`` by
-    the device code's hash, ``outbox`` by item id.
+    the device code's hash, ``outbox`` by item id, ``webhooks`` and
+    ``webhook_deliveries`` by id.
     """
 
     def __init__(self) -> None:
@@ -69,6 +71,8 @@ class Tables:
         self.device_grants: dict[str, DeviceGrant] = {}
         self.pushed_requests: dict[str, PushedRequest] = {}
         self.outbox: dict[str, OutboxItem] = {}
+        self.webhooks: dict[str, Webhook] = {}
+        self.webhook_deliveries: dict[str, WebhookDelivery] = {}
 
 
 @attrs.frozen
@@ -88,7 +92,8 @@ class MemoryUnit:
                "mfa_totp", "mfa_recovery", "mfa_challenges", "audit", "clients",
                "revoked", "dpop_proofs", "passkeys", "user_handles", "ceremonies", "codes",
                "consents", "hosted", "identities", "flows", "nonces", "invitations",
-               "device_grants", "pushed_requests", "outbox")  # fmt: skip
+               "device_grants", "pushed_requests", "outbox", "webhooks",
+               "webhook_deliveries")  # fmt: skip
 
     def __init__(self, base: Tables) -> None:
         self._base = base

@@ -21,6 +21,7 @@ from adapters.persistence.sql.stores.passkeys import SqlPasskeyRepo
 from adapters.persistence.sql.stores.pushed import SqlPushedRequestStore
 from adapters.persistence.sql.stores.tokens import SqlSessionStore, SqlTokenStore
 from adapters.persistence.sql.stores.users import SqlGroupRepo, SqlUserRepo
+from adapters.persistence.sql.stores.webhooks import SqlWebhookRepo
 from application.ports import UnitOfWork
 
 
@@ -51,6 +52,7 @@ class SqlUnitOfWork(UnitOfWork):
         self.device_grants = SqlDeviceGrantStore(unit)
         self.pushed_requests = SqlPushedRequestStore(unit)
         self.outbox = SqlOutboxStore(unit)
+        self.webhooks = SqlWebhookRepo(unit)
 
     async def commit(self) -> None:
         """Make every change of this unit durable at once."""

@@ -19,6 +19,7 @@ from domain.errors import Forbidden, LastSuperadmin, NotFound, ValidationFailed
 from domain.invitations import Invitation
 from domain.model import Group, Role, User
 from domain.policy import CLI_OPERATOR, ActuatorOperation, Operation, Principal
+from domain.webhooks import Webhook
 
 #  The permission matrix of docs/reference/accounts.md. The caller belongs to organization "acme";
 # the target (user, group, or the organization named in a listing / creation) is in "acme" (same) or
@@ -95,6 +96,20 @@ revoke_invitation same   403     403       ok         ok
 revoke_invitation other  403     403       404        ok
 provision_user  same     403     403       ok         ok
 provision_user  other    403     403       404        ok
+create_webhook same 403 403 ok ok
+create_webhook other 403 403 404 ok
+list_webhooks same 403 403 ok ok
+list_webhooks other 403 403 404 ok
+view_webhook same 403 403 ok ok
+view_webhook other 403 403 404 ok
+update_webhook same 403 403 ok ok
+update_webhook other 403 403 404 ok
+delete_webhook same 403 403 ok ok
+delete_webhook other 403 403 404 ok
+rotate_webhook_secret same 403 403 ok ok
+rotate_webhook_secret other 403 403 404 ok
+test_webhook same 403 403 ok ok
+test_webhook other 403 403 404 ok
 """
 
 CALLER_ORG = "acme"
@@ -164,6 +179,10 @@ def invitation(org: str = CALLER_ORG, role: Role = Role.VIEWER) -> Invitation:
     return Invitation("inv", org, "new@example.com", role, (), "admin", NOW, NOW, "0" * 64)
 
 
+def webhook(org: str = CALLER_ORG) -> Webhook:
+    return Webhook("w", org, "https://h.example/", ("group.created",), "", True, b"s", NOW, NOW)
+
+
 def _policy_check(op: Operation, principal: Principal, org: str) -> None:
     """Ask the policy the way the use case of ``op`` does."""
     if op is Operation.SET_ROLE:
@@ -176,6 +195,12 @@ def _policy_check(op: Operation, principal: Principal, org: str) -> None:
         Operation.LIST_INVITATIONS,
     ):
         assert policy.list_scope(principal, op, org) == org
+    elif op is Operation.LIST_WEBHOOKS:
+        assert policy.webhook_list_org(principal, org) == org
+    elif op is Operation.CREATE_WEBHOOK:
+        assert policy.webhook_org(principal, org) == org
+    elif op.value.endswith(("_webhook", "_webhook_secret")):
+        policy.check_webhook_access(principal, webhook(org), op)
     elif op is Operation.CREATE_INVITATION:
         assert policy.invitation_org(principal, org, Role.VIEWER) == org
     elif op in (Operation.RESEND_INVITATION, Operation.REVOKE_INVITATION):

@@ -43,6 +43,7 @@ async def _seed_matrix(world: World, role: Role) -> Principal:
         await world.add_client(f"client-{org}", org)
         await world.add_passkey(f"user-{org}")
         await world.add_invitation(f"inv-{org}", org)
+        await world.add_webhook(f"hook-{org}", org)
     return as_principal(me)
 
 
@@ -157,7 +158,36 @@ async def _run(world: World, op: Operation, me: Principal, org: str) -> None:
         provision = ProvisionUser(world.spy, world.bus, world.clock, normalize_email)
         made = await provision(me, f"new@{org}.example", org_id=org)
         assert made.org_id == org and made.password_hash == ""
+    elif op.value.endswith(("_webhook", "_webhooks", "_webhook_secret")):
+        await _run_webhook(world, op, me, org)
     else:  # pragma: no cover - a new Operation needs a line here
+        raise AssertionError(op)
+
+
+async def _run_webhook(world: World, op: Operation, me: Principal, org: str) -> None:
+    """The webhook operations of the matrix on ``hook-<org>``."""
+    hook_id = f"hook-{org}"
+    if op is Operation.CREATE_WEBHOOK:
+        made = await world.create_webhook(me, "https://new.example/", ["user.deleted"], org_id=org)
+        assert made.webhook.org_id == org and made.secret.startswith("whsec_")
+    elif op is Operation.LIST_WEBHOOKS:
+        listed = await world.list_webhooks(me, org_id=org)
+        assert [w.id for w in listed.items] == [hook_id]
+    elif op is Operation.VIEW_WEBHOOK:
+        assert (await world.get_webhook(me, hook_id)).org_id == org
+        assert (await world.list_webhook_deliveries(me, hook_id)).items == ()
+    elif op is Operation.UPDATE_WEBHOOK:
+        assert not (await world.update_webhook(me, hook_id, {"enabled": False})).enabled
+    elif op is Operation.DELETE_WEBHOOK:
+        await world.delete_webhook(me, hook_id)
+        assert await world.webhook(hook_id) is None
+    elif op is Operation.ROTATE_WEBHOOK_SECRET:
+        before = await world.webhook(hook_id)
+        rotated = await world.rotate_webhook_secret(me, hook_id)
+        assert before is not None and rotated.webhook.sealed_secret != before.sealed_secret
+    elif op is Operation.TEST_WEBHOOK:
+        assert await world.test_webhook(me, hook_id)
+    else:  # pragma: no cover - a new webhook Operation needs a line here
         raise AssertionError(op)
 
 

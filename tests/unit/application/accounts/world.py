@@ -13,6 +13,7 @@ from typing import Any
 import attrs
 
 from adapters.crypto.bcrypt_hasher import BcryptHasher
+from adapters.crypto.sealer import AesGcmSealer
 from adapters.events.inprocess import InProcessEventBus
 from adapters.mail.writer import TemplateMailWriter
 from adapters.persistence.memory import MemoryLoginAttempts, MemoryStorage
@@ -41,6 +42,17 @@ from application.events.catalog import (
 )
 from application.federation.providers import ListIdentityProviders
 from application.federation.settings import FederationSettings
+from application.integration.manage import (
+    CreateWebhook,
+    DeleteWebhook,
+    GetWebhook,
+    ListWebhookDeliveries,
+    ListWebhooks,
+    RotateWebhookSecret,
+    TestWebhook,
+    UpdateWebhook,
+)
+from application.integration.settings import WebhooksSettings
 from application.mfa.totp import ResetUserMfa
 from application.oauth.clients import (
     CreateClient,
@@ -69,6 +81,7 @@ from domain.invitations import Invitation
 from domain.model import Group, RefreshToken, Role, Session, User
 from domain.passkeys import Passkey
 from domain.policy import Principal
+from domain.webhooks import Webhook
 from tests.fakes import FakeClock
 from tests.unit.domain.test_policy import CALLER_ORG
 
@@ -127,6 +140,8 @@ class _SpyUnitOfWork:
         self.audit = uow.audit
         self.clients = uow.clients
         self.invitations = uow.invitations
+        self.outbox = uow.outbox
+        self.webhooks = uow.webhooks
 
     async def commit(self) -> None:
         if self._spy.fail_commit:
@@ -239,6 +254,16 @@ class World:
             storage, bus, clock, self.settings, lambda i, t: self.mails.append((i, t))
         )
         self.revoke_invitation = RevokeInvitation(storage, bus, clock)
+        self.sealer = AesGcmSealer(bytes(32))
+        hooks = Live(WebhooksSettings())
+        self.create_webhook = CreateWebhook(storage, bus, clock, self.sealer, hooks, self.next_id)
+        self.list_webhooks = ListWebhooks(storage)
+        self.get_webhook = GetWebhook(storage)
+        self.update_webhook = UpdateWebhook(storage, bus, clock, hooks)
+        self.delete_webhook = DeleteWebhook(storage, bus, clock)
+        self.rotate_webhook_secret = RotateWebhookSecret(storage, bus, clock, self.sealer)
+        self.list_webhook_deliveries = ListWebhookDeliveries(storage)
+        self.test_webhook = TestWebhook(storage, clock)
         self.set_org_by_operator = OperatorCommand(self.move_user, normalize_email)
 
     def _record(self, event: Event) -> None:
@@ -309,6 +334,19 @@ class World:
                                                  "admin", now, now + timedelta(days=7),
                                                  hash_token(iid)))  # fmt: skip
             await uow.commit()
+
+    async def add_webhook(self, wid: str, org: str = CALLER_ORG) -> None:
+        """An enabled endpoint ``wid`` of ``org`` subscribed to ``group.created``."""
+        now = self.clock.now()
+        async with self.spy.inner.begin() as uow:
+            await uow.webhooks.add(Webhook(wid, org, f"https://{wid}.example/", ("group.created",),
+                                           "", True, self.sealer.seal(b"whsec_x", wid.encode()),
+                                           now, now))  # fmt: skip
+            await uow.commit()
+
+    async def webhook(self, wid: str) -> Webhook | None:
+        async with self.spy.inner.begin() as uow:
+            return await uow.webhooks.get(wid)
 
     async def invitation(self, iid: str) -> Invitation | None:
         async with self.spy.inner.begin() as uow:

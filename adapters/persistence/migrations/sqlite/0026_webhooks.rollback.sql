@@ -1,0 +1,3 @@
+-- Undo 0026_webhooks.
+DROP TABLE webhook_deliveries;
+DROP TABLE webhooks;
