@@ -178,11 +178,11 @@ SQLITE_TEMPLATE = _SqliteTemplate()
 
 def server_storage(backend: str, tmp_path: Path, prefix: str) -> Iterator[dict[str, str]]:
     """The storage environment of a server under test (a generator for a fixture to yield
-    from): a SQLite file in ``tmp_path`` (a copy of this process's migrated template), or an
-    empty migrated schema of the test PostgreSQL from this process's pool (a new
-    ``<prefix>_…`` one when the pool is empty; emptied and kept afterwards), where the signing
+    from): a SQLite file in ``tmp_path`` (a copy of this process's migrated template), or a new
+    ``<prefix>_…`` schema of the test PostgreSQL (the server migrates it), where the signing
     keys live in the database too (``auth.key_store`` defaults to ``database`` on PostgreSQL),
-    encrypted under a fresh key-encryption key. Skips with ``PG_SKIP_REASON`` without a DSN."""
+    encrypted under a fresh key-encryption key; the schema is dropped afterwards. Skips with
+    ``PG_SKIP_REASON`` without a DSN."""
     import pytest
 
     from tests.brokers import new_kek
@@ -195,10 +195,13 @@ def server_storage(backend: str, tmp_path: Path, prefix: str) -> Iterator[dict[s
     dsn = pg_dsn()
     if dsn is None:
         pytest.skip(PG_SKIP_REASON)
-    schema = SCHEMA_POOL.take(prefix)
+    schema = new_schema_name(prefix)
     try:
         yield {"AUTHSVC_STORAGE__BACKEND": "postgres", "AUTHSVC_STORAGE__POSTGRES_DSN": dsn,
                "AUTHSVC_STORAGE__POSTGRES_SCHEMA": schema,
                "AUTHSVC_AUTH__KEY_ENCRYPTION_KEY": new_kek()}  # fmt: skip
     finally:
-        SCHEMA_POOL.give_back(dsn, schema)
+        # Never reused: a server process a test left running (a restarted or killed instance's
+        # successor) would write its keys, under its own key-encryption key, into the next
+        # test's schema.
+        drop_pg_schema(dsn, schema)

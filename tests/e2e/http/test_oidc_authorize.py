@@ -81,7 +81,8 @@ async def test_bad_client_or_redirect_uri_gets_a_page_never_a_redirect(client: T
 
 async def test_errors_go_back_with_state_and_iss(client: TestClient) -> None:
     """OP-06 (repeated parameter), OP-08 (response_type), OP-11 (PKCE), OP-17 (bad max_age),
-    OP-21 (request objects), OP-14 (prompt=none with another value), invalid_scope."""
+    OP-21 (request objects; a ``request_uri`` that is no pushed request is the error page:
+    tests/e2e/http/test_par_http.py), OP-14 (prompt=none with another value), invalid_scope."""
     app = await register_client(client)
     _, challenge = pkce()
     base = auth_params(app, challenge)
@@ -98,7 +99,6 @@ async def test_errors_go_back_with_state_and_iss(client: TestClient) -> None:
         ({"prompt": "none login"}, "invalid_request"),
         ({"prompt": "bogus"}, "invalid_request"),
         ({"request": "eyJ"}, "request_not_supported"),
-        ({"request_uri": "https://x.example/r"}, "request_uri_not_supported"),
         ({"scope": "openid admin"}, "invalid_scope"),
         ({"id_token_hint": "not.a.token"}, "invalid_request"),
     ]

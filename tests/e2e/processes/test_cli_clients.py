@@ -221,10 +221,10 @@ def test_a_bad_code_flow_option_exits_1_naming_the_field(
 def test_an_unknown_auth_method_is_a_usage_error(
     env: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """``--token-endpoint-auth-method`` takes only the three methods: argparse's usage error
+    """``--token-endpoint-auth-method`` takes only the four methods: argparse's usage error
     (exit status 2) names the option and the choices."""
     with pytest.raises(SystemExit) as exited:
-        run("clients", "create", "app", "--token-endpoint-auth-method", "private_key_jwt")
+        run("clients", "create", "app", "--token-endpoint-auth-method", "client_secret_jwt")
     assert exited.value.code == 2
     err = capsys.readouterr().err
     assert "--token-endpoint-auth-method" in err and "client_secret_basic" in err

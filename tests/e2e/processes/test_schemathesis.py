@@ -38,7 +38,7 @@ caught by ``not_a_server_error``)."""
 SEMANTIC_REFUSALS: dict[str, tuple[int, ...]] = {
     # a cursor the service did not issue
     "get_users": (422,), "get_groups": (422,), "get_oauth_clients": (422,),
-    "get_audit-events": (422,), "get_invitations": (422,),
+    "get_audit-events": (422,), "get_invitations": (422,), "get_webhooks": (422,),
     # an unknown, used or expired token, ceremony or code
     "post_email_verify": (400,), "post_login_passkey": (400,), "post_me_passkeys": (400,),
     "post_email_change": (400,),
@@ -58,6 +58,8 @@ SEMANTIC_REFUSALS: dict[str, tuple[int, ...]] = {
     "post_register": (422,), "post_me_password": (422,), "post_password_reset": (400, 422),
     # an address the email library refuses, or the caller's current one
     "post_me_email": (422,),
+    # a target that is not https, or on a private network (docs/reference/webhooks.md)
+    "post_webhooks": (422,), "patch_webhooks_{id}": (422,),
 }  # fmt: skip
 """Operation id → statuses that answer a schema-valid request the service cannot honour."""
 ROLES = ("viewer", "operator", "org_admin", "superadmin")
