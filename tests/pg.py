@@ -83,21 +83,53 @@ def _postgres_migration_ids() -> frozenset[str]:
     )
 
 
+def _end_connections_of(conn: Any, schema: str, wait_s: float = 0.5) -> None:
+    """Wait up to ``wait_s`` seconds for the connections named ``schema`` (a server under test:
+    ``with_application_name``) to close; end any still open and raise ``LookupError`` (the
+    schema is then dropped, never reused: a server a test left running could write into the next
+    test's schema)."""
+    import time
+
+    deadline = time.monotonic() + wait_s
+    count = "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s"
+    while conn.execute(count, (schema,)).fetchone()[0]:
+        if time.monotonic() > deadline:
+            conn.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE application_name = %s",
+                (schema,),
+            )
+            raise LookupError("still connected")
+        time.sleep(0.05)
+
+
 class _SchemaPool:
     """Migrated PostgreSQL schemas of this test process, emptied after use and handed out
     again: a fresh schema costs its 20-odd migrations (about a second), an emptied one a few
     milliseconds (``empty_schema``). A schema goes back to the pool only when it holds exactly the tables and the
-    applied migration ids it had when first migrated; anything else is dropped."""
+    applied migration ids it had when first migrated, and no server is still connected to it;
+    anything else is dropped.
+
+    A schema given back is recycled (checked, emptied) only at the next ``take``: the storage
+    fixture is torn down before the app that used it (pytest-aiohttp's ``aiohttp_client`` closes
+    its apps last), so at ``give_back`` time its server is often still connected."""
 
     def __init__(self) -> None:
         self._free: list[str] = []
+        self._returned: list[str] = []
         self._shape: tuple[frozenset[str], frozenset[str]] | None = None
 
-    def take(self, prefix: str) -> str:
+    def take(self, dsn: str, prefix: str) -> str:
         """A migrated, empty schema of this process, or a new name (the app migrates it)."""
+        while self._returned:
+            self._recycle(dsn, self._returned.pop())
         return self._free.pop() if self._free else new_schema_name(prefix)
 
-    def give_back(self, dsn: str, schema: str) -> None:
+    def give_back(self, schema: str) -> None:
+        """Hand ``schema`` back; the next ``take`` recycles or drops it (see the class)."""
+        self._returned.append(schema)
+
+    def _recycle(self, dsn: str, schema: str) -> None:
         """Empty ``schema`` and keep it for the next test, or drop it (see the class)."""
         import psycopg
         from psycopg import sql
@@ -105,6 +137,7 @@ class _SchemaPool:
         try:
             with psycopg.connect(dsn, autocommit=True) as conn:
                 conn.execute("SET lock_timeout = '5s'")
+                _end_connections_of(conn, schema)
                 tables = frozenset(
                     row[0]
                     for row in conn.execute(
@@ -136,6 +169,8 @@ class _SchemaPool:
 
     def drop_all(self, dsn: str) -> None:
         """Drop every schema still in the pool (at the end of the test session)."""
+        self._free.extend(self._returned)
+        self._returned.clear()
         while self._free:
             drop_pg_schema(dsn, self._free.pop())
 
@@ -178,10 +213,12 @@ SQLITE_TEMPLATE = _SqliteTemplate()
 
 def server_storage(backend: str, tmp_path: Path, prefix: str) -> Iterator[dict[str, str]]:
     """The storage environment of a server under test (a generator for a fixture to yield
-    from): a SQLite file in ``tmp_path`` (a copy of this process's migrated template), or a new
-    ``<prefix>_…`` schema of the test PostgreSQL (the server migrates it), where the signing
-    keys live in the database too (``auth.key_store`` defaults to ``database`` on PostgreSQL),
-    encrypted under a fresh key-encryption key; the schema is dropped afterwards. Skips with
+    from): a SQLite file in ``tmp_path`` (a copy of this process's migrated template), or an
+    empty migrated schema of the test PostgreSQL from this process's pool (a new
+    ``<prefix>_…`` one when the pool is empty), where the signing keys live in the database too
+    (``auth.key_store`` defaults to ``database`` on PostgreSQL), encrypted under a fresh
+    key-encryption key. The DSN names the schema as its ``application_name``, so that the pool
+    can see a server still connected afterwards (``_SchemaPool.give_back``). Skips with
     ``PG_SKIP_REASON`` without a DSN."""
     import pytest
 
@@ -195,13 +232,22 @@ def server_storage(backend: str, tmp_path: Path, prefix: str) -> Iterator[dict[s
     dsn = pg_dsn()
     if dsn is None:
         pytest.skip(PG_SKIP_REASON)
-    schema = new_schema_name(prefix)
+    schema = SCHEMA_POOL.take(dsn, prefix)
     try:
-        yield {"AUTHSVC_STORAGE__BACKEND": "postgres", "AUTHSVC_STORAGE__POSTGRES_DSN": dsn,
+        yield {"AUTHSVC_STORAGE__BACKEND": "postgres",
+               "AUTHSVC_STORAGE__POSTGRES_DSN": with_application_name(dsn, schema),
                "AUTHSVC_STORAGE__POSTGRES_SCHEMA": schema,
                "AUTHSVC_AUTH__KEY_ENCRYPTION_KEY": new_kek()}  # fmt: skip
     finally:
-        # Never reused: a server process a test left running (a restarted or killed instance's
-        # successor) would write its keys, under its own key-encryption key, into the next
-        # test's schema.
-        drop_pg_schema(dsn, schema)
+        SCHEMA_POOL.give_back(schema)
+
+
+def with_application_name(dsn: str, name: str) -> str:
+    """``dsn`` with ``application_name=<name>`` (libpq's parameter; asyncpg sends unknown query
+    parameters as server settings), visible in ``pg_stat_activity``."""
+    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+    parts = urlsplit(dsn)
+    query = dict(parse_qsl(parts.query))
+    query["application_name"] = name
+    return urlunsplit(parts._replace(query=urlencode(query)))

@@ -7,7 +7,8 @@ records applied ids in ``_yoyo_migration``.
 Concurrent starts are safe. yoyo's own lock is a row in ``yoyo_lock``, but creating that table and
 its probe of transactional DDL race on a fresh database, so each function first takes a lock of
 its own for the whole run: an exclusive ``flock`` on ``<db>.migrate-lock`` for SQLite (across
-processes and threads), ``pg_advisory_lock`` on a dedicated connection for PostgreSQL.
+processes and threads), ``pg_advisory_lock`` keyed by the schema on a dedicated connection for
+PostgreSQL.
 
 yoyo prints the result table of any migration statement that has result columns on
 ``sys.stdout`` (SQLite's ``ALTER TABLE … ADD COLUMN`` with a ``NOT NULL`` or ``CHECK``
@@ -42,7 +43,7 @@ __all__ = [
 MIGRATIONS_DIR = Path(__file__).with_name("migrations")
 """Folder holding one sub-folder of SQL migrations per backend."""
 
-_PG_LOCK_KEY = 0x6175746873766331  # "authsvc1": the advisory lock id of migration runs
+_PG_LOCK_CLASS = 0x6D696772  # "migr": the advisory-lock class of migration runs, keyed by schema
 _SCHEMA_RE = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _LOCK_TIMEOUT_S = 60
 _STDOUT = threading.Lock()
@@ -159,7 +160,10 @@ def apply_postgres_migrations(dsn: str, schema: str | None = None) -> list[str]:
     try:
         uri = _yoyo_uri(dsn, schema)
         with psycopg.connect(dsn, autocommit=True, connect_timeout=10) as lock_conn:
-            lock_conn.execute("SELECT pg_advisory_lock(%s)", (_PG_LOCK_KEY,))
+            # One lock per schema: runs on the same schema wait for each other, runs on other
+            # schemas of the database (other deployments, other tests) go on.
+            lock = (_PG_LOCK_CLASS, schema or "")
+            lock_conn.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", lock)
             try:
                 if schema is not None:
                     lock_conn.execute(
@@ -167,6 +171,6 @@ def apply_postgres_migrations(dsn: str, schema: str | None = None) -> list[str]:
                     )
                 return apply_from(uri, MIGRATIONS_DIR / "postgres")
             finally:
-                lock_conn.execute("SELECT pg_advisory_unlock(%s)", (_PG_LOCK_KEY,))
+                lock_conn.execute("SELECT pg_advisory_unlock(%s, hashtext(%s))", lock)
     except (ValueError, BadConnectionURI, LockTimeout, psycopg.Error) as exc:
         raise StorageUnavailable("storage.postgres_dsn", safe_reason(exc, dsn), where) from None
