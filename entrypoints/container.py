@@ -317,11 +317,13 @@ class Container(Adapters):
         telemetry, scim_users.ProvisionUser, storage, bus, clock, providers.Object(normalize_email)
     )
     list_scim_users = use_case(telemetry, scim_users.ListScimUsers, storage)
+    get_scim_user = use_case(telemetry, scim_users.GetScimUser, storage)
     update_scim_user = use_case(
-        telemetry, scim_users.UpdateScimUser, storage, providers.Object(normalize_email),
-        update_user,
+        telemetry, scim_users.UpdateScimUser, storage, bus, clock,
+        providers.Object(normalize_email), update_user,
     )  # fmt: skip
     list_scim_groups = use_case(telemetry, scim_groups.ListScimGroups, storage)
+    get_scim_group = use_case(telemetry, scim_groups.GetScimGroup, storage)
     write_scim_group = use_case(telemetry, scim_groups.WriteScimGroup, storage, bus, clock)
 
     # The OpenID Connect provider (docs/reference/oauth-and-oidc.md).

@@ -295,6 +295,9 @@ _ROWS: dict[type[ev.Event], Callable[[Any], _Row | None]] = {
     sev.UserProvisioned: lambda e: _Row(
         "user.registered", e.actor_id, e.user_id, e.org_id, {"via": "scim"}
     ),
+    sev.ProvisionedEmailChanged: lambda e: _Row(
+        "email.changed", e.actor_id, e.user_id, details={"via": "scim"}
+    ),
     wev.WebhookCreated: lambda e: _Row(
         "webhook.created", e.actor_id, None, e.org_id, {"webhook_id": e.webhook_id}
     ),

@@ -8,7 +8,7 @@ import attrs
 
 from application.events.catalog import Event
 
-__all__ = ["UserProvisioned"]
+__all__ = ["ProvisionedEmailChanged", "UserProvisioned"]
 
 
 @attrs.frozen
@@ -18,4 +18,13 @@ class UserProvisioned(Event):
 
     user_id: str
     org_id: str
+    actor_id: str
+
+
+@attrs.frozen
+class ProvisionedEmailChanged(Event):
+    """The SCIM client ``actor_id`` changed the ``userName`` (the email) of ``user_id``: audited
+    as ``email.changed`` with that actor and ``{"via": "scim"}``. Never an address."""
+
+    user_id: str
     actor_id: str

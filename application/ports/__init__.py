@@ -50,6 +50,7 @@ from application.ports.invitations import InvitationRepo
 from application.ports.oidc import AuthorizationCodeStore, ConsentStore, HostedSessionStore
 from application.ports.outbox import DeliveryFailed, HttpSender, OutboxStore
 from application.ports.pushed import PushedRequestStore
+from application.ports.scim import ScimKind, ScimRecordStore
 from application.ports.records import AuditLog, ClientRepo, GroupRepo, MfaStore, PasskeyRepo
 from application.ports.services import (
     Clock,
@@ -103,6 +104,8 @@ __all__ = [
     "ProviderProbe",
     "ProviderProbes",
     "PushedRequestStore",
+    "ScimKind",
+    "ScimRecordStore",
     "RelyingParty",
     "SealedSecretError",
     "SecretSealer",

@@ -16,6 +16,7 @@ from application.ports.invitations import InvitationRepo
 from application.ports.oidc import AuthorizationCodeStore, ConsentStore, HostedSessionStore
 from application.ports.outbox import OutboxStore
 from application.ports.pushed import PushedRequestStore
+from application.ports.scim import ScimRecordStore
 from application.ports.records import AuditLog, ClientRepo, GroupRepo, MfaStore, PasskeyRepo
 from application.ports.webhooks import WebhookRepo
 
@@ -46,6 +47,7 @@ class UnitOfWork(Protocol):
     pushed_requests: PushedRequestStore
     outbox: OutboxStore
     webhooks: WebhookRepo
+    scim: ScimRecordStore
 
     async def commit(self) -> None:
         """Make every change of this unit durable at once."""

@@ -23,11 +23,21 @@ from domain import policy
 from domain.errors import FieldError, NotFound, ValidationFailed
 from domain.model import Group, GroupSummary
 from domain.policy import Operation, Principal
+from domain.scim import ScimRecord
 
-__all__ = ["GroupChange", "ListScimGroups", "WriteScimGroup"]
+__all__ = ["GetScimGroup", "GroupChange", "ListScimGroups", "ScimGroup", "WriteScimGroup"]
 
 _PAGE = 200
 _NO_SUCH_MEMBER = "names a user that is not in the organization"
+
+
+@attrs.frozen
+class ScimGroup:
+    """A group as SCIM sees it: the group with its members, and the ``externalId`` its SCIM
+    client gave it (None: none given)."""
+
+    detail: GroupDetail
+    external_id: str | None = None
 
 
 async def _detail(uow: UnitOfWork, summary: GroupSummary) -> GroupDetail:
@@ -43,29 +53,56 @@ class ListScimGroups:
 
     _storage: Storage
 
-    async def __call__(self, principal: Principal) -> list[GroupDetail]:
+    async def __call__(self, principal: Principal) -> list[ScimGroup]:
         """The organization's groups."""
         org = policy.list_scope(principal, Operation.LIST_GROUPS, None)
         found: list[GroupDetail] = []
         after: str | None = None
         async with self._storage.read() as uow:
+            records = {} if org is None else await uow.scim.of_org("Group", org)
             while True:
                 page = await uow.groups.list_page(org, after, _PAGE)
                 found += [await _detail(uow, s) for s in page]
                 if len(page) < _PAGE:
-                    return found
+                    break
                 after = page[-1].group.id
+        return [ScimGroup(d, _external_id(records.get(d.group.id))) for d in found]
+
+
+def _external_id(found: ScimRecord | None) -> str | None:
+    return None if found is None else found.external_id
+
+
+@attrs.frozen
+class GetScimGroup:
+    """GET /scim/v2/Groups/{id}: ``await get(principal, group_id)`` → ``ScimGroup``.
+    ``Forbidden`` below org_admin; ``NotFound`` when missing or of another organization."""
+
+    _storage: Storage
+
+    async def __call__(self, principal: Principal, group_id: str) -> ScimGroup:
+        """The group, its members and external id."""
+        policy.require(principal, Operation.VIEW_GROUP)
+        async with self._storage.read() as uow:
+            summary = await uow.groups.get(group_id)
+            if summary is None:
+                raise NotFound("group not found")
+            policy.require_in_scope(principal, summary.group.org_id, "group")
+            found = await uow.scim.get("Group", group_id)
+            return ScimGroup(await _detail(uow, summary), _external_id(found))
 
 
 @attrs.frozen
 class GroupChange:
     """What one SCIM request changes in a group: a new ``name`` (None: kept); ``members`` (the
-    whole new member list, user ids; None: kept), then ``add`` and ``remove`` (user ids)."""
+    whole new member list, user ids; None: kept), then ``add`` and ``remove`` (user ids);
+    ``external_id`` the client's id for it (RFC 7643 §3.1), set as given."""
 
     name: str | None = None
     members: tuple[str, ...] | None = None
     add: tuple[str, ...] = ()
     remove: tuple[str, ...] = ()
+    external_id: str | None = None
 
 
 @attrs.frozen
@@ -76,8 +113,9 @@ class WriteScimGroup:
     principal's organization; ``await write(principal, group_id, change)`` changes one. Rules,
     all checked before anything is written: below org_admin → ``Forbidden``; the group, or a
     user named as a member, missing or of another organization → ``NotFound``; a bad name →
-    ``ValidationFailed``; a name taken in the organization → ``Conflict``. Returns the group with
-    its members as stored after the change.
+    ``ValidationFailed``; a name taken in the organization → ``Conflict``. The group's
+    ``externalId`` is set to ``change.external_id``. Returns the ``ScimGroup`` as stored after
+    the change.
     """
 
     _storage: Storage
@@ -87,7 +125,7 @@ class WriteScimGroup:
 
     async def __call__(
         self, principal: Principal, group_id: str | None, change: GroupChange
-    ) -> GroupDetail:
+    ) -> ScimGroup:
         """Create or change the group."""
         name = None if change.name is None else check_name(change.name, "displayName")
         now = self._clock.now()
@@ -127,8 +165,9 @@ class WriteScimGroup:
             for user_id in sorted(current - wanted):
                 await uow.groups.remove_member(group.id, user_id)
                 events.append(GroupMembershipChanged(group.id, user_id, actor, False, group.org_id))
+            await uow.scim.put("Group", ScimRecord(group.id, change.external_id))
             await record(uow, events, now)
             detail = await _detail(uow, (await uow.groups.get(group.id)) or GroupSummary(group, 0))
             await uow.commit()
         await publish_all(self._bus, events)
-        return detail
+        return ScimGroup(detail, change.external_id)

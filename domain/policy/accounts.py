@@ -53,6 +53,7 @@ _ON_ANOTHER_USER = frozenset(
         Operation.RESET_USER_MFA,
         Operation.LIST_USER_PASSKEYS,
         Operation.DELETE_USER_PASSKEY,
+        Operation.UPDATE_PROVISIONED_USER,
     }
 )
 """Operations an org_admin may not perform on itself (docs/reference/accounts.md: "not itself";
@@ -65,13 +66,14 @@ def check_user_management(actor: Actor, target: User, operation: Operation) -> N
 
     ``operation`` is ``DISABLE_USER``, ``DELETE_USER``, ``LIST_USER_SESSIONS``,
     ``END_USER_SESSIONS``, ``RESET_USER_MFA``, ``LIST_USER_PASSKEYS``,
-    ``DELETE_USER_PASSKEY`` or ``SEND_PASSWORD_RESET``. In order:
+    ``DELETE_USER_PASSKEY``, ``SEND_PASSWORD_RESET`` or ``UPDATE_PROVISIONED_USER`` (a SCIM
+    client changing a user's email or SCIM attributes, docs/reference/scim.md). In order:
 
     - ``Forbidden``: the role may not perform it at all (viewer, operator);
     - ``NotFound``: ``target`` lies outside an org_admin's organization;
     - ``Forbidden``: an org_admin disabling, deleting, ending the sessions of, turning off the
-      MFA of, listing or deleting the passkeys of, or sending a password-reset link to a
-      superadmin (docs/reference/accounts.md and
+      MFA of, listing or deleting the passkeys of, sending a password-reset link to, or
+      changing the email of a superadmin (docs/reference/accounts.md and
       docs/reference/mfa-and-passkeys.md), or disabling, deleting, turning off the MFA of or listing
       or deleting the passkeys of itself (it ends its own sessions at /me/sessions, and manages its
       own factors at /me/mfa and /me/passkeys, with its password). A reset link to itself is

@@ -49,7 +49,9 @@ class Operation(enum.Enum):
     invitations (docs/reference/invitations.md): ``CREATE_INVITATION`` POST /invitations,
     ``LIST_INVITATIONS`` GET /invitations, ``RESEND_INVITATION`` POST /invitations/{id}/resend,
     ``REVOKE_INVITATION`` DELETE /invitations/{id}; ``PROVISION_USER`` POST /scim/v2/Users, a
-    user created in the caller's organization without a password (docs/reference/scim.md);
+    user created in the caller's organization without a password (docs/reference/scim.md),
+    ``UPDATE_PROVISIONED_USER`` PUT/PATCH /scim/v2/Users/{id}, a change of a user's email
+    (``userName``) or of its SCIM attributes;
     webhooks (docs/reference/webhooks.md): ``CREATE_WEBHOOK`` POST /webhooks, ``LIST_WEBHOOKS``
     GET /webhooks, ``VIEW_WEBHOOK`` GET /webhooks/{id} and its deliveries, ``UPDATE_WEBHOOK``
     PATCH, ``DELETE_WEBHOOK`` DELETE, ``ROTATE_WEBHOOK_SECRET`` POST /webhooks/{id}/secret,
@@ -91,6 +93,7 @@ class Operation(enum.Enum):
     RESEND_INVITATION = "resend_invitation"
     REVOKE_INVITATION = "revoke_invitation"
     PROVISION_USER = "provision_user"
+    UPDATE_PROVISIONED_USER = "update_provisioned_user"
     CREATE_WEBHOOK = "create_webhook"
     LIST_WEBHOOKS = "list_webhooks"
     VIEW_WEBHOOK = "view_webhook"
@@ -137,6 +140,7 @@ REQUIRED_ROLE: Mapping[Operation, Role] = MappingProxyType(
         Operation.RESEND_INVITATION: Role.ORG_ADMIN,
         Operation.REVOKE_INVITATION: Role.ORG_ADMIN,
         Operation.PROVISION_USER: Role.ORG_ADMIN,
+        Operation.UPDATE_PROVISIONED_USER: Role.ORG_ADMIN,
         Operation.CREATE_WEBHOOK: Role.ORG_ADMIN,
         Operation.LIST_WEBHOOKS: Role.ORG_ADMIN,
         Operation.VIEW_WEBHOOK: Role.ORG_ADMIN,

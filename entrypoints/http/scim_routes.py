@@ -20,7 +20,6 @@ from scim2_models import (
     NotFoundException,
     NotImplementedException,
     SearchRequest,
-    User,
 )
 
 from application.scim.groups import GroupChange
@@ -28,21 +27,29 @@ from domain.policy import Principal
 from entrypoints.http.bearer import bearer_token
 from entrypoints.http.keys import CONTAINER
 from entrypoints.http.routing import RouteSpec, id_parameter, path_id
+from entrypoints.http.scim_resources import (
+    ProvisionedGroup,
+    ProvisionedUser,
+    ScimFullUser,
+    as_full_user,
+    as_group,
+    group_resource,
+    kept_record,
+    resource_types,
+    schemas,
+    service_provider_config,
+    user_resource,
+)
 from entrypoints.http.scim_wire import (
     SCIM_MEDIA_TYPE,
-    group_resource,
     list_response,
     read_patch,
     read_resource,
     read_search,
-    resource_types,
     response_parameters,
-    schemas,
     scim_errors,
     scim_response,
     search_request,
-    service_provider_config,
-    user_resource,
 )
 
 PREFIX = "/scim/v2"
@@ -64,7 +71,9 @@ async def _caller(request: web.Request) -> Principal:
     return caller
 
 
-def _dump(resource: User[Any] | Group, request: web.Request | None = None) -> dict[str, Any]:
+def _dump(
+    resource: ProvisionedUser | ProvisionedGroup, request: web.Request | None = None
+) -> dict[str, Any]:
     """``resource`` for a response, with the ``attributes``/``excludedAttributes`` of
     ``request``'s query when given (RFC 7644 §3.9)."""
     params = None if request is None else response_parameters(request, type(resource))
@@ -81,74 +90,84 @@ async def list_users(request: web.Request) -> web.Response:
     """GET /scim/v2/Users → 200 ``ListResponse`` of the organization's users matching
     ``filter``, sorted and paged (RFC 7644 §3.4.2)."""
     caller = await _caller(request)
-    return await _users(request, caller, search_request(request, User))
+    return await _users(request, caller, search_request(request, ProvisionedUser))
 
 
 async def search_users(request: web.Request) -> web.Response:
     """POST /scim/v2/Users/.search ``SearchRequest`` → 200 ``ListResponse`` (RFC 7644
     §3.4.3), as GET /scim/v2/Users with the query in the body."""
     caller = await _caller(request)
-    return await _users(request, caller, await read_search(request, User))
+    return await _users(request, caller, await read_search(request, ProvisionedUser))
 
 
 async def _users(
-    request: web.Request, caller: Principal, search: SearchRequest[User[Any]]
+    request: web.Request, caller: Principal, search: SearchRequest[ProvisionedUser]
 ) -> web.Response:
     base = _base(request)
     users = await request.app[CONTAINER].list_scim_users()(caller)
     found = [user_resource(u, base) for u in users]
     if search.filter is not None:
         found = [r for r in found if search.filter.match(r)]
-    return scim_response(list_response(search, User, found))
+    return scim_response(list_response(search, ProvisionedUser, found))
 
 
 async def create_user(request: web.Request) -> web.Response:
     """POST /scim/v2/Users ``User`` → 201 ``User`` (RFC 7644 §3.3); 409 ``uniqueness`` when
-    the ``userName`` (email) exists."""
+    the ``userName`` (email) exists. ``active`` defaults to true."""
     caller = await _caller(request)
-    sent = await read_resource(request, User, Context.RESOURCE_CREATION_REQUEST)
-    active = True if sent.active is None else sent.active
-    user = await request.app[CONTAINER].provision_user()(caller, sent.user_name or "", active)
-    created = user_resource(user, _base(request))
-    location = created.meta.location if created.meta else None
-    return scim_response(_dump(created), 201, location=location)
+    sent = await read_resource(request, ScimFullUser, Context.RESOURCE_CREATION_REQUEST)
+    sent.active = True if sent.active is None else sent.active
+    kept = kept_record(sent, "")
+    created = await request.app[CONTAINER].provision_user()(
+        caller, sent.user_name or "", sent.active, external_id=kept.external_id,
+        attributes=kept.attributes,
+    )  # fmt: skip
+    resource = user_resource(created, _base(request))
+    location = resource.meta.location if resource.meta else None
+    return scim_response(_dump(resource), 201, location=location)
 
 
 async def get_user(request: web.Request) -> web.Response:
     """GET /scim/v2/Users/{id} → 200 ``User``; 404 outside the client's organization."""
     caller = await _caller(request)
-    user = await request.app[CONTAINER].get_user()(caller, path_id(request, "id"))
-    return scim_response(_dump(user_resource(user, _base(request)), request))
+    found = await request.app[CONTAINER].get_scim_user()(caller, path_id(request, "id"))
+    return scim_response(_dump(user_resource(found, _base(request)), request))
 
 
 async def replace_user(request: web.Request) -> web.Response:
-    """PUT /scim/v2/Users/{id} ``User`` → 200 ``User`` (RFC 7644 §3.5.1): ``active`` applied,
-    ``userName`` must stay the user's email (400 ``mutability``)."""
+    """PUT /scim/v2/Users/{id} ``User`` → 200 ``User`` (RFC 7644 §3.5.1): a new ``userName``
+    is a new email (unverified), ``active`` applied (absent: enabled, as the attribute
+    unassigned means), the kept attributes replaced."""
     caller = await _caller(request)
     user_id = path_id(request, "id")
-    sent = await read_resource(request, User, Context.RESOURCE_REPLACEMENT_REQUEST)
-    user = await request.app[CONTAINER].update_scim_user()(
-        caller, user_id, user_name=sent.user_name, active=sent.active
-    )
-    return scim_response(_dump(user_resource(user, _base(request))))
+    sent = await read_resource(request, ScimFullUser, Context.RESOURCE_REPLACEMENT_REQUEST)
+    found = await request.app[CONTAINER].update_scim_user()(
+        caller, user_id, user_name=sent.user_name, active=sent.active is not False,
+        record=kept_record(sent, user_id),
+    )  # fmt: skip
+    return scim_response(_dump(user_resource(found, _base(request))))
 
 
 async def patch_user(request: web.Request) -> web.Response:
     """PATCH /scim/v2/Users/{id} ``PatchOp`` → 200 ``User`` (RFC 7644 §3.5.2): the operations
-    are applied to the user as SCIM sees it, then ``active`` and ``userName`` are taken from
-    the result (``active: false`` disables the user and ends its sessions)."""
+    are applied to the user as SCIM sees it, then ``userName``, ``active`` and the kept
+    attributes are taken from the result (``active: false`` disables the user and ends its
+    sessions; ``true``, or ``active`` removed, enables it)."""
     caller = await _caller(request)
     user_id = path_id(request, "id")
-    patch = await read_patch(request, User)
+    patch = await read_patch(request, ScimFullUser)
     container = request.app[CONTAINER]
     base = _base(request)
-    resource = user_resource(await container.get_user()(caller, user_id), base)
+    resource = as_full_user(user_resource(await container.get_scim_user()(caller, user_id), base))
     before = (resource.user_name, resource.active)
     patch.patch(resource)
     user_name = None if resource.user_name == before[0] else (resource.user_name or "")
-    active = None if resource.active == before[1] else bool(resource.active)
-    user = await container.update_scim_user()(caller, user_id, user_name=user_name, active=active)
-    return scim_response(_dump(user_resource(user, base)))
+    active = None if resource.active == before[1] else resource.active is not False
+    found = await container.update_scim_user()(
+        caller, user_id, user_name=user_name, active=active,
+        record=kept_record(resource, user_id),
+    )  # fmt: skip
+    return scim_response(_dump(user_resource(found, base)))
 
 
 async def delete_user(request: web.Request) -> web.Response:
@@ -161,7 +180,7 @@ async def delete_user(request: web.Request) -> web.Response:
 # --------------------------------------------------------------------------- Groups
 
 
-def _member_ids(group: Group) -> tuple[str, ...]:
+def _member_ids(group: Group | ProvisionedGroup) -> tuple[str, ...]:
     return tuple(m.value for m in group.members or () if m.value is not None)
 
 
@@ -169,34 +188,36 @@ async def list_groups(request: web.Request) -> web.Response:
     """GET /scim/v2/Groups → 200 ``ListResponse`` of the organization's groups matching
     ``filter``, sorted and paged (RFC 7644 §3.4.2)."""
     caller = await _caller(request)
-    return await _groups(request, caller, search_request(request, Group))
+    return await _groups(request, caller, search_request(request, ProvisionedGroup))
 
 
 async def search_groups(request: web.Request) -> web.Response:
     """POST /scim/v2/Groups/.search ``SearchRequest`` → 200 ``ListResponse`` (RFC 7644
     §3.4.3), as GET /scim/v2/Groups with the query in the body."""
     caller = await _caller(request)
-    return await _groups(request, caller, await read_search(request, Group))
+    return await _groups(request, caller, await read_search(request, ProvisionedGroup))
 
 
 async def _groups(
-    request: web.Request, caller: Principal, search: SearchRequest[Group]
+    request: web.Request, caller: Principal, search: SearchRequest[ProvisionedGroup]
 ) -> web.Response:
     base = _base(request)
     groups = await request.app[CONTAINER].list_scim_groups()(caller)
     found = [group_resource(g, base) for g in groups]
     if search.filter is not None:
         found = [r for r in found if search.filter.match(r)]
-    return scim_response(list_response(search, Group, found))
+    return scim_response(list_response(search, ProvisionedGroup, found))
 
 
 async def create_group(request: web.Request) -> web.Response:
     """POST /scim/v2/Groups ``Group`` → 201 ``Group`` with its members (RFC 7644 §3.3)."""
     caller = await _caller(request)
     sent = await read_resource(request, Group, Context.RESOURCE_CREATION_REQUEST)
-    change = GroupChange(name=sent.display_name or "", members=_member_ids(sent))
-    detail = await request.app[CONTAINER].write_scim_group()(caller, None, change)
-    created = group_resource(detail, _base(request))
+    change = GroupChange(
+        name=sent.display_name or "", members=_member_ids(sent), external_id=sent.external_id
+    )
+    found = await request.app[CONTAINER].write_scim_group()(caller, None, change)
+    created = group_resource(found, _base(request))
     location = created.meta.location if created.meta else None
     return scim_response(_dump(created), 201, location=location)
 
@@ -204,8 +225,8 @@ async def create_group(request: web.Request) -> web.Response:
 async def get_group(request: web.Request) -> web.Response:
     """GET /scim/v2/Groups/{id} → 200 ``Group``; 404 outside the client's organization."""
     caller = await _caller(request)
-    detail = await request.app[CONTAINER].get_group()(caller, path_id(request, "id"))
-    return scim_response(_dump(group_resource(detail, _base(request)), request))
+    found = await request.app[CONTAINER].get_scim_group()(caller, path_id(request, "id"))
+    return scim_response(_dump(group_resource(found, _base(request)), request))
 
 
 async def replace_group(request: web.Request) -> web.Response:
@@ -213,9 +234,11 @@ async def replace_group(request: web.Request) -> web.Response:
     caller = await _caller(request)
     group_id = path_id(request, "id")
     sent = await read_resource(request, Group, Context.RESOURCE_REPLACEMENT_REQUEST)
-    change = GroupChange(name=sent.display_name or "", members=_member_ids(sent))
-    detail = await request.app[CONTAINER].write_scim_group()(caller, group_id, change)
-    return scim_response(_dump(group_resource(detail, _base(request))))
+    change = GroupChange(
+        name=sent.display_name or "", members=_member_ids(sent), external_id=sent.external_id
+    )
+    found = await request.app[CONTAINER].write_scim_group()(caller, group_id, change)
+    return scim_response(_dump(group_resource(found, _base(request))))
 
 
 async def patch_group(request: web.Request) -> web.Response:
@@ -227,13 +250,13 @@ async def patch_group(request: web.Request) -> web.Response:
     patch = await read_patch(request, Group)
     container = request.app[CONTAINER]
     base = _base(request)
-    resource = group_resource(await container.get_group()(caller, group_id), base)
+    resource = as_group(group_resource(await container.get_scim_group()(caller, group_id), base))
     name_before = resource.display_name
     patch.patch(resource)
     name = None if resource.display_name == name_before else (resource.display_name or "")
-    change = GroupChange(name=name, members=_member_ids(resource))
-    detail = await container.write_scim_group()(caller, group_id, change)
-    return scim_response(_dump(group_resource(detail, base)))
+    change = GroupChange(name=name, members=_member_ids(resource), external_id=resource.external_id)
+    found = await container.write_scim_group()(caller, group_id, change)
+    return scim_response(_dump(group_resource(found, base)))
 
 
 async def delete_group(request: web.Request) -> web.Response:

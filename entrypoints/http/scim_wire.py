@@ -1,7 +1,8 @@
 """The SCIM 2.0 wire format of ``/scim/v2`` (RFC 7643, RFC 7644; docs/reference/scim.md), with
-``scim2-models``: our users and groups as SCIM resources, the request bodies and query
-parameters read into its models (filters, sorting, PATCH paths evaluated by the library), the
-errors as SCIM ``Error`` messages, the discovery documents.
+``scim2-models``: the request bodies and query parameters read into its models (filters,
+sorting, PATCH paths evaluated by the library), lists, the errors as SCIM ``Error`` messages.
+Our users and groups as SCIM resources, and the discovery documents:
+``entrypoints.http.scim_resources``.
 
 Nothing here decides access or changes anything: ``entrypoints.http.scim_routes`` hands what is
 read here to the use cases of ``application.scim``.
@@ -10,69 +11,40 @@ read here to the use cases of ``application.scim``.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, TypeVar
+from typing import Any, TypeVar
 
 import orjson
 from aiohttp import web
 from pydantic import ValidationError
 from scim2_models import (
-    URN,
-    AuthenticationScheme,
-    Bulk,
-    ChangePassword,
     Context,
-    Email,
-    ETag,
-    Filter,
-    Group,
-    GroupMember,
     InvalidSyntaxException,
     InvalidValueException,
     ListResponse,
-    Meta,
-    MutabilityException,
     NotFoundException,
-    Patch,
     PatchOp,
-    Reference,
-    Required,
     Resource,
-    ResourceType,
     ResponseParameters,
-    Schema,
     SCIMException,
     SearchRequest,
-    ServiceProviderConfig,
-    Sort,
-    Uniqueness,
     UniquenessException,
-    User,
 )
 
-from application.accounts.groups import GroupDetail
-from application.scim.users import USER_NAME_IMMUTABLE
 from domain import errors
-from domain.model import User as StoredUser
 from entrypoints.http.problems import HttpProblem, status_of
 from entrypoints.http.requests import parse_json_object, read_body
 
 __all__ = [
     "MAX_COUNT",
     "SCIM_MEDIA_TYPE",
-    "ProvisionedUser",
-    "group_resource",
     "list_response",
     "read_patch",
     "read_resource",
     "read_search",
-    "resource_types",
     "response_parameters",
-    "schemas",
     "scim_errors",
     "scim_response",
     "search_request",
-    "service_provider_config",
-    "user_resource",
 ]
 
 SCIM_MEDIA_TYPE = "application/scim+json"
@@ -82,24 +54,6 @@ MAX_COUNT = 200
 """The most resources one list answers (``filter.maxResults``); a larger ``count`` is cut to it."""
 
 _DEFAULT_COUNT = 100
-_MemberRef = Reference[User[Any] | Group]
-
-
-class ProvisionedUser(Resource[Any]):
-    """The ``User`` schema (RFC 7643 §4.1) as this service keeps it, published at
-    ``/scim/v2/Schemas``: ``userName`` (the email), ``active`` and ``emails`` (that one
-    email). The other attributes of a ``User`` sent to it are read and ignored."""
-
-    __schema__ = URN(User.__schema__ or "")
-
-    user_name: Annotated[str | None, Uniqueness.server, Required.true] = None
-    """The user's email (docs/reference/scim.md): unique across the service."""
-
-    active: bool | None = None
-    """False for a disabled user."""
-
-    emails: list[Email] | None = None
-    """The user's email, once, ``primary``."""
 
 
 R = TypeVar("R", bound=Resource[Any])
@@ -147,8 +101,6 @@ def _domain_error(exc: errors.DomainError) -> tuple[SCIMException, dict[str, str
         return UniquenessException(detail=detail), {}
     if isinstance(exc, errors.ValidationFailed):
         text = "; ".join(f"{e.field} {e.message}" for e in exc.errors) or detail
-        if any(e.message == USER_NAME_IMMUTABLE for e in exc.errors):
-            return MutabilityException(detail=text), {}
         return InvalidValueException(detail=text), {}
     if isinstance(exc, errors.StorageFault):
         return _status_error(503, "storage is unavailable"), {"Retry-After": str(exc.retry_after)}
@@ -292,118 +244,3 @@ def list_response(search: SearchRequest[R], model: type[R], found: list[R]) -> d
         scim_ctx=Context.RESOURCE_QUERY_RESPONSE, response_parameters=search
     )
     return data
-
-
-def user_resource(user: StoredUser, base: str) -> User[Any]:
-    """``user`` as a SCIM ``User`` (RFC 7643 §4.1): ``userName`` and the one ``emails`` entry
-    are its email, ``active`` is not ``disabled``; ``meta.location`` under ``base`` (the
-    ``/scim/v2`` URL under ``auth.issuer``)."""
-    return User[Any](
-        id=user.id,
-        user_name=user.email,
-        active=not user.disabled,
-        emails=[Email(value=user.email, primary=True, type=Email.Type.work)],
-        meta=Meta(
-            resource_type="User", created=user.created_at, last_modified=user.created_at,
-            location=f"{base}/Users/{user.id}",
-        ),
-    )  # fmt: skip
-
-
-def group_resource(detail: GroupDetail, base: str) -> Group:
-    """``detail`` as a SCIM ``Group`` (RFC 7643 §4.2): ``displayName`` is its name, ``members``
-    its users (``value`` the id, ``display`` the email, ``$ref`` their location)."""
-    group = detail.group
-    members = [
-        GroupMember(
-            value=m.id,
-            display=m.email,
-            type="User",
-            ref=_MemberRef(f"{base}/Users/{m.id}"),
-        )
-        for m in detail.members
-    ]
-    return Group(
-        id=group.id,
-        display_name=group.name,
-        members=members or None,
-        meta=Meta(
-            resource_type="Group", created=group.created_at, last_modified=group.created_at,
-            location=f"{base}/Groups/{group.id}",
-        ),
-    )  # fmt: skip
-
-
-def service_provider_config(base: str) -> dict[str, Any]:
-    """The ``ServiceProviderConfig`` (RFC 7643 §5): PATCH, filter (``MAX_COUNT`` results) and
-    sort supported; bulk, password change and ETags not; OAuth 2.0 bearer tokens."""
-    config = ServiceProviderConfig(
-        documentation_uri=None,
-        patch=Patch(supported=True),
-        bulk=Bulk(supported=False, max_operations=0, max_payload_size=0),
-        filter=Filter(supported=True, max_results=MAX_COUNT),
-        change_password=ChangePassword(supported=False),
-        sort=Sort(supported=True),
-        etag=ETag(supported=False),
-        authentication_schemes=[
-            AuthenticationScheme(
-                type=AuthenticationScheme.Type.oauthbearertoken, name="OAuth Bearer Token",
-                primary=True,
-                description="A client credentials access token (RFC 6749 §4.4) with the scim "
-                            "scope, from the token endpoint of this service",
-            )
-        ],
-        meta=Meta(resource_type="ServiceProviderConfig",
-                  location=f"{base}/ServiceProviderConfig"),
-    )  # fmt: skip
-    data: dict[str, Any] = config.model_dump(scim_ctx=Context.RESOURCE_QUERY_RESPONSE)
-    return data
-
-
-def _resource_types(base: str) -> list[ResourceType]:
-    found = []
-    for model in (ProvisionedUser, Group):
-        item = ResourceType.from_resource(model)
-        item.description = f"{item.name}s of the organization"
-        item.meta = Meta(resource_type="ResourceType", location=f"{base}/ResourceTypes/{item.id}")
-        found.append(item)
-    return found
-
-
-def resource_types(base: str, name: str | None = None) -> dict[str, Any]:
-    """The ``ResourceTypes`` (RFC 7644 §4): ``User`` and ``Group``, as a ``ListResponse``, or
-    the one ``name``. Raises ``NotFoundException`` for another name."""
-    types = _resource_types(base)
-    if name is None:
-        listed = ListResponse[ResourceType](
-            total_results=len(types), start_index=1, items_per_page=len(types), resources=types
-        )
-        data: dict[str, Any] = listed.model_dump(scim_ctx=Context.RESOURCE_QUERY_RESPONSE)
-        return data
-    for item in types:
-        if item.id == name:
-            one: dict[str, Any] = item.model_dump(scim_ctx=Context.RESOURCE_QUERY_RESPONSE)
-            return one
-    raise NotFoundException(detail=f"no resource type {name}")
-
-
-def schemas(base: str, schema_id: str | None = None) -> dict[str, Any]:
-    """The ``Schemas`` (RFC 7643 §7) of ``User`` and ``Group`` as a ``ListResponse``, or the
-    one ``schema_id``. Raises ``NotFoundException`` for another id."""
-    found = []
-    for model, name in ((ProvisionedUser, "User"), (Group, "Group")):
-        schema = model.to_schema()
-        schema.name, schema.description = name, f"{name}s of the organization"
-        schema.meta = Meta(resource_type="Schema", location=f"{base}/Schemas/{schema.id}")
-        found.append(schema)
-    if schema_id is None:
-        listed = ListResponse[Schema](
-            total_results=len(found), start_index=1, items_per_page=len(found), resources=found
-        )
-        data: dict[str, Any] = listed.model_dump(scim_ctx=Context.RESOURCE_QUERY_RESPONSE)
-        return data
-    for schema in found:
-        if schema.id == schema_id:
-            one: dict[str, Any] = schema.model_dump(scim_ctx=Context.RESOURCE_QUERY_RESPONSE)
-            return one
-    raise NotFoundException(detail=f"no schema {schema_id}")

@@ -31,6 +31,7 @@ from adapters.persistence.memory.oidc import (
 from adapters.persistence.memory.outbox import MemoryOutboxStore
 from adapters.persistence.memory.passkeys import MemoryPasskeyRepo
 from adapters.persistence.memory.pushed import MemoryPushedRequestStore
+from adapters.persistence.memory.scim import MemoryScimRecordStore
 from adapters.persistence.memory.tokens import MemorySessionStore, MemoryTokenStore
 from adapters.persistence.memory.unit import MemoryUnit, Tables
 from adapters.persistence.memory.users import MemoryGroupRepo, MemoryUserRepo
@@ -53,6 +54,7 @@ __all__ = [
     "MemoryOutboxStore",
     "MemoryPasskeyRepo",
     "MemoryPushedRequestStore",
+    "MemoryScimRecordStore",
     "MemorySessionStore",
     "MemoryStorage",
     "MemoryTokenStore",
@@ -86,6 +88,7 @@ class MemoryUnitOfWork(UnitOfWork):
         self.invitations = MemoryInvitationRepo(stage)
         self.device_grants = MemoryDeviceGrantStore(stage)
         self.pushed_requests = MemoryPushedRequestStore(stage)
+        self.scim = MemoryScimRecordStore(stage)
         self.outbox = MemoryOutboxStore(stage)
         self.webhooks = MemoryWebhookRepo(stage)
 

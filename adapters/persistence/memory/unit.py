@@ -26,6 +26,7 @@ from domain.oidc import AuthorizationCode, Consent, HostedSession
 from domain.outbox import OutboxItem
 from domain.passkeys import Ceremony, Passkey
 from domain.pushed import PushedRequest
+from domain.scim import ScimRecord
 from domain.webhooks import Webhook, WebhookDelivery
 
 
@@ -40,7 +41,7 @@ class Tables:
     ``identities`` by ``(issuer, subject)``, ``flows`` by state hash, ``nonces`` maps
     ``(issuer, nonce hash)`` to its expiry; ``invitations`` are keyed by id, ``device_grants`` by
     the device code's hash, ``outbox`` by item id, ``webhooks`` and
-    ``webhook_deliveries`` by id.
+    ``webhook_deliveries`` by id, ``scim_users`` and ``scim_groups`` by user and group id.
     """
 
     def __init__(self) -> None:
@@ -73,6 +74,8 @@ class Tables:
         self.outbox: dict[str, OutboxItem] = {}
         self.webhooks: dict[str, Webhook] = {}
         self.webhook_deliveries: dict[str, WebhookDelivery] = {}
+        self.scim_users: dict[str, ScimRecord] = {}
+        self.scim_groups: dict[str, ScimRecord] = {}
 
 
 @attrs.frozen
@@ -93,7 +96,7 @@ class MemoryUnit:
                "revoked", "dpop_proofs", "passkeys", "user_handles", "ceremonies", "codes",
                "consents", "hosted", "identities", "flows", "nonces", "invitations",
                "device_grants", "pushed_requests", "outbox", "webhooks",
-               "webhook_deliveries")  # fmt: skip
+               "webhook_deliveries", "scim_users", "scim_groups")  # fmt: skip
 
     def __init__(self, base: Tables) -> None:
         self._base = base

@@ -102,7 +102,8 @@ class MemoryUserRepo(UserRepo):
     async def delete(self, user_id: str) -> bool:
         """Delete the user with its sessions, tokens, rotated records, email tokens, second
         factors, passkeys, memberships, authorization codes, consents, hosted sessions,
-        device grants it decided and federated identities (and the started logins linking to it)."""
+        device grants it decided, federated identities (and the started logins linking to it) and
+        its SCIM record."""
         view = self._s.view
         if user_id not in view.users:
             return False
@@ -118,7 +119,7 @@ class MemoryUserRepo(UserRepo):
         gone_flows = [k for k, f in view.flows.items() if f.link_user_id == user_id]
         for k in gone_flows:
             del self._s.write("flows")[k]
-        for name in ("mfa_totp", "mfa_recovery", "user_handles"):
+        for name in ("mfa_totp", "mfa_recovery", "user_handles", "scim_users"):
             if user_id in getattr(view, name):
                 del self._s.write(name)[user_id]
         for group_id, members in list(view.members.items()):
@@ -189,11 +190,13 @@ class MemoryGroupRepo(GroupRepo):
         self._s.write("groups")[group_id] = attrs.evolve(group, name=name)
 
     async def delete(self, group_id: str) -> bool:
-        """Delete the group and its memberships; False if it did not exist."""
+        """Delete the group, its memberships and its SCIM record; False if it did not exist."""
         if group_id not in self._s.view.groups:
             return False
         del self._s.write("groups")[group_id]
         self._s.write("members").pop(group_id, None)
+        if group_id in self._s.view.scim_groups:
+            del self._s.write("scim_groups")[group_id]
         return True
 
     async def list_page(

@@ -19,6 +19,7 @@ from adapters.persistence.sql.stores.oidc import (
 from adapters.persistence.sql.stores.outbox import SqlOutboxStore
 from adapters.persistence.sql.stores.passkeys import SqlPasskeyRepo
 from adapters.persistence.sql.stores.pushed import SqlPushedRequestStore
+from adapters.persistence.sql.stores.scim import SqlScimRecordStore
 from adapters.persistence.sql.stores.tokens import SqlSessionStore, SqlTokenStore
 from adapters.persistence.sql.stores.users import SqlGroupRepo, SqlUserRepo
 from adapters.persistence.sql.stores.webhooks import SqlWebhookRepo
@@ -53,6 +54,7 @@ class SqlUnitOfWork(UnitOfWork):
         self.pushed_requests = SqlPushedRequestStore(unit)
         self.outbox = SqlOutboxStore(unit)
         self.webhooks = SqlWebhookRepo(unit)
+        self.scim = SqlScimRecordStore(unit)
 
     async def commit(self) -> None:
         """Make every change of this unit durable at once."""

@@ -1,8 +1,9 @@
 """SCIM 2.0 provisioning over HTTP (docs/reference/scim.md, RFC 7644), on SQLite and PostgreSQL:
 Entra ID- and Okta-shaped request sequences leave the expected users and groups (checked over
 the JSON API), a client of one organization sees and changes nothing of another (404), a token
-without the ``scim`` scope is refused, errors are SCIM ``Error`` messages, and every change has
-its audit row naming the SCIM client.
+without the ``scim`` scope is refused, errors are SCIM ``Error`` messages, every change has
+its audit row naming the SCIM client; ``externalId`` and the kept attributes round trip and
+filter, a new ``userName`` is a new unverified email (never a superadmin's).
 """
 
 from __future__ import annotations
@@ -127,7 +128,8 @@ async def test_an_okta_sequence_provisions_users_and_groups(make_client: MakeCli
             "name": {"givenName": "Kim", "familyName": "Lee"},
             "emails": [{"primary": True, "value": "kim@example.com", "type": "work"}]}  # fmt: skip
     kim = await scim.call("POST", "/Users", sent, 201)
-    lee = await scim.call("POST", "/Users", {**sent, "userName": "lee@example.com"}, 201)
+    lee = await scim.call("POST", "/Users", {**sent, "userName": "lee@example.com", "emails": [
+        {"primary": True, "value": "lee@example.com", "type": "work"}]}, 201)  # fmt: skip
     found = await scim.call("GET", '/Users?filter=userName sw "k" or emails.value co "lee"'
                                    "&startIndex=1&count=1")  # fmt: skip
     assert (found["totalResults"], found["itemsPerPage"], found["startIndex"]) == (2, 1, 1)
@@ -154,10 +156,11 @@ async def test_an_okta_sequence_provisions_users_and_groups(make_client: MakeCli
         {"op": "replace", "value": {"active": False}}))  # fmt: skip
     users = await json_users(m)
     assert users["kim@example.com"]["disabled"] and users["lee@example.com"]["disabled"]
-    # userName is the email: it cannot change.
-    answer = await scim.error("PUT", f"/Users/{kim['id']}", 400,
-                              {**sent, "userName": "other@example.com"})  # fmt: skip
-    assert answer["scimType"] == "mutability"
+    # userName is the email: another user's is 409, and nothing changes.
+    answer = await scim.error("PUT", f"/Users/{kim['id']}", 409,
+                              {**sent, "userName": "lee@example.com", "active": True})  # fmt: skip
+    assert answer["scimType"] == "uniqueness"
+    assert (await json_users(m))["kim@example.com"]["disabled"] is True
     await scim.call("DELETE", f"/Groups/{gid}", status=204)
     await scim.error("GET", f"/Groups/{gid}", 404)
 
@@ -238,3 +241,79 @@ async def test_discovery_documents_and_errors(make_client: MakeClient) -> None:
     assert resp.status == 400 and (await resp.json())["schemas"] == [ERROR_SCHEMA]
     assert await json_users(m)  # the home organization is there, nothing added
     assert "not an email" not in await json_users(m)
+
+
+async def test_external_ids_attributes_and_a_new_user_name(make_client: MakeClient) -> None:
+    m = await machines(make_client)
+    scim = await scim_client(m)
+    enterprise = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"
+    sent = {
+        "schemas": [USER_SCHEMA, enterprise], "externalId": "entra-42", "userName": "uma@example.com",
+        "active": True, "displayName": "Uma", "name": {"givenName": "Uma", "familyName": "Roe"},
+        "title": "Engineer", "phoneNumbers": [{"value": "+1 555 0100", "type": "work"}],
+        "emails": [{"primary": True, "type": "work", "value": "uma@corp.example"}],
+        enterprise: {"department": "R&D", "employeeNumber": "7"},
+    }  # fmt: skip
+    uma = await scim.call("POST", "/Users", sent, 201)  # the extension and the rest are read
+    assert (uma["externalId"], uma["displayName"], uma["name"]) == (
+        "entra-42", "Uma", {"givenName": "Uma", "familyName": "Roe"})  # fmt: skip
+    assert uma["emails"] == [{"primary": True, "type": "work", "value": "uma@corp.example"}]
+    assert "title" not in uma and enterprise not in uma  # read and ignored
+    found = await scim.call("GET", '/Users?filter=externalId eq "entra-42"')
+    assert [r["id"] for r in found["Resources"]] == [uma["id"]]
+    found = await scim.call("GET", '/Users?filter=displayName sw "Um"')
+    assert [r["id"] for r in found["Resources"]] == [uma["id"]]
+    # Entra's PATCH forms on the kept attributes and on ignored ones, in one request.
+    await scim.call("PATCH", f"/Users/{uma['id']}", patch(
+        {"op": "Replace", "path": "displayName", "value": "Uma R."},
+        {"op": "Replace", "path": 'emails[type eq "work"].value', "value": "u@corp.example"},
+        {"op": "Add", "path": f"{enterprise}:department", "value": "Ops"},
+        {"op": "Replace", "path": "externalId", "value": "entra-43"}))  # fmt: skip
+    got = await scim.call("GET", f"/Users/{uma['id']}")
+    assert (got["displayName"], got["externalId"], got["emails"][0]["value"]) == (
+        "Uma R.", "entra-43", "u@corp.example")  # fmt: skip
+    # A new userName is a new email for the account, unverified; audited with the client.
+    renamed = await scim.call("PATCH", f"/Users/{uma['id']}", patch(
+        {"op": "replace", "path": "userName", "value": "Uma.Roe@Example.com"}))  # fmt: skip
+    assert renamed["userName"] == "uma.roe@example.com"
+    users = await json_users(m)
+    assert "uma@example.com" not in users
+    assert users["uma.roe@example.com"]["email_verified"] is False
+    events = await (await m.http.get("/audit-events?type=email.changed",
+                                     headers=bearer(m.admin))).json()  # fmt: skip
+    changed = [e for e in events["items"] if e["user_id"] == uma["id"]]
+    assert len(changed) == 1 and str(changed[0]["actor_id"]).startswith("scim:")
+    assert changed[0]["details"] == {"via": "scim"}
+    assert "uma" not in json.dumps(changed)  # no address in the audit row
+    # Removing active (RFC 7644 §3.5.2.2) leaves the attribute unassigned: the account enabled.
+    await scim.call("PATCH", f"/Users/{uma['id']}", patch(
+        {"op": "replace", "path": "active", "value": False}))  # fmt: skip
+    assert (await json_users(m))["uma.roe@example.com"]["disabled"] is True
+    back = await scim.call("PATCH", f"/Users/{uma['id']}", patch({"op": "remove", "path": "active"}))
+    assert "active" not in back
+    assert (await json_users(m))["uma.roe@example.com"]["disabled"] is False
+    # A group keeps its externalId; members carry value, $ref and type (RFC 7643 §8.7.1).
+    group = await scim.call("POST", "/Groups", {"schemas": [GROUP_SCHEMA], "displayName": "Eng",
+                                                "externalId": "g-1",
+                                                "members": [{"value": uma["id"]}]}, 201)  # fmt: skip
+    assert group["externalId"] == "g-1"
+    assert group["members"] == [{"value": uma["id"], "type": "User",
+                                 "$ref": group["members"][0]["$ref"]}]  # fmt: skip
+    found = await scim.call("GET", '/Groups?filter=externalId eq "g-1"')
+    assert [g["id"] for g in found["Resources"]] == [group["id"]]
+
+
+async def test_a_superadmins_user_name_never_changes(make_client: MakeClient) -> None:
+    m = await machines(make_client)
+    scim = await scim_client(m)
+    found = await scim.call("GET", f'/Users?filter=userName eq "{ROOT}"')
+    root = found["Resources"][0]["id"]
+    for body in (
+        patch({"op": "replace", "path": "userName", "value": "attacker@example.com"}),
+        patch({"op": "replace", "path": "displayName", "value": "Root"}),
+    ):
+        await scim.error("PATCH", f"/Users/{root}", 403, body)
+    await scim.error("PUT", f"/Users/{root}", 403,
+                     {"schemas": [USER_SCHEMA], "userName": "attacker@example.com"})  # fmt: skip
+    assert ROOT in await json_users(m)
+    assert "attacker@example.com" not in await json_users(m)

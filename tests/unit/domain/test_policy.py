@@ -96,6 +96,8 @@ revoke_invitation same   403     403       ok         ok
 revoke_invitation other  403     403       404        ok
 provision_user  same     403     403       ok         ok
 provision_user  other    403     403       404        ok
+update_provisioned_user same 403 403       ok         ok
+update_provisioned_user other 403 403      404        ok
 create_webhook same 403 403 ok ok
 create_webhook other 403 403 404 ok
 list_webhooks same 403 403 ok ok
@@ -157,6 +159,7 @@ _ACCOUNT_OPERATIONS = (
     Operation.LIST_USER_PASSKEYS,
     Operation.DELETE_USER_PASSKEY,
     Operation.SEND_PASSWORD_RESET,
+    Operation.UPDATE_PROVISIONED_USER,
 )
 _ON_ITSELF_ONLY_THROUGH_ME = (
     Operation.DISABLE_USER,
@@ -164,6 +167,7 @@ _ON_ITSELF_ONLY_THROUGH_ME = (
     Operation.RESET_USER_MFA,
     Operation.LIST_USER_PASSKEYS,
     Operation.DELETE_USER_PASSKEY,
+    Operation.UPDATE_PROVISIONED_USER,
 )
 
 

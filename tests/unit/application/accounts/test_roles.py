@@ -14,7 +14,7 @@ from application.events.catalog import (
     MfaDisabled,
     RoleChanged,
 )
-from application.scim.users import ProvisionUser
+from application.scim.users import ProvisionUser, UpdateScimUser
 from domain.errors import (
     Forbidden,
     LastSuperadmin,
@@ -156,8 +156,14 @@ async def _run(world: World, op: Operation, me: Principal, org: str) -> None:
         assert revoked is not None and revoked.state.value == "revoked"
     elif op is Operation.PROVISION_USER:
         provision = ProvisionUser(world.spy, world.bus, world.clock, normalize_email)
-        made = await provision(me, f"new@{org}.example", org_id=org)
+        made = (await provision(me, f"new@{org}.example", org_id=org)).user
         assert made.org_id == org and made.password_hash == ""
+    elif op is Operation.UPDATE_PROVISIONED_USER:
+        update = UpdateScimUser(world.spy, world.bus, world.clock, normalize_email, world.update_user)
+        await update(me, user_id, user_name=f"renamed@{org}.example")
+        renamed = await world.user(user_id)
+        assert renamed is not None and renamed.email == f"renamed@{org}.example"
+        assert not renamed.email_verified
     elif op.value.endswith(("_webhook", "_webhooks", "_webhook_secret")):
         await _run_webhook(world, op, me, org)
     else:  # pragma: no cover - a new Operation needs a line here

@@ -142,6 +142,7 @@ class _SpyUnitOfWork:
         self.invitations = uow.invitations
         self.outbox = uow.outbox
         self.webhooks = uow.webhooks
+        self.scim = uow.scim
 
     async def commit(self) -> None:
         if self._spy.fail_commit:
