@@ -36,6 +36,7 @@ ALL = [
     "0022_device_grants",
     "0024_outbox",
     "0026_webhooks",
+    "0028_webhook_delivery_retention",
 ]
 EXPECTED_TABLES = {
     "webhooks",
