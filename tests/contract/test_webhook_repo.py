@@ -2,15 +2,21 @@
 round trip (the sealed secret's bytes included), paging by organization, the fan-out's query
 (enabled endpoints of an organization or of a user's), the failing state and disabling once,
 the delivery log (newest first, dropped with its endpoint), its retention purge (bounded,
-oldest tries only, of every endpoint), and a unit left without commit storing nothing."""
+oldest tries only, of every endpoint; on SQLite its batch seeks the ``attempted_at`` index of
+migration 0028), and a unit left without commit storing nothing."""
 
 from __future__ import annotations
 
+import sqlite3
 from datetime import timedelta
+from pathlib import Path
 
 import attrs
 import pytest
 
+from adapters.persistence.migrate import apply_sqlite_migrations
+from adapters.persistence.sql import webhooks as webhook_sql
+from adapters.persistence.sql.purge import bounded_delete
 from application.ports import Storage
 from domain.errors import Conflict
 from domain.webhooks import Webhook, WebhookDelivery
@@ -164,3 +170,13 @@ async def test_the_delivery_purge_without_a_limit_takes_all_older_tries(storage:
         await uow.commit()
     async with storage.read() as uow:
         assert [d.id for d in await uow.webhooks.deliveries("w1", None, 10)] == ["d004"]
+
+
+def test_the_delivery_purge_seeks_the_attempted_at_index_on_sqlite(tmp_path: Path) -> None:
+    db = tmp_path / "plan.db"
+    apply_sqlite_migrations(str(db))
+    statement = bounded_delete("sqlite", "webhook_deliveries", webhook_sql.ATTEMPTED_BEFORE, 5000)
+    with sqlite3.connect(db) as conn:
+        plan = " ".join(str(row[-1]) for row in conn.execute(
+            "EXPLAIN QUERY PLAN " + statement.replace("$1", "?"), (0,)))  # fmt: skip
+    assert "webhook_deliveries_attempted_idx" in plan, plan
