@@ -19,7 +19,9 @@ from domain.errors import FieldError, ValidationFailed
 from domain.network import is_public_address
 
 __all__ = [
+    "DEFAULT_DELIVERY_RETENTION",
     "DEFAULT_RETRY_SCHEDULE",
+    "MAX_DELIVERY_RETENTION",
     "MAX_DESCRIPTION_LENGTH",
     "MAX_URL_LENGTH",
     "RETRY_WINDOW",
@@ -46,6 +48,10 @@ DEFAULT_RETRY_SCHEDULE = (5, 30, 120, 600, 1800, 3600)
 """Seconds between tries (``webhooks.retry_schedule``): then its last value (hourly) again."""
 RETRY_WINDOW = 86_400
 """Seconds a message is retried after the change it announces, then given up (24 h)."""
+DEFAULT_DELIVERY_RETENTION = 2_592_000
+"""Seconds a try stays in the delivery log (``webhooks.delivery_retention``; 30 days)."""
+MAX_DELIVERY_RETENTION = 315_360_000
+"""The longest ``webhooks.delivery_retention`` accepted (s; 3650 days)."""
 _LOCAL_NAMES = ("localhost", "localhost.", "localhost.localdomain")
 
 

@@ -107,6 +107,12 @@ def _session_idle_ttl(live: Live[Config]) -> Callable[[], int]:
     return lambda: live.current.oidc.session_idle_ttl
 
 
+def _delivery_retention(live: Live[Config]) -> Callable[[], int]:
+    """How long the webhook delivery log keeps a try (``webhooks.delivery_retention``, s), read
+    at each call (docs/reference/webhooks.md)."""
+    return lambda: live.current.webhooks.delivery_retention
+
+
 def _reauthentication_window(live: Live[Config]) -> Callable[[], int]:
     """The account pages' fresh-login window in force (``ui.reauthentication_window``, s), read
     at each call (docs/reference/accounts.md)."""
@@ -454,7 +460,10 @@ class Container(Adapters):
     # purge``.
     audit_settings = providers.Singleton(methodcaller("view", attrgetter("audit")), live_config)
     """``Live[AuditSettings]``: the ``audit`` prefix in force (docs/reference/operations.md)."""
-    purge_expired = use_case(telemetry, PurgeExpired, storage, clock, audit_settings)
+    purge_expired = use_case(
+        telemetry, PurgeExpired, storage, clock, audit_settings,
+        delivery_retention=providers.Callable(_delivery_retention, live_config),
+    )  # fmt: skip
 
     # The operator's command line on the box.
     create_superadmin = use_case(

@@ -120,7 +120,10 @@ class DeleteUser:
     Rules: viewer/operator → ``Forbidden``; missing or outside an org_admin's organization →
     ``NotFound``; an org_admin deleting a superadmin or itself → ``Forbidden``; the last enabled
     superadmin → ``LastSuperadmin``. Deletes the user with its sessions, refresh tokens and
-    memberships (``UserRepo.delete``); its email may register again. Publishes ``UserDeleted``.
+    memberships (``UserRepo.delete``); its email may register again. Publishes ``UserDeleted``;
+    its ``user.deleted`` audit row names the user's organization, so that organization's
+    webhooks receive it (docs/reference/webhooks.md). SCIM's ``DELETE /scim/v2/Users/{id}``
+    and the console delete through this use case too.
     """
 
     _storage: Storage
@@ -134,9 +137,9 @@ class DeleteUser:
             target = await user_in_scope(uow, actor, user)
             policy.check_user_management(actor, target, Operation.DELETE_USER)
             policy.check_keeps_a_superadmin(target, await _superadmins(uow), "deleted")
-            deleted = UserDeleted(target.id, actor.actor_id)
+            deleted = UserDeleted(target.id, actor.actor_id, target.org_id)
             now = self._clock.now()
-            await record(uow, [deleted], now)  # first: its org is read from the user
+            await record(uow, [deleted], now)
             await queue_logout_notices(uow, target.id, now)  # before its sessions go with it
             await uow.users.delete(target.id)
             await uow.commit()
@@ -150,7 +153,9 @@ class DeleteOwnAccount:
     Raises ``RateLimited`` (429) or ``InvalidOldPassword`` (403) for a wrong password
     (``Reauthentication.confirm_password``: a wrong one counts against the login throttle of
     the user and the client address), ``LastSuperadmin`` (409) for the last enabled
-    superadmin, ``InvalidToken`` if the user is gone meanwhile. Publishes ``UserDeleted``.
+    superadmin, ``InvalidToken`` if the user is gone meanwhile. Publishes ``UserDeleted``,
+    audited with the user's organization as ``DeleteUser`` does (the account page's deletion
+    goes through this use case too).
     """
 
     _storage: Storage
@@ -167,9 +172,9 @@ class DeleteOwnAccount:
             if current is None:
                 raise InvalidToken("the token's user no longer exists or is disabled")
             policy.check_keeps_a_superadmin(current, await _superadmins(uow), "deleted")
-            deleted = UserDeleted(user.id, user.id)
+            deleted = UserDeleted(current.id, current.id, current.org_id)
             now = self._clock.now()
-            await record(uow, [deleted], now)  # first: its org is read from the user
+            await record(uow, [deleted], now)
             await queue_logout_notices(uow, current.id, now)  # before its sessions go with it
             await uow.users.delete(current.id)
             await uow.commit()

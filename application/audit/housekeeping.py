@@ -42,6 +42,7 @@ class PurgeExpired:
     storage: Storage
     clock: Clock
     audit: Live[AuditSettings] | None = None
+    delivery_retention: Callable[[], int] | None = None
     batch: int = PURGE_BATCH
 
     async def __call__(self) -> int:
@@ -62,6 +63,9 @@ class PurgeExpired:
         if self.audit is not None:
             retention = timedelta(days=self.audit.current.retention_days)
             purges.append(lambda uow, at, n: uow.audit.purge_before(at - retention, n))
+        if self.delivery_retention is not None:
+            kept = timedelta(seconds=self.delivery_retention())
+            purges.append(lambda uow, at, n: uow.webhooks.purge_deliveries_before(at - kept, n))
         deleted = 0
         for purge in purges:
             deleted += await self._in_batches(purge, now)

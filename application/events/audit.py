@@ -148,7 +148,7 @@ _ROWS: dict[type[ev.Event], Callable[[Any], _Row | None]] = {
     ),
     ev.UserDisabled: lambda e: _Row("user.disabled", e.actor_id, e.user_id),
     ev.UserEnabled: lambda e: _Row("user.enabled", e.actor_id, e.user_id),
-    ev.UserDeleted: lambda e: _Row("user.deleted", e.actor_id, e.user_id),
+    ev.UserDeleted: lambda e: _Row("user.deleted", e.actor_id, e.user_id, e.org_id),
     ev.GroupCreated: lambda e: _Row(
         "group.created", e.actor_id, None, e.org_id, {"group_id": e.group_id}
     ),

@@ -194,10 +194,13 @@ class UserEnabled(Event):
 @attrs.frozen
 class UserDeleted(Event):
     """``actor_id`` deleted ``user_id`` (``actor_id == user_id``: the user deleted itself) with
-    its sessions, memberships and everything else hanging off it (docs/reference/accounts.md)."""
+    its sessions, memberships and everything else hanging off it (docs/reference/accounts.md).
+    ``org_id`` is the organization the user was in: its audit row and webhook messages carry it
+    (docs/reference/webhooks.md), as nothing is left to look it up by afterwards."""
 
     user_id: str
     actor_id: str
+    org_id: str
 
 
 @attrs.frozen

@@ -1,5 +1,6 @@
 """Prefix ``webhooks`` (docs/reference/webhooks.md): the retry schedule of webhook messages,
-when a failing endpoint is disabled, and whether endpoints may be on private networks."""
+when a failing endpoint is disabled, whether endpoints may be on private networks, and how long
+the delivery log keeps a try."""
 
 from __future__ import annotations
 
@@ -8,7 +9,12 @@ from typing import Any
 import attrs
 from attrs import validators as v
 
-from domain.webhooks import DEFAULT_RETRY_SCHEDULE, RETRY_WINDOW
+from domain.webhooks import (
+    DEFAULT_DELIVERY_RETENTION,
+    DEFAULT_RETRY_SCHEDULE,
+    MAX_DELIVERY_RETENTION,
+    RETRY_WINDOW,
+)
 
 __all__ = ["WebhooksSettings"]
 
@@ -30,10 +36,19 @@ class WebhooksSettings:
     have all failed for that long is disabled (audited ``webhook.disabled``).
     ``allow_private_targets`` (default false): true lets endpoints be ``http`` URLs and on
     loopback, private or link-local addresses (development and tests only; the server-side
-    request forgery guard of docs/adr/0049-durable-outbox.md is off for webhooks then)."""
+    request forgery guard of docs/adr/0049-durable-outbox.md is off for webhooks then).
+    ``delivery_retention`` (s, 86400..315360000, default 2592000 = 30 days): tries in the
+    delivery log (``GET /webhooks/{id}/deliveries``) older than that are purged by the
+    housekeeping pass (docs/adr/0053-webhook-retention-and-deletion-events.md). A value out of
+    range, or not an integer, raises ``ValueError`` (the loader refuses to start, naming the
+    key)."""
 
     retry_schedule: tuple[int, ...] = attrs.field(
         default=DEFAULT_RETRY_SCHEDULE, converter=tuple, validator=_schedule
     )
     disable_after: int = attrs.field(default=432_000, validator=[v.ge(3600), v.le(2_592_000)])
     allow_private_targets: bool = attrs.field(default=False, validator=v.instance_of(bool))
+    delivery_retention: int = attrs.field(
+        default=DEFAULT_DELIVERY_RETENTION,
+        validator=[v.instance_of(int), v.ge(RETRY_WINDOW), v.le(MAX_DELIVERY_RETENTION)],
+    )

@@ -61,6 +61,12 @@ class WebhookRepo(Protocol):
         first (ids are time-ordered)."""
         ...
 
+    async def purge_deliveries_before(self, cutoff: datetime, limit: int | None = None) -> int:
+        """Delete up to ``limit`` (all with None) tries, of any endpoint, attempted before
+        ``cutoff`` (timezone-aware); returns how many went. Housekeeping's retention of the
+        delivery log (``webhooks.delivery_retention``, docs/reference/webhooks.md)."""
+        ...
+
 
 class WebhookSigner(Protocol):
     """Signs a webhook message (the Standard Webhooks specification: HMAC-SHA256 over

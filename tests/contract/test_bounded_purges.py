@@ -2,7 +2,8 @@
 adapter: a purge with a ``limit`` deletes at most that many rows of each table, only expired ones,
 and the rest on the next call; ``PurgeExpired`` drains a backlog larger than its batch, one
 committed transaction per batch (refresh tokens, sessions, audit events, and the provider's
-authorization codes and hosted sessions, and the started federated logins)."""
+authorization codes and hosted sessions, the started federated logins, and the webhook
+delivery log past ``webhooks.delivery_retention``)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from domain.audit import AuditEvent, new_audit_id
 from domain.clients import Client
 from domain.federation import FederationFlow
 from domain.oidc import AuthorizationCode, HostedSession
+from domain.webhooks import Webhook, WebhookDelivery
 from tests.factories import T0, Make
 from tests.fakes import FakeClock
 
@@ -219,3 +221,30 @@ async def test_housekeeping_drains_expired_federation_flows_in_batches(
         live = await uow.identities.take_flow(f"{99:064x}", "b" * 64)
         await uow.commit()
     assert live == _flow(99, NOW + timedelta(seconds=1))
+
+
+async def test_housekeeping_drains_webhook_tries_past_the_delivery_retention(
+    storage: Storage,
+) -> None:
+    """docs/reference/webhooks.md: seven tries older than the retention (one day here) go in
+    batches of three; a try just inside it and the endpoint stay; without the setting given,
+    the log is not touched."""
+    retention = 86_400
+    hook = Webhook("w1", "org-a", "https://hooks.example.com/w1", ("group.created",), "", True,
+                   b"sealed", T0, T0)  # fmt: skip
+    old = NOW - timedelta(seconds=retention + 1)
+    recent = NOW - timedelta(seconds=retention - 1)
+    async with storage.begin() as uow:
+        await uow.webhooks.add(hook)
+        for n, at in enumerate([old] * 7 + [recent]):
+            await uow.webhooks.record_delivery(WebhookDelivery(
+                f"d{n:03d}", "w1", f"m{n}", "group.created", 1, at, 200, None))  # fmt: skip
+        await uow.commit()
+    assert await PurgeExpired(storage, FakeClock(NOW), Live(AuditSettings()), batch=3)() == 0
+    purge = PurgeExpired(storage, FakeClock(NOW), Live(AuditSettings()),
+                         delivery_retention=lambda: retention, batch=3)  # fmt: skip
+    assert await purge() == 7
+    assert await purge() == 0
+    async with storage.read() as uow:
+        assert [d.id for d in await uow.webhooks.deliveries("w1", None, 10)] == ["d007"]
+        assert await uow.webhooks.get("w1") == hook

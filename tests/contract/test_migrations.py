@@ -37,6 +37,7 @@ ALL = [
     "0024_outbox",
     "0026_webhooks",
     "0027_scim_attributes",
+    "0028_webhook_delivery_retention",
 ]
 EXPECTED_TABLES = {
     "webhooks",

@@ -1,16 +1,22 @@
 """Contract of the WebhookRepo port (docs/reference/webhooks.md) over every storage adapter:
 round trip (the sealed secret's bytes included), paging by organization, the fan-out's query
 (enabled endpoints of an organization or of a user's), the failing state and disabling once,
-the delivery log (newest first, dropped with its endpoint), and a unit left without commit
-storing nothing."""
+the delivery log (newest first, dropped with its endpoint), its retention purge (bounded,
+oldest tries only, of every endpoint; on SQLite its batch seeks the ``attempted_at`` index of
+migration 0028), and a unit left without commit storing nothing."""
 
 from __future__ import annotations
 
+import sqlite3
 from datetime import timedelta
+from pathlib import Path
 
 import attrs
 import pytest
 
+from adapters.persistence.migrate import apply_sqlite_migrations
+from adapters.persistence.sql import webhooks as webhook_sql
+from adapters.persistence.sql.purge import bounded_delete
 from application.ports import Storage
 from domain.errors import Conflict
 from domain.webhooks import Webhook, WebhookDelivery
@@ -131,3 +137,46 @@ async def test_the_delivery_log_pages_newest_first(storage: Storage) -> None:
         assert [d.id for d in await uow.webhooks.deliveries("w1", "d002", 3)] == ["d001"]
         assert await uow.webhooks.deliveries("w2", None, 3) == [_try(9, "w2", None)]
         assert await uow.webhooks.deliveries("gone", None, 3) == []
+
+
+async def test_the_delivery_purge_takes_older_tries_of_every_endpoint_in_bounded_batches(
+    storage: Storage,
+) -> None:
+    await _add(storage, _hook("w1"), _hook("w2", "org-b"))
+    async with storage.begin() as uow:
+        for n in range(1, 7):  # tries at T0 + 1 s ... T0 + 6 s, alternating endpoints
+            await uow.webhooks.record_delivery(_try(n, "w1" if n % 2 else "w2"))
+        await uow.commit()
+    cutoff = T0 + timedelta(seconds=5)  # tries 1..4 are older; 5 (at the cutoff) and 6 stay
+    counts = []
+    for _ in range(3):
+        async with storage.begin() as uow:
+            counts.append(await uow.webhooks.purge_deliveries_before(cutoff, 3))
+            await uow.commit()
+    assert counts == [3, 1, 0]
+    async with storage.read() as uow:
+        assert [d.id for d in await uow.webhooks.deliveries("w1", None, 10)] == ["d005"]
+        assert [d.id for d in await uow.webhooks.deliveries("w2", None, 10)] == ["d006"]
+        assert await uow.webhooks.get("w1") is not None  # the endpoints stay
+        assert await uow.webhooks.get("w2") is not None
+
+
+async def test_the_delivery_purge_without_a_limit_takes_all_older_tries(storage: Storage) -> None:
+    await _add(storage, _hook("w1"))
+    async with storage.begin() as uow:
+        for n in range(1, 5):
+            await uow.webhooks.record_delivery(_try(n, "w1"))
+        assert await uow.webhooks.purge_deliveries_before(T0 + timedelta(seconds=4)) == 3
+        await uow.commit()
+    async with storage.read() as uow:
+        assert [d.id for d in await uow.webhooks.deliveries("w1", None, 10)] == ["d004"]
+
+
+def test_the_delivery_purge_seeks_the_attempted_at_index_on_sqlite(tmp_path: Path) -> None:
+    db = tmp_path / "plan.db"
+    apply_sqlite_migrations(str(db))
+    statement = bounded_delete("sqlite", "webhook_deliveries", webhook_sql.ATTEMPTED_BEFORE, 5000)
+    with sqlite3.connect(db) as conn:
+        plan = " ".join(str(row[-1]) for row in conn.execute(
+            "EXPLAIN QUERY PLAN " + statement.replace("$1", "?"), (0,)))  # fmt: skip
+    assert "webhook_deliveries_attempted_idx" in plan, plan

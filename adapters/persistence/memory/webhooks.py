@@ -102,3 +102,8 @@ class MemoryWebhookRepo(WebhookRepo):
         return [
             d for d in rows if d.webhook_id == webhook_id and (before is None or d.id < before)
         ][:limit]
+
+    async def purge_deliveries_before(self, cutoff: datetime, limit: int | None = None) -> int:
+        """Delete (up to ``limit``) tries attempted before ``cutoff``; returns how many."""
+        require_aware(cutoff)
+        return self._s.purge("webhook_deliveries", lambda d: d.attempted_at < cutoff, limit)

@@ -51,3 +51,6 @@ DELIVERIES = (
     f"SELECT {DELIVERY_COLUMNS} FROM webhook_deliveries WHERE webhook_id = $1"
     " AND ($2::text IS NULL OR id < $2) ORDER BY id DESC LIMIT $3"
 )
+ATTEMPTED_BEFORE = "attempted_at < $1"
+"""The purge condition of ``webhook_deliveries``: attempted before ``$1`` (index
+``webhook_deliveries_attempted_idx``, migration 0028)."""

@@ -102,6 +102,10 @@ def test_config_path_from_environment(tmp_path: Path) -> None:
             "storage.postgres_dsn",
         ),
         ("", {"AUTHSVC_STORAGE__PURGE_INTERVAL": "-5"}, "storage.purge_interval"),
+        ("", {"AUTHSVC_WEBHOOKS__DELIVERY_RETENTION": "3600"}, "webhooks.delivery_retention"),
+        ("", {"AUTHSVC_WEBHOOKS__DELIVERY_RETENTION": "1e12"}, "webhooks.delivery_retention"),
+        ("[webhooks]\ndelivery_retention = true\n", {}, "webhooks.delivery_retention"),
+        ('[webhooks]\ndelivery_retention = "30d"\n', {}, "webhooks.delivery_retention"),
         ('[auth]\nkey_dir = "a\\u0000b"\n', {}, "auth.key_dir"),
         ("", {"AUTHSVC_ACTUATOR__INDICATOR_TIMEOUT": "0"}, "actuator.indicator_timeout"),
         ("", {"AUTHSVC_SERVER__CORS_ORIGINS": "*"}, "server.cors_origins"),
@@ -215,3 +219,9 @@ def test_a_bad_port_or_issuer_is_still_refused_naming_the_key() -> None:
         with pytest.raises(ConfigError) as caught:
             load_config(None, environ=environ)
         assert caught.value.key == key
+
+
+def test_the_webhook_delivery_retention_defaults_to_30_days_and_takes_a_number_of_seconds() -> None:
+    assert load_config(None, environ={}).webhooks.delivery_retention == 2_592_000
+    environ = {"AUTHSVC_WEBHOOKS__DELIVERY_RETENTION": "86400"}
+    assert load_config(None, environ=environ).webhooks.delivery_retention == 86_400

@@ -115,3 +115,8 @@ class SqlWebhookRepo(SqlStore, WebhookRepo):
         """Up to ``limit`` tries before ``before``, newest first."""
         rows = await self._q.all(sql.DELIVERIES, (webhook_id, before, limit))
         return [self._delivery(r) for r in rows]
+
+    async def purge_deliveries_before(self, cutoff: datetime, limit: int | None = None) -> int:
+        """Delete up to ``limit`` tries attempted before ``cutoff``, one bounded statement."""
+        at = (self._d.to_db(cutoff),)
+        return await self._q.purge("webhook_deliveries", sql.ATTEMPTED_BEFORE, at, limit)

@@ -275,7 +275,7 @@ async def test_delete_removes_the_user_and_frees_its_email(
     user = await service.register("a@example.com", PASSWORD)
     pair = await service.login("a@example.com", PASSWORD, "10.0.0.1")
     await DeleteUser(storage, bus, FakeClock())(_me(admin), user.id)
-    assert recorder.of(UserDeleted) == [UserDeleted(user.id, admin.id)]
+    assert recorder.of(UserDeleted) == [UserDeleted(user.id, admin.id, user.org_id)]
     with pytest.raises(InvalidRefreshToken):
         await service.refresh(pair.refresh_token)
     await service.register("a@example.com", PASSWORD)
