@@ -50,8 +50,8 @@ from application.ports.invitations import InvitationRepo
 from application.ports.oidc import AuthorizationCodeStore, ConsentStore, HostedSessionStore
 from application.ports.outbox import DeliveryFailed, HttpSender, OutboxStore
 from application.ports.pushed import PushedRequestStore
-from application.ports.scim import ScimKind, ScimRecordStore
 from application.ports.records import AuditLog, ClientRepo, GroupRepo, MfaStore, PasskeyRepo
+from application.ports.scim import ScimKind, ScimRecordStore
 from application.ports.services import (
     Clock,
     EmailMessage,
@@ -104,9 +104,9 @@ __all__ = [
     "ProviderProbe",
     "ProviderProbes",
     "PushedRequestStore",
+    "RelyingParty",
     "ScimKind",
     "ScimRecordStore",
-    "RelyingParty",
     "SealedSecretError",
     "SecretSealer",
     "SessionStore",

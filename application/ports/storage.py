@@ -16,8 +16,8 @@ from application.ports.invitations import InvitationRepo
 from application.ports.oidc import AuthorizationCodeStore, ConsentStore, HostedSessionStore
 from application.ports.outbox import OutboxStore
 from application.ports.pushed import PushedRequestStore
-from application.ports.scim import ScimRecordStore
 from application.ports.records import AuditLog, ClientRepo, GroupRepo, MfaStore, PasskeyRepo
+from application.ports.scim import ScimRecordStore
 from application.ports.webhooks import WebhookRepo
 
 

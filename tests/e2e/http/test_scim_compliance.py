@@ -27,6 +27,7 @@ from entrypoints.http.scim_resources import ProvisionedGroup, ProvisionedUser
 from tests.e2e.helpers import ONE_PER_BACKEND, MakeClient
 from tests.e2e.http.test_oauth_http import machines
 
+
 @pytest.fixture(params=ONE_PER_BACKEND)
 def deployment(request: pytest.FixtureRequest) -> tuple[str, str]:
     """Overrides the conftest's: once per storage backend."""

@@ -289,7 +289,9 @@ async def test_external_ids_attributes_and_a_new_user_name(make_client: MakeClie
     await scim.call("PATCH", f"/Users/{uma['id']}", patch(
         {"op": "replace", "path": "active", "value": False}))  # fmt: skip
     assert (await json_users(m))["uma.roe@example.com"]["disabled"] is True
-    back = await scim.call("PATCH", f"/Users/{uma['id']}", patch({"op": "remove", "path": "active"}))
+    back = await scim.call(
+        "PATCH", f"/Users/{uma['id']}", patch({"op": "remove", "path": "active"})
+    )
     assert "active" not in back
     assert (await json_users(m))["uma.roe@example.com"]["disabled"] is False
     # A group keeps its externalId; members carry value, $ref and type (RFC 7643 §8.7.1).

@@ -159,7 +159,9 @@ async def _run(world: World, op: Operation, me: Principal, org: str) -> None:
         made = (await provision(me, f"new@{org}.example", org_id=org)).user
         assert made.org_id == org and made.password_hash == ""
     elif op is Operation.UPDATE_PROVISIONED_USER:
-        update = UpdateScimUser(world.spy, world.bus, world.clock, normalize_email, world.update_user)
+        update = UpdateScimUser(
+            world.spy, world.bus, world.clock, normalize_email, world.update_user
+        )
         await update(me, user_id, user_name=f"renamed@{org}.example")
         renamed = await world.user(user_id)
         assert renamed is not None and renamed.email == f"renamed@{org}.example"
