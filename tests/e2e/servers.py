@@ -66,10 +66,13 @@ class Server:
             env=full_env,
             stdout=subprocess.DEVNULL,
             stderr=self._log,
+            # Its own process group: ``kill`` ends the workers of ``--workers N`` with it, so
+            # none outlives its test (and writes into the next test's database).
+            start_new_session=True,
         )
         self.wait_ready()
 
-    def wait_ready(self, timeout: float = 30.0) -> None:
+    def wait_ready(self, timeout: float = 60.0) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -97,14 +100,21 @@ class Server:
             self._log.close()
 
     def kill(self) -> None:
-        """SIGKILL: no shutdown handler, no cleanup — as a crash or an OOM kill would."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
+        """SIGKILL to the server and its workers: no shutdown handler, no cleanup — as a crash
+        or an OOM kill of the container would."""
+        self._kill_group()
         self.proc.wait(timeout=10)
         self._close_log()
 
+    def _kill_group(self) -> None:
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:  # the group is gone
+            pass
+
     def stop(self) -> None:
-        """SIGTERM and wait."""
+        """SIGTERM and wait (the server stops its workers); then SIGKILL to whatever of its
+        process group is left."""
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
@@ -112,4 +122,5 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        self._kill_group()
         self._close_log()

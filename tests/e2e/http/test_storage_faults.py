@@ -256,20 +256,28 @@ async def test_postgres_backends_terminated_under_load(
             if resp.status != 200:
                 await assert_unavailable(resp)
 
+    async def new_session(mine: World) -> bool:
+        """Log ``mine`` in again (a 503 may answer: then its chain waits for the next try)."""
+        login = await WRITES["POST /login"](mine)
+        if login.status != 200:
+            await assert_unavailable(login)
+            return False
+        mine.viewer = await login.json()
+        return True
+
     async def writer(name: str) -> None:
         mine = World(w.client, dict(w.viewer), w.admin)
-        if name == "POST /refresh":  # a chain of its own
-            login = await WRITES["POST /login"](mine)
-            mine.viewer = await login.json()
+        fresh = name != "POST /refresh" or await new_session(mine)  # a chain of its own
         while not stop.is_set():
+            if not fresh:  # the last login met a terminated backend
+                fresh = await new_session(mine)
+                continue
             resp = await WRITES[name](mine)
             outcomes[name][resp.status] += 1
             if resp.status == 503:
                 await assert_unavailable(resp)
                 if name == "POST /refresh":  # outcome unknown: start a new session
-                    login = await WRITES["POST /login"](mine)
-                    if login.status == 200:
-                        mine.viewer = await login.json()
+                    fresh = await new_session(mine)
             else:
                 await assert_served(resp)
                 if name == "POST /refresh":
