@@ -18,7 +18,7 @@ from aiohttp.resolver import DefaultResolver
 from application.ports import DeliveryFailed, HttpSender
 from domain.network import is_public_address
 
-__all__ = ["AiohttpSender", "PublicOnlyResolver"]
+__all__ = ["AiohttpSender", "PrivateTarget", "PublicOnlyResolver"]
 
 TIMEOUT = aiohttp.ClientTimeout(total=10, connect=5)
 """A delivery's limits in seconds: 5 to connect, 10 in all."""
@@ -26,12 +26,15 @@ _MAX_BODY = 64 * 1024
 
 
 class PrivateTarget(OSError):
-    """A name resolved only to addresses the guard refuses."""
+    """A name resolved only to addresses the guard refuses (``PublicOnlyResolver``; aiohttp
+    wraps it in ``ClientConnectorError.os_error``)."""
 
 
 class PublicOnlyResolver(AbstractResolver):
     """A resolver that keeps only public addresses (``domain.network.is_public_address``) of
-    what ``inner`` resolves; raises ``PrivateTarget`` when none is left."""
+    what ``inner`` resolves; raises ``PrivateTarget`` when none is left. The one guard of
+    outbound requests to addresses a tenant chose: webhook deliveries (ADR 0052) and
+    ``jwks_uri`` fetches (``adapters.crypto.client_assertions``, ADR 0055)."""
 
     def __init__(self, inner: AbstractResolver | None = None) -> None:
         self._inner = inner or DefaultResolver()

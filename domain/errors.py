@@ -139,8 +139,9 @@ class InvalidDpopProof(DomainError):
 
 class InvalidClientAssertion(DomainError):
     """A ``private_key_jwt`` client assertion (RFC 7523 §3) failed a check; ``reason`` names
-    which (``malformed``, ``alg``, ``keys``, ``signature``, ``iss``, ``sub``, ``aud``, ``exp``,
-    ``jti``, ``replay``). Answered as ``invalid_client`` (docs/reference/oauth-and-oidc.md)."""
+    which (``malformed``, ``alg``, ``keys``, ``jwks_uri_private``, ``signature``, ``iss``,
+    ``sub``, ``aud``, ``exp``, ``jti``, ``replay``). Answered as ``invalid_client``
+    (docs/reference/oauth-and-oidc.md)."""
 
     code = "invalid_client"
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import ipaddress
 
-__all__ = ["is_public_address"]
+__all__ = ["LOCAL_NAMES", "is_local_host", "is_public_address"]
+
+LOCAL_NAMES = ("localhost", "localhost.", "localhost.localdomain")
+"""Host names that always mean this machine, refused without resolving them."""
 
 
 def is_public_address(address: str) -> bool:
@@ -21,3 +24,16 @@ def is_public_address(address: str) -> bool:
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
         ip = ip.ipv4_mapped
     return ip.is_global and not ip.is_multicast
+
+
+def is_local_host(host: str) -> bool:
+    """True when the URL host ``host`` (``urlsplit(...).hostname``: lower case, IPv6 without
+    brackets) is refused before any DNS lookup: one of ``LOCAL_NAMES`` (any case), or an
+    address literal — IPv6, dotted IPv4, or all digits and dots (``2130706433``) — that is not
+    ``is_public_address``. A name is False here: it is judged after resolution, in the
+    resolver the connection uses (``adapters.http_sender.PublicOnlyResolver``; ADR 0052,
+    docs/adr/0055-jwks-uri-address-rule.md)."""
+    if host.lower() in LOCAL_NAMES:
+        return True
+    literal = ":" in host or host.replace(".", "").isdigit()
+    return literal and not is_public_address(host)

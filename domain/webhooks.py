@@ -16,7 +16,7 @@ import attrs
 
 from domain.audit import AUDIT_EVENT_TYPES
 from domain.errors import FieldError, ValidationFailed
-from domain.network import is_public_address
+from domain.network import is_local_host
 
 __all__ = [
     "DEFAULT_DELIVERY_RETENTION",
@@ -52,7 +52,6 @@ DEFAULT_DELIVERY_RETENTION = 2_592_000
 """Seconds a try stays in the delivery log (``webhooks.delivery_retention``; 30 days)."""
 MAX_DELIVERY_RETENTION = 315_360_000
 """The longest ``webhooks.delivery_retention`` accepted (s; 3650 days)."""
-_LOCAL_NAMES = ("localhost", "localhost.", "localhost.localdomain")
 
 
 def new_webhook_secret() -> str:
@@ -137,14 +136,9 @@ def check_webhook_url(url: object, *, allow_private: bool) -> str:
         raise _bad("url", "must be an https URL")
     if not host or parts.username is not None or parts.fragment:
         raise _bad("url", "must name a host, without user information or fragment")
-    if not allow_private and (host.lower() in _LOCAL_NAMES or _private_literal(host)):
+    if not allow_private and is_local_host(host):
         raise _bad("url", "must not target a loopback, private or link-local address")
     return url
-
-
-def _private_literal(host: str) -> bool:
-    literal = any(c == ":" for c in host) or host.replace(".", "").isdigit()
-    return literal and not is_public_address(host)
 
 
 def check_event_types(values: object) -> tuple[str, ...]:

@@ -302,9 +302,10 @@ class Container(Adapters):
         telemetry, oauth.ClientCredentialsGrant, storage, bus, clock, signer, auth_settings,
         oauth_settings, client_authenticator, dpop_verifier, secret_sealer,
     )  # fmt: skip
-    client_assertions = providers.Singleton(JwtClientAssertions)
+    client_assertions = providers.Singleton(JwtClientAssertions, oauth_settings)
     """``private_key_jwt`` assertions (RFC 7523) and the ``jwks_uri`` cache; closed with the
-    app."""
+    app. ``jwks_uri`` fetches go to public addresses only unless
+    ``oauth.allow_private_jwks_uri`` (read per fetch; docs/adr/0055-jwks-uri-address-rule.md)."""
     code_client_authenticator = providers.Singleton(
         CodeClientAuthenticator, storage, bus, clock, client_authenticator, client_assertions
     )

@@ -4,7 +4,13 @@ PyJWT: the ``ClientAssertionVerifier`` port (docs/reference/oauth-and-oidc.md).
 The keys are the client's ``jwks`` (inline) or the set served at its ``jwks_uri``: fetched with
 aiohttp (``FETCH_TIMEOUT`` seconds, at most ``MAX_JWKS_BYTES``, no redirects), cached
 ``CACHE_TTL`` seconds per URI, fetched again at once when no cached key carries the assertion's
-``kid`` (a client that rotated its keys), at most once per ``REFETCH_PAUSE`` seconds. Only
+``kid`` (a client that rotated its keys), at most once per ``REFETCH_PAUSE`` seconds. Unless
+``oauth.allow_private_jwks_uri``, the fetch goes to public addresses only
+(docs/adr/0055-jwks-uri-address-rule.md, the rule of webhooks): an IP literal or ``localhost``
+on a loopback, private or link-local network is refused before connecting, a name after its
+resolution, in the resolver the connection uses (``adapters.http_sender.PublicOnlyResolver``);
+either fails the assertion with the reason ``jwks_uri_private`` (``invalid_client``; the
+address is never answered). Only
 asymmetric algorithms are accepted, never ``none`` or HMAC; a key with private members is never
 used. The replay of ``jti`` is the use case's (in the database).
 """
@@ -16,13 +22,18 @@ import time
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 import jwt
+from aiohttp.abc import AbstractResolver
 from jwt.exceptions import PyJWTError
 
+from adapters.http_sender import PrivateTarget, PublicOnlyResolver
 from application.ports import ClientAssertion, ClientAssertionVerifier
+from application.shared.settings import Live, OAuthSettings
 from domain.errors import InvalidClientAssertion
+from domain.network import is_local_host
 
 ASSERTION_ALGORITHMS = ("RS256", "PS256", "ES256", "EdDSA")
 """The assertion algorithms accepted, as the metadata lists them."""
@@ -45,13 +56,23 @@ def _refuse(reason: str) -> InvalidClientAssertion:
 
 
 class JwtClientAssertions(ClientAssertionVerifier):
-    """The verifier; one per process (its cache is per ``jwks_uri``). ``close()`` releases the
-    HTTP connections. ``monotonic``: the cache's clock in seconds."""
+    """The verifier; one per process (its cache is per ``jwks_uri`` and address rule).
+    ``close()`` releases the HTTP connections. ``settings``: ``oauth`` in force, read at each
+    fetch for ``allow_private_jwks_uri`` (None: never allowed); ``resolver``: the DNS resolver
+    under the public-address guard (None: aiohttp's default; tests inject a fixed one);
+    ``monotonic``: the cache's clock in seconds."""
 
-    def __init__(self, monotonic: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        settings: Live[OAuthSettings] | None = None,
+        resolver: AbstractResolver | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._settings = settings
+        self._resolver = resolver
         self._monotonic = monotonic
-        self._session: aiohttp.ClientSession | None = None
-        self._cache: dict[str, tuple[float, list[dict[str, Any]]]] = {}
+        self._sessions: dict[bool, aiohttp.ClientSession] = {}
+        self._cache: dict[tuple[bool, str], tuple[float, list[dict[str, Any]]]] = {}
 
     @property
     def algorithms(self) -> tuple[str, ...]:
@@ -71,8 +92,9 @@ class JwtClientAssertions(ClientAssertionVerifier):
 
     async def close(self) -> None:
         """Release the HTTP connections."""
-        if self._session is not None:
-            await self._session.close()
+        for session in self._sessions.values():
+            await session.close()
+        self._sessions.clear()
 
     async def verify(
         self,
@@ -159,7 +181,8 @@ class JwtClientAssertions(ClientAssertionVerifier):
             return _key_list(json.loads(jwks))
         if jwks_uri is None:
             raise _refuse("keys")
-        cached = self._cache.get(jwks_uri)
+        allow = self._settings is not None and self._settings.current.allow_private_jwks_uri
+        cached = self._cache.get((allow, jwks_uri))
         age = None if cached is None else self._monotonic() - cached[0]
         unknown_kid = (
             cached is not None and kid is not None and all(k.get("kid") != kid for k in cached[1])
@@ -170,21 +193,42 @@ class JwtClientAssertions(ClientAssertionVerifier):
             and (age < CACHE_TTL and not (unknown_kid and age >= REFETCH_PAUSE))
         ):
             return cached[1]
-        keys = await self._fetch(jwks_uri)
-        self._cache[jwks_uri] = (self._monotonic(), keys)
+        keys = await self._fetch(jwks_uri, allow)
+        self._cache[(allow, jwks_uri)] = (self._monotonic(), keys)
         return keys
 
-    async def _fetch(self, uri: str) -> list[dict[str, Any]]:
-        if self._session is None or self._session.closed:
+    def _http(self, allow_private: bool) -> aiohttp.ClientSession:
+        """The session of one address rule, made on first use in the running loop: with
+        ``allow_private`` the resolver as given, else under ``PublicOnlyResolver``."""
+        session = self._sessions.get(allow_private)
+        if session is None or session.closed:
+            resolver: Any = self._resolver
+            if not allow_private:
+                resolver = PublicOnlyResolver(self._resolver)
+            connector = aiohttp.TCPConnector(resolver=resolver)
             timeout = aiohttp.ClientTimeout(total=FETCH_TIMEOUT)
-            self._session = aiohttp.ClientSession(timeout=timeout)
+            session = aiohttp.ClientSession(timeout=timeout, connector=connector)
+            self._sessions[allow_private] = session
+        return session
+
+    async def _fetch(self, uri: str, allow_private: bool) -> list[dict[str, Any]]:
         try:
-            async with self._session.get(uri, allow_redirects=False) as response:
+            host = urlsplit(uri).hostname or ""
+        except ValueError:
+            raise _refuse("keys") from None
+        if not allow_private and is_local_host(host):
+            raise _refuse("jwks_uri_private")
+        try:
+            async with self._http(allow_private).get(uri, allow_redirects=False) as response:
                 body = await response.content.read(MAX_JWKS_BYTES + 1)
                 if response.status != 200 or len(body) > MAX_JWKS_BYTES:
                     raise _refuse("keys")
                 return _key_list(json.loads(body))
-        except (aiohttp.ClientError, TimeoutError, ValueError, UnicodeDecodeError):
+        except aiohttp.ClientConnectorError as exc:
+            if isinstance(exc.os_error, PrivateTarget):
+                raise _refuse("jwks_uri_private") from None
+            raise _refuse("keys") from None
+        except (aiohttp.ClientError, TimeoutError, OSError, ValueError, UnicodeDecodeError):
             raise _refuse("keys") from None
 
 

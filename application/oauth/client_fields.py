@@ -12,14 +12,18 @@ from application.shared.checks import invalid
 from application.shared.settings import AuthSettings
 from domain.clients import GRANT_TYPES, TOKEN_ENDPOINT_AUTH_METHODS, Client
 from domain.device import DEVICE_CODE_GRANT
+from domain.network import is_local_host
 from domain.oidc import MAX_REDIRECT_URI_LENGTH, redirect_uri_problem
 
 __all__ = [
+    "CLEAR",
+    "CLEARABLE_FIELDS",
     "CODE_FLOW_FIELDS",
     "MAX_REDIRECT_URIS",
     "check_code_flow_client",
     "check_code_flow_values",
     "check_jwks",
+    "check_jwks_uri",
     "checked_alg",
 ]
 
@@ -36,6 +40,21 @@ CODE_FLOW_FIELDS = (
 )  # fmt: skip
 """The code-flow fields a registration or a change may carry (``public`` is fixed at
 registration: a client never gains or loses its secret)."""
+CLEARABLE_FIELDS = ("jwks", "jwks_uri")
+"""The fields a change may set back to none (``CLEAR``; a JSON ``null`` in ``PATCH
+/oauth/clients/{client_id}``)."""
+
+
+class _Clear:
+    """The type of ``CLEAR``."""
+
+    def __repr__(self) -> str:
+        return "CLEAR"
+
+
+CLEAR: Any = _Clear()
+"""A change's value for "set this field back to none" (only ``CLEARABLE_FIELDS``); absent or
+None means "unchanged"."""
 _URI_FIELDS = ("logo_uri", "policy_uri", "tos_uri", "backchannel_logout_uri")
 _NONE = "none"
 
@@ -85,17 +104,40 @@ def _web_uri(value: Any, field: str) -> str:
     return value
 
 
-def check_code_flow_values(values: dict[str, Any], settings: AuthSettings) -> dict[str, Any]:
+def check_jwks_uri(value: Any, *, allow_private: bool) -> str:
+    """A client's ``jwks_uri`` (docs/reference/oauth-and-oidc.md): an absolute ``https`` URI
+    without a fragment, at most ``MAX_REDIRECT_URI_LENGTH`` characters. Unless
+    ``allow_private`` (``oauth.allow_private_jwks_uri``), its host must not be ``localhost``
+    nor an IP literal on a loopback, private, link-local or other non-public network
+    (``domain.network.is_local_host``; names are checked again after DNS resolution at each
+    fetch, docs/adr/0055-jwks-uri-address-rule.md); with it, ``http`` on a loopback host is
+    taken too. Returns the URI; ``ValidationFailed`` naming ``jwks_uri`` otherwise."""
+    uri = _web_uri(value, "jwks_uri")
+    if allow_private:
+        return uri
+    parts = urlsplit(uri)
+    if parts.scheme.lower() != "https" or is_local_host(parts.hostname or ""):
+        raise invalid(
+            "jwks_uri", "must be an https URI not on a loopback, private or link-local address"
+        )
+    return uri
+
+
+def check_code_flow_values(
+    values: dict[str, Any], settings: AuthSettings, *, allow_private_jwks_uri: bool = False
+) -> dict[str, Any]:
     """Each code-flow value of ``values`` checked alone (absent ones stay absent, None values
     of the optional URIs and algorithm stay None): ``grant_types`` a non-empty subset of
     ``GRANT_TYPES`` (canonical order), ``redirect_uris`` / ``post_logout_redirect_uris`` at
     most ``MAX_REDIRECT_URIS`` registrable URIs (``redirect_uri_problem``),
     ``token_endpoint_auth_method`` one of ``TOKEN_ENDPOINT_AUTH_METHODS``, ``skip_consent`` and
     ``all_organizations``, ``require_pushed_authorization_requests`` and
-    ``backchannel_logout_session_required`` booleans, the URIs (``jwks_uri`` too) absolute https
-    (http on a loopback host) without a fragment (``backchannel_logout_uri`` as OpenID Connect
-    Back-Channel Logout 1.0 §2.2 asks), ``jwks`` a JWK Set of public keys (``check_jwks``),
-    ``id_token_signed_response_alg`` in ``auth.algorithms``. Returns the checked values."""
+    ``backchannel_logout_session_required`` booleans, the URIs absolute https (http on a
+    loopback host) without a fragment (``backchannel_logout_uri`` as OpenID Connect
+    Back-Channel Logout 1.0 §2.2 asks), ``jwks_uri`` as ``check_jwks_uri`` (its address rule
+    lifted by ``allow_private_jwks_uri``: ``oauth.allow_private_jwks_uri``), ``jwks`` a JWK Set
+    of public keys (``check_jwks``), ``id_token_signed_response_alg`` in ``auth.algorithms``.
+    Returns the checked values."""
     out = dict(values)
     if "grant_types" in out:
         grants = _strings(out["grant_types"], "grant_types", len(GRANT_TYPES))
@@ -124,7 +166,7 @@ def check_code_flow_values(values: dict[str, Any], settings: AuthSettings) -> di
     if out.get("jwks") is not None:
         out["jwks"] = check_jwks(out["jwks"])
     if out.get("jwks_uri") is not None:
-        out["jwks_uri"] = _web_uri(out["jwks_uri"], "jwks_uri")
+        out["jwks_uri"] = check_jwks_uri(out["jwks_uri"], allow_private=allow_private_jwks_uri)
     if "id_token_signed_response_alg" in out:
         out["id_token_signed_response_alg"] = checked_alg(
             out["id_token_signed_response_alg"], settings, "id_token_signed_response_alg"
@@ -139,7 +181,8 @@ def check_code_flow_client(client: Client) -> None:
     code grant (RFC 8628); a public client
     authenticates with ``none`` and cannot hold ``client_credentials``; a confidential one never
     with ``none`` (422 naming ``token_endpoint_auth_method`` or ``grant_types``);
-    ``private_key_jwt`` needs exactly one of ``jwks`` and ``jwks_uri`` (422 naming ``jwks``)."""
+    ``private_key_jwt`` needs exactly one of ``jwks`` and ``jwks_uri`` (422 naming ``jwks``; a
+    change clearing both, or the one it has, is refused the same way)."""
     grants = set(client.grant_types)
     if "authorization_code" in grants and not client.redirect_uris:
         raise invalid(

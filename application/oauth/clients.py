@@ -23,6 +23,8 @@ from application.events.clients import (
     ClientUpdated,
 )
 from application.oauth.client_fields import (
+    CLEAR,
+    CLEARABLE_FIELDS,
     CODE_FLOW_FIELDS,
     check_code_flow_client,
     check_code_flow_values,
@@ -150,7 +152,10 @@ class CreateClient:
         )  # fmt: skip
         if not isinstance(public, bool):
             raise invalid("public", "must be a boolean")
-        flow = _code_flow({k: v for k, v in code_flow.items() if v is not None}, self._settings)
+        flow = _code_flow(
+            {k: v for k, v in code_flow.items() if v is not None}, self._settings.current,
+            self._oauth.current,
+        )  # fmt: skip
         if public:
             flow.setdefault("grant_types", ("authorization_code",))
             flow.setdefault("token_endpoint_auth_method", "none")
@@ -200,6 +205,11 @@ class UpdateClient:
     inactive at once (introspection and the token endpoint read ``disabled``). Records and
     publishes ``ClientUpdated`` naming the fields that changed (nothing when none did). Returns
     the updated ``Client``.
+
+    ``jwks`` and ``jwks_uri`` (``CLEARABLE_FIELDS``) may be ``CLEAR`` (a JSON ``null``): set
+    back to none; a ``private_key_jwt`` client must keep exactly one of them (422 naming
+    ``jwks``). ``jwks_uri`` follows ``oauth.allow_private_jwks_uri`` as at registration
+    (``client_fields.check_jwks_uri``).
     """
 
     _storage: Storage
@@ -218,7 +228,11 @@ class UpdateClient:
                 values["access_token_signed_response_alg"], self._settings.current,
                 "access_token_signed_response_alg",
             )  # fmt: skip
-        values = check_code_flow_values(values, self._settings.current)
+        cleared = {k for k, v in values.items() if v is CLEAR}
+        values = check_code_flow_values(
+            {k: v for k, v in values.items() if k not in cleared}, self._settings.current,
+            allow_private_jwks_uri=self._oauth.current.allow_private_jwks_uri,
+        ) | dict.fromkeys(cleared)  # fmt: skip
         async with self._storage.begin() as uow:
             client = await client_in_scope(uow, actor, client_id)
             if "audience" in values or "scopes" in values:
@@ -249,6 +263,9 @@ def _checked(changes: dict[str, Any]) -> dict[str, Any]:
     values = {k: v for k, v in changes.items() if v is not None}
     if not values or not set(values) <= known:
         raise invalid("body", f"must hold at least one of {', '.join(sorted(known))}")
+    for key, value in values.items():
+        if value is CLEAR and key not in CLEARABLE_FIELDS:
+            raise invalid(key, "must not be null")
     checks = {"name": check_name, "scopes": check_scopes, "audience": check_audience}
     for key, check in checks.items():
         if key in values:
@@ -259,12 +276,20 @@ def _checked(changes: dict[str, Any]) -> dict[str, Any]:
     return values
 
 
-def _code_flow(values: dict[str, Any], settings: Live[AuthSettings]) -> dict[str, Any]:
-    """The code-flow fields of a registration, checked (``ValidationFailed`` naming one)."""
+def _code_flow(
+    values: dict[str, Any], settings: AuthSettings, oauth: OAuthSettings
+) -> dict[str, Any]:
+    """The code-flow fields of a registration, checked (``ValidationFailed`` naming one; a
+    ``CLEAR`` is for a change only)."""
     unknown = set(values) - set(CODE_FLOW_FIELDS)
     if unknown:
         raise invalid(sorted(unknown)[0], "is not a field of a client")
-    return check_code_flow_values(values, settings.current)
+    for key, value in values.items():
+        if value is CLEAR:
+            raise invalid(key, "must not be null")
+    return check_code_flow_values(
+        values, settings, allow_private_jwks_uri=oauth.allow_private_jwks_uri
+    )
 
 
 @attrs.frozen

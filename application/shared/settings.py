@@ -362,13 +362,20 @@ class OAuthSettings:
     ``Resource`` of ``domain.clients``). ``auth.audience`` is always one more, shared; it may
     not be registered here (``entrypoints.config``). ``shared_scopes`` (default none, at most
     ``MAX_SCOPES`` RFC 6749 §3.3 scope tokens): the only scopes an org_admin's client naming
-    ``auth.audience`` may hold (docs/adr/0036); a superadmin's clients are not limited."""
+    ``auth.audience`` may hold (docs/adr/0036); a superadmin's clients are not limited.
+
+    ``allow_private_jwks_uri`` (bool, default false): true lets a client's ``jwks_uri`` name
+    ``localhost`` or a loopback, private or link-local address (``http`` on a loopback host
+    too) and be fetched wherever its name resolves — for development and tests only; false:
+    such a URI is 422 at registration and change, and a name resolving only to such
+    addresses fails the assertion (docs/adr/0055-jwks-uri-address-rule.md)."""
 
     client_token_ttl: int = attrs.field(default=300, validator=[v.ge(1), v.le(86_400)])
     secret_grace: int = attrs.field(default=0, validator=[v.ge(0), v.le(2_592_000)])
     dpop_nonce: bool = False
     resources: tuple[Resource, ...] = attrs.field(default=(), validator=_resources)
     shared_scopes: tuple[str, ...] = attrs.field(default=(), validator=_scope_tokens)
+    allow_private_jwks_uri: bool = attrs.field(default=False, validator=v.instance_of(bool))
 
 
 T = TypeVar("T")

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, NewType
 import attrs
 from aiohttp import web
 
-from application.oauth.client_fields import MAX_REDIRECT_URIS
+from application.oauth.client_fields import CLEAR, CLEARABLE_FIELDS, MAX_REDIRECT_URIS
 from application.shared.checks import (
     MAX_NAME_LENGTH,
     MAX_ORG_ID_LENGTH,
@@ -37,7 +37,7 @@ from domain.oidc import MAX_REDIRECT_URI_LENGTH
 from entrypoints.http.admin_routes import PAGING, page_query
 from entrypoints.http.caller import principal
 from entrypoints.http.keys import CONTAINER
-from entrypoints.http.requests import read_json, request_converter
+from entrypoints.http.requests import read_json, read_json_nulls, request_converter
 from entrypoints.http.routing import RouteSpec, id_parameter, path_id
 from entrypoints.http.views import iso, json_response
 
@@ -109,7 +109,8 @@ _CODE_FLOW_PATCH = (
 class ClientPatch:
     """Body of PATCH /oauth/clients/{client_id}: at least one of ``{"name", "scopes",
     "audience", "require_dpop", "disabled", "access_token_signed_response_alg"}`` or of the
-    code-flow fields of docs/reference/oauth-and-oidc.md but ``public``."""
+    code-flow fields of docs/reference/oauth-and-oidc.md but ``public``; ``jwks`` and
+    ``jwks_uri`` may be sent as ``null`` (read apart by ``read_json_nulls``: cleared)."""
 
     name: str | None = None
     scopes: list[str] | None = None
@@ -223,11 +224,13 @@ async def get_client(request: web.Request) -> web.Response:
 
 async def update_client(request: web.Request) -> web.Response:
     """PATCH /oauth/clients/{client_id} → 200 ``Client``; 403 / 404 as GET, 422 bad values or
-    an empty body."""
+    an empty body. ``"jwks": null`` / ``"jwks_uri": null`` clear that field (``CLEAR``); any
+    other ``null`` is 422."""
     caller = await principal(request)
-    body = await read_json(request, ClientPatch)
+    body, nulls = await read_json_nulls(request, ClientPatch, CLEARABLE_FIELDS)
+    changes = attrs.asdict(body) | dict.fromkeys(nulls, CLEAR)
     client = await _container(request).update_client()(
-        caller, path_id(request, "client_id"), **attrs.asdict(body)
+        caller, path_id(request, "client_id"), **changes
     )
     return json_response(client_json(client))
 
@@ -289,7 +292,10 @@ _CLIENT_PATCH = {
     "minProperties": 1,
     "properties": {"name": _NAME, "scopes": _SCOPES, "audience": _AUDIENCE,
                    "require_dpop": {"type": "boolean"}, "disabled": {"type": "boolean"},
-                   "access_token_signed_response_alg": _SIGNING_ALG, **_CODE_FLOW},
+                   "access_token_signed_response_alg": _SIGNING_ALG, **_CODE_FLOW,
+                   # null clears them (a private_key_jwt client keeps one: 422 otherwise)
+                   **{k: {"oneOf": [_CODE_FLOW[k], {"type": "null"}]}
+                      for k in CLEARABLE_FIELDS}},
 }  # fmt: skip
 _P = "Problem"
 

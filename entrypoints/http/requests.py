@@ -166,10 +166,23 @@ async def read_json(request: web.Request, cls: type[T]) -> T:
     ``server.max_body_bytes`` (the app's ``client_max_size``), and ``ValidationFailed`` (422)
     naming each bad field.
     """
+    body, _ = await read_json_nulls(request, cls, ())
+    return body
+
+
+async def read_json_nulls(
+    request: web.Request, cls: type[T], nullable: tuple[str, ...]
+) -> tuple[T, frozenset[str]]:
+    """As ``read_json``, but the top-level members named in ``nullable`` may be a JSON
+    ``null`` (a change's "set back to none", e.g. ``jwks`` in ``PATCH /oauth/clients/{id}``):
+    they are left out of the structuring (``cls`` keeps its default for them) and named in
+    the second value. Every other ``null`` is refused as ``read_json`` refuses it (422)."""
     if not _is_json(request.content_type):
         raise HttpProblem(400, "malformed_body", "Content-Type must be application/json")
     data = parse_json_object(await read_body(request))
-    return structure(request_converter, data, cls)
+    nulls = frozenset(k for k in nullable if k in data and data[k] is None)
+    rest = {k: v for k, v in data.items() if k not in nulls}
+    return structure(request_converter, rest, cls), nulls
 
 
 @functools.lru_cache(maxsize=8)

@@ -2,12 +2,15 @@
 the container's ``CodeClientAuthenticator`` and the real ``JwtClientAssertions``, over memory
 storage and a fake clock: a good assertion passes once; a wrong ``aud``, ``iss``/``sub``, a reused
 ``jti``, an expired or too long-lived one, a bad signature, ``alg: none`` and HMAC are refused as
-``invalid_client`` and audited; keys come inline or from a ``jwks_uri`` (a loopback server)."""
+``invalid_client`` and audited; keys come inline or from a ``jwks_uri`` (a loopback server,
+reached only with ``oauth.allow_private_jwks_uri``: without it a loopback literal, or a name
+resolving to loopback, is ``assertion_jwks_uri_private`` before any byte is sent — ADR 0055)."""
 
 from __future__ import annotations
 
 import json
 import secrets
+import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -15,11 +18,15 @@ from typing import Any
 import jwt
 import pytest
 from aiohttp import web
+from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.test_utils import TestServer
 from cryptography.hazmat.primitives.asymmetric import ec
+from dependency_injector import providers
 
+from adapters.crypto.client_assertions import JwtClientAssertions
 from application.audit.query import AuditQuery
 from application.oauth.grants import OAuthError
+from application.shared.settings import OAuthSettings
 from domain.clients import Client
 from tests.unit.application.harness import Harness, build_harness
 
@@ -158,8 +165,11 @@ async def jwks_server(key: Any) -> AsyncIterator[tuple[str, list[int]]]:
 
 
 async def test_keys_from_a_jwks_uri_are_fetched_and_cached(
-    harness: Harness, key: Any, jwks_server: tuple[str, list[int]]
+    tmp_path: Path, key: Any, jwks_server: tuple[str, list[int]]
 ) -> None:
+    harness = build_harness(
+        tmp_path, auth={"issuer": ISSUER}, oauth=OAuthSettings(allow_private_jwks_uri=True)
+    )
     uri, hits = jwks_server
     client = await _client(harness, key, jwks=None, jwks_uri=uri)
     for _ in range(3):
@@ -167,3 +177,61 @@ async def test_keys_from_a_jwks_uri_are_fetched_and_cached(
     assert len(hits) == 1
     gone = await _client(harness, key, jwks=None, jwks_uri=uri.replace("/jwks", "/none"))
     assert await _refused(harness, gone.id, _assertion(harness, gone, key)) == "assertion_keys"
+
+
+async def test_a_loopback_jwks_uri_is_refused_without_the_opt_out(
+    harness: Harness, key: Any, jwks_server: tuple[str, list[int]]
+) -> None:
+    uri, hits = jwks_server  # http://127.0.0.1:port/jwks, stored before the rule
+    client = await _client(harness, key, jwks=None, jwks_uri=uri)
+    reason = await _refused(harness, client.id, _assertion(harness, client, key))
+    assert reason == "assertion_jwks_uri_private" and hits == []
+
+
+class FixedResolver(AbstractResolver):
+    """Resolves every name to ``address`` (no DNS), remembering the names asked."""
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+        self.asked: list[str] = []
+
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
+        self.asked.append(host)
+        return [ResolveResult(hostname=host, host=self.address, port=port,
+                              family=socket.AF_INET, proto=0,
+                              flags=socket.AI_NUMERICHOST)]  # fmt: skip
+
+    async def close(self) -> None:
+        return None
+
+
+@pytest.mark.parametrize("allow", [False, True])
+async def test_a_name_resolving_to_loopback_is_refused_after_resolution(
+    tmp_path: Path, key: Any, jwks_server: tuple[str, list[int]], allow: bool
+) -> None:
+    """``keys.example`` looks public; the resolver (injected: no DNS) answers 127.0.0.1, where
+    the JWK Set is served. Without the opt-out the fetch stops in the resolver; with it the keys
+    are fetched from there."""
+    harness = build_harness(
+        tmp_path, auth={"issuer": ISSUER}, oauth=OAuthSettings(allow_private_jwks_uri=allow)
+    )
+    resolver = FixedResolver("127.0.0.1")
+    settings = harness.container.oauth_settings()
+    harness.container.client_assertions.override(
+        providers.Object(JwtClientAssertions(settings, resolver))
+    )
+    uri, hits = jwks_server
+    named = uri.replace("127.0.0.1", "keys.example")
+    client = await _client(harness, key, jwks=None, jwks_uri=named)
+    try:
+        if allow:
+            assert (await _authenticate(harness, client.id, _assertion(harness, client, key))).id
+            assert len(hits) == 1
+        else:
+            reason = await _refused(harness, client.id, _assertion(harness, client, key))
+            assert reason == "assertion_jwks_uri_private" and hits == []
+        assert resolver.asked == ["keys.example"]
+    finally:
+        await harness.container.client_assertions().close()
