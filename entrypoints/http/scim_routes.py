@@ -1,56 +1,29 @@
 """Routes of docs/reference/scim.md: SCIM 2.0 provisioning at ``/scim/v2`` (RFC 7644).
 
 Each route authenticates the caller with ``application.scim.access.ScimAuthenticator`` (a client
-credentials token with the ``scim`` scope; the client's organization scopes everything), reads
-the SCIM body or query with ``entrypoints.http.scim_wire`` and hands over to the use cases of
-``application.scim`` and ``application.accounts``. Every error is a SCIM ``Error`` message
-(``scim_wire.scim_errors``); every body is ``application/scim+json``. The discovery documents
-(``ServiceProviderConfig``, ``ResourceTypes``, ``Schemas``) need no token (RFC 7644 §4).
+credentials token with the ``scim`` scope; the client's organization scopes everything); its
+handler (``entrypoints.http.scim_handlers``) reads the SCIM body or query with
+``entrypoints.http.scim_wire`` and hands over to the use cases of ``application.scim`` and
+``application.accounts``. Every error is a SCIM ``Error`` message; every body is
+``application/scim+json``. The discovery documents (``ServiceProviderConfig``, ``ResourceTypes``,
+``Schemas``) need no token (RFC 7644 §4).
+
+The handlers' module, and ``scim2-models`` with it (about a second of imports), is loaded at the
+first SCIM request, in a thread: a service nobody provisions never pays for it, and no request
+waits on the event loop while it loads.
 """
 
 from __future__ import annotations
 
+import asyncio
+import importlib
 import re
-from typing import Any
+import sys
+from collections.abc import Awaitable, Callable
 
 from aiohttp import web
-from scim2_models import (
-    Context,
-    Group,
-    NotFoundException,
-    NotImplementedException,
-    SearchRequest,
-)
 
-from application.scim.groups import GroupChange
-from domain.policy import Principal
-from entrypoints.http.bearer import bearer_token
-from entrypoints.http.keys import CONTAINER
-from entrypoints.http.routing import RouteSpec, id_parameter, path_id
-from entrypoints.http.scim_resources import (
-    ProvisionedGroup,
-    ProvisionedUser,
-    ScimFullUser,
-    as_full_user,
-    as_group,
-    group_resource,
-    kept_record,
-    resource_types,
-    schemas,
-    service_provider_config,
-    user_resource,
-)
-from entrypoints.http.scim_wire import (
-    SCIM_MEDIA_TYPE,
-    list_response,
-    read_patch,
-    read_resource,
-    read_search,
-    response_parameters,
-    scim_errors,
-    scim_response,
-    search_request,
-)
+from entrypoints.http.routing import RouteSpec, id_parameter
 
 PREFIX = "/scim/v2"
 """Where SCIM lives (docs/reference/scim.md)."""
@@ -58,252 +31,25 @@ PREFIX = "/scim/v2"
 USERS = "/Users"
 """The users' endpoint under ``PREFIX`` (RFC 7644 §3.2)."""
 
+SCIM_MEDIA_TYPE = "application/scim+json"
+"""The media type of every SCIM body (RFC 7644 §3.1)."""
 
-def _base(request: web.Request) -> str:
-    """The SCIM base URL under ``auth.issuer`` (never built from the request's ``Host``)."""
-    issuer: str = request.app[CONTAINER].auth_settings().current.issuer
-    return issuer.rstrip("/") + PREFIX
-
-
-async def _caller(request: web.Request) -> Principal:
-    authenticate = request.app[CONTAINER].scim_authenticator()
-    caller: Principal = await authenticate(bearer_token(request))
-    return caller
+_HANDLERS = "entrypoints.http.scim_handlers"
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-def _dump(
-    resource: ProvisionedUser | ProvisionedGroup, request: web.Request | None = None
-) -> dict[str, Any]:
-    """``resource`` for a response, with the ``attributes``/``excludedAttributes`` of
-    ``request``'s query when given (RFC 7644 §3.9)."""
-    params = None if request is None else response_parameters(request, type(resource))
-    data: dict[str, Any] = resource.model_dump(
-        scim_ctx=Context.RESOURCE_QUERY_RESPONSE, response_parameters=params
-    )
-    return data
+def _lazy(name: str) -> Handler:
+    """The handler ``name`` of ``scim_handlers.HANDLERS``, its module imported at first use."""
 
+    async def scim_handler(request: web.Request) -> web.StreamResponse:
+        module = sys.modules.get(_HANDLERS)
+        if module is None:
+            module = await asyncio.to_thread(importlib.import_module, _HANDLERS)
+        handler: Handler = module.HANDLERS[name]
+        return await handler(request)
 
-# --------------------------------------------------------------------------- Users
-
-
-async def list_users(request: web.Request) -> web.Response:
-    """GET /scim/v2/Users → 200 ``ListResponse`` of the organization's users matching
-    ``filter``, sorted and paged (RFC 7644 §3.4.2)."""
-    caller = await _caller(request)
-    return await _users(request, caller, search_request(request, ProvisionedUser))
-
-
-async def search_users(request: web.Request) -> web.Response:
-    """POST /scim/v2/Users/.search ``SearchRequest`` → 200 ``ListResponse`` (RFC 7644
-    §3.4.3), as GET /scim/v2/Users with the query in the body."""
-    caller = await _caller(request)
-    return await _users(request, caller, await read_search(request, ProvisionedUser))
-
-
-async def _users(
-    request: web.Request, caller: Principal, search: SearchRequest[ProvisionedUser]
-) -> web.Response:
-    base = _base(request)
-    users = await request.app[CONTAINER].list_scim_users()(caller)
-    found = [user_resource(u, base) for u in users]
-    if search.filter is not None:
-        found = [r for r in found if search.filter.match(r)]
-    return scim_response(list_response(search, ProvisionedUser, found))
-
-
-async def create_user(request: web.Request) -> web.Response:
-    """POST /scim/v2/Users ``User`` → 201 ``User`` (RFC 7644 §3.3); 409 ``uniqueness`` when
-    the ``userName`` (email) exists. ``active`` defaults to true."""
-    caller = await _caller(request)
-    sent = await read_resource(request, ScimFullUser, Context.RESOURCE_CREATION_REQUEST)
-    sent.active = True if sent.active is None else sent.active
-    kept = kept_record(sent, "")
-    created = await request.app[CONTAINER].provision_user()(
-        caller, sent.user_name or "", sent.active, external_id=kept.external_id,
-        attributes=kept.attributes,
-    )  # fmt: skip
-    resource = user_resource(created, _base(request))
-    location = resource.meta.location if resource.meta else None
-    return scim_response(_dump(resource), 201, location=location)
-
-
-async def get_user(request: web.Request) -> web.Response:
-    """GET /scim/v2/Users/{id} → 200 ``User``; 404 outside the client's organization."""
-    caller = await _caller(request)
-    found = await request.app[CONTAINER].get_scim_user()(caller, path_id(request, "id"))
-    return scim_response(_dump(user_resource(found, _base(request)), request))
-
-
-async def replace_user(request: web.Request) -> web.Response:
-    """PUT /scim/v2/Users/{id} ``User`` → 200 ``User`` (RFC 7644 §3.5.1): a new ``userName``
-    is a new email (unverified), ``active`` applied (absent: enabled, as the attribute
-    unassigned means), the kept attributes replaced."""
-    caller = await _caller(request)
-    user_id = path_id(request, "id")
-    sent = await read_resource(request, ScimFullUser, Context.RESOURCE_REPLACEMENT_REQUEST)
-    found = await request.app[CONTAINER].update_scim_user()(
-        caller, user_id, user_name=sent.user_name, active=sent.active is not False,
-        record=kept_record(sent, user_id),
-    )  # fmt: skip
-    return scim_response(_dump(user_resource(found, _base(request))))
-
-
-async def patch_user(request: web.Request) -> web.Response:
-    """PATCH /scim/v2/Users/{id} ``PatchOp`` → 200 ``User`` (RFC 7644 §3.5.2): the operations
-    are applied to the user as SCIM sees it, then ``userName``, ``active`` and the kept
-    attributes are taken from the result (``active: false`` disables the user and ends its
-    sessions; ``true``, or ``active`` removed, enables it)."""
-    caller = await _caller(request)
-    user_id = path_id(request, "id")
-    patch = await read_patch(request, ScimFullUser)
-    container = request.app[CONTAINER]
-    base = _base(request)
-    resource = as_full_user(user_resource(await container.get_scim_user()(caller, user_id), base))
-    before = (resource.user_name, resource.active)
-    patch.patch(resource)
-    user_name = None if resource.user_name == before[0] else (resource.user_name or "")
-    active = None if resource.active == before[1] else resource.active is not False
-    found = await container.update_scim_user()(
-        caller, user_id, user_name=user_name, active=active,
-        record=kept_record(resource, user_id),
-    )  # fmt: skip
-    return scim_response(_dump(user_resource(found, base)))
-
-
-async def delete_user(request: web.Request) -> web.Response:
-    """DELETE /scim/v2/Users/{id} → 204: the user is deleted as DELETE /users/{id} does."""
-    caller = await _caller(request)
-    await request.app[CONTAINER].delete_user()(caller, path_id(request, "id"))
-    return web.Response(status=204)
-
-
-# --------------------------------------------------------------------------- Groups
-
-
-def _member_ids(group: Group | ProvisionedGroup) -> tuple[str, ...]:
-    return tuple(m.value for m in group.members or () if m.value is not None)
-
-
-async def list_groups(request: web.Request) -> web.Response:
-    """GET /scim/v2/Groups → 200 ``ListResponse`` of the organization's groups matching
-    ``filter``, sorted and paged (RFC 7644 §3.4.2)."""
-    caller = await _caller(request)
-    return await _groups(request, caller, search_request(request, ProvisionedGroup))
-
-
-async def search_groups(request: web.Request) -> web.Response:
-    """POST /scim/v2/Groups/.search ``SearchRequest`` → 200 ``ListResponse`` (RFC 7644
-    §3.4.3), as GET /scim/v2/Groups with the query in the body."""
-    caller = await _caller(request)
-    return await _groups(request, caller, await read_search(request, ProvisionedGroup))
-
-
-async def _groups(
-    request: web.Request, caller: Principal, search: SearchRequest[ProvisionedGroup]
-) -> web.Response:
-    base = _base(request)
-    groups = await request.app[CONTAINER].list_scim_groups()(caller)
-    found = [group_resource(g, base) for g in groups]
-    if search.filter is not None:
-        found = [r for r in found if search.filter.match(r)]
-    return scim_response(list_response(search, ProvisionedGroup, found))
-
-
-async def create_group(request: web.Request) -> web.Response:
-    """POST /scim/v2/Groups ``Group`` → 201 ``Group`` with its members (RFC 7644 §3.3)."""
-    caller = await _caller(request)
-    sent = await read_resource(request, Group, Context.RESOURCE_CREATION_REQUEST)
-    change = GroupChange(
-        name=sent.display_name or "", members=_member_ids(sent), external_id=sent.external_id
-    )
-    found = await request.app[CONTAINER].write_scim_group()(caller, None, change)
-    created = group_resource(found, _base(request))
-    location = created.meta.location if created.meta else None
-    return scim_response(_dump(created), 201, location=location)
-
-
-async def get_group(request: web.Request) -> web.Response:
-    """GET /scim/v2/Groups/{id} → 200 ``Group``; 404 outside the client's organization."""
-    caller = await _caller(request)
-    found = await request.app[CONTAINER].get_scim_group()(caller, path_id(request, "id"))
-    return scim_response(_dump(group_resource(found, _base(request)), request))
-
-
-async def replace_group(request: web.Request) -> web.Response:
-    """PUT /scim/v2/Groups/{id} ``Group`` → 200 ``Group``: its name and whole member list."""
-    caller = await _caller(request)
-    group_id = path_id(request, "id")
-    sent = await read_resource(request, Group, Context.RESOURCE_REPLACEMENT_REQUEST)
-    change = GroupChange(
-        name=sent.display_name or "", members=_member_ids(sent), external_id=sent.external_id
-    )
-    found = await request.app[CONTAINER].write_scim_group()(caller, group_id, change)
-    return scim_response(_dump(group_resource(found, _base(request))))
-
-
-async def patch_group(request: web.Request) -> web.Response:
-    """PATCH /scim/v2/Groups/{id} ``PatchOp`` → 200 ``Group`` (RFC 7644 §3.5.2): members
-    added, removed (by filter or, as Entra ID sends, by value) or replaced, ``displayName``
-    replaced; all in one unit of work."""
-    caller = await _caller(request)
-    group_id = path_id(request, "id")
-    patch = await read_patch(request, Group)
-    container = request.app[CONTAINER]
-    base = _base(request)
-    resource = as_group(group_resource(await container.get_scim_group()(caller, group_id), base))
-    name_before = resource.display_name
-    patch.patch(resource)
-    name = None if resource.display_name == name_before else (resource.display_name or "")
-    change = GroupChange(name=name, members=_member_ids(resource), external_id=resource.external_id)
-    found = await container.write_scim_group()(caller, group_id, change)
-    return scim_response(_dump(group_resource(found, base)))
-
-
-async def delete_group(request: web.Request) -> web.Response:
-    """DELETE /scim/v2/Groups/{id} → 204: the group and its memberships go."""
-    caller = await _caller(request)
-    await request.app[CONTAINER].delete_group()(caller, path_id(request, "id"))
-    return web.Response(status=204)
-
-
-# --------------------------------------------------------------------------- discovery
-
-
-async def no_such_endpoint(request: web.Request) -> web.Response:
-    """GET /scim/v2/{anything else} → 404 SCIM ``Error`` (RFC 7644 §3.12)."""
-    raise NotFoundException(detail="no such SCIM endpoint")
-
-
-async def search_everything(request: web.Request) -> web.Response:
-    """POST /scim/v2/.search → 501 (RFC 7644 §3.4.3: searching every resource type at once is
-    not offered; ``Users/.search`` and ``Groups/.search`` are)."""
-    await _caller(request)
-    raise NotImplementedException(detail="search Users/.search or Groups/.search instead")
-
-
-async def get_service_provider_config(request: web.Request) -> web.Response:
-    """GET /scim/v2/ServiceProviderConfig → 200 (RFC 7643 §5); no token needed."""
-    return scim_response(service_provider_config(_base(request)))
-
-
-async def list_resource_types(request: web.Request) -> web.Response:
-    """GET /scim/v2/ResourceTypes → 200 ``ListResponse`` (RFC 7644 §4)."""
-    return scim_response(resource_types(_base(request)))
-
-
-async def get_resource_type(request: web.Request) -> web.Response:
-    """GET /scim/v2/ResourceTypes/{name} → 200 ``ResourceType``, 404 for another name."""
-    return scim_response(resource_types(_base(request), request.match_info["name"]))
-
-
-async def list_schemas(request: web.Request) -> web.Response:
-    """GET /scim/v2/Schemas → 200 ``ListResponse`` (RFC 7643 §7)."""
-    return scim_response(schemas(_base(request)))
-
-
-async def get_schema(request: web.Request) -> web.Response:
-    """GET /scim/v2/Schemas/{id} → 200 ``Schema``, 404 for another id."""
-    return scim_response(schemas(_base(request), request.match_info["id"]))
+    scim_handler.__name__ = name
+    return scim_handler
 
 
 _ERRORS = {400: "ScimError", 401: "ScimError", 403: "ScimError", 404: "ScimError"}
@@ -313,7 +59,7 @@ _WRITE_ERRORS = {**_ERRORS, 408: "ScimError", 409: "ScimError", 413: "ScimError"
 def _route(
     method: str,
     path: str,
-    handler: Any,
+    handler: str,
     summary: str,
     ok: dict[int, str],
     *,
@@ -324,48 +70,49 @@ def _route(
     request = {"$ref": "#/components/schemas/ScimResource"} if body else None
     params = tuple(id_parameter(n, f"the {n} (opaque)") for n in re.findall(r"\{(\w+)\}", path))
     return RouteSpec(
-        method, PREFIX + path, scim_errors(handler), summary, {**ok, **errors},
+        method, PREFIX + path, _lazy(handler), summary, {**ok, **errors},
         request=request, bearer=bearer, parameters=params, tag="scim",
         media_type=SCIM_MEDIA_TYPE,
     )  # fmt: skip
 
 
 ROUTES = [
-    _route("GET", "/Users", list_users, "SCIM: list and filter users", {200: "ScimListResponse"}),
-    _route("POST", USERS + "/.search", search_users, "SCIM: search users",
+    _route("GET", "/Users", "list_users", "SCIM: list and filter users", {200: "ScimListResponse"}),
+    _route("POST", USERS + "/.search", "search_users", "SCIM: search users",
            {200: "ScimListResponse"}, body=True),
-    _route("POST", "/Users", create_user, "SCIM: create a user", {201: "ScimResource"}, body=True),
-    _route("GET", "/Users/{id}", get_user, "SCIM: a user", {200: "ScimResource"}),
-    _route("PUT", "/Users/{id}", replace_user, "SCIM: replace a user", {200: "ScimResource"},
+    _route("POST", "/Users", "create_user", "SCIM: create a user", {201: "ScimResource"},
            body=True),
-    _route("PATCH", "/Users/{id}", patch_user, "SCIM: change a user", {200: "ScimResource"},
+    _route("GET", "/Users/{id}", "get_user", "SCIM: a user", {200: "ScimResource"}),
+    _route("PUT", "/Users/{id}", "replace_user", "SCIM: replace a user", {200: "ScimResource"},
            body=True),
-    _route("DELETE", "/Users/{id}", delete_user, "SCIM: delete a user", {204: "deleted"}),
-    _route("GET", "/Groups", list_groups, "SCIM: list and filter groups",
+    _route("PATCH", "/Users/{id}", "patch_user", "SCIM: change a user", {200: "ScimResource"},
+           body=True),
+    _route("DELETE", "/Users/{id}", "delete_user", "SCIM: delete a user", {204: "deleted"}),
+    _route("GET", "/Groups", "list_groups", "SCIM: list and filter groups",
            {200: "ScimListResponse"}),
-    _route("POST", "/Groups/.search", search_groups, "SCIM: search groups",
+    _route("POST", "/Groups/.search", "search_groups", "SCIM: search groups",
            {200: "ScimListResponse"}, body=True),
-    _route("POST", "/Groups", create_group, "SCIM: create a group", {201: "ScimResource"},
+    _route("POST", "/Groups", "create_group", "SCIM: create a group", {201: "ScimResource"},
            body=True),
-    _route("GET", "/Groups/{id}", get_group, "SCIM: a group", {200: "ScimResource"}),
-    _route("PUT", "/Groups/{id}", replace_group, "SCIM: replace a group", {200: "ScimResource"},
+    _route("GET", "/Groups/{id}", "get_group", "SCIM: a group", {200: "ScimResource"}),
+    _route("PUT", "/Groups/{id}", "replace_group", "SCIM: replace a group", {200: "ScimResource"},
            body=True),
-    _route("PATCH", "/Groups/{id}", patch_group, "SCIM: change a group", {200: "ScimResource"},
+    _route("PATCH", "/Groups/{id}", "patch_group", "SCIM: change a group", {200: "ScimResource"},
            body=True),
-    _route("DELETE", "/Groups/{id}", delete_group, "SCIM: delete a group", {204: "deleted"}),
-    _route("GET", "/ServiceProviderConfig", get_service_provider_config,
+    _route("DELETE", "/Groups/{id}", "delete_group", "SCIM: delete a group", {204: "deleted"}),
+    _route("GET", "/ServiceProviderConfig", "get_service_provider_config",
            "SCIM: what this service provider supports", {200: "ScimResource"}, bearer=False),
-    _route("GET", "/ResourceTypes", list_resource_types, "SCIM: the resource types",
+    _route("GET", "/ResourceTypes", "list_resource_types", "SCIM: the resource types",
            {200: "ScimListResponse"}, bearer=False),
-    _route("GET", "/ResourceTypes/{name}", get_resource_type, "SCIM: one resource type",
+    _route("GET", "/ResourceTypes/{name}", "get_resource_type", "SCIM: one resource type",
            {200: "ScimResource"}, bearer=False),
-    _route("GET", "/Schemas", list_schemas, "SCIM: the schemas", {200: "ScimListResponse"},
+    _route("GET", "/Schemas", "list_schemas", "SCIM: the schemas", {200: "ScimListResponse"},
            bearer=False),
-    _route("GET", "/Schemas/{id}", get_schema, "SCIM: one schema", {200: "ScimResource"},
+    _route("GET", "/Schemas/{id}", "get_schema", "SCIM: one schema", {200: "ScimResource"},
            bearer=False),
-    _route("POST", "/.search", search_everything, "SCIM: search every resource type (501)",
+    _route("POST", "/.search", "search_everything", "SCIM: search every resource type (501)",
            {501: "ScimError"}, body=True),
-    _route("GET", "/{endpoint}", no_such_endpoint, "SCIM: any other endpoint (404)", {},
+    _route("GET", "/{endpoint}", "no_such_endpoint", "SCIM: any other endpoint (404)", {},
            bearer=False),
 ]  # fmt: skip
 """The SCIM routes, each wrapped in ``scim_errors``."""

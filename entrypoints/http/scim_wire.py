@@ -33,10 +33,10 @@ from scim2_models import (
 from domain import errors
 from entrypoints.http.problems import HttpProblem, status_of
 from entrypoints.http.requests import parse_json_object, read_body
+from entrypoints.http.scim_routes import SCIM_MEDIA_TYPE
 
 __all__ = [
     "MAX_COUNT",
-    "SCIM_MEDIA_TYPE",
     "list_response",
     "read_patch",
     "read_resource",
@@ -47,8 +47,6 @@ __all__ = [
     "search_request",
 ]
 
-SCIM_MEDIA_TYPE = "application/scim+json"
-"""The media type of every SCIM body (RFC 7644 §3.1)."""
 
 MAX_COUNT = 200
 """The most resources one list answers (``filter.maxResults``); a larger ``count`` is cut to it."""
