@@ -6,7 +6,7 @@ UV := .tools/bin/uv
 export UV_PYTHON_DOWNLOADS := never
 export UV_PYTHON := $(PYTHON)
 
-.PHONY: run image image-base image-test test docs lint typecheck imports unit wheel-check bench bench-code-flow bench-scale migrate fuzz clean i18n
+.PHONY: run image image-base image-test test docs lint typecheck imports unit wheel-check soak bench bench-code-flow bench-scale migrate fuzz clean i18n
 
 $(UV):
 	$(PYTHON) -m venv .tools
@@ -68,6 +68,13 @@ FUZZ_EXAMPLES ?= 300
 fuzz: .venv/.synced
 	AUTHSVC_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(UV) run --frozen --no-sync pytest -q -s \
 		-p no:cacheprovider --timeout 0 tests/e2e/processes/test_schemathesis.py
+
+# The repeated tests pushed harder (tests/soak.py): twelve kill-and-restart rounds per crash test,
+# 2,000 examples per parser property, every schemathesis caller on both backends.
+soak: .venv/.synced
+	AUTHSVC_TEST_SOAK=1 $(UV) run --frozen --no-sync pytest -q -p no:cacheprovider --timeout 0 \
+		tests/e2e/processes/test_processes.py tests/e2e/processes/test_audit_processes.py \
+		tests/unit/entrypoints/test_json_body.py tests/e2e/processes/test_schemathesis.py
 
 bench: .venv/.synced
 	$(UV) run --frozen --no-sync python -m bench.run

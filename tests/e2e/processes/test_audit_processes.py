@@ -17,6 +17,7 @@ import pytest
 
 from tests.e2e.processes.test_processes import Database
 from tests.e2e.servers import ROOT, Server, each_backend, server_env  # noqa: F401 - each_backend overrides the e2e fixture
+from tests.soak import KILL_ROUNDS
 
 pytestmark = pytest.mark.slow
 
@@ -71,7 +72,7 @@ async def test_sigkill_during_a_role_change_keeps_role_and_audit_row_together(
                                     {"email": "alice@example.com", "password": PASSWORD})  # fmt: skip
         assert status == 201, alice
         committed = 0
-        for _ in range(8):
+        for _ in range(KILL_ROUNDS):
             status, pair = await _call(session, "POST", server.base + "/login",
                                        {"email": "root@example.com", "password": PASSWORD})  # fmt: skip
             assert status == 200, pair

@@ -15,6 +15,7 @@ import bcrypt
 import pytest
 
 from tests.e2e.servers import Server, each_backend, server_env  # noqa: F401 - each_backend overrides the e2e fixture
+from tests.soak import KILL_ROUNDS
 
 pytestmark = pytest.mark.slow
 
@@ -102,7 +103,7 @@ async def test_sigkill_during_refresh_leaves_old_token_xor_new_pair(env: dict[st
     server = Server(env)
     async with aiohttp.ClientSession() as session:
         user_id = await setup_user(session, server.base)
-        for _ in range(6):
+        for _ in range(KILL_ROUNDS):
             pair = await login(session, server.base)
             old_hash = hashlib.sha256(pair["refresh_token"].encode()).hexdigest()
             before = db.live_hashes(user_id)
@@ -134,7 +135,7 @@ async def test_sigkill_during_password_change_is_all_or_nothing(env: dict[str, s
     passwords = [PASSWORD, NEW_PASSWORD]
     async with aiohttp.ClientSession() as session:
         user_id = await setup_user(session, server.base)
-        for _ in range(6):
+        for _ in range(KILL_ROUNDS):
             current = next(p for p in passwords
                            if bcrypt.checkpw(p.encode(), db.password_hash(user_id).encode()))  # fmt: skip
             other = passwords[1 - passwords.index(current)]

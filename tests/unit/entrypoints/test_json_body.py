@@ -20,6 +20,7 @@ from entrypoints.http.requests import (
     parse_json_object,
     request_converter,
 )
+from tests.soak import EXAMPLES
 
 
 def nested(depth: int) -> bytes:
@@ -90,7 +91,7 @@ def test_a_valid_body_is_returned_as_is() -> None:
 
 
 @given(st.binary(max_size=256))
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=EXAMPLES, deadline=None)
 def test_any_bytes_parse_or_are_a_400(raw: bytes) -> None:
     try:
         assert isinstance(parse_json_object(raw), dict)
@@ -106,7 +107,7 @@ _json_values = st.recursive(
 
 
 @given(st.dictionaries(st.text(max_size=8), _json_values, max_size=5))
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=EXAMPLES, deadline=None)
 def test_any_json_text_parses_or_is_a_400(value: dict[str, object]) -> None:
     raw = json.dumps(value, allow_nan=True).encode("utf-8", "surrogatepass")
     try:
@@ -128,7 +129,7 @@ class _Body:
         st.sampled_from(["email", "password", "limit", "tags", "other"]), _json_values, max_size=5
     )
 )
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=EXAMPLES, deadline=None)
 def test_structuring_any_object_gives_the_class_or_a_422(data: dict[str, object]) -> None:
     try:
         body = structure(request_converter, data, _Body)
