@@ -16,8 +16,8 @@ from entrypoints.http.pages.web import PAGE_HEADERS
 from entrypoints.http.routing import RouteSpec
 
 STATIC = Path(__file__).parent / "static"
-"""The shipped static files (``style.css``, ``passkey.js``, ``account-passkey.js``, ``admin.css``,
-``htmx.min.js``)."""
+"""The shipped static files (``style.css``, ``admin.css``, ``webauthn-json.js`` with the
+``passkey.js`` and ``account-passkey.js`` that use it, ``htmx.min.js``)."""
 _TYPES = {".css": "text/css", ".js": "text/javascript"}
 _LONG_CACHE = "public, max-age=31536000, immutable"
 _FILES = {

@@ -1,5 +1,6 @@
 // Passkeys on the account pages (docs/reference/mfa-and-passkeys.md and
-// docs/reference/accounts.md). No inline script: the pages' CSP is default-src 'self'.
+// docs/reference/accounts.md), after webauthn-json.js. No inline script: the pages' CSP is
+// default-src 'self'.
 //
 // /ui/account/passkeys: the "Add a passkey" button asks POST /ui/account/passkeys/options for
 // creation options (a stale sign-in answers 401 with {"redirect"}: the re-authentication page),
@@ -16,112 +17,17 @@
   var reauth = document.getElementById("passkey-reauth");
   var errorBox = document.getElementById("passkey-error");
   var unsupported = document.getElementById("passkey-unsupported");
-  if ((!button && !reauth) || !window.PublicKeyCredential || !navigator.credentials) {
+  if ((!button && !reauth) || !window.PublicKeyCredential || !navigator.credentials ||
+      !window.authsvcWebAuthn) {
     return;
   }
 
-  function field(name) {
-    var input = document.querySelector('input[name="' + name + '"]');
-    return input ? input.value : "";
-  }
-
-  function fromB64url(text) {
-    var b64 = text.replace(/-/g, "+").replace(/_/g, "/");
-    while (b64.length % 4) { b64 += "="; }
-    var raw = atob(b64);
-    var bytes = new Uint8Array(raw.length);
-    for (var i = 0; i < raw.length; i++) { bytes[i] = raw.charCodeAt(i); }
-    return bytes.buffer;
-  }
-
-  function toB64url(buffer) {
-    var bytes = new Uint8Array(buffer);
-    var raw = "";
-    for (var i = 0; i < bytes.length; i++) { raw += String.fromCharCode(bytes[i]); }
-    return btoa(raw).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-  }
-
-  // WebAuthn L3 JSON helpers when the browser has them; else the same by hand.
-  function creationOptions(json) {
-    if (typeof PublicKeyCredential.parseCreationOptionsFromJSON === "function") {
-      return PublicKeyCredential.parseCreationOptionsFromJSON(json);
-    }
-    var options = Object.assign({}, json, {
-      challenge: fromB64url(json.challenge),
-      user: Object.assign({}, json.user, {id: fromB64url(json.user.id)})
-    });
-    if (json.excludeCredentials) {
-      options.excludeCredentials = json.excludeCredentials.map(function (c) {
-        return Object.assign({}, c, {id: fromB64url(c.id)});
-      });
-    }
-    return options;
-  }
-
-  function requestOptions(json) {
-    if (typeof PublicKeyCredential.parseRequestOptionsFromJSON === "function") {
-      return PublicKeyCredential.parseRequestOptionsFromJSON(json);
-    }
-    var options = Object.assign({}, json, {challenge: fromB64url(json.challenge)});
-    if (json.allowCredentials) {
-      options.allowCredentials = json.allowCredentials.map(function (c) {
-        return Object.assign({}, c, {id: fromB64url(c.id)});
-      });
-    }
-    return options;
-  }
-
-  function assertionJSON(credential) {
-    if (typeof credential.toJSON === "function") {
-      return credential.toJSON();
-    }
-    var r = credential.response;
-    return {
-      id: credential.id,
-      rawId: toB64url(credential.rawId),
-      type: credential.type,
-      authenticatorAttachment: credential.authenticatorAttachment || null,
-      response: {
-        clientDataJSON: toB64url(r.clientDataJSON),
-        authenticatorData: toB64url(r.authenticatorData),
-        signature: toB64url(r.signature),
-        userHandle: r.userHandle ? toB64url(r.userHandle) : null
-      },
-      clientExtensionResults: credential.getClientExtensionResults()
-    };
-  }
-
-  function credentialJSON(credential) {
-    if (typeof credential.toJSON === "function") {
-      return credential.toJSON();
-    }
-    var r = credential.response;
-    return {
-      id: credential.id,
-      rawId: toB64url(credential.rawId),
-      type: credential.type,
-      authenticatorAttachment: credential.authenticatorAttachment || null,
-      response: {
-        clientDataJSON: toB64url(r.clientDataJSON),
-        attestationObject: toB64url(r.attestationObject),
-        transports: typeof r.getTransports === "function" ? r.getTransports() : []
-      },
-      clientExtensionResults: credential.getClientExtensionResults()
-    };
-  }
-
-  function post(path, body) {
-    return fetch(path, {
-      method: "POST",
-      credentials: "same-origin",
-      headers: {"Content-Type": "application/json", "Accept": "application/json"},
-      body: JSON.stringify(body)
-    }).then(function (resp) {
-      return resp.json().catch(function () { return {}; }).then(function (data) {
-        return {ok: resp.ok, data: data};
-      });
-    });
-  }
+  var webauthn = window.authsvcWebAuthn; // webauthn-json.js, loaded first
+  var field = webauthn.field;
+  var requestOptions = webauthn.requestOptions;
+  var creationOptions = webauthn.creationOptions;
+  var credentialJSON = webauthn.credentialJSON;
+  var post = webauthn.post;
 
   function showError(message) {
     if (!errorBox) { return; }
@@ -174,7 +80,7 @@
           csrf_token: field("csrf_token"),
           return_to: field("return_to"),
           ceremony_id: started.data.ceremony_id,
-          credential: assertionJSON(credential)
+          credential: credentialJSON(credential)
         });
       });
     });

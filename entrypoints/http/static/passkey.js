@@ -1,5 +1,5 @@
 // Passkeys on the hosted pages (docs/reference/mfa-and-passkeys.md and docs/reference/oauth-and-oidc.md; ADR 0033). Loaded by /ui/login
-// (data-passkey="login") and /ui/login/mfa (data-passkey="mfa"); the pages work without it,
+// (data-passkey="login") and /ui/login/mfa (data-passkey="mfa"), after webauthn-json.js; the pages work without it,
 // passkeys aside. No inline script: the pages' CSP is default-src 'self'.
 //
 // /ui/login: WebAuthn conditional UI (the email input has autocomplete="username webauthn";
@@ -16,7 +16,8 @@
   var area = document.getElementById("passkey-area");
   var button = document.getElementById("passkey");
   var errorBox = document.getElementById("passkey-error");
-  if (!area || !button || !window.PublicKeyCredential || !navigator.credentials) {
+  if (!area || !button || !window.PublicKeyCredential || !navigator.credentials ||
+      !window.authsvcWebAuthn) {
     return;
   }
   var step = area.getAttribute("data-passkey");
@@ -24,74 +25,11 @@
     ? {options: "/ui/login/mfa/passkey/options", finish: "/ui/login/mfa/passkey"}
     : {options: "/login/passkey/options", finish: "/ui/login/passkey"};
 
-  function field(name) {
-    var input = document.querySelector('input[name="' + name + '"]');
-    return input ? input.value : "";
-  }
-
-  // base64url without padding <-> ArrayBuffer, for browsers without the WebAuthn L3 JSON
-  // helpers (PublicKeyCredential.parseRequestOptionsFromJSON, PublicKeyCredential.toJSON).
-  function fromB64url(text) {
-    var b64 = text.replace(/-/g, "+").replace(/_/g, "/");
-    while (b64.length % 4) { b64 += "="; }
-    var raw = atob(b64);
-    var bytes = new Uint8Array(raw.length);
-    for (var i = 0; i < raw.length; i++) { bytes[i] = raw.charCodeAt(i); }
-    return bytes.buffer;
-  }
-
-  function toB64url(buffer) {
-    var bytes = new Uint8Array(buffer);
-    var raw = "";
-    for (var i = 0; i < bytes.length; i++) { raw += String.fromCharCode(bytes[i]); }
-    return btoa(raw).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-  }
-
-  function requestOptions(json) {
-    if (typeof PublicKeyCredential.parseRequestOptionsFromJSON === "function") {
-      return PublicKeyCredential.parseRequestOptionsFromJSON(json);
-    }
-    var options = Object.assign({}, json, {challenge: fromB64url(json.challenge)});
-    if (json.allowCredentials) {
-      options.allowCredentials = json.allowCredentials.map(function (c) {
-        return Object.assign({}, c, {id: fromB64url(c.id)});
-      });
-    }
-    return options;
-  }
-
-  function credentialJSON(credential) {
-    if (typeof credential.toJSON === "function") {
-      return credential.toJSON();
-    }
-    var r = credential.response;
-    return {
-      id: credential.id,
-      rawId: toB64url(credential.rawId),
-      type: credential.type,
-      authenticatorAttachment: credential.authenticatorAttachment || null,
-      response: {
-        clientDataJSON: toB64url(r.clientDataJSON),
-        authenticatorData: toB64url(r.authenticatorData),
-        signature: toB64url(r.signature),
-        userHandle: r.userHandle ? toB64url(r.userHandle) : null
-      },
-      clientExtensionResults: credential.getClientExtensionResults()
-    };
-  }
-
-  function post(path, body) {
-    return fetch(path, {
-      method: "POST",
-      credentials: "same-origin",
-      headers: {"Content-Type": "application/json", "Accept": "application/json"},
-      body: JSON.stringify(body)
-    }).then(function (resp) {
-      return resp.json().catch(function () { return {}; }).then(function (data) {
-        return {ok: resp.ok, data: data};
-      });
-    });
-  }
+  var webauthn = window.authsvcWebAuthn; // webauthn-json.js, loaded first
+  var field = webauthn.field;
+  var requestOptions = webauthn.requestOptions;
+  var credentialJSON = webauthn.credentialJSON;
+  var post = webauthn.post;
 
   function showError(message) {
     if (!errorBox) { return; }
