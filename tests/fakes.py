@@ -1,10 +1,13 @@
-"""Test doubles that are not adapters: a controllable clock, and a recorder of the events
-published on a bus."""
+"""Test doubles that are not adapters: a controllable clock, a recorder of the events
+published on a bus, a resolver that sends every name to one address."""
 
 from __future__ import annotations
 
+import socket
 from datetime import UTC, datetime, timedelta
 from typing import Any
+
+from aiohttp.abc import AbstractResolver, ResolveResult
 
 from adapters.events.inprocess import InProcessEventBus
 from application.events.catalog import Event
@@ -35,3 +38,26 @@ class Recorder:
 
     def of(self, cls: type[Any]) -> list[Any]:
         return [e for e in self.events if isinstance(e, cls)]
+
+
+class FixedResolver(AbstractResolver):
+    """An aiohttp resolver that resolves every name to ``address`` (no DNS; IPv4 or IPv6),
+    remembering the names asked in ``asked``: a public-looking name that lands on a private
+    address, for the server-side request forgery guards."""
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+        self.asked: list[str] = []
+
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
+        """``address`` for ``host``."""
+        self.asked.append(host)
+        fam = socket.AF_INET6 if ":" in self.address else socket.AF_INET
+        return [ResolveResult(hostname=host, host=self.address, port=port, family=fam,
+                              proto=0, flags=socket.AI_NUMERICHOST)]  # fmt: skip
+
+    async def close(self) -> None:
+        """Nothing to release."""
+        return None

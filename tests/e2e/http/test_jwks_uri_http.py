@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import secrets
-import socket
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -19,7 +18,6 @@ import attrs
 import jwt
 import pytest
 from aiohttp import web
-from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.test_utils import TestServer
 from cryptography.hazmat.primitives.asymmetric import ec
 from dependency_injector import providers
@@ -28,6 +26,7 @@ from adapters.crypto.client_assertions import JwtClientAssertions
 from tests.e2e.helpers import ONE_PER_BACKEND, MakeClient, assert_problem, bearer, container_of
 from tests.e2e.http.test_oauth_http import Machines, machines
 from tests.e2e.oidc_helpers import ISSUER
+from tests.fakes import FixedResolver
 
 BEARER_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 TOKEN = ISSUER + "/oauth/token"
@@ -62,25 +61,6 @@ async def jwks_server(key: Any) -> AsyncIterator[tuple[str, list[int]]]:
     app.router.add_get("/jwks", serve)
     async with TestServer(app, host="127.0.0.1") as server:
         yield str(server.make_url("/jwks")), hits
-
-
-class FixedResolver(AbstractResolver):
-    """Resolves every name to ``address`` (no DNS), remembering the names asked."""
-
-    def __init__(self, address: str) -> None:
-        self.address = address
-        self.asked: list[str] = []
-
-    async def resolve(
-        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
-    ) -> list[ResolveResult]:
-        self.asked.append(host)
-        return [ResolveResult(hostname=host, host=self.address, port=port,
-                              family=socket.AF_INET, proto=0,
-                              flags=socket.AI_NUMERICHOST)]  # fmt: skip
-
-    async def close(self) -> None:
-        return None
 
 
 def _machine(**fields: Any) -> dict[str, Any]:

@@ -5,37 +5,17 @@ connection uses) —; without it, the POST goes out; a redirect is answered, nev
 
 from __future__ import annotations
 
-import socket
 from collections.abc import AsyncIterator
 
 import pytest
 from aiohttp import web
-from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.test_utils import TestServer
 
 from adapters.http_sender import AiohttpSender
 from application.ports import DeliveryFailed
+from tests.fakes import FixedResolver
 
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
-
-
-class FixedResolver(AbstractResolver):
-    """Resolves every name to ``address``."""
-
-    def __init__(self, address: str) -> None:
-        self.address = address
-        self.asked: list[str] = []
-
-    async def resolve(
-        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
-    ) -> list[ResolveResult]:
-        self.asked.append(host)
-        fam = socket.AF_INET6 if ":" in self.address else socket.AF_INET
-        return [ResolveResult(hostname=host, host=self.address, port=port, family=fam,
-                              proto=0, flags=socket.AI_NUMERICHOST)]  # fmt: skip
-
-    async def close(self) -> None:
-        return None
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import secrets
-import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,6 @@ from typing import Any
 import jwt
 import pytest
 from aiohttp import web
-from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.test_utils import TestServer
 from cryptography.hazmat.primitives.asymmetric import ec
 from dependency_injector import providers
@@ -28,6 +26,7 @@ from application.audit.query import AuditQuery
 from application.oauth.grants import OAuthError
 from application.shared.settings import OAuthSettings
 from domain.clients import Client
+from tests.fakes import FixedResolver
 from tests.unit.application.harness import Harness, build_harness
 
 ISSUER = "https://auth.example"
@@ -186,25 +185,6 @@ async def test_a_loopback_jwks_uri_is_refused_without_the_opt_out(
     client = await _client(harness, key, jwks=None, jwks_uri=uri)
     reason = await _refused(harness, client.id, _assertion(harness, client, key))
     assert reason == "assertion_jwks_uri_private" and hits == []
-
-
-class FixedResolver(AbstractResolver):
-    """Resolves every name to ``address`` (no DNS), remembering the names asked."""
-
-    def __init__(self, address: str) -> None:
-        self.address = address
-        self.asked: list[str] = []
-
-    async def resolve(
-        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
-    ) -> list[ResolveResult]:
-        self.asked.append(host)
-        return [ResolveResult(hostname=host, host=self.address, port=port,
-                              family=socket.AF_INET, proto=0,
-                              flags=socket.AI_NUMERICHOST)]  # fmt: skip
-
-    async def close(self) -> None:
-        return None
 
 
 @pytest.mark.parametrize("allow", [False, True])
