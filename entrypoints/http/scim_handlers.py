@@ -100,10 +100,8 @@ async def _users(
 ) -> web.Response:
     base = _base(request)
     users = await request.app[CONTAINER].list_scim_users()(caller)
-    found = [user_resource(u, base) for u in users]
-    if search.filter is not None:
-        found = [r for r in found if search.filter.match(r)]
-    return scim_response(list_response(search, ProvisionedUser, found))
+    every = [user_resource(u, base) for u in users]
+    return scim_response(list_response(search, ProvisionedUser, every))
 
 
 async def create_user(request: web.Request) -> web.Response:
@@ -198,10 +196,8 @@ async def _groups(
 ) -> web.Response:
     base = _base(request)
     groups = await request.app[CONTAINER].list_scim_groups()(caller)
-    found = [group_resource(g, base) for g in groups]
-    if search.filter is not None:
-        found = [r for r in found if search.filter.match(r)]
-    return scim_response(list_response(search, ProvisionedGroup, found))
+    every = [group_resource(g, base) for g in groups]
+    return scim_response(list_response(search, ProvisionedGroup, every))
 
 
 async def create_group(request: web.Request) -> web.Response:

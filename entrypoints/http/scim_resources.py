@@ -12,7 +12,7 @@ the account group, its members (``value``, ``$ref``, ``type``: RFC 7643 §8.7.1)
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from pydantic import Field
 from scim2_models import (
@@ -233,18 +233,7 @@ def _resource_types(base: str) -> list[ResourceType]:
 def resource_types(base: str, name: str | None = None) -> dict[str, Any]:
     """The ``ResourceTypes`` (RFC 7644 §4): ``User`` and ``Group``, as a ``ListResponse``, or
     the one ``name``. Raises ``NotFoundException`` for another name."""
-    types = _resource_types(base)
-    if name is None:
-        listed = ListResponse[ResourceType](
-            total_results=len(types), start_index=1, items_per_page=len(types), resources=types
-        )
-        data: dict[str, Any] = listed.model_dump(scim_ctx=Context.RESOURCE_QUERY_RESPONSE)
-        return data
-    for item in types:
-        if item.id == name:
-            one: dict[str, Any] = item.model_dump(scim_ctx=Context.RESOURCE_QUERY_RESPONSE)
-            return one
-    raise NotFoundException(detail=f"no resource type {name}")
+    return _all_or_one(ResourceType, _resource_types(base), name, "resource type")
 
 
 def schemas(base: str, schema_id: str | None = None) -> dict[str, Any]:
@@ -256,14 +245,23 @@ def schemas(base: str, schema_id: str | None = None) -> dict[str, Any]:
         schema.name, schema.description = name, f"{name}s of the organization"
         schema.meta = Meta(resource_type="Schema", location=f"{base}/Schemas/{schema.id}")
         found.append(schema)
-    if schema_id is None:
-        listed = ListResponse[Schema](
-            total_results=len(found), start_index=1, items_per_page=len(found), resources=found
+    return _all_or_one(Schema, found, schema_id, "schema")
+
+
+D = TypeVar("D", ResourceType, Schema)
+
+
+def _all_or_one(model: type[D], items: list[D], wanted: str | None, what: str) -> dict[str, Any]:
+    """``items`` as a ``ListResponse`` (``wanted`` None), or the one whose id is ``wanted``;
+    ``NotFoundException`` naming ``what`` for another id."""
+    if wanted is None:
+        listed = ListResponse[model](  # type: ignore[valid-type]
+            total_results=len(items), start_index=1, items_per_page=len(items), resources=items
         )
         data: dict[str, Any] = listed.model_dump(scim_ctx=Context.RESOURCE_QUERY_RESPONSE)
         return data
-    for schema in found:
-        if schema.id == schema_id:
-            one: dict[str, Any] = schema.model_dump(scim_ctx=Context.RESOURCE_QUERY_RESPONSE)
+    for item in items:
+        if item.id == wanted:
+            one: dict[str, Any] = item.model_dump(scim_ctx=Context.RESOURCE_QUERY_RESPONSE)
             return one
-    raise NotFoundException(detail=f"no schema {schema_id}")
+    raise NotFoundException(detail=f"no {what} {wanted}")

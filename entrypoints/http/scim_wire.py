@@ -228,9 +228,11 @@ async def read_search(request: web.Request, model: type[R]) -> SearchRequest[R]:
     return search
 
 
-def list_response(search: SearchRequest[R], model: type[R], found: list[R]) -> dict[str, Any]:
-    """The ``ListResponse`` of ``found`` (resources of ``model``, filtered already) sorted and
-    paged as ``search`` asks (RFC 7644 §3.4.2.4: ``startIndex`` is 1-based)."""
+def list_response(search: SearchRequest[R], model: type[R], every: list[R]) -> dict[str, Any]:
+    """The ``ListResponse`` of the resources of ``every`` (all of ``model`` the caller may see)
+    that match ``search``'s filter (evaluated by the library), sorted and paged as it asks
+    (RFC 7644 §3.4.2; ``startIndex`` is 1-based)."""
+    found = every if search.filter is None else [r for r in every if search.filter.match(r)]
     ordered = search.sort(found) if search.sort_by is not None else found
     start = max(search.start_index or 1, 1)
     count = min(_DEFAULT_COUNT if search.count is None else max(search.count, 0), MAX_COUNT)
