@@ -37,7 +37,8 @@ stopped_cleanly() {  # container: its log says "authsvc stopped", no traceback, 
     logs=$(podman logs "$1" 2>&1)
     status=$(podman inspect --format '{{.State.ExitCode}}' "$1")
     if ! grep -q "authsvc stopped" <<<"$logs" || grep -q Traceback <<<"$logs" || [ "$status" != 0 ]; then
-        echo "FAIL: $1 did not drain and stop cleanly (exit $status)"; tail -n 30 <<<"$logs"; exit 1
+        echo "FAIL: $1 did not drain and stop cleanly (exit $status)"; tail -n 30 <<<"$logs"
+        grep -n -B3 -A40 Traceback <<<"$logs" | head -n 80; exit 1
     fi
     echo "ok: $1 drained and stopped: $(grep -c 'shutting down: readiness DOWN' <<<"$logs") drain, exit 0"
 }

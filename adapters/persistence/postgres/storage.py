@@ -17,6 +17,7 @@ from adapters.persistence.errors import StorageUnavailable, redact_dsn, safe_rea
 from adapters.persistence.migrate import apply_postgres_migrations, validate_schema_name
 from adapters.persistence.postgres.connections import ConnectionSource
 from adapters.persistence.postgres.faults import DSN_KEY
+from adapters.persistence.postgres.pool_log import install_pool_log_filter
 from adapters.persistence.postgres.unit import PostgresUnit
 from adapters.persistence.sql import login_attempts
 from adapters.persistence.sql.unit_of_work import SqlUnitOfWork
@@ -68,6 +69,7 @@ class PostgresStorage(Storage):
         if self._opened:
             return
         await asyncio.to_thread(apply_postgres_migrations, self._dsn, self._schema)
+        install_pool_log_filter(self._dsn)
         try:
             pool = await asyncpg.create_pool(
                 self._dsn,
