@@ -69,7 +69,7 @@ class PostgresStorage(Storage):
         if self._opened:
             return
         await asyncio.to_thread(apply_postgres_migrations, self._dsn, self._schema)
-        install_pool_log_filter(self._dsn)
+        install_pool_log_filter()
         try:
             pool = await asyncpg.create_pool(
                 self._dsn,
